@@ -1,0 +1,34 @@
+# The two commands a new machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint sysdeps bench clean
+
+run: $(STAMP)
+	$(VENV)/bin/holodesk $(ARGS)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# System packages the tests need (Xvfb, xdotool, xclip); installed only when running as root.
+sysdeps:
+	@bash scripts/sysdeps.sh
+
+test: sysdeps $(STAMP)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+bench: sysdeps $(STAMP)
+	$(PY) bench/capture.py
+	$(PY) bench/settle.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

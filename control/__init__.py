@@ -1,0 +1,1 @@
+"""The machine: screen capture, input execution, emergency stop, safety policy. No Qt."""

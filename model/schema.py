@@ -1,0 +1,106 @@
+"""The step schema: what Holotron answers at every step (see shared/docs/holotron.md).
+
+One JSON object per step: ``note``, ``thought`` and ``action``, the action being a union
+discriminated by its ``action`` field. These pydantic models validate the model's output at
+the edge; everything past the edge works with the parsed, typed objects.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Action(BaseModel):
+    # Unknown fields are an error: a model inventing fields is a model off the schema.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Pointed(_Action):
+    """An action aimed at one point of the screenshot, naming its target in words."""
+
+    element: str = Field(description="The target element, in words, e.g. 'Save button'")
+    x: float = Field(description="Horizontal coordinate in the configured convention")
+    y: float = Field(description="Vertical coordinate in the configured convention")
+
+
+class Click(_Pointed):
+    action: Literal["click"] = "click"
+    button: Literal["left", "right", "middle"] = "left"
+    clicks: int = Field(default=1, ge=1, le=3)
+
+
+class DoubleClick(_Pointed):
+    action: Literal["double_click"] = "double_click"
+
+
+class Move(_Pointed):
+    action: Literal["move"] = "move"
+
+
+class Drag(_Pointed):
+    action: Literal["drag"] = "drag"
+    to_x: float
+    to_y: float
+
+
+class Scroll(_Pointed):
+    action: Literal["scroll"] = "scroll"
+    direction: Literal["up", "down", "left", "right"]
+    amount: int = Field(default=5, ge=1, le=50)
+
+
+class Type(_Action):
+    action: Literal["type"] = "type"
+    text: str
+    press_enter: bool = False
+    clear_first: bool = False
+
+
+class Hotkey(_Action):
+    action: Literal["hotkey"] = "hotkey"
+    keys: list[str] = Field(min_length=1, max_length=5)
+
+
+class Wait(_Action):
+    action: Literal["wait"] = "wait"
+    seconds: float = Field(default=1, ge=0, le=10)
+
+
+class AskUser(_Action):
+    action: Literal["ask_user"] = "ask_user"
+    question: str
+
+
+class Answer(_Action):
+    action: Literal["answer"] = "answer"
+    text: str
+
+
+Action = Annotated[
+    Click | DoubleClick | Move | Drag | Scroll | Type | Hotkey | Wait | AskUser | Answer,
+    Field(discriminator="action"),
+]
+PointedAction = Click | DoubleClick | Move | Drag | Scroll
+
+ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
+
+
+class Step(BaseModel):
+    """One answer of the model: what to remember, why, and what to do next."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    note: str = Field(default="", description="Facts worth remembering, or empty")
+    thought: str = Field(description="Short reasoning about the next step")
+    action: Action
+
+    def dump(self) -> dict[str, Any]:
+        """The step as the plain JSON object we push back as the assistant turn."""
+        return self.model_dump(mode="json")
+
+
+def step_json_schema() -> dict[str, Any]:
+    """The JSON schema of a step as pydantic writes it (with ``$defs`` and ``$ref``)."""
+    return Step.model_json_schema()

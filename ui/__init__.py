@@ -1,0 +1,1 @@
+"""Qt widgets of the holodesk tray app (issue 3)."""
