@@ -1,0 +1,758 @@
+"""The HTTP client for Holotron served by vLLM: one call per agent step, streamed, cancellable.
+
+:class:`HolotronClient` sends the conversation with the step schema as vLLM structured output
+(``structured_outputs: {"json": schema}``, never the removed ``guided_json``), streams the
+answer (so a UI can show it and a stop can cut it short), strips a leading ``<think>`` block,
+validates it as a :class:`model.schema.Step`, and retries an invalid answer a couple of times
+at a higher temperature. Every failure becomes a :mod:`model.errors` error with a plain fix.
+
+Threads: :meth:`HolotronClient.next_step` runs the HTTP exchange in a worker thread and waits
+for its events, so :meth:`HolotronClient.cancel` (from any thread) returns control at once; it
+also shuts the sockets down, so the worker ends and vLLM sees the disconnect and stops
+generating. One ``next_step`` at a time per client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import re
+import socket
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+import httpcore2
+import httpx2
+import openai
+from pydantic import ValidationError
+
+from model.errors import (
+    AuthFailed,
+    BadRequest,
+    Cancelled,
+    ContextTooLong,
+    HolotronError,
+    InvalidOutput,
+    ModelLoading,
+    ModelNotFound,
+    RequestTimeout,
+    ServerError,
+    ServerUnreachable,
+    TooManyImages,
+)
+from model.schema import Step
+from model.structured import inline_refs
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+NO_KEY = "EMPTY"  # what vLLM's docs send when the server has no --api-key (it ignores the header)
+_QUICK_READ = 15.0  # read timeout for /health and /v1/models: they answer at once or never
+_TRANSPORT_RETRIES = 1  # a connection or 5xx failure is retried once, after _BACKOFF seconds
+_BACKOFF = 0.5
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """How to reach the server and how to sample.
+
+    ``model`` None means "whatever the server serves" (the first name of ``/v1/models``).
+    ``max_retries`` is how many times an answer that is not a valid step is asked again (at
+    ``retry_temperature``). ``request_timeout`` bounds each HTTP attempt from sending to the
+    last token.
+    """
+
+    base_url: str = DEFAULT_BASE_URL
+    api_key: str | None = field(default=None, repr=False)
+    model: str | None = None
+    connect_timeout: float = 5.0
+    request_timeout: float = 120.0
+    max_retries: int = 2
+    temperature: float = 0.0
+    retry_temperature: float = 0.5
+    max_tokens: int = 1024
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One entry of ``GET /v1/models``."""
+
+    name: str
+    max_model_len: int | None = None
+    root: str | None = None
+
+
+@dataclass(frozen=True)
+class StepReply:
+    """A validated step and what it cost.
+
+    ``raw`` is the accepted answer as the model wrote it; ``raw_attempts`` holds every answer of
+    this call, rejected ones first. Token counts and timing are those of the accepted attempt;
+    ``elapsed`` covers the whole call, retries included.
+    """
+
+    step: Step
+    raw: str
+    attempts: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    elapsed: float
+    time_to_first_token: float | None
+    raw_attempts: tuple[str, ...] = ()
+    model: str = ""
+    finish_reason: str | None = None
+    cached_tokens: int | None = None
+
+    @property
+    def ttft(self) -> float | None:
+        """Short name of :attr:`time_to_first_token`."""
+        return self.time_to_first_token
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def normalize_base_url(url: str) -> str:
+    """The OpenAI-style base URL (``…/v1``) for what a person typed as the endpoint.
+
+    ``localhost:8000`` -> ``http://localhost:8000/v1``; a trailing slash, a pasted
+    ``/chat/completions`` or ``/models`` are removed; a path prefix (a reverse proxy) is kept.
+    """
+    text = url.strip()
+    if not text:
+        return DEFAULT_BASE_URL
+    if "://" not in text:
+        text = f"http://{text}"
+    parts = urlsplit(text)
+    path = parts.path.rstrip("/")
+    for suffix in ("/chat/completions", "/completions", "/models", "/health"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    if not path.endswith("/v1"):
+        path = f"{path}/v1"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def root_url_of(base_url: str) -> str:
+    """The server root (where ``/health`` lives) of a normalized base URL."""
+    return base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
+
+
+_THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def clean_answer(raw: str) -> str:
+    """The JSON part of an answer: without a leading ``<think>…</think>`` or a code fence."""
+    text = _THINK_BLOCK.sub("", raw, count=1)
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1)
+    return text.strip()
+
+
+def parse_step(raw: str, finish_reason: str | None = None, max_tokens: int | None = None) -> Step:
+    """Validate an answer as a step, or raise ``ValueError`` with the problem in a few words."""
+    text = clean_answer(raw)
+    if text.lstrip().startswith("<think>"):
+        raise ValueError("the answer stopped inside its <think> block")
+    try:
+        return Step.model_validate_json(text)
+    except ValidationError as exc:
+        problem = _summarize(exc)
+        if finish_reason == "length":
+            limit = f" of {max_tokens} tokens" if max_tokens else ""
+            problem = f"the answer was cut off at the length limit{limit}; {problem}"
+        raise ValueError(problem) from exc
+
+
+def _summarize(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        return f"not valid JSON ({errors[0]['msg']})"
+    parts = []
+    for error in errors[:3]:
+        where = ".".join(str(p) for p in error["loc"]) or "step"
+        parts.append(f"{where}: {error['msg']}")
+    more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
+    return "; ".join(parts) + more
+
+
+# --------------------------------------------------------------------------- cancellable sockets
+
+
+class _SocketRegistry:
+    """Every socket the client has open, so cancel() can shut them down from another thread.
+
+    Closing a socket does not wake a thread blocked reading it; ``shutdown`` does, everywhere.
+    """
+
+    def __init__(self) -> None:
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def add(self, stream: httpcore2.NetworkStream) -> None:
+        sock = stream.get_extra_info("socket")
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.add(sock)
+
+    def abort_all(self) -> int:
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            # socket.socket.shutdown even for an SSLSocket: its own shutdown() also resets the
+            # TLS object another thread may be using; the plain one only cuts the connection.
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        return len(sockets)
+
+
+class _TrackedStream(httpcore2.NetworkStream):
+    def __init__(self, inner: httpcore2.NetworkStream, registry: _SocketRegistry) -> None:
+        self._inner = inner
+        self._registry = registry
+        registry.add(inner)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, timeout)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, timeout)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        # TLS wraps the socket into a new object: track that one too.
+        return _TrackedStream(
+            self._inner.start_tls(ssl_context, server_hostname, timeout), self._registry
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _TrackingBackend(httpcore2.NetworkBackend):
+    def __init__(self, inner: httpcore2.NetworkBackend, registry: _SocketRegistry) -> None:
+        self._inner = inner
+        self._registry = registry
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        return _TrackedStream(stream, self._registry)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        return _TrackedStream(
+            self._inner.connect_unix_socket(path, timeout, socket_options), self._registry
+        )
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _tracking_transport(registry: _SocketRegistry) -> httpx2.HTTPTransport:
+    transport = httpx2.HTTPTransport()
+    # httpx2 has no public hook for the network backend; its pool keeps it here. Without the
+    # hook cancel() still returns at once (the worker thread is abandoned), only later.
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if isinstance(backend, httpcore2.NetworkBackend):
+        pool._network_backend = _TrackingBackend(backend, registry)  # type: ignore[union-attr]
+    else:
+        logger.debug("httpx2 transport has no network backend hook; cancel will not cut sockets")
+    return transport
+
+
+# --------------------------------------------------------------------------- one request in flight
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str  # the whole answer so far
+
+
+@dataclass(frozen=True)
+class _Done:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    first_token: float | None  # seconds from sending to the first text
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+class _CancelSignal:
+    pass
+
+
+_Event = _Text | _Done | _Failed | _CancelSignal
+
+
+class _Flight:
+    """One next_step call: its cancel flag and the event queue of its current attempt."""
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self.events: queue.SimpleQueue[_Event] | None = None
+
+    def cancel(self) -> None:
+        # Flag first, queue second; the attempt sets its queue first and checks the flag
+        # second, so one of the two sides always sees the cancel.
+        self.cancelled.set()
+        events = self.events
+        if events is not None:
+            events.put(_CancelSignal())
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class HolotronClient:
+    """Talks to Holotron on a vLLM server (see the module doc)."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.config = config
+        self.base_url = normalize_base_url(config.base_url)
+        self.root_url = root_url_of(self.base_url)
+        self._registry = _SocketRegistry()
+        self._http = httpx2.Client(
+            transport=_tracking_transport(self._registry), follow_redirects=False
+        )
+        self._sdk = openai.OpenAI(
+            # Always an explicit key: with None the SDK would read OPENAI_API_KEY and send the
+            # person's OpenAI key to this server.
+            api_key=config.api_key or NO_KEY,
+            base_url=self.base_url,
+            max_retries=0,  # we retry ourselves: only what is worth retrying, and cancellably
+            http_client=self._http,
+            timeout=self._timeout(config.request_timeout),
+        )
+        # The SDK fills these from OPENAI_* variables; none belong on a request to vLLM.
+        self._sdk.organization = None
+        self._sdk.project = None
+        self._sdk.admin_api_key = None
+        self._model: str | None = None
+        self._lock = threading.Lock()
+        self._flight: _Flight | None = None
+
+    def __enter__(self) -> HolotronClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Cancel what is in flight and release the connections."""
+        self.cancel()
+        self._http.close()
+
+    def _timeout(self, read: float) -> httpx2.Timeout:
+        return httpx2.Timeout(
+            read, connect=self.config.connect_timeout, pool=self.config.connect_timeout
+        )
+
+    # ------------------------------------------------------------------ server state
+
+    def health(self) -> None:
+        """Return when ``GET /health`` answers 200; raise ServerUnreachable, ModelLoading, ..."""
+        url = f"{self.root_url}/health"
+        try:
+            response = self._http.get(
+                url, timeout=self._timeout(min(_QUICK_READ, self.config.request_timeout))
+            )
+        except httpx2.TimeoutException as exc:
+            if isinstance(exc, httpx2.ConnectTimeout):
+                raise ServerUnreachable(self.base_url, detail=type(exc).__name__) from exc
+            raise RequestTimeout(
+                min(_QUICK_READ, self.config.request_timeout), self.root_url
+            ) from exc
+        except httpx2.TransportError as exc:
+            raise ServerUnreachable(self.base_url, detail=f"{type(exc).__name__}: {exc}") from exc
+        if response.status_code == 200:
+            return
+        if response.status_code == 503:
+            raise ModelLoading(self.root_url, detail=response.text[:200] or None)
+        if response.status_code >= 500:
+            raise ServerError(response.status_code, detail=response.text[:200] or None)
+        raise BadRequest(
+            response.status_code, detail=f"GET /health answered {response.status_code}"
+        )
+
+    def served_models(self) -> list[ServedModel]:
+        """What ``GET /v1/models`` lists."""
+        try:
+            page = self._sdk.models.list(
+                timeout=self._timeout(min(_QUICK_READ, self.config.request_timeout))
+            )
+        except openai.OpenAIError as exc:
+            raise self._map_error(
+                exc, timeout=min(_QUICK_READ, self.config.request_timeout)
+            ) from exc
+        served = []
+        for entry in page.data:
+            extra = entry.model_extra or {}
+            length = extra.get("max_model_len")
+            root = extra.get("root")
+            served.append(
+                ServedModel(
+                    name=entry.id,
+                    max_model_len=length if isinstance(length, int) else None,
+                    root=root if isinstance(root, str) else None,
+                )
+            )
+        return served
+
+    def models(self) -> list[str]:
+        """The served model names."""
+        return [entry.name for entry in self.served_models()]
+
+    def resolve_model(self) -> str:
+        """The model name to send: the configured one once verified, else the served one."""
+        if self._model is not None:
+            return self._model
+        names = self.models()
+        wanted = self.config.model
+        if wanted:
+            if wanted not in names:
+                raise ModelNotFound(wanted, names)
+            self._model = wanted
+        else:
+            if not names:
+                raise ModelNotFound("(any)", names, detail="GET /v1/models listed no model")
+            self._model = names[0]
+        logger.info("using model %r at %s", self._model, self.base_url)
+        return self._model
+
+    # ------------------------------------------------------------------ one step
+
+    def cancel(self) -> None:
+        """End the request in flight, if any, within milliseconds; safe from any thread.
+
+        ``next_step`` then raises :class:`Cancelled`. A cancel with nothing in flight does
+        nothing: callers check their own stop flag before starting a step.
+        """
+        with self._lock:
+            flight = self._flight
+        if flight is None:
+            return
+        flight.cancel()
+        cut = self._registry.abort_all()
+        logger.info("request cancelled (%d connection(s) cut)", cut)
+
+    def next_step(
+        self,
+        messages: list[dict[str, Any]],
+        schema: Mapping[str, Any],
+        on_text: Callable[[str], None] | None = None,
+    ) -> StepReply:
+        """Ask for the next step and return it validated.
+
+        ``on_text`` receives the whole answer so far each time more arrives (it restarts from
+        empty on a retry); it runs in the calling thread. Raises a :class:`HolotronError`.
+        """
+        started = time.monotonic()
+        flight = _Flight()
+        with self._lock:
+            if self._flight is not None:
+                raise RuntimeError("HolotronClient.next_step is already running in another thread")
+            self._flight = flight
+        try:
+            model = self.resolve_model()
+            # Some vLLM grammar backends do not resolve $ref: send a self-contained schema
+            # (an already inlined one, like model.structured's, comes out the same).
+            sent_schema = inline_refs(dict(schema))
+            temperature = self.config.temperature
+            raws: list[str] = []
+            problem = ""
+            for attempt in range(1, self.config.max_retries + 2):
+                if flight.cancelled.is_set():
+                    raise Cancelled()
+                done = self._attempt_with_retries(
+                    flight, model, messages, sent_schema, temperature, on_text
+                )
+                raws.append(done.text)
+                try:
+                    step = parse_step(done.text, done.finish_reason, self.config.max_tokens)
+                except ValueError as exc:
+                    problem = str(exc)
+                    logger.warning("answer %d is not a valid step: %s", attempt, problem)
+                    logger.debug("rejected answer: %.500s", done.text)
+                    temperature = self.config.retry_temperature
+                    continue
+                reply = StepReply(
+                    step=step,
+                    raw=done.text,
+                    attempts=attempt,
+                    prompt_tokens=done.prompt_tokens,
+                    completion_tokens=done.completion_tokens,
+                    elapsed=time.monotonic() - started,
+                    time_to_first_token=done.first_token,
+                    raw_attempts=tuple(raws),
+                    model=model,
+                    finish_reason=done.finish_reason,
+                    cached_tokens=done.cached_tokens,
+                )
+                logger.info(
+                    "step %s in %.2fs (attempts %d, prompt %s tokens, answer %s tokens, "
+                    "first token %s)",
+                    step.action.action,
+                    reply.elapsed,
+                    attempt,
+                    reply.prompt_tokens,
+                    reply.completion_tokens,
+                    f"{reply.time_to_first_token:.2f}s"
+                    if reply.time_to_first_token is not None
+                    else "n/a",
+                )
+                return reply
+            raise InvalidOutput(raws[-1], problem, raws)
+        except HolotronError as exc:
+            # A cancel cuts every socket of the client, so whatever was talking to the server
+            # at that moment (the model lookup, a retry) fails with a transport error.
+            if flight.cancelled.is_set() and not isinstance(exc, Cancelled):
+                raise Cancelled() from exc
+            raise
+        finally:
+            with self._lock:
+                if self._flight is flight:
+                    self._flight = None
+
+    def _attempt_with_retries(
+        self,
+        flight: _Flight,
+        model: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any],
+        temperature: float,
+        on_text: Callable[[str], None] | None,
+    ) -> _Done:
+        for transport_try in range(_TRANSPORT_RETRIES + 1):
+            try:
+                return self._attempt(flight, model, messages, schema, temperature, on_text)
+            except (ServerUnreachable, ServerError) as exc:
+                if transport_try == _TRANSPORT_RETRIES:
+                    raise
+                logger.warning("model request failed (%s); retrying once", exc.message)
+                if flight.cancelled.wait(_BACKOFF):
+                    raise Cancelled() from exc
+        raise AssertionError("unreachable")
+
+    def _attempt(
+        self,
+        flight: _Flight,
+        model: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any],
+        temperature: float,
+        on_text: Callable[[str], None] | None,
+    ) -> _Done:
+        events: queue.SimpleQueue[_Event] = queue.SimpleQueue()
+        flight.events = events
+        if flight.cancelled.is_set():
+            raise Cancelled()
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=self._stream,
+            args=(events, stop, model, messages, schema, temperature),
+            name="holotron-request",
+            daemon=True,
+        )
+        limit = self.config.request_timeout
+        deadline = time.monotonic() + limit
+        worker.start()
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RequestTimeout(limit, self.base_url)
+                try:
+                    event = events.get(timeout=remaining)
+                except queue.Empty:
+                    raise RequestTimeout(limit, self.base_url) from None
+                if isinstance(event, _Text):
+                    # Deliver only the newest text when the callback fell behind.
+                    latest: _Event = event
+                    while isinstance(latest, _Text):
+                        try:
+                            following = events.get_nowait()
+                        except queue.Empty:
+                            break
+                        if not isinstance(following, _Text):
+                            events.put(following)  # SimpleQueue has no push-front; order is
+                            break  # irrelevant after the text: only one terminal event comes
+                        latest = following
+                    if on_text is not None and isinstance(latest, _Text):
+                        on_text(latest.text)
+                    continue
+                if isinstance(event, _CancelSignal):
+                    raise Cancelled()
+                if isinstance(event, _Failed):
+                    raise self._map_error(event.error, timeout=limit) from event.error
+                return event
+        except BaseException:
+            stop.set()
+            if worker.is_alive():
+                self._registry.abort_all()
+            raise
+
+    def _stream(
+        self,
+        events: queue.SimpleQueue[_Event],
+        stop: threading.Event,
+        model: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any],
+        temperature: float,
+    ) -> None:
+        """Worker thread: one streamed request, reported as events. Never raises."""
+        sent = time.monotonic()
+        first: float | None = None
+        text = ""
+        finish: str | None = None
+        prompt_tokens: int | None = None
+        completion_tokens: int | None = None
+        cached: int | None = None
+        try:
+            stream = self._sdk.chat.completions.create(
+                model=model,
+                messages=cast(Any, messages),
+                stream=True,
+                stream_options={"include_usage": True},
+                temperature=temperature,
+                max_tokens=self.config.max_tokens,
+                extra_body={"structured_outputs": {"json": schema}},
+                timeout=self._timeout(self.config.request_timeout),
+            )
+            with stream:
+                for chunk in stream:
+                    if stop.is_set():
+                        return
+                    if chunk.usage is not None:
+                        prompt_tokens = chunk.usage.prompt_tokens
+                        completion_tokens = chunk.usage.completion_tokens
+                        details = chunk.usage.prompt_tokens_details
+                        cached = details.cached_tokens if details is not None else None
+                    for choice in chunk.choices:
+                        if choice.delta.content:
+                            if first is None:
+                                first = time.monotonic() - sent
+                            text += choice.delta.content
+                            events.put(_Text(text))
+                        if choice.finish_reason is not None:
+                            finish = choice.finish_reason
+            events.put(_Done(text, finish, prompt_tokens, completion_tokens, cached, first))
+        except BaseException as exc:  # reported to the caller's thread, which raises it
+            if not stop.is_set():
+                events.put(_Failed(exc))
+
+    # ------------------------------------------------------------------ errors
+
+    def _map_error(self, exc: BaseException, *, timeout: float) -> HolotronError:
+        """The HolotronError for an SDK or transport failure."""
+        if isinstance(exc, HolotronError):
+            return exc
+        if isinstance(exc, openai.APITimeoutError):
+            if isinstance(exc.__cause__, httpx2.ConnectTimeout):
+                return ServerUnreachable(self.base_url, detail="connecting timed out")
+            return RequestTimeout(timeout, self.base_url)
+        if isinstance(exc, openai.APIStatusError):
+            return self._map_status(exc.status_code, _server_message(exc.body) or exc.message)
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__
+            broke = not isinstance(cause, httpx2.ConnectError)
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else exc.message
+            return ServerUnreachable(self.base_url, detail=detail, broke=broke)
+        if isinstance(exc, openai.APIError):
+            # An error event inside the stream: vLLM reports failures after the 200 this way.
+            body = exc.body
+            status = body.get("code") if isinstance(body, Mapping) else None
+            message = _server_message(body) or exc.message
+            return self._map_status(status if isinstance(status, int) else 500, message)
+        if isinstance(exc, httpx2.TimeoutException):
+            return RequestTimeout(timeout, self.base_url)
+        if isinstance(exc, httpx2.TransportError):
+            return ServerUnreachable(
+                self.base_url, detail=f"{type(exc).__name__}: {exc}", broke=True
+            )
+        return ServerError(None, detail=f"{type(exc).__name__}: {exc}")
+
+    def _map_status(self, status: int, message: str) -> HolotronError:
+        lowered = message.lower()
+        if status in (401, 403):
+            return AuthFailed(self.base_url, had_key=bool(self.config.api_key), detail=message)
+        if status == 404:
+            if "model" in lowered:
+                requested = _quoted(message) or self._model or self.config.model or "?"
+                served: list[str] = []
+                with contextlib.suppress(HolotronError):
+                    served = self.models()
+                return ModelNotFound(requested, served, detail=message)
+            return BadRequest(
+                404, detail=f"{message} (no OpenAI-compatible API at {self.base_url})"
+            )
+        if status == 503:
+            return ModelLoading(self.root_url, detail=message)
+        if status >= 500:
+            return ServerError(status, detail=message)
+        if "may be provided in one" in lowered:  # "...in one prompt" (older vLLM: "in one request")
+            limit = re.search(r"at most (\d+)", lowered)
+            return TooManyImages(int(limit.group(1)) if limit else None, detail=message)
+        if "maximum context length" in lowered or "max_model_len" in lowered:
+            window = re.search(r"maximum context length is (\d+)", lowered)
+            prompt = re.search(r"(?:has|requested) (\d+) (?:input )?tokens", lowered)
+            return ContextTooLong(
+                int(window.group(1)) if window else None,
+                int(prompt.group(1)) if prompt else None,
+                detail=message,
+            )
+        return BadRequest(status, detail=message)
+
+
+def _server_message(body: object) -> str | None:
+    """The server's own words from an error body (vLLM's ``{"error": {...}}`` or a string)."""
+    if isinstance(body, str):
+        return body or None
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, str):
+            return inner
+        if isinstance(inner, Mapping):
+            message = inner.get("message")
+            if isinstance(message, str):
+                return message
+        detail = body.get("detail")
+        if isinstance(detail, str):
+            return detail
+    return None
+
+
+def _quoted(message: str) -> str | None:
+    match = re.search(r"`([^`]+)`", message)
+    return match.group(1) if match else None

@@ -1,0 +1,199 @@
+"""What can go wrong when talking to Holotron, in plain words, each with what to do about it.
+
+Every failure of :class:`model.client.HolotronClient` is one of these. ``message`` says what
+happened, ``fix`` says what the person can do; both are written to be shown as they are (CLI,
+dialog, log). ``detail`` keeps the server's own words when there are any, for the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+SERVE_HINT = "start it with `holodesk serve` or the `vllm serve` command in the README"
+
+
+class HolotronError(Exception):
+    """Base class: a failure talking to the model server, with a plain-words fix."""
+
+    def __init__(self, message: str, fix: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.message}\nFix: {self.fix}"
+
+
+class ServerUnreachable(HolotronError):
+    """Nothing answers at the endpoint, or the connection broke."""
+
+    def __init__(self, url: str, *, detail: str | None = None, broke: bool = False) -> None:
+        self.url = url
+        if broke:
+            message = (
+                f"The connection to the model server at {url} broke before it finished answering."
+            )
+            fix = (
+                "check that the server is still running (its console shows why it stopped); "
+                f"if it is not, {SERVE_HINT}"
+            )
+        else:
+            message = f"No model server answers at {url}."
+            fix = (
+                f"{SERVE_HINT}; check --endpoint (host, port, and the /v1 path). "
+                "A server that was just started answers only once the model is loaded (minutes)."
+            )
+        super().__init__(message, fix, detail=detail)
+
+
+class ModelLoading(HolotronError):
+    """The server is up but the model is not ready yet (HTTP 503)."""
+
+    def __init__(self, url: str, *, detail: str | None = None) -> None:
+        self.url = url
+        super().__init__(
+            f"The model server at {url} is still loading the model.",
+            "wait until `GET /health` answers 200 (loading 25 GB of weights takes a few minutes), "
+            "then try again",
+            detail=detail,
+        )
+
+
+class ModelNotFound(HolotronError):
+    """The model name we asked for is not one the server serves."""
+
+    def __init__(self, requested: str, served: Sequence[str], *, detail: str | None = None) -> None:
+        self.requested = requested
+        self.served = list(served)
+        names = ", ".join(f"'{name}'" for name in self.served) if self.served else "none listed"
+        super().__init__(
+            f"The server does not serve a model named '{requested}' (it serves: {names}).",
+            "leave the model name empty to use the served one, set it to one of the served "
+            "names, or start vLLM with `--served-model-name holotron`",
+            detail=detail,
+        )
+
+
+class TooManyImages(HolotronError):
+    """The request carried more images than the server accepts per prompt."""
+
+    def __init__(
+        self, limit: int | None, sent: int | None = None, *, detail: str | None = None
+    ) -> None:
+        self.limit = limit
+        self.sent = sent
+        allowed = f"at most {limit} image(s)" if limit is not None else "fewer images"
+        sent_part = f"{sent} images were sent but " if sent is not None else ""
+        super().__init__(
+            f"The server refused the screenshots: {sent_part}it accepts {allowed} per request.",
+            'restart vLLM with `--limit-mm-per-prompt \'{"image": 3, "video": 0}\'` (or higher), '
+            "or lower the number of screenshots kept in history in the settings",
+            detail=detail,
+        )
+
+
+class ContextTooLong(HolotronError):
+    """The prompt (plus the answer budget) does not fit the server's context window."""
+
+    def __init__(
+        self,
+        max_model_len: int | None,
+        prompt_tokens: int | None = None,
+        *,
+        detail: str | None = None,
+    ) -> None:
+        self.max_model_len = max_model_len
+        self.prompt_tokens = prompt_tokens
+        window = f"{max_model_len} tokens" if max_model_len is not None else "its context window"
+        size = f" ({prompt_tokens} tokens)" if prompt_tokens is not None else ""
+        super().__init__(
+            f"The request{size} is too long for the server: it accepts at most {window}.",
+            "restart vLLM with a larger `--max-model-len` (32768 is the recommended value), "
+            "or keep fewer screenshots and past steps in history",
+            detail=detail,
+        )
+
+
+class ServerError(HolotronError):
+    """The server failed while handling the request (HTTP 5xx)."""
+
+    def __init__(self, status: int | None, *, detail: str | None = None) -> None:
+        self.status = status
+        code = f" (HTTP {status})" if status is not None else ""
+        super().__init__(
+            f"The model server failed while answering{code}.",
+            "look at the vLLM console for the error; if it ran out of GPU memory, lower "
+            "--max-model-len or --gpu-memory-utilization, then restart it",
+            detail=detail,
+        )
+
+
+class RequestTimeout(HolotronError):
+    """The server took longer than the configured time to answer."""
+
+    def __init__(self, seconds: float, url: str, *, detail: str | None = None) -> None:
+        self.seconds = seconds
+        self.url = url
+        super().__init__(
+            f"The model server at {url} did not answer within {seconds:g} seconds.",
+            "check that the GPU is not busy with other work; raise the request timeout in "
+            "the settings if the server is just slow",
+            detail=detail,
+        )
+
+
+class InvalidOutput(HolotronError):
+    """The model answered, but not with a valid step, even after retries."""
+
+    def __init__(self, raw: str, problem: str, attempts: Sequence[str] = ()) -> None:
+        self.raw = raw
+        self.problem = problem
+        self.attempts = list(attempts) if attempts else [raw]
+        super().__init__(
+            f"The model's answer is not a valid step ({problem}) after "
+            f"{len(self.attempts)} attempt(s).",
+            "make sure the server supports structured outputs (vLLM 0.12 or newer) and that "
+            "it serves Holotron; the raw answer is in the run log",
+            detail=raw,
+        )
+
+
+class AuthFailed(HolotronError):
+    """The server wants an API key we did not send, or refused the one we sent (HTTP 401)."""
+
+    def __init__(self, url: str, *, had_key: bool, detail: str | None = None) -> None:
+        self.url = url
+        self.had_key = had_key
+        if had_key:
+            message = f"The model server at {url} refused the API key."
+        else:
+            message = f"The model server at {url} requires an API key and none is set."
+        super().__init__(
+            message,
+            "set the same key the server was started with (`--api-key`) with "
+            "`holodesk config --api-key` or in the settings",
+            detail=detail,
+        )
+
+
+class Cancelled(HolotronError):
+    """The request was cancelled (stop button, emergency stop, shutdown)."""
+
+    def __init__(self) -> None:
+        super().__init__("The request to the model was cancelled.", "nothing to do")
+
+
+class BadRequest(HolotronError):
+    """The server refused the request for another reason (HTTP 4xx)."""
+
+    def __init__(self, status: int | None, *, detail: str | None = None) -> None:
+        self.status = status
+        code = f" (HTTP {status})" if status is not None else ""
+        reason = f": {detail}" if detail else ""
+        super().__init__(
+            f"The model server refused the request{code}{reason}",
+            "check --endpoint points at a vLLM OpenAI-compatible server (…/v1) serving "
+            "Holotron, and that vLLM is 0.12 or newer",
+            detail=detail,
+        )

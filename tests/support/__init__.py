@@ -1,0 +1,1 @@
+"""Test helpers: real servers and builders the tests share (no mocks that cannot fail)."""
