@@ -1,0 +1,109 @@
+"""Where holodesk keeps its files, following each platform's conventions (XDG on Linux).
+
+Every function reads the environment when called, never at import time, so a test (or a
+person) isolates everything by setting ``HOME`` and the ``XDG_*_HOME`` variables:
+
+=================  ======================================  =====================================
+function           Linux default                           holds
+=================  ======================================  =====================================
+config_dir()       ``$XDG_CONFIG_HOME/holodesk``            ``settings.toml``
+data_dir()         ``$XDG_DATA_HOME/holodesk``              ``holodesk.db``, ``runs/<run_id>/``
+log_dir()          ``$XDG_STATE_HOME/holodesk``              ``holodesk.log``
+runtime_dir()      ``$XDG_RUNTIME_DIR/holodesk``            ``holodesk.lock``
+=================  ======================================  =====================================
+
+Nothing here creates a directory; writers call :func:`ensure_private_dir` first. The data
+directory holds screenshots of the person's desktop, so every directory is created 0700.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "holodesk"
+SETTINGS_FILE = "settings.toml"
+DB_FILE = "holodesk.db"
+LOG_FILE = "holodesk.log"
+LOCK_FILE = "holodesk.lock"
+RUNS_DIR = "runs"
+
+_log = logging.getLogger(__name__)
+
+
+def _dirs() -> platformdirs.PlatformDirs:
+    # appauthor=False: on Windows the default would nest holodesk\holodesk. opinion=False: the
+    # log goes straight into the state directory on Linux (no extra "log" folder); macOS still
+    # uses ~/Library/Logs/holodesk.
+    return platformdirs.PlatformDirs(APP_NAME, appauthor=False, opinion=False)
+
+
+def config_dir() -> Path:
+    """The directory of ``settings.toml``."""
+    return Path(_dirs().user_config_dir)
+
+
+def settings_path() -> Path:
+    """The settings file."""
+    return config_dir() / SETTINGS_FILE
+
+
+def data_dir() -> Path:
+    """The directory of the action log database and the per-run screenshot folders."""
+    return Path(_dirs().user_data_dir)
+
+
+def db_path() -> Path:
+    """The action log database."""
+    return data_dir() / DB_FILE
+
+
+def runs_dir() -> Path:
+    """The parent of the per-run screenshot folders (``runs/<run_id>/step-NNN.jpg``)."""
+    return data_dir() / RUNS_DIR
+
+
+def log_dir() -> Path:
+    """The directory of ``holodesk.log`` (under the XDG state directory on Linux)."""
+    return Path(_dirs().user_log_dir)
+
+
+def log_path() -> Path:
+    """The log file."""
+    return log_dir() / LOG_FILE
+
+
+def runtime_dir() -> Path:
+    """The per-session directory for the lock file.
+
+    On Linux this is ``$XDG_RUNTIME_DIR/holodesk`` when that variable names a private directory;
+    otherwise platformdirs falls back (``/run/user/<uid>`` or a private temporary directory)
+    and warns. The warning is logged instead, because it would otherwise be printed in the
+    middle of CLI output.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = Path(_dirs().user_runtime_dir)
+    for warning in caught:
+        _log.debug("runtime dir: %s", warning.message)
+    return path
+
+
+def lock_path() -> Path:
+    """The single-instance lock file (one run drives the mouse at a time)."""
+    return runtime_dir() / LOCK_FILE
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) if missing, owner-only (0700) where the OS supports it.
+
+    An existing directory keeps its mode: the person may have chosen a shared location on
+    purpose. Returns ``path`` for chaining.
+    """
+    # makedirs applies the mode (minus umask) to every directory it creates, parents included.
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    return path

@@ -1,0 +1,354 @@
+"""The API key: kept in the system keyring, never in settings.toml, the log, or the action log.
+
+Decisions:
+
+* One keyring entry per endpoint: service ``holodesk``, username = the normalized endpoint URL
+  (``http://127.0.0.1:8000/v1``). A key meant for one server is therefore never sent to another
+  one after the endpoint changes; the price is that a changed endpoint (even ``localhost`` for
+  ``127.0.0.1``) needs the key stored again, and ``config show`` says so.
+* ``HOLODESK_API_KEY`` overrides the keyring, for CI and headless machines without a Secret
+  Service. It is read from the environment on every lookup and never persisted anywhere.
+* No key at all is fine: vLLM on loopback usually runs without ``--api-key``. A keyring that
+  cannot be read is therefore reported (:attr:`KeyLookup.problem`) rather than raised by
+  :func:`lookup_api_key`; storing a key into an unusable keyring raises
+  :class:`SecretsUnavailable` with what to do about it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
+
+SERVICE = "holodesk"
+ENV_API_KEY = "HOLODESK_API_KEY"
+
+# Short strings would be "redacted" all over ordinary text, and no real API key is this short.
+_MIN_REDACT_LEN = 6
+_MAX_KEY_LEN = 4096
+
+_SECRET_NAME = re.compile(r"api[_-]?key|token|secret|password|passwd|authorization", re.I)
+
+_log = logging.getLogger(__name__)
+
+UNAVAILABLE_HELP = (
+    "No usable system keyring was found to store the API key. Either start and unlock a "
+    "Secret Service (gnome-keyring or KWallet; on a headless machine e.g. "
+    "`gnome-keyring-daemon --unlock` inside a D-Bus session), or "
+    "`pip install keyrings.alt` to keep it in a plaintext file (not recommended), or set "
+    f"{ENV_API_KEY} in the environment for each run (not persisted)."
+)
+
+
+class SecretsError(Exception):
+    """Base class of errors about the API key."""
+
+
+class SecretsUnavailable(SecretsError):
+    """No keyring backend can store or read the key; the message says what to do."""
+
+
+class InvalidApiKey(SecretsError, ValueError):
+    """The key cannot be a valid bearer token (empty, whitespace or control characters)."""
+
+
+class SecretStore(Protocol):
+    """Where API keys are kept, one per endpoint."""
+
+    def get(self, endpoint: str) -> str | None:
+        """The key stored for ``endpoint``, or None."""
+        ...
+
+    def set(self, endpoint: str, secret: str) -> None:
+        """Store (or replace) the key for ``endpoint``."""
+        ...
+
+    def delete(self, endpoint: str) -> bool:
+        """Forget the key for ``endpoint``; False when there was none."""
+        ...
+
+    def backend_name(self) -> str:
+        """A human-readable name of where keys go (never raises)."""
+        ...
+
+
+class MemoryStore:
+    """A :class:`SecretStore` in a dict: for tests and for one-off runs."""
+
+    def __init__(self, initial: Mapping[str, str] | None = None) -> None:
+        self._secrets: dict[str, str] = dict(initial or {})
+
+    def get(self, endpoint: str) -> str | None:
+        return self._secrets.get(endpoint)
+
+    def set(self, endpoint: str, secret: str) -> None:
+        self._secrets[endpoint] = secret
+
+    def delete(self, endpoint: str) -> bool:
+        return self._secrets.pop(endpoint, None) is not None
+
+    def backend_name(self) -> str:
+        return "memory (not persisted)"
+
+
+class KeyringStore:
+    """A :class:`SecretStore` on the ``keyring`` package (Secret Service, Keychain, ...).
+
+    ``keyring`` is imported on first use: its backend discovery talks to D-Bus, which costs
+    time and may log noise, and most commands never need the key. ``backend`` injects a
+    specific keyring backend (tests); by default keyring's own choice is used, which honours
+    ``PYTHON_KEYRING_BACKEND`` and keyring's config file.
+    """
+
+    def __init__(self, backend: KeyringBackend | None = None, service: str = SERVICE) -> None:
+        self._backend = backend
+        self._service = service
+
+    def _resolve_backend(self) -> KeyringBackend:
+        if self._backend is None:
+            import keyring
+
+            self._backend = keyring.get_keyring()
+        return self._backend
+
+    def _usable_backend(self) -> KeyringBackend:
+        try:
+            backend = self._resolve_backend()
+        except Exception as exc:  # discovery runs arbitrary backend code (D-Bus, config files)
+            raise SecretsUnavailable(f"{UNAVAILABLE_HELP} (keyring: {exc})") from exc
+        if _is_unusable(backend):
+            raise SecretsUnavailable(f"{UNAVAILABLE_HELP} (keyring backend: {_qualname(backend)})")
+        return backend
+
+    def get(self, endpoint: str) -> str | None:
+        backend = self._usable_backend()
+        try:
+            return backend.get_password(self._service, endpoint)
+        except Exception as exc:  # locked collection, D-Bus gone, backend bug: all "unusable"
+            raise self._failure("read", backend, exc) from exc
+
+    def set(self, endpoint: str, secret: str) -> None:
+        backend = self._usable_backend()
+        try:
+            backend.set_password(self._service, endpoint, secret)
+        except Exception as exc:
+            raise self._failure("store", backend, exc) from exc
+        if _is_plaintext(backend):
+            _log.warning("the API key was stored unencrypted on disk by %s", _qualname(backend))
+
+    def delete(self, endpoint: str) -> bool:
+        backend = self._usable_backend()
+        # Backends disagree on deleting a missing entry (error or no-op): ask first.
+        if self.get(endpoint) is None:
+            return False
+        try:
+            backend.delete_password(self._service, endpoint)
+        except Exception as exc:
+            raise self._failure("delete", backend, exc) from exc
+        return True
+
+    def backend_name(self) -> str:
+        try:
+            backend = self._resolve_backend()
+        except Exception as exc:
+            return f"unavailable ({exc})"
+        name = _qualname(backend)
+        if _is_unusable(backend):
+            return f"unavailable ({name})"
+        if _is_plaintext(backend):
+            return f"{name} (plaintext file, not recommended)"
+        return name
+
+    def is_plaintext(self) -> bool:
+        """Whether the backend keeps keys unencrypted on disk (keyrings.alt's file backend)."""
+        try:
+            return _is_plaintext(self._resolve_backend())
+        except Exception:
+            return False
+
+    def _failure(self, verb: str, backend: KeyringBackend, exc: Exception) -> SecretsUnavailable:
+        # The backend's own message never contains the secret: keyring passes it only as data.
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return SecretsUnavailable(
+            f"could not {verb} the API key with keyring backend {_qualname(backend)} "
+            f"({detail}). If it is locked, unlock it and retry. {UNAVAILABLE_HELP}"
+        )
+
+
+def _qualname(backend: object) -> str:
+    cls = type(backend)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_unusable(backend: object) -> bool:
+    from keyring.backends import chainer, fail, null
+
+    if isinstance(backend, fail.Keyring | null.Keyring):
+        return True
+    # The chainer with nothing viable to chain behaves like the fail backend.
+    return isinstance(backend, chainer.ChainerBackend) and not chainer.ChainerBackend.backends
+
+
+def _is_plaintext(backend: object) -> bool:
+    cls = type(backend)
+    return cls.__module__.startswith("keyrings.alt") and "Plaintext" in cls.__name__
+
+
+def validate_api_key(key: str) -> str:
+    """Return the key without surrounding whitespace, or raise :class:`InvalidApiKey`.
+
+    A pasted key often ends with a newline; inside a key, whitespace or control characters
+    would make an invalid HTTP header, and HTTP libraries echo invalid header values in their
+    error messages, which would put the key in logs.
+    """
+    cleaned = key.strip()
+    if not cleaned:
+        raise InvalidApiKey("the API key is empty")
+    if len(cleaned) > _MAX_KEY_LEN:
+        raise InvalidApiKey(f"the API key is longer than {_MAX_KEY_LEN} characters")
+    if any(ch.isspace() or not ch.isprintable() for ch in cleaned):
+        raise InvalidApiKey("the API key contains whitespace or control characters")
+    return cleaned
+
+
+@dataclass(frozen=True)
+class KeyLookup:
+    """The outcome of looking up the key for an endpoint; its repr never shows the key."""
+
+    key: str | None = field(repr=False)
+    source: Literal["env", "keyring", "none"]
+    backend: str
+    problem: str | None = None
+
+    def describe(self) -> str:
+        """Where the key comes from, for ``config show`` and error messages (no key shown)."""
+        if self.source == "env":
+            return f"from ${ENV_API_KEY} (environment, not persisted)"
+        if self.source == "keyring":
+            return f"stored in the keyring ({self.backend})"
+        if self.problem:
+            return f"none (keyring unreadable: {self.problem})"
+        return (
+            f"none stored (keyring: {self.backend}); store one with `holodesk config set api_key -`"
+        )
+
+
+def lookup_api_key(
+    endpoint: str,
+    store: SecretStore | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> KeyLookup:
+    """Find the key for ``endpoint``: ``HOLODESK_API_KEY`` first, then the keyring.
+
+    Never raises for an unusable keyring: the key is optional, so the caller decides whether a
+    missing key matters (e.g. after an HTTP 401) and can show :attr:`KeyLookup.problem`.
+    """
+    env = os.environ if environ is None else environ
+    store = KeyringStore() if store is None else store
+    from_env = env.get(ENV_API_KEY, "").strip()
+    if from_env:
+        return KeyLookup(from_env, "env", store.backend_name())
+    try:
+        stored = store.get(endpoint)
+    except SecretsUnavailable as exc:
+        return KeyLookup(None, "none", store.backend_name(), problem=str(exc))
+    if stored:
+        return KeyLookup(stored, "keyring", store.backend_name())
+    return KeyLookup(None, "none", store.backend_name())
+
+
+def api_key(
+    endpoint: str,
+    store: SecretStore | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """The key to send to ``endpoint``, or None (no key: fine for a loopback vLLM).
+
+    Shorthand for :func:`lookup_api_key` for wiring a client; an unreadable keyring is logged
+    (without raising) so a later HTTP 401 can be explained from the log.
+    """
+    found = lookup_api_key(endpoint, store, environ)
+    if found.problem:
+        _log.info("no API key from the keyring: %s", found.problem)
+    return found.key
+
+
+def store_api_key(endpoint: str, key: str, store: SecretStore | None = None) -> str:
+    """Validate and store the key for ``endpoint``; returns the backend name for the message.
+
+    For ``holodesk config set-key``: read the key with :func:`getpass.getpass` or from stdin,
+    never from the command line (it would land in the shell history).
+    """
+    store = KeyringStore() if store is None else store
+    store.set(endpoint, validate_api_key(key))
+    return store.backend_name()
+
+
+def delete_api_key(endpoint: str, store: SecretStore | None = None) -> bool:
+    """Forget the stored key for ``endpoint``; False when there was none."""
+    store = KeyringStore() if store is None else store
+    return store.delete(endpoint)
+
+
+def scrub_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a settings snapshot without keys named like secrets (dropped with a warning).
+
+    Settings never hold the key; this guards the action log and exports against a snapshot
+    that was built from something else by mistake.
+    """
+    clean: dict[str, Any] = {}
+    for key, value in settings.items():
+        if _SECRET_NAME.search(str(key)):
+            _log.warning("dropped %r from a settings snapshot: it looks like a secret", key)
+            continue
+        clean[str(key)] = value
+    return clean
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of each secret replaced by ``***``."""
+    for secret in secrets:
+        if len(secret) >= _MIN_REDACT_LEN and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that masks known secrets in messages and tracebacks.
+
+    Defense in depth: nothing in holodesk logs the key on purpose, but an exception from an
+    HTTP library may quote a header. Attach it to the log *handlers* (filters on a logger do
+    not apply to records propagated from child loggers).
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._secrets: set[str] = set()
+        for secret in secrets:
+            self.add(secret)
+
+    def add(self, secret: str) -> None:
+        """Start masking ``secret`` (ignored when too short to be a real key)."""
+        if len(secret) >= _MIN_REDACT_LEN:
+            self._secrets.add(secret)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        cleaned = redact(message, self._secrets)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self._secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self._secrets)
+        return True

@@ -1,0 +1,561 @@
+"""Typed settings, saved as TOML in ``config_dir()/settings.toml``, overridable per process.
+
+Precedence, lowest first: the defaults below, ``settings.toml``, ``HOLODESK_<KEY>``
+environment variables (e.g. ``HOLODESK_MAX_STEPS=50``; an empty variable counts as unset),
+then command-line options via :meth:`Settings.with_overrides`. Every layer is validated on its
+own, so an error names exactly where the bad value came from.
+
+The API key is not a setting. ``holodesk config set api_key VALUE`` (``-`` reads it from the
+terminal or stdin instead of the command line, which would keep it in the shell history; an
+empty value forgets it) stores it in the keyring via :mod:`app.secrets`, and no code path
+writes it to the TOML file: a hand-written ``api_key`` line in the file is an error that does
+not repeat its value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import logging
+import os
+import re
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import annotated_types
+import tomli_w
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+
+from app import paths
+from app.secrets import (
+    SecretsError,
+    SecretStore,
+    delete_api_key,
+    lookup_api_key,
+    store_api_key,
+)
+from control.policy import ConfirmMode
+from model.coords import Convention
+
+_log = logging.getLogger(__name__)
+
+ENV_PREFIX = "HOLODESK_"
+DEFAULT_ENDPOINT = "http://127.0.0.1:8000/v1"
+
+# Names under which people (and the README) refer to the key; none of them is a setting.
+API_KEY_NAMES = frozenset({"api_key", "apikey", "key"})
+
+_REGION = re.compile(r"^(\d+)x(\d+)([+-]\d+)([+-]\d+)$")
+_HEADER = (
+    "# holodesk settings. Change them with `holodesk config set KEY VALUE` or by hand\n"
+    "# (comments are not kept). Only values that differ from the defaults are listed.\n"
+    "# The API key is never stored here: see `holodesk config show`.\n"
+)
+
+
+class SettingsError(ValueError):
+    """A settings file, environment variable or value is invalid; the message says which."""
+
+
+class Settings(BaseModel):
+    """Everything a person can configure, validated.
+
+    Immutable: derive a changed copy with :meth:`with_overrides`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    endpoint: str = Field(
+        default=DEFAULT_ENDPOINT,
+        description="the model server's OpenAI-compatible base URL (/v1 is added when missing)",
+    )
+    model: str | None = Field(
+        default=None, description="the served model name (empty: read it from /v1/models)"
+    )
+    convention: Convention = Field(
+        default=Convention.NORM1000,
+        description="how the model gives points: norm1000 (0-1000), norm1 (0-1), pixels",
+    )
+    confirm: ConfirmMode = Field(
+        default=ConfirmMode.RISKY,
+        description="which actions to confirm first: always, risky or never",
+    )
+    monitor: str = Field(
+        default="1",
+        description="monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y",
+    )
+    max_steps: int = Field(default=30, ge=1, le=500, description="end a run after this many steps")
+    max_seconds: float = Field(
+        default=900.0, gt=0, le=86_400, description="end a run after this many seconds"
+    )
+    image_format: Literal["jpeg", "png"] = Field(
+        default="jpeg", description="how screenshots are encoded (PNG costs 10-20x more time)"
+    )
+    jpeg_quality: int = Field(
+        default=90, ge=50, le=100, description="JPEG quality (90 keeps text as legible as PNG)"
+    )
+    # Lower bound: at or below 1280x720 the processor drops a 16:9 frame to a 2x1 tile grid and
+    # small text becomes illegible (shared/docs/holotron.md); 1366 is the smallest long side that
+    # keeps the 4x2 grid. Upper bound: the processor stretches every image to at most 12 tiles of
+    # 512 px, and the widest grid a real monitor gets is 5x2 (2560x1024, a 21:9 ultrawide);
+    # anything larger only costs bytes and encode time.
+    max_side: int = Field(
+        default=2048, ge=1366, le=2560, description="longest side of the image sent, in pixels"
+    )
+    thinking: bool = Field(default=False, description="let the model reason before answering")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="sampling temperature")
+    request_timeout: float = Field(
+        default=120.0, gt=0, le=3600, description="seconds to wait for one model answer"
+    )
+    settle_min: float = Field(
+        default=0.1, ge=0.0, le=10.0, description="seconds to wait at least after an action"
+    )
+    settle_max: float = Field(
+        default=3.0, ge=0.0, le=60.0, description="seconds to wait at most for the screen to settle"
+    )
+    loop_limit: int = Field(
+        default=3,
+        ge=2,
+        le=50,
+        description="end a run when the same action on an unchanged screen comes this many times",
+    )
+
+    # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+    # Keys whose value came from the environment or an override: never saved to the file.
+    _transient: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @field_validator("endpoint", mode="before")
+    @classmethod
+    def _normalize_endpoint(cls, value: object) -> object:
+        return normalize_endpoint(value) if isinstance(value, str) else value
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _empty_model_is_none(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("monitor", mode="before")
+    @classmethod
+    def _check_monitor(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # TOML `monitor = 2` means the same as "2"
+        return normalize_monitor(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check_settle(self) -> Settings:
+        if self.settle_min > self.settle_max:
+            raise ValueError(
+                f"settle_min ({self.settle_min:g}) must not exceed settle_max ({self.settle_max:g})"
+            )
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        # Equal values are equal settings, wherever they came from (pydantic would compare the
+        # private source map too).
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((k, repr(v)) for k, v in self.model_dump().items())))
+
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """Where each value not at its default came from (absent: default or set in code)."""
+        return dict(self._sources)
+
+    def with_overrides(
+        self, overrides: Mapping[str, object], source: str = "command line"
+    ) -> Settings:
+        """A copy with ``overrides`` applied and validated; errors name ``source`` and the key.
+
+        Overridden values count as transient: :func:`save_settings` does not persist them.
+        """
+        merged = {**_field_values(self), **overrides}
+        result = _validate(merged, lambda _name: source)
+        result._sources = {**self._sources, **{name: source for name in overrides}}
+        result._transient = self._transient | set(overrides)
+        return result
+
+
+def normalize_endpoint(value: str) -> str:
+    """``value`` as a base URL ending in ``/v1`` without a trailing slash; ValueError if unusable.
+
+    A pasted ``.../v1/chat/completions`` or ``.../v1/models`` is cut back to ``.../v1``. Credentials
+    in the URL are refused: they would end up in settings.toml and in the action log.
+    """
+    text = value.strip()
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError as exc:
+        raise ValueError(f"is not a valid URL ({exc})") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ValueError("must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError("has no host name")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            "must not contain credentials; store the API key with `holodesk config set api_key -`"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError("must not have a query string or fragment")
+    path = parts.path.rstrip("/")
+    for suffix in ("/chat/completions", "/completions", "/models"):
+        if path.endswith("/v1" + suffix):
+            path = path[: -len(suffix)]
+            break
+    if not path.endswith("/v1"):
+        path += "/v1"
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
+
+
+def normalize_monitor(value: str) -> str:
+    """A monitor spec in canonical form (``"2"``, ``"mouse"``, ``"1280x800+0+0"``), or ValueError.
+
+    The grammar is :meth:`control.capture.CaptureTarget.parse`'s, so a value accepted here is
+    one the capturer accepts: indexes as in mss (1 = first monitor, 0 = all of them),
+    ``mouse``, ``primary``, or a region ``WxH+X+Y`` whose offsets may be negative (a monitor
+    left of the primary). The common forms are checked here without importing the capture
+    module (numpy, Pillow), which ``config show`` does not need.
+    """
+    text = value.strip().lower()
+    if text == "mouse" or text.isdigit():
+        return str(int(text)) if text.isdigit() else text
+    match = _REGION.match(text)
+    if match is not None:
+        width, height, x, y = (int(g) for g in match.groups())
+        if width < 1 or height < 1:
+            raise ValueError("region width and height must be at least 1")
+        return f"{width}x{height}{x:+d}{y:+d}"
+    from control.capture import CaptureTarget
+
+    try:
+        return str(CaptureTarget.parse(text))
+    except ValueError:
+        raise ValueError(
+            "must be a monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region "
+            "WxH+X+Y such as 1280x800+0+0"
+        ) from None
+
+
+def env_var(key: str) -> str:
+    """The environment variable that overrides ``key``."""
+    return ENV_PREFIX + key.upper()
+
+
+def setting_names() -> list[str]:
+    """Every valid settings key, in declaration order."""
+    return list(Settings.model_fields)
+
+
+def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The settings in effect: defaults, then the file (missing = defaults), then environment.
+
+    Raises :class:`SettingsError` naming the file or variable, the key and the bad value.
+    """
+    path = paths.settings_path() if path is None else path
+    env = os.environ if environ is None else environ
+    file_values = _read_file(path)
+    label = str(path)
+    from_file = _validate(file_values, lambda _name: label)
+    sources = {name: path.name for name in file_values}
+    env_values = {
+        name: env[var]
+        for name in Settings.model_fields
+        if (var := env_var(name)) in env and env[var]
+    }
+    if not env_values:
+        from_file._sources = sources
+        return from_file
+    merged = {**file_values, **env_values}
+    result = _validate(merged, lambda name: "$" + env_var(name) if name in env_values else label)
+    result._sources = {**sources, **{name: "$" + env_var(name) for name in env_values}}
+    result._transient = frozenset(env_values)
+    return result
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write ``settings`` to the file atomically (temp file + rename); returns the path.
+
+    Only values that differ from the defaults are written, so a later default change reaches
+    people who never touched that key. Values that came from the environment or the command line
+    are transient: for those keys the file keeps what it had.
+    """
+    path = paths.settings_path() if path is None else path
+    transient = settings._transient
+    previous = _read_file(path) if transient else {}
+    defaults = _field_values(Settings())
+    current = _field_values(settings)
+    out: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        if name in transient:
+            if name in previous:
+                out[name] = previous[name]
+        elif current[name] is not None and current[name] != defaults[name]:
+            out[name] = current[name]
+    _write_atomic(path, _HEADER + tomli_w.dumps(out))
+    return path
+
+
+def set_value(
+    key: str,
+    value: str,
+    *,
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    store: SecretStore | None = None,
+    read_secret: Callable[[], str] | None = None,
+) -> Settings:
+    """``holodesk config set KEY VALUE``: validate, save, and return the settings in effect.
+
+    ``key`` accepts dashes for underscores (``max-steps``). ``api_key`` goes to the keyring for
+    the endpoint in effect, never to the file: ``-`` reads it with ``read_secret`` (default: a
+    hidden prompt on a terminal, else one line of stdin), an empty value forgets it.
+    """
+    path = paths.settings_path() if path is None else path
+    name = key.strip().lower().replace("-", "_")
+    if name in API_KEY_NAMES:
+        return _set_api_key(value, path, environ, store, read_secret)
+    if name not in Settings.model_fields:
+        raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
+    file_values = _read_file(path)
+    merged = {**file_values, name: value}
+    validated = _validate(merged, lambda n: "config set" if n == name else str(path))
+    validated._sources = {n: path.name for n in merged}
+    save_settings(validated, path)
+    effective = load_settings(path, environ)
+    if effective._sources.get(name, "").startswith("$"):
+        _log.warning("%s was saved, but %s in the environment overrides it", name, env_var(name))
+    return effective
+
+
+def unset_value(key: str, *, path: Path | None = None) -> Settings:
+    """Return ``key`` to its default by removing it from the file; returns the file's settings."""
+    path = paths.settings_path() if path is None else path
+    name = key.strip().lower().replace("-", "_")
+    if name not in Settings.model_fields:
+        raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
+    file_values = _read_file(path)
+    file_values.pop(name, None)
+    validated = _validate(file_values, lambda _n: str(path))
+    validated._sources = {n: path.name for n in file_values}
+    save_settings(validated, path)
+    return validated
+
+
+def describe_settings(
+    settings: Settings,
+    *,
+    store: SecretStore | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """The text of ``holodesk config show``: each key, its value and where it came from.
+
+    Also says where the API key comes from (never the key), and where the files are.
+    """
+    path = paths.settings_path()
+    lines = [f"settings file: {path}" + ("" if path.exists() else " (not created yet)"), ""]
+    width = max(len(name) for name in Settings.model_fields)
+    values = _field_values(settings)
+    for name in Settings.model_fields:
+        shown = _display(name, values[name])
+        source = settings._sources.get(name, "default")
+        lines.append(f"  {name:<{width}} = {shown:<28} ({source})")
+    key = lookup_api_key(settings.endpoint, store, environ)
+    lines += [
+        "",
+        f"API key for {settings.endpoint}: {key.describe()}",
+        f"action log: {paths.db_path()}",
+        f"log file: {paths.log_path()}",
+    ]
+    return "\n".join(lines)
+
+
+# --- internals ---------------------------------------------------------------------------
+
+
+def _field_values(settings: Settings) -> dict[str, Any]:
+    return settings.model_dump(mode="json")
+
+
+def _display(name: str, value: Any) -> str:
+    if name == "model" and value is None:
+        return "(from the server)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: is not valid TOML ({exc})") from None
+    if found := sorted(API_KEY_NAMES & data.keys()):
+        # Never echo the value: it is probably a real key.
+        raise SettingsError(
+            f"{path}: {found[0]} must not be in the settings file; remove that line and "
+            "store the key with `holodesk config set api_key -` (it goes to the keyring)"
+        )
+    return data
+
+
+def _validate(values: Mapping[str, Any], origin: Callable[[str], str]) -> Settings:
+    """Validate ``values`` into Settings, turning pydantic errors into one readable message.
+
+    ``origin(key)`` names where a key's value came from (a file path, ``$VAR``, ...).
+    """
+    try:
+        return Settings.model_validate(dict(values))
+    except ValidationError as exc:
+        messages = [_explain(err, values, origin) for err in exc.errors()]
+        raise SettingsError("\n".join(messages)) from None
+
+
+def _explain(err: ErrorDetails, values: Mapping[str, Any], origin: Callable[[str], str]) -> str:
+    loc = err["loc"]
+    name = str(loc[0]) if loc else ""
+    kind = err["type"]
+    if not name:  # a model-level check such as settle_min <= settle_max
+        involved = sorted({origin(n) for n in ("settle_min", "settle_max") if n in values})
+        where = ", ".join(involved) or "settings"
+        return f"{where}: {_value_error_text(err)}"
+    where = origin(name)
+    if kind == "extra_forbidden":
+        return f"{where}: {name!r} is not a setting; valid keys: {', '.join(setting_names())}"
+    shown = _show_value(name, err.get("input"))
+    return f"{where}: {name} = {shown} {_problem(name, err)}"
+
+
+def _problem(name: str, err: ErrorDetails) -> str:
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "is not a valid integer"
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return "is not a valid number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "is not a valid boolean (use true or false)"
+    if kind in ("string_type",):
+        return "is not a string"
+    if kind in ("literal_error", "enum"):
+        return f"must be one of: {ctx.get('expected', '')}"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        return f"is out of range: {_bounds(name)}"
+    if kind == "value_error":
+        return _value_error_text(err)
+    return str(err["msg"]).lower()
+
+
+def _value_error_text(err: ErrorDetails) -> str:
+    ctx = err.get("ctx") or {}
+    error = ctx.get("error")
+    return str(error) if error is not None else str(err["msg"])
+
+
+def _bounds(name: str) -> str:
+    low = high = ""
+    for meta in Settings.model_fields[name].metadata:
+        if isinstance(meta, annotated_types.Ge):
+            low = f"at least {meta.ge}"
+        elif isinstance(meta, annotated_types.Gt):
+            low = f"more than {meta.gt}"
+        elif isinstance(meta, annotated_types.Le):
+            high = f"at most {meta.le}"
+        elif isinstance(meta, annotated_types.Lt):
+            high = f"less than {meta.lt}"
+    return " and ".join(part for part in (low, high) if part) or "invalid"
+
+
+def _show_value(name: str, value: Any) -> str:
+    text = repr(value)
+    if name == "endpoint" and isinstance(value, str) and "@" in value:
+        # user:password@host: never repeat credentials in an error message.
+        parts = urlsplit(value.strip())
+        host = parts.netloc.rpartition("@")[2]
+        text = repr(urlunsplit((parts.scheme, "***@" + host, parts.path, "", "")))
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return text
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    paths.ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if sys.platform != "win32":
+        # The rename is durable only once the directory entry is on disk.
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _set_api_key(
+    value: str,
+    path: Path,
+    environ: Mapping[str, str] | None,
+    store: SecretStore | None,
+    read_secret: Callable[[], str] | None,
+) -> Settings:
+    settings = load_settings(path, environ)
+    endpoint = settings.endpoint
+    if value == "-":
+        value = (read_secret or _read_secret_interactively)()
+    if not value.strip():
+        try:
+            existed = delete_api_key(endpoint, store)
+        except SecretsError as exc:
+            raise SettingsError(f"api_key: {exc}") from None
+        _log.info("API key for %s %s", endpoint, "forgotten" if existed else "was not stored")
+        return settings
+    try:
+        backend = store_api_key(endpoint, value, store)
+    except SecretsError as exc:  # invalid or no keyring: the message never contains the key
+        raise SettingsError(f"api_key: {exc}") from None
+    _log.info("API key for %s stored in %s", endpoint, backend)
+    return settings
+
+
+def _read_secret_interactively() -> str:
+    if sys.stdin.isatty():
+        return getpass.getpass("API key (input hidden): ")
+    return sys.stdin.readline()
