@@ -97,7 +97,9 @@ class MappedPoint:
     image_y: float
 
 
-def to_image_point(x: float, y: float, convention: Convention, geom: FrameGeometry) -> tuple[float, float]:
+def to_image_point(
+    x: float, y: float, convention: Convention, geom: FrameGeometry
+) -> tuple[float, float]:
     """A model point as a (fractional) pixel position in the sent image."""
     if convention is Convention.NORM1000:
         return x / 1000 * geom.sent_width, y / 1000 * geom.sent_height
@@ -107,7 +109,15 @@ def to_image_point(x: float, y: float, convention: Convention, geom: FrameGeomet
 
 
 def to_screen(x: float, y: float, convention: Convention, geom: FrameGeometry) -> MappedPoint:
-    """Map a model point to a logical screen point, clamped to the monitor."""
+    """Map a model point to a logical screen point, clamped to the monitor.
+
+    ``clamped`` says the model pointed outside the image it was sent. The image's far edges
+    count as inside (norm1000 names the right edge 1000, norm1 names it 1.0): a point there
+    lands on the monitor's last pixel, which is rounding, not the model leaving the screen.
+    Raises ValueError on a non-finite coordinate.
+    """
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise ValueError(f"model point ({x}, {y}) is not finite")
     ix, iy = to_image_point(x, y, convention, geom)
     mon = geom.monitor
     px = mon.left + ix * mon.width / geom.sent_width
@@ -117,10 +127,15 @@ def to_screen(x: float, y: float, convention: Convention, geom: FrameGeometry) -
     lm = geom.logical_monitor
     cx = min(max(lx, lm.left), lm.right - 1)
     cy = min(max(ly, lm.top), lm.bottom - 1)
-    return MappedPoint(Point(cx, cy), clamped=(cx, cy) != (lx, ly), image_x=ix, image_y=iy)
+    # Judged on the image point, not on (cx, cy) != (lx, ly): the exclusive right edge and a
+    # fractional scale (2560 px / 1.5 = 1706.67 points) move edge points by one point.
+    outside = not (0 <= ix <= geom.sent_width and 0 <= iy <= geom.sent_height)
+    return MappedPoint(Point(cx, cy), clamped=outside, image_x=ix, image_y=iy)
 
 
-def from_screen(point_x: float, point_y: float, convention: Convention, geom: FrameGeometry) -> tuple[float, float]:
+def from_screen(
+    point_x: float, point_y: float, convention: Convention, geom: FrameGeometry
+) -> tuple[float, float]:
     """The inverse of :func:`to_screen`, unrounded: where a logical screen point is in a convention.
 
     Used by calibration and by the fake model server's tests to answer like a perfect model.

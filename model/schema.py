@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 class _Action(BaseModel):
     # Unknown fields are an error: a model inventing fields is a model off the schema.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # NaN and Infinity parse from JSON by default; no coordinate or duration can be one.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class _Pointed(_Action):

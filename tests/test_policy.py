@@ -1,0 +1,594 @@
+"""The safety policy, rule by rule, with the negatives that keep it from crying wolf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from control.policy import (
+    ConfirmMode,
+    SafetyPolicy,
+    Verdict,
+    is_card_number,
+    looks_like_password,
+    normalize_keys,
+    risky_element_word,
+    shell_command_label,
+)
+from model.schema import ACTION_ADAPTER, Action
+
+RISKY = SafetyPolicy()  # the default mode
+
+
+def act(**fields: Any) -> Action:
+    return ACTION_ADAPTER.validate_python(fields)
+
+
+def click(element: str, **extra: Any) -> Action:
+    return act(action="click", element=element, x=10, y=20, **extra)
+
+
+def hotkey(*keys: str) -> Action:
+    return act(action="hotkey", keys=list(keys))
+
+
+def typing(text: str, **extra: Any) -> Action:
+    return act(action="type", text=text, **extra)
+
+
+def assess(
+    action: Action,
+    previous: Action | None = None,
+    *,
+    outside: bool = False,
+    policy: SafetyPolicy = RISKY,
+) -> Verdict:
+    return policy.assess(action, previous=previous, outside_monitor=outside)
+
+
+def test_default_mode_is_risky() -> None:
+    assert SafetyPolicy().mode is ConfirmMode.RISKY
+    assert ConfirmMode("never") is ConfirmMode.NEVER
+
+
+# -- key normalization -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        (["Control", "S"], {"ctrl", "s"}),
+        (["ctrlleft", "shiftright", "altleft"], {"ctrl", "shift", "alt"}),
+        (["Control_L", "Alt_R"], {"ctrl", "alt"}),
+        (["win", "l"], {"super", "l"}),
+        (["cmd", "q"], {"super", "q"}),
+        (["command", "option", "esc"], {"super", "alt", "escape"}),
+        (["meta", "Return"], {"super", "enter"}),
+        (["winleft", "del"], {"super", "delete"}),
+        (["ctrl+shift+w"], {"ctrl", "shift", "w"}),
+        (["Ctrl + Alt + Del"], {"ctrl", "alt", "delete"}),
+        (["ctrl", "+"], {"ctrl", "+"}),
+        (["ctrl++"], {"ctrl", "+"}),
+        (["Print Screen"], {"printscreen"}),
+        (["F4", "ALT"], {"alt", "f4"}),
+    ],
+)
+def test_key_names_are_normalized(keys: list[str], expected: set[str]) -> None:
+    assert normalize_keys(keys) == expected
+
+
+def test_key_order_does_not_matter() -> None:
+    for keys in (("f4", "alt"), ("alt", "f4"), ("F4", "Alt")):
+        assert assess(hotkey(*keys)).confirm
+    assert assess(hotkey("delete", "alt", "ctrl")).forbidden
+
+
+# -- forbidden chords --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("ctrl", "alt", "delete"),
+        ("Control", "Alt", "Del"),
+        ("alt", "ctrl", "del"),
+        ("ctrl", "alt", "shift", "delete"),
+        ("ctrl+alt+end",),
+        ("ctrl", "alt", "backspace"),
+        ("ctrl", "alt", "f1"),
+        ("ctrl", "alt", "F7"),
+        ("ctrl", "alt", "f12"),
+        ("win", "l"),
+        ("super", "l"),
+        ("cmd", "ctrl", "q"),
+        ("ctrl", "alt", "l"),
+        ("cmd", "shift", "q"),
+        ("alt", "sysrq", "b"),
+        ("alt", "printscreen", "b"),
+        ("alt", "prtsc", "o"),
+        ("power",),
+        ("ctrl", "cmd", "power"),
+        ("sleep",),
+    ],
+)
+def test_forbidden_chords_in_every_mode(keys: tuple[str, ...]) -> None:
+    for mode in ConfirmMode:
+        verdict = assess(hotkey(*keys), policy=SafetyPolicy(mode))
+        assert verdict.forbidden, (keys, mode)
+        assert not verdict.confirm
+        assert verdict.reasons and "never presses" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("ctrl", "alt", "t"),  # open a terminal: allowed (typed commands are checked)
+        ("alt", "printscreen"),  # a screenshot of the window, not SysRq
+        ("printscreen",),
+        ("l",),
+        ("ctrl", "l"),  # focus the address bar
+        ("alt", "f1"),
+        ("ctrl", "f1"),
+        ("ctrl", "alt"),
+    ],
+)
+def test_near_misses_are_not_forbidden(keys: tuple[str, ...]) -> None:
+    assert not assess(hotkey(*keys)).forbidden
+
+
+def test_forbidden_reason_names_the_keys_as_written() -> None:
+    verdict = assess(hotkey("Control", "Alt", "Del"))
+    assert verdict.reasons == (
+        "Control+Alt+Del opens the system security screen; holodesk never presses it",
+    )
+
+
+# -- risky hotkeys -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keys", "words"),
+    [
+        (("alt", "f4"), "closes the window"),
+        (("ctrl", "w"), "closes the tab or window"),
+        (("ctrl", "shift", "w"), "closes the tab or window"),
+        (("cmd", "w"), "closes the tab or window"),
+        (("ctrl", "f4"), "closes the tab or document"),
+        (("ctrl", "q"), "quits"),
+        (("ctrl", "shift", "q"), "quits"),
+        (("cmd", "q"), "quits"),
+        (("command", "Q"), "quits"),
+        (("delete",), "deletes the selection"),
+        (("del",), "deletes the selection"),
+        (("shift", "delete"), "permanently"),
+        (("cmd", "backspace"), "Trash"),
+        (("ctrl", "d"), "terminal"),
+        (("ctrl", "shift", "delete"), "browsing data"),
+        (("ctrl", "shift", "esc"), "task manager"),
+        (("cmd", "option", "esc"), "Force Quit"),
+        (("ctrl", "enter"), "sends"),
+        (("cmd", "return"), "sends"),
+    ],
+)
+def test_risky_hotkeys(keys: tuple[str, ...], words: str) -> None:
+    verdict = assess(hotkey(*keys))
+    assert verdict.confirm and not verdict.forbidden
+    assert len(verdict.reasons) == 1  # the most specific rule only
+    assert words in verdict.reasons[0]
+    assert verdict.reasons[0].startswith(f"presses {'+'.join(keys)}, which ")
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("ctrl", "s"),
+        ("ctrl", "c"),
+        ("ctrl", "v"),
+        ("ctrl", "z"),
+        ("alt", "tab"),
+        ("ctrl", "t"),
+        ("tab",),
+        ("backspace",),
+        ("escape",),
+        ("f4",),
+        ("shift", "enter"),
+        ("enter",),  # Enter alone, not after typing
+        ("w",),
+        ("q",),
+        ("d",),
+    ],
+)
+def test_ordinary_hotkeys_are_not_risky(keys: tuple[str, ...]) -> None:
+    verdict = assess(hotkey(*keys), previous=click("Address bar"))
+    assert verdict == Verdict(confirm=False, forbidden=False, reasons=())
+
+
+# -- Enter after typing --------------------------------------------------------------------------
+
+
+def test_type_with_enter_is_risky() -> None:
+    verdict = assess(typing("hello", press_enter=True))
+    assert verdict.confirm
+    assert verdict.reasons == ("presses Enter after typing, which may submit a form",)
+
+
+def test_type_with_a_line_break_is_risky() -> None:
+    verdict = assess(typing("first line\nsecond line"))
+    assert verdict.confirm
+    assert "line break" in verdict.reasons[0]
+
+
+def test_enter_right_after_typing_is_risky() -> None:
+    for key in ("enter", "Return"):
+        verdict = assess(hotkey(key), previous=typing("hello"))
+        assert verdict.confirm
+        assert verdict.reasons == ("presses Enter right after typing, which may submit a form",)
+
+
+def test_enter_after_something_else_is_not() -> None:
+    assert not assess(hotkey("enter"), previous=click("OK button")).confirm
+    assert not assess(hotkey("enter"), previous=None).confirm
+    assert not assess(hotkey("tab"), previous=typing("hello")).confirm
+
+
+def test_plain_typing_is_not_risky() -> None:
+    for text in ("hello world", "invoice 4411", "Quarterly report.pdf", "Jean-Pierre O'Brien"):
+        assert assess(typing(text)) == Verdict(confirm=False, forbidden=False, reasons=())
+
+
+# -- credentials -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        "Password field",
+        "password",
+        "Passcode",
+        "PIN",
+        "Enter PIN",
+        "CVV",
+        "one-time code",
+        "passwordInput",
+        "login_password",
+        "Verification code",
+    ],
+)
+def test_typing_after_pointing_at_a_password_field(element: str) -> None:
+    verdict = assess(typing("hunter2"), previous=click(element))
+    assert verdict.confirm and verdict.secret
+    assert any("password field" in r for r in verdict.reasons)
+    assert "hunter2" not in " ".join(verdict.reasons)
+
+
+@pytest.mark.parametrize("element", ["Username", "Spinner", "Pinned tabs", "Search", "Passport no"])
+def test_typing_after_other_fields(element: str) -> None:
+    verdict = assess(typing("hello"), previous=click(element))
+    assert not verdict.confirm and not verdict.secret
+
+
+@pytest.mark.parametrize(
+    "text", ["Tr0ub4dor&3", "P@ssw0rd!", "Summer2024", "zX9#kLm2", "P4ss.word"]
+)
+def test_password_looking_text(text: str) -> None:
+    assert looks_like_password(text)
+    verdict = assess(typing(text))
+    assert verdict.confirm and verdict.secret
+    assert verdict.reasons == ("types text that looks like a password",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hunter2",  # two classes
+        "password",  # one class (the field rule catches it in context)
+        "Short1!",  # seven characters
+        "Hello World 2024!",  # words, not one token
+        "Jean-Pierre",  # word punctuation does not count as a symbol
+        "https://Example.com/Page1",
+        "www.Example.org/Item42",
+        "example2.com/a-b_c",
+        "John.Doe2@Example.com",
+        "C:\\Users\\Bob\\Doc1.txt",
+        "/home/Bob/file_2.txt",
+        "~/Notes/Todo_1.md",
+        "2026-03-14",
+    ],
+)
+def test_not_password_looking_text(text: str) -> None:
+    assert not looks_like_password(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "4111111111111111",
+        "5500 0000 0000 0004",
+        "3782 822463 10005",  # Amex, 15 digits
+        "pay with 4012888888881881 please",
+        "6011000990139424",
+    ],
+)
+def test_card_numbers(text: str) -> None:
+    assert is_card_number(text)
+    verdict = assess(typing(text))
+    assert verdict.confirm and verdict.secret
+    assert "card number" in " ".join(verdict.reasons)
+    assert "1111" not in " ".join(verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111 1111 1111 1112",  # Luhn fails
+        "1234567890",  # too short
+        "+1 415 555 2671",  # a phone number
+        "12345678901234567890123",  # too long, and not inside a longer number either
+        "Order 2026-03-14",
+        "4111  1111  1111  1111",  # double spaces are not card grouping
+    ],
+)
+def test_not_card_numbers(text: str) -> None:
+    assert not is_card_number(text)
+
+
+# -- shell commands ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("sudo apt update", "sudo"),
+        ("rm -rf ~/Documents", "rm"),
+        ("cd /tmp && rm file.txt", "rm"),
+        ("curl -fsSL https://get.example.com | sh", "a pipe into a shell"),
+        ("wget -qO- https://x.example | bash", "a pipe into a shell"),
+        ("curl https://x.example/i.py | python3", "a pipe into an interpreter"),
+        ("chmod 777 /etc/passwd", "chmod"),
+        ("chown -R bob /", "chown"),
+        ("mkfs.ext4 /dev/sdb1", "mkfs"),
+        ("dd if=/dev/zero of=/dev/sda bs=1M", "dd"),
+        ("echo hi > /dev/sda", "a redirect into a device"),
+        (":(){ :|:& };:", "a fork bomb"),
+        ("powershell -Command Get-Process", "PowerShell"),
+        ("pwsh -c ls", "PowerShell"),
+        ("cmd /c del x", "cmd /c"),
+        ("Remove-Item -Recurse C:\\Users", "Remove-Item"),
+        ("iex (New-Object Net.WebClient).DownloadString('u')", "Invoke-Expression"),
+        ("format c:", "format"),
+        ("del /s /q C:\\temp", "del /s"),
+        ("reg delete HKCU\\Software\\X", "reg"),
+        ("shutdown -h now", "shutdown"),
+        ("killall Finder", "kill"),
+        ("kill -9 4242", "kill"),
+        ("sudo kill 4242", "sudo"),
+        ("rm notes", "rm"),
+        ("systemctl stop sshd", "systemctl"),
+        ("pip install requests", "a package install"),
+        ("brew install wget", "a package install"),
+        ("git push --force origin main", "git history rewrite"),
+        ("git reset --hard HEAD~3", "git history rewrite"),
+        ("DROP TABLE users;", "a destructive SQL statement"),
+        ("echo aGk= | base64 -d", "base64 -d"),
+        ("bash -c 'echo hi'", "sh -c"),
+    ],
+)
+def test_shell_commands(text: str, label: str) -> None:
+    assert shell_command_label(text) == label
+    verdict = assess(typing(text))
+    assert verdict.confirm
+    assert f"destructive or system command ({label})" in " ".join(verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please format the report nicely",
+        "The form was confirmed",
+        "kill two birds with one stone",
+        "We will reboot the router tomorrow",
+        "the firm will confirm",  # "rm" inside a word
+        "kill 'em with kindness",
+        "killing time",
+        "ls -la > /dev/null",
+        "Install instructions are attached",
+        "drop the table from the slide",
+        "ddd if you like",
+    ],
+)
+def test_prose_is_not_a_shell_command(text: str) -> None:
+    assert shell_command_label(text) is None
+
+
+# -- clicks on risky elements ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("element", "what"),
+    [
+        ("Send", "send or submit"),
+        ("Send button", "send or submit"),
+        ("send-button", "send or submit"),
+        ("SEND", "send or submit"),
+        ("Submit order", "send or submit"),
+        ("Confirm", "send or submit"),
+        ("Pay now", "spend money"),
+        ("Buy", "spend money"),
+        ("Purchase", "spend money"),
+        ("Place order", "spend money"),
+        ("Transfer funds", "spend money"),
+        ("Proceed to checkout", "spend money"),
+        ("Delete", "delete something"),
+        ("Delete button", "delete something"),
+        ("deleteButton", "delete something"),
+        ("btn_delete", "delete something"),
+        ("btnRemove", "delete something"),
+        ("Remove item", "delete something"),
+        ("Uninstall", "delete something"),
+        ("Format disk", "delete something"),
+        ("Install", "install software or grant a permission"),
+        ("Allow", "install software or grant a permission"),
+    ],
+)
+def test_risky_element_names(element: str, what: str) -> None:
+    found = risky_element_word(element)
+    assert found is not None and what in found[1]
+    verdict = assess(click(element))
+    assert verdict.confirm
+    assert verdict.reasons == (f'clicks "{element}" (it may {found[1].removeprefix("may ")})',)
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        "Sender name",  # word boundary: "Sender" is not "Send"
+        "Resend code",
+        "PayPal logo",
+        "Payments tab",
+        "Orders",
+        "Deleted items folder",
+        "Removal policy link",
+        "Installer log",
+        "Allowance field",
+        "Save button",
+        "Search field",
+        "Unsubmitted drafts",
+    ],
+)
+def test_word_boundaries_keep_ordinary_elements_quiet(element: str) -> None:
+    assert risky_element_word(element) is None
+    assert not assess(click(element)).confirm
+
+
+def test_every_click_kind_is_checked_with_its_own_verb() -> None:
+    cases: list[tuple[Action, str]] = [
+        (click("Delete"), "clicks"),
+        (click("Delete", clicks=2), "double-clicks"),
+        (click("Delete", button="right"), "right-clicks"),
+        (act(action="double_click", element="Delete", x=1, y=2), "double-clicks"),
+        (act(action="drag", element="Report to Trash", x=1, y=2, to_x=3, to_y=4), "drags"),
+    ]
+    for action, verb in cases:
+        verdict = assess(action)
+        assert verdict.confirm and verdict.reasons[0].startswith(f'{verb} "'), verdict
+
+
+def test_moving_or_scrolling_over_risky_names_is_fine() -> None:
+    assert not assess(act(action="move", element="Delete", x=1, y=2)).confirm
+    scroll = act(action="scroll", element="Delete list", x=1, y=2, direction="down")
+    assert not assess(scroll).confirm
+
+
+# -- outside the monitor -----------------------------------------------------------------------
+
+
+def test_a_point_outside_the_monitor_is_risky() -> None:
+    verdict = assess(click("Save button"), outside=True)
+    assert verdict.confirm
+    assert verdict.reasons == ("aims outside the chosen monitor (the point was moved to its edge)",)
+    assert not assess(click("Save button"), outside=False).confirm
+
+
+def test_reasons_accumulate() -> None:
+    verdict = assess(click("Delete"), outside=True)
+    assert len(verdict.reasons) == 2
+    verdict = assess(typing("sudo rm -rf /", press_enter=True))
+    assert len(verdict.reasons) == 2
+
+
+# -- modes -------------------------------------------------------------------------------------
+
+ALWAYS = SafetyPolicy(ConfirmMode.ALWAYS)
+NEVER = SafetyPolicy(ConfirmMode.NEVER)
+
+INERT = [
+    act(action="wait", seconds=2),
+    act(action="ask_user", question="Delete it? Password?"),
+    act(action="answer", text="Sent 4111 1111 1111 1111 via sudo"),
+]
+HARMLESS = [
+    click("Save button"),
+    typing("hello"),
+    hotkey("ctrl", "s"),
+    act(action="move", element="Menu", x=1, y=2),
+    act(action="scroll", element="Page", x=1, y=2, direction="down"),
+]
+
+
+@pytest.mark.parametrize("action", INERT)
+@pytest.mark.parametrize("mode", list(ConfirmMode))
+def test_inert_actions_never_need_confirmation(action: Action, mode: ConfirmMode) -> None:
+    verdict = assess(action, previous=typing("x"), outside=True, policy=SafetyPolicy(mode))
+    assert verdict == Verdict(confirm=False, forbidden=False, reasons=())
+
+
+@pytest.mark.parametrize("action", HARMLESS)
+def test_always_mode_confirms_everything_that_acts(action: Action) -> None:
+    verdict = assess(action, policy=ALWAYS)
+    assert verdict.confirm and not verdict.forbidden
+    assert verdict.reasons == ("every action is confirmed (confirmation mode: always)",)
+    assert not assess(action).confirm  # and risky mode lets it through
+
+
+def test_always_mode_keeps_the_real_reasons() -> None:
+    verdict = assess(click("Delete"), policy=ALWAYS)
+    assert verdict.confirm and verdict.reasons == ('clicks "Delete" (it may delete something)',)
+
+
+def test_never_mode_confirms_nothing_but_still_reports_and_forbids() -> None:
+    verdict = assess(click("Delete"), policy=NEVER)
+    assert not verdict.confirm and not verdict.forbidden
+    assert verdict.reasons == ('clicks "Delete" (it may delete something)',)
+    secret = assess(typing("Tr0ub4dor&3"), policy=NEVER)
+    assert not secret.confirm and secret.secret
+    forbidden = assess(hotkey("ctrl", "alt", "delete"), policy=NEVER)
+    assert forbidden.forbidden and not forbidden.confirm
+
+
+def test_risky_mode_confirms_only_flagged_actions() -> None:
+    assert assess(click("Delete")).confirm
+    for action in HARMLESS:
+        assert not assess(action).confirm
+
+
+# -- agreement with what control.keys will actually press --------------------------------------
+
+# The policy must judge the keys that get pressed: any spelling control.keys accepts for a key
+# a rule mentions must reach the policy under the same canonical name.
+_RULE_KEYS = frozenset(
+    {"ctrl", "alt", "shift", "super", "enter", "delete", "backspace", "escape", "printscreen"}
+    | {"power", "sleep", "eject", "end", "l", "q", "w", "d"}
+    | {f"f{n}" for n in range(1, 13)}
+)
+_SPELLINGS = [
+    *("Control", "CTRL", "ctl", "strg", "lctrl", "RightControl", "control_l", "ctrlright"),
+    *("Alt", "option", "opt", "altgr", "AltGr", "lalt", "alt_r", "optionleft", "optionright"),
+    *("Shift", "lshift", "shift_r", "shiftleft"),
+    *("cmd", "Command", "win", "Windows", "super", "meta", "os", "logo", "mod4", "lwin"),
+    *("rcmd", "cmdleft", "winright", "super_l", "Meta_R", "leftcommand"),
+    *("Return", "ret", "cr", "newline", "Enter", "del", "Delete", "forwarddelete", "Del"),
+    *("bksp", "backspc", "bs", "BackSpace", "esc", "Escape", "print", "prtsc", "prtscr"),
+    *("prntscrn", "snapshot", "Print Screen", "PrintScreen", "F4", "f12", "End", "L", "Q"),
+    *("sleep", "plus", "+"),
+]
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+def test_policy_names_agree_with_control_keys(platform: str) -> None:
+    from control import keys
+
+    names = sorted(set(_SPELLINGS) | set(keys.PYAUTOGUI_KEYS))
+    checked = 0
+    for name in names:
+        try:
+            pressed = keys.normalize_key(name, platform)
+        except keys.UnknownKeyError:
+            continue  # never pressed, so never judged
+        ours, theirs = normalize_keys([name]), normalize_keys([pressed])
+        if (ours | theirs) & _RULE_KEYS:
+            assert ours == theirs, (name, pressed, platform)
+            checked += 1
+    assert checked > 60
