@@ -178,6 +178,8 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
             ("note", step.note),
             ("confirm because", step.reason_for_confirm),
             ("error", step.error),
+            # A step with no parsed action failed on the model's output: show what it said.
+            ("model said", step.raw_output if not step.action else None),
         ):
             if text:
                 lines.append(f"    {label}: {_one_line(text, 300)}")

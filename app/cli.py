@@ -1,0 +1,234 @@
+"""The `holodesk` command line: run a task, read the action log, show and change settings."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from app import paths
+from app.events import Event, Outcome, RunFinished
+from app.lock import DesktopBusyError, DesktopLock
+from app.settings import Settings, SettingsError, load_settings
+
+log = logging.getLogger("holodesk")
+
+#: Exit codes: 0 only when the model answered the task.
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1  # the run ended without an answer (stop, limit, loop, error, question)
+EXIT_USAGE = 2  # bad arguments or settings
+EXIT_BUSY = 3  # another run holds the desktop
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `holodesk` script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _setup_logging(getattr(args, "verbose", False))
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        result: int = args.func(args)
+    except SettingsError as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="holodesk",
+        description="A desktop computer-use assistant driven by Holotron-12B served by vLLM.",
+    )
+    sub = p.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="carry out a task on this desktop")
+    run.add_argument("task", help="what to do, in plain words")
+    run.add_argument("--confirm", choices=["always", "risky", "never"],
+                     help="which actions to confirm first (default from settings: risky)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="ask the model and log the steps, but click and type nothing")
+    run.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
+    run.add_argument("--max-steps", type=int, help="end the run after this many steps")
+    run.add_argument("--max-seconds", type=float, help="end the run after this many seconds")
+    run.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")
+    run.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    run.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
+                     help="how the model gives coordinates")
+    run.add_argument("-v", "--verbose", action="store_true", help="print every event")
+    run.set_defaults(func=_cmd_run)
+
+    logp = sub.add_parser("log", help="the action log: past runs and their steps")
+    logsub = logp.add_subparsers(dest="log_command", required=True)
+    ls = logsub.add_parser("list", help="list recent runs")
+    ls.add_argument("-n", "--limit", type=int, default=20)
+    ls.set_defaults(func=_cmd_log_list)
+    show = logsub.add_parser("show", help="show one run and its steps")
+    show.add_argument("run", help="run id (a unique prefix is enough)")
+    show.set_defaults(func=_cmd_log_show)
+    exp = logsub.add_parser("export", help="export a run as JSONL plus its screenshots")
+    exp.add_argument("run", help="run id (a unique prefix is enough)")
+    exp.add_argument("-o", "--output", type=Path, default=Path("."),
+                     help="folder to write into (default: here)")
+    exp.set_defaults(func=_cmd_log_export)
+
+    cfg = sub.add_parser("config", help="show or change settings")
+    cfgsub = cfg.add_subparsers(dest="config_command", required=True)
+    cshow = cfgsub.add_parser("show", help="print the settings and where they come from")
+    cshow.set_defaults(func=_cmd_config_show)
+    cset = cfgsub.add_parser("set", help="change one setting (api_key goes to the keyring)")
+    cset.add_argument("key")
+    cset.add_argument("value")
+    cset.set_defaults(func=_cmd_config_set)
+    return p
+
+
+def _setup_logging(verbose: bool) -> None:
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    root.setLevel(logging.DEBUG)
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.INFO if verbose else logging.WARNING)
+    console.setFormatter(logging.Formatter("holodesk: %(levelname)s: %(message)s"))
+    root.addHandler(console)
+    try:
+        log_dir = paths.log_dir()
+        log_dir.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(log_dir / "holodesk.log", encoding="utf-8")
+    except OSError as e:
+        log.warning("cannot write the log file: %s", e)
+        return
+    fh.setLevel(logging.DEBUG)
+    fh.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
+    root.addHandler(fh)
+    # Third-party chatter (HTTP internals) is noise in our log, and may echo request bodies.
+    for noisy in ("httpx", "httpcore", "openai", "PIL"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _run_settings(args: argparse.Namespace) -> Settings:
+    settings = load_settings()
+    overrides: dict[str, object] = {}
+    for name in ("confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model",
+                 "convention"):
+        value = getattr(args, name, None)
+        if value is not None:
+            overrides[name] = value
+    return settings.with_overrides(overrides) if overrides else settings
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from app.session import build_session  # the heavy imports only when a run is asked for
+
+    settings = _run_settings(args)
+    lock = DesktopLock(paths.lock_path())
+    try:
+        lock.acquire()
+    except DesktopBusyError as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return EXIT_BUSY
+    try:
+        session = build_session(settings, task=args.task, dry_run=args.dry_run)
+    except Exception as e:
+        lock.release()
+        print(f"holodesk: cannot start the run: {e}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    from app.terminal import TerminalFrontEnd
+
+    front = TerminalFrontEnd(verbose=args.verbose)
+    events: queue.Queue[Event] = queue.Queue()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        session.latch.stop("signal", signal.Signals(signum).name)
+
+    old_int = signal.signal(signal.SIGINT, on_signal)
+    old_term = signal.signal(signal.SIGTERM, on_signal)
+    result: list[RunFinished] = []
+    worker = threading.Thread(
+        target=lambda: result.append(session.run(events.put)), name="agent", daemon=True
+    )
+    try:
+        worker.start()
+        # The main thread stays free for signals and for the person's answers, like the GUI.
+        while worker.is_alive() or not events.empty():
+            try:
+                event = events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            front.handle(event)
+        worker.join()
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+        session.close()
+        lock.release()
+    finished = result[0] if result else None
+    if finished is None:
+        print("holodesk: the run ended without a result; see the log file", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    if finished.outcome is Outcome.ANSWERED:
+        return EXIT_OK
+    print(f"holodesk: run {finished.outcome.value}: {finished.reason}", file=sys.stderr)
+    return EXIT_RUN_FAILED
+
+
+def _cmd_log_list(args: argparse.Namespace) -> int:
+    from app.store import ActionLog, format_run_list
+
+    with ActionLog.open() as store:
+        print(format_run_list(store.list_runs(args.limit)))
+    return EXIT_OK
+
+
+def _cmd_log_show(args: argparse.Namespace) -> int:
+    from app.store import ActionLog, RunNotFound, format_run
+
+    with ActionLog.open() as store:
+        try:
+            run = store.get_run(args.run)
+        except RunNotFound as e:
+            print(f"holodesk: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        print(format_run(run, store.steps(run.id)))
+    return EXIT_OK
+
+
+def _cmd_log_export(args: argparse.Namespace) -> int:
+    from app.store import ActionLog, RunNotFound
+
+    with ActionLog.open() as store:
+        try:
+            run = store.get_run(args.run)
+        except RunNotFound as e:
+            print(f"holodesk: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        out = store.export_run(run.id, args.output)
+    print(out)
+    return EXIT_OK
+
+
+def _cmd_config_show(args: argparse.Namespace) -> int:
+    from app.settings import describe_settings
+
+    print(describe_settings(load_settings()))
+    return EXIT_OK
+
+
+def _cmd_config_set(args: argparse.Namespace) -> int:
+    from app.settings import set_value
+
+    set_value(args.key, args.value)
+    print(f"{args.key} set")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""Typed events the agent loop emits; the terminal, the log store and the Qt UI consume them.
+
+Events are immutable and carry only plain data (no image bytes beyond paths), so they can cross
+threads through a queue or a queued Qt signal without copying screenshots around.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from control.policy import Verdict
+from control.stop import StopLatch
+from model.coords import FrameGeometry, Point
+from model.schema import Action, Step
+
+
+class Outcome(StrEnum):
+    """How a run ended."""
+
+    ANSWERED = "answered"  # the model answered the task: the only success
+    ASKED_USER = "asked_user"  # the model handed control back with a question
+    STOPPED = "stopped"  # the emergency stop, or the person chose Stop
+    LIMIT = "limit"  # maximum steps or time reached
+    LOOP = "loop"  # the same action on an unchanged screen, again and again
+    ERROR = "error"  # the server, the model output or the machine failed
+
+
+class Decision(StrEnum):
+    """What happened to a proposed step before execution."""
+
+    AUTO = "auto"  # the policy did not ask
+    APPROVED = "approved"
+    SKIPPED = "skipped"
+    EDITED = "edited"
+    FORBIDDEN = "forbidden"  # never executed, whatever the person says
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_id: str
+    task: str
+    endpoint: str
+    model: str
+    monitor: str
+    dry_run: bool
+
+
+@dataclass(frozen=True)
+class FrameCaptured:
+    run_id: str
+    step_no: int
+    geometry: FrameGeometry
+    screenshot_path: str
+    capture_ms: float
+
+
+@dataclass(frozen=True)
+class ModelText:
+    """The model's output so far for this step, as it streams in."""
+
+    run_id: str
+    step_no: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StepProposed:
+    run_id: str
+    step_no: int
+    step: Step
+    points: tuple[Point, ...]
+    description: str
+    verdict: Verdict
+    raw: str
+
+
+@dataclass(frozen=True)
+class AwaitingConfirmation:
+    """The loop is blocked until ``request`` is answered (or the stop latch is set)."""
+
+    run_id: str
+    step_no: int
+    request: ConfirmRequest
+
+
+@dataclass(frozen=True)
+class StepDecided:
+    run_id: str
+    step_no: int
+    decision: Decision
+    action: Action
+
+
+@dataclass(frozen=True)
+class ActionExecuted:
+    run_id: str
+    step_no: int
+    description: str
+    exec_ms: float
+    settle_ms: float
+    settled: bool
+
+
+@dataclass(frozen=True)
+class StepFailed:
+    run_id: str
+    step_no: int
+    error: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    run_id: str
+    outcome: Outcome
+    reason: str
+    steps: int
+    answer: str = ""
+
+
+Event = (
+    RunStarted
+    | FrameCaptured
+    | ModelText
+    | StepProposed
+    | AwaitingConfirmation
+    | StepDecided
+    | ActionExecuted
+    | StepFailed
+    | RunFinished
+)
+
+
+class Answer(StrEnum):
+    """The person's answers to a confirmation."""
+
+    APPROVE = "approve"
+    APPROVE_REST = "approve_rest"  # approve this and every later step of this run
+    SKIP = "skip"
+    STOP = "stop"
+    EDIT = "edit"
+
+
+@dataclass
+class ConfirmReply:
+    answer: Answer
+    edited: Action | None = None  # with Answer.EDIT: the action to run instead
+
+
+@dataclass
+class ConfirmRequest:
+    """A question the worker asks and a front end answers (the Dangerzone pattern).
+
+    The worker blocks in :meth:`wait`; any thread answers with :meth:`reply`. A stop while
+    waiting ends the wait at once with ``Answer.STOP``.
+    """
+
+    description: str
+    element: str
+    points: tuple[Point, ...]
+    reasons: tuple[str, ...]
+    action: Action
+    screenshot_path: str
+    geometry: FrameGeometry
+    _done: threading.Event = field(default_factory=threading.Event, repr=False)
+    _reply: ConfirmReply | None = field(default=None, repr=False)
+
+    def reply(self, reply: ConfirmReply) -> None:
+        """Answer the request; only the first answer counts."""
+        if not self._done.is_set():
+            self._reply = reply
+            self._done.set()
+
+    @property
+    def answered(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, stop: StopLatch) -> ConfirmReply:
+        """Block until answered or stopped."""
+        while not self._done.wait(0.05):
+            if stop.is_set:
+                return ConfirmReply(Answer.STOP)
+        assert self._reply is not None
+        return self._reply

@@ -1,0 +1,99 @@
+"""A session: the parts of one run wired from settings, shared by the CLI and the GUI."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.agent import Agent, AgentParts, RunConfig, RunLimits
+from app.events import Event, RunFinished
+from app.secrets import api_key
+from app.settings import Settings
+from app.store import ActionLog
+from control.capture import CaptureTarget, MssCapturer
+from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
+from control.policy import SafetyPolicy
+from control.stop import StopLatch
+from model.client import ClientConfig, HolotronClient
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Session:
+    """One task with everything it drives. :meth:`run` blocks: call it on a worker thread."""
+
+    task: str
+    settings: Settings
+    dry_run: bool
+    parts: AgentParts
+
+    @property
+    def latch(self) -> StopLatch:
+        return self.parts.latch
+
+    def run(self, emit: Callable[[Event], None]) -> RunFinished:
+        s = self.settings
+        config = RunConfig(
+            task=self.task,
+            convention=s.convention,
+            limits=RunLimits(
+                max_steps=s.max_steps,
+                max_seconds=s.max_seconds,
+                loop_limit=s.loop_limit,
+                settle_min=s.settle_min,
+                settle_max=s.settle_max,
+            ),
+            thinking=s.thinking,
+            dry_run=self.dry_run,
+            monitor_label=s.monitor,
+            endpoint=s.endpoint,
+            settings=s.model_dump(mode="json"),
+        )
+        return Agent(self.parts, emit).run(config)
+
+    def close(self) -> None:
+        """Release the capture and the log; safe to call twice."""
+        for closer in (self.parts.capturer.close, self.parts.store.close):
+            try:
+                closer()
+            except Exception:
+                log.exception("closing the session")
+
+
+def build_session(
+    settings: Settings,
+    task: str,
+    dry_run: bool = False,
+    latch: StopLatch | None = None,
+    backend: InputBackend | None = None,
+) -> Session:
+    """Wire the real parts from settings (the GUI passes its own latch)."""
+    latch = latch or StopLatch()
+    client = HolotronClient(
+        ClientConfig(
+            base_url=settings.endpoint,
+            api_key=api_key(settings.endpoint),
+            model=settings.model,
+            request_timeout=settings.request_timeout,
+            temperature=settings.temperature,
+        )
+    )
+    capturer = MssCapturer(
+        CaptureTarget.parse(settings.monitor),
+        max_side=settings.max_side,
+        image_format=settings.image_format,
+        jpeg_quality=settings.jpeg_quality,
+    )
+    if backend is None:
+        backend = DryRunBackend() if dry_run else PyAutoGuiBackend(latch)
+    parts = AgentParts(
+        client=client,
+        capturer=capturer,
+        executor=Executor(backend, latch),
+        policy=SafetyPolicy(settings.confirm),
+        store=ActionLog.open(),
+        latch=latch,
+    )
+    return Session(task=task, settings=settings, dry_run=dry_run, parts=parts)

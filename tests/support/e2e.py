@@ -1,0 +1,105 @@
+"""Running `holodesk` as a subprocess on a test's Xvfb against the fake vLLM server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.home import REPO_ROOT, Home
+from tests.support.xvfb import Xvfb
+
+
+def make_home(tmp_path: Path) -> Home:
+    """A private HOME with XDG folders, for one holodesk subprocess."""
+    root = tmp_path / "home"
+    home = Home(
+        root=root,
+        config=root / ".config",
+        data=root / ".local" / "share",
+        state=root / ".local" / "state",
+        runtime=tmp_path / "run",
+        keyring=tmp_path / "keyring",
+    )
+    for folder in (home.root, home.runtime, home.keyring):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return home
+
+
+def holodesk_argv(*args: str) -> list[str]:
+    """The installed `holodesk` script when there is one, else the module."""
+    script = Path(sys.executable).parent / "holodesk"
+    if script.exists():
+        return [str(script), *args]
+    return [sys.executable, "-m", "app.cli", *args]
+
+
+def holodesk_env(home: Home, xvfb: Xvfb | None = None) -> dict[str, str]:
+    env = home.env()
+    if xvfb is not None:
+        env = xvfb.env(env)
+    else:
+        env.pop("DISPLAY", None)
+    env["PYTHON_KEYRING_BACKEND"] = "tests.support.keyring_backend.FileBackend"
+    env["PYTHONUNBUFFERED"] = "1"
+    # Settle quickly: the target app draws at once, and a short floor keeps the tests brisk.
+    env["HOLODESK_SETTLE_MIN"] = "0.05"
+    env["HOLODESK_SETTLE_MAX"] = "1.0"
+    return env
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return f"exit {self.returncode}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+def run_holodesk(
+    home: Home,
+    *args: str,
+    xvfb: Xvfb | None = None,
+    stdin: str = "",
+    timeout: float = 120.0,
+) -> Result:
+    """Run `holodesk ARGS` to its end and return what it printed."""
+    proc = subprocess.run(
+        holodesk_argv(*args),
+        env=holodesk_env(home, xvfb),
+        cwd=REPO_ROOT,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def start_holodesk(home: Home, *args: str, xvfb: Xvfb | None = None,
+                   workdir: Path) -> subprocess.Popen[str]:
+    """Start `holodesk ARGS` in the background (stdout/stderr to files in ``workdir``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        holodesk_argv(*args),
+        env=holodesk_env(home, xvfb),
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=(workdir / "stdout").open("w"),
+        stderr=(workdir / "stderr").open("w"),
+        text=True,
+    )
+
+
+def wait_exit(proc: subprocess.Popen[str], timeout: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("holodesk did not exit in time")
+        time.sleep(0.05)
+    return proc.returncode

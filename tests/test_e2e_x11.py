@@ -1,0 +1,229 @@
+"""End to end: `holodesk run` on a private Xvfb, a real target window, the fake vLLM server.
+
+The fake model sees: it decodes the screenshot holodesk sent, finds the target by colour and
+answers a click in the configured convention. So a click that reaches the right button proves
+capture, downscale, prompt, HTTP, parsing, coordinate mapping and input all agree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.e2e import make_home, run_holodesk, start_holodesk, wait_exit
+from tests.support.fake_vllm import FakeVLLM, GarbagePolicy, ScriptedPolicy, SeeingPolicy, Target
+from tests.support.fixtures import xvfb_fixture
+from tests.support.home import Home
+from tests.support.target_app import RunningApp
+from tests.support.xvfb import Xvfb
+
+pytestmark = pytest.mark.x11
+
+RED = (255, 0, 0)
+BLUE = (0, 0, 255)
+CYAN = (0, 255, 255)
+
+xvfb = xvfb_fixture(1920, 1080)
+
+
+@pytest.fixture
+def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
+    """A fresh target window per test, so each test reads only its own events."""
+    # The pointer away from the failsafe corners, wherever an earlier test left it.
+    subprocess.run(["xdotool", "mousemove", "960", "900"], env=xvfb.env(), check=True)
+    running = RunningApp(xvfb, tmp_path / "target", geometry="1000x660+0+0")
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
+
+
+def _log_show(home: Home) -> str:
+    result = run_holodesk(home, "log", "show", "last")
+    assert result.returncode == 0, str(result)
+    return result.stdout
+
+
+def test_click_and_type_through_real_pixels(xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    policy = SeeingPolicy(
+        [Target("Save button", RED), Target("Name field", BLUE, type_text="hello world")]
+    )
+    with FakeVLLM(policy) as server:
+        result = run_holodesk(home, "run", "save, then write hello world in the name field",
+                              "--confirm", "never", "--endpoint", server.base_url, xvfb=xvfb)
+        sent = server.requests[0].images[-1].size
+    assert result.returncode == 0, str(result)
+    assert sent == (1920, 1080)
+    assert app.wait_for(lambda: app.events("click", widget="save"), what="click on save")
+    assert app.wait_for(lambda: app.text("field") == "hello world", what="typed text")
+    assert not app.events("click", widget="cancel")
+    shown = _log_show(home)
+    assert "answered" in shown
+    assert "Save button" in shown
+
+
+def test_non_ascii_text_arrives_exactly(xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    text = "héllo wörld 日本"
+    policy = SeeingPolicy([Target("Comment field", CYAN, type_text=text)])
+    with FakeVLLM(policy) as server:
+        result = run_holodesk(home, "run", "write the comment", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb)
+    assert result.returncode == 0, str(result)
+    assert app.wait_for(lambda: app.text("field2") == text, what="non-ASCII text")
+
+
+def test_terminal_confirmation_approve_and_stop(xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy) as server:
+        approved = run_holodesk(home, "run", "press save", "--confirm", "always",
+                                "--endpoint", server.base_url, xvfb=xvfb, stdin="a\n")
+    assert approved.returncode == 0, str(approved)
+    assert "confirm: click" in approved.stdout
+    assert "Save button" in approved.stdout
+    assert app.wait_for(lambda: app.events("click", widget="save"), what="approved click")
+
+    mark = app.mark()
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy) as server:
+        stopped = run_holodesk(home, "run", "press save", "--confirm", "always",
+                               "--endpoint", server.base_url, xvfb=xvfb, stdin="q\n")
+    assert stopped.returncode != 0, str(stopped)
+    assert "stopped" in stopped.stderr
+    time.sleep(0.3)
+    assert not app.events_since(mark, "click")
+
+
+def test_dry_run_touches_nothing(xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    mark = app.mark()
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy) as server:
+        result = run_holodesk(home, "run", "press save", "--dry-run", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb)
+    assert result.returncode == 0, str(result)
+    time.sleep(0.3)
+    assert not app.events_since(mark, "pointer_press")
+    assert "Save button" in _log_show(home)
+
+
+def _long_type_policy(text: str) -> ScriptedPolicy:
+    return ScriptedPolicy([
+        {"thought": "type it", "action": {"action": "type", "text": text}},
+        {"thought": "done", "action": {"action": "answer", "text": "typed"}},
+    ])
+
+
+def _focus_field(xvfb: Xvfb, app: RunningApp) -> None:
+    x, y = app.widgets["field"].solid_center
+    subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"],
+                   env=xvfb.env(), check=True)
+    app.wait_for(lambda: app.events("focus_in", widget="field"), what="field focus")
+
+
+@pytest.mark.parametrize("how", ["sigint", "failsafe-corner"])
+def test_emergency_stop_cuts_a_long_type_short(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path, how: str
+) -> None:
+    text = "abcdefghij" * 60
+    _focus_field(xvfb, app)
+    with FakeVLLM(_long_type_policy(text)) as server:
+        proc = start_holodesk(home, "run", "type a lot", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "run")
+        app.wait_for(lambda: len(app.text("field")) >= 20, timeout=60, what="typing to start")
+        if how == "sigint":
+            proc.send_signal(signal.SIGINT)
+        else:
+            subprocess.run(["xdotool", "mousemove", "0", "0"], env=xvfb.env(), check=True)
+        code = wait_exit(proc)
+    stderr = (tmp_path / "run" / "stderr").read_text()
+    assert code != 0
+    assert "stopped" in stderr
+    typed = app.text("field")
+    assert text.startswith(typed)
+    assert 20 <= len(typed) < len(text)
+    # Nothing arrives after the process has gone: the stop really stopped.
+    time.sleep(0.5)
+    assert app.text("field") == typed
+    # No key is left held down.
+    downs = len(app.events("key_down"))
+    ups = len(app.events("key_up"))
+    assert downs == ups
+    assert "stopped" in _log_show(home)
+
+
+def test_a_model_answering_garbage_ends_the_run_clearly(
+    xvfb: Xvfb, app: RunningApp, home: Home
+) -> None:
+    mark = app.mark()
+    with FakeVLLM(GarbagePolicy("Sure! I will click the Save button.")) as server:
+        result = run_holodesk(home, "run", "press save", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb)
+        attempts = len(server.requests)
+    assert result.returncode == 1, str(result)
+    assert "schema" in result.stderr.lower() or "valid" in result.stderr.lower()
+    assert attempts == 3  # the first try and two retries
+    assert not app.events_since(mark, "pointer_press")
+    shown = _log_show(home)
+    assert "Sure! I will click the Save button." in shown  # the raw text is kept
+
+
+def test_server_dying_mid_run_gives_a_clear_error_and_keeps_the_log(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    script = ScriptedPolicy([
+        {"thought": "wait for the page", "action": {"action": "wait", "seconds": 2}},
+        {"thought": "again", "action": {"action": "wait", "seconds": 1}},
+    ])
+    with FakeVLLM(script) as server:
+        proc = start_holodesk(home, "run", "wait around", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "run")
+        server.wait_for_request(timeout=30)
+        server.kill()
+        code = wait_exit(proc)
+    stderr = (tmp_path / "run" / "stderr").read_text()
+    assert code == 1
+    assert "no model server answers" in stderr.lower()
+    shown = _log_show(home)
+    assert "wait 2" in shown
+    assert "error" in shown
+
+
+def test_a_second_run_is_refused_while_one_drives_the_desktop(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    script = ScriptedPolicy([{"thought": "wait", "action": {"action": "wait", "seconds": 3}},
+                             {"thought": "done", "action": {"action": "answer", "text": "ok"}}])
+    with FakeVLLM(script) as server:
+        first = start_holodesk(home, "run", "wait", "--confirm", "never",
+                               "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "a")
+        server.wait_for_request(timeout=30)
+        second = run_holodesk(home, "run", "other", "--endpoint", server.base_url, xvfb=xvfb)
+        assert wait_exit(first) == 0
+    assert second.returncode == 3, str(second)
+    assert "another holodesk run" in second.stderr
+
+
+def test_export_holds_the_run_and_its_images(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy) as server:
+        assert run_holodesk(home, "run", "press save", "--confirm", "never",
+                            "--endpoint", server.base_url, xvfb=xvfb).returncode == 0
+    out = tmp_path / "export"
+    result = run_holodesk(home, "log", "export", "last", "-o", str(out))
+    assert result.returncode == 0, str(result)
+    folder = Path(result.stdout.strip())
+    lines = [json.loads(line) for line in (folder / "run.jsonl").read_text().splitlines()]
+    assert len(lines) == 3  # the run, the click, the answer
+    assert any(p.suffix == ".jpg" for p in folder.rglob("*"))
+    assert os.path.commonpath([folder, out]) == str(out)
