@@ -227,3 +227,53 @@ def test_export_holds_the_run_and_its_images(
     assert len(lines) == 3  # the run, the click, the answer
     assert any(p.suffix == ".jpg" for p in folder.rglob("*"))
     assert os.path.commonpath([folder, out]) == str(out)
+
+
+def test_the_api_key_is_sent_but_never_written_down(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    key = "sk-holodesk-test-7f3a9c1e5b"
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy, api_key=key) as server:
+        assert run_holodesk(home, "config", "set", "endpoint", server.base_url).returncode == 0
+        stored = run_holodesk(home, "config", "set", "api_key", "-", stdin=key + "\n")
+        assert stored.returncode == 0, str(stored)
+        result = run_holodesk(home, "run", "press save", "--confirm", "never", "-v", xvfb=xvfb)
+        # The server answers 401 to any request without this exact bearer key.
+        assert result.returncode == 0, str(result)
+        assert not server.errors
+    shown = run_holodesk(home, "config", "show")
+    exported = run_holodesk(home, "log", "export", "last", "-o", str(tmp_path / "export"))
+    assert exported.returncode == 0, str(exported)
+    assert key not in shown.stdout + result.stdout + result.stderr
+    places = [home.config, home.data, home.state, tmp_path / "export"]
+    leaks = [
+        str(path)
+        for place in places
+        for path in place.rglob("*")
+        if path.is_file() and key.encode() in path.read_bytes()
+    ]
+    assert not leaks
+    # ...while the keyring does hold it (the test backend is a file, so we can look).
+    assert any(key.encode() in p.read_bytes() for p in home.keyring.rglob("*") if p.is_file())
+
+
+def test_a_run_killed_with_sigkill_leaves_a_readable_log(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    script = ScriptedPolicy([
+        {"thought": "first", "action": {"action": "wait", "seconds": 0.2}},
+        {"thought": "second", "action": {"action": "wait", "seconds": 0.3}},
+        {"thought": "third, long", "action": {"action": "wait", "seconds": 10}},
+    ])
+    with FakeVLLM(script) as server:
+        proc = start_holodesk(home, "run", "wait around", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "run")
+        server.wait_for_request(count=3, timeout=60)
+        time.sleep(0.5)  # well inside the 10 s wait of step 3
+        proc.send_signal(signal.SIGKILL)
+        wait_exit(proc)
+    shown = _log_show(home)
+    assert "interrupted" in shown
+    assert "wait 0.2 s" in shown
+    assert "wait 0.3 s" in shown
