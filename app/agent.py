@@ -37,7 +37,7 @@ from control.capture import Capturer, Frame, thumbnail
 from control.input import Executor
 from control.policy import SafetyPolicy, Verdict
 from control.settle import wait_until_settled
-from control.stop import StoppedError, StopLatch
+from control.stop import StopLatch, StoppedError
 from model.client import HolotronClient
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import HolotronError, InvalidOutput
@@ -290,7 +290,8 @@ class Agent:
                     record.error = f"{type(e).__name__}: {e}"
                     self._finish_step(record)
                     self._emit(StepFailed(run_id, step_no, record.error))
-                    raise _Ended(Outcome.ERROR, f"executing the action failed: {record.error}") from e
+                    reason = f"executing the action failed: {record.error}"
+                    raise _Ended(Outcome.ERROR, reason) from e
                 timings["exec_ms"] = (p.clock() - t0) * 1000
                 t0 = p.clock()
                 settle = wait_until_settled(

@@ -15,6 +15,7 @@ from types import FrameType
 from app import paths
 from app.events import Event, Outcome, RunFinished
 from app.lock import DesktopBusyError, DesktopLock
+from app.logs import setup_logging
 from app.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger("holodesk")
@@ -30,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `holodesk` script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    _setup_logging(getattr(args, "verbose", False))
+    setup_logging(getattr(args, "verbose", False))
     if args.command is None:
         parser.print_help()
         return EXIT_OK
@@ -88,30 +89,6 @@ def _parser() -> argparse.ArgumentParser:
     cset.add_argument("value")
     cset.set_defaults(func=_cmd_config_set)
     return p
-
-
-def _setup_logging(verbose: bool) -> None:
-    root = logging.getLogger()
-    if root.handlers:
-        return
-    root.setLevel(logging.DEBUG)
-    console = logging.StreamHandler(sys.stderr)
-    console.setLevel(logging.INFO if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("holodesk: %(levelname)s: %(message)s"))
-    root.addHandler(console)
-    try:
-        log_dir = paths.log_dir()
-        log_dir.mkdir(parents=True, exist_ok=True)
-        fh = logging.FileHandler(log_dir / "holodesk.log", encoding="utf-8")
-    except OSError as e:
-        log.warning("cannot write the log file: %s", e)
-        return
-    fh.setLevel(logging.DEBUG)
-    fh.setFormatter(logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s"))
-    root.addHandler(fh)
-    # Third-party chatter (HTTP internals) is noise in our log, and may echo request bodies.
-    for noisy in ("httpx", "httpcore", "openai", "PIL"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def _run_settings(args: argparse.Namespace) -> Settings:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
+from app.logs import mask
 from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
@@ -71,10 +72,12 @@ def build_session(
 ) -> Session:
     """Wire the real parts from settings (the GUI passes its own latch)."""
     latch = latch or StopLatch()
+    key = api_key(settings.endpoint)
+    mask(key)
     client = HolotronClient(
         ClientConfig(
             base_url=settings.endpoint,
-            api_key=api_key(settings.endpoint),
+            api_key=key,
             model=settings.model,
             request_timeout=settings.request_timeout,
             temperature=settings.temperature,
@@ -93,7 +96,7 @@ def build_session(
         capturer=capturer,
         executor=Executor(backend, latch),
         policy=SafetyPolicy(settings.confirm),
-        store=ActionLog.open(),
+        store=ActionLog.open(secrets=[key] if key else ()),
         latch=latch,
     )
     return Session(task=task, settings=settings, dry_run=dry_run, parts=parts)

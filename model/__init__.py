@@ -1,1 +1,1 @@
-"""Talking to Holotron-12B: action schema, prompts, coordinates, HTTP client. No Qt, no pyautogui."""
+"""Talking to Holotron-12B: step schema, prompts, coordinates, HTTP client. No Qt or pyautogui."""

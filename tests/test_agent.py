@@ -1,0 +1,262 @@
+"""The agent loop with real parts and no display: the fake vLLM over HTTP, a fake screen,
+the dry-run input backend (which records every primitive) and a real action log."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from app.agent import Agent, AgentParts, RunConfig, RunLimits
+from app.events import (
+    ActionExecuted,
+    Answer,
+    AwaitingConfirmation,
+    ConfirmReply,
+    Decision,
+    Event,
+    FrameCaptured,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    StepDecided,
+    StepProposed,
+)
+from app.store import ActionLog
+from control.capture import FakeCapturer
+from control.input import DryRunBackend, Executor
+from control.policy import ConfirmMode, SafetyPolicy
+from control.stop import StopLatch
+from model.client import ClientConfig, HolotronClient
+from model.schema import Click
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
+from tests.support.home import isolate_home
+
+W, H = 1280, 800
+
+
+def _screen() -> Image.Image:
+    image = Image.new("RGB", (W, H), (200, 200, 200))
+    ImageDraw.Draw(image).rectangle((100, 100, 299, 199), fill=(255, 0, 0))
+    return image
+
+
+def _click(element: str = "Save button", x: int = 156, y: int = 187) -> dict[str, Any]:
+    return {"thought": f"click {element}",
+            "action": {"action": "click", "element": element, "x": x, "y": y}}
+
+
+ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
+
+
+class Harness:
+    """One agent over real parts; ``events`` collects everything it emitted."""
+
+    def __init__(self, server: FakeVLLM, tmp_path: Path, *, mode: ConfirmMode = ConfirmMode.NEVER,
+                 screen: Callable[[], Image.Image] = _screen,
+                 answer: Callable[[AwaitingConfirmation], ConfirmReply] | None = None) -> None:
+        self.latch = StopLatch()
+        self.backend = DryRunBackend()
+        self.store = ActionLog.open(tmp_path / "log.db")
+        self.capturer = FakeCapturer(lambda: np.asarray(screen()))
+        self.client = HolotronClient(ClientConfig(base_url=server.base_url))
+        self.events: list[Event] = []
+        self.answer = answer
+        self.parts = AgentParts(
+            client=self.client,
+            capturer=self.capturer,
+            executor=Executor(self.backend, self.latch),
+            policy=SafetyPolicy(mode),
+            store=self.store,
+            latch=self.latch,
+        )
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+        if isinstance(event, AwaitingConfirmation) and self.answer is not None:
+            reply = self.answer(event)
+            # Answer from another thread, as a front end does.
+            threading.Thread(target=event.request.reply, args=(reply,)).start()
+
+    def run(self, task: str = "press save", **limits: Any) -> RunFinished:
+        config = RunConfig(task=task, limits=RunLimits(settle_min=0.0, settle_max=0.05, **limits))
+        return Agent(self.parts, self.emit).run(config)
+
+    def of(self, kind: type[Any]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def harness_for(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
+    made: list[Harness] = []
+
+    def make(server: FakeVLLM, **kw: Any) -> Harness:
+        h = Harness(server, tmp_path, **kw)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.store.close()
+        h.client.close()
+
+
+def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: Callable[..., Harness]) -> None:
+    with FakeVLLM(SeeingPolicy([Target("Save button", (255, 0, 0))])) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    assert finished.steps == 2
+    kinds = [type(e).__name__ for e in h.events if type(e).__name__ != "ModelText"]
+    assert kinds == ["RunStarted", "FrameCaptured", "StepProposed", "StepDecided",
+                     "ActionExecuted", "FrameCaptured", "StepProposed", "RunFinished"]
+    # The centre of the red rectangle (100..299, 100..199), at full size and scale 1.
+    downs = [c for c in h.backend.calls if c.name == "move_to"]
+    assert downs and abs(downs[0].args[0] - 200) <= 1 and abs(downs[0].args[1] - 150) <= 1
+    assert "mouse_down" in h.backend.names() and "mouse_up" in h.backend.names()
+    run = h.store.get_run(finished.run_id)
+    steps = h.store.steps(run.id)
+    assert run.outcome == "answered"
+    assert [s.result for s in steps] == ["ok", "ok"]
+    assert steps[0].element == "Save button"
+    assert steps[0].geometry["sent_width"] == W
+    assert Path(steps[0].screenshot_path or "").exists()
+
+
+def test_the_same_action_on_an_unchanged_screen_ends_as_a_loop(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click()], repeat_last=True)) as server:
+        h = harness_for(server)
+        finished = h.run(loop_limit=3)
+    assert finished.outcome is Outcome.LOOP
+    assert len(h.of(ActionExecuted)) == 2  # the third repeat is not executed
+    assert "unchanged screen" in finished.reason
+
+
+def test_a_changing_screen_is_not_a_loop(harness_for: Callable[..., Harness]) -> None:
+    shade = iter(range(0, 250, 10))
+
+    def changing() -> Image.Image:
+        image = _screen()
+        ImageDraw.Draw(image).rectangle((600, 400, 900, 700), fill=(next(shade), 0, 200))
+        return image
+
+    with FakeVLLM(ScriptedPolicy([_click(), _click(), _click(), ANSWER])) as server:
+        h = harness_for(server, screen=changing)
+        finished = h.run(loop_limit=3)
+    assert finished.outcome is Outcome.ANSWERED
+
+
+def test_the_step_limit_ends_the_run(harness_for: Callable[..., Harness]) -> None:
+    wait = {"thought": "wait", "action": {"action": "wait", "seconds": 0}}
+    with FakeVLLM(ScriptedPolicy([wait], repeat_last=True)) as server:
+        h = harness_for(server)
+        finished = h.run(max_steps=2, loop_limit=10)
+    assert finished.outcome is Outcome.LIMIT
+    assert len(h.of(StepProposed)) == 2
+
+
+def test_a_risky_click_waits_for_the_person_and_a_skip_is_told_to_the_model(
+    harness_for: Callable[..., Harness],
+) -> None:
+    script = ScriptedPolicy([_click("Delete button"), ANSWER])
+    with FakeVLLM(script) as server:
+        h = harness_for(server, mode=ConfirmMode.RISKY,
+                        answer=lambda _e: ConfirmReply(Answer.SKIP))
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert finished.outcome is Outcome.ANSWERED
+    asked = h.of(AwaitingConfirmation)
+    assert len(asked) == 1
+    assert "Delete" in asked[0].request.description
+    assert asked[0].request.reasons
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
+    assert h.backend.calls == []
+    assert "skipped by the person" in second_prompt
+
+
+def test_approve_the_rest_asks_only_once(harness_for: Callable[..., Harness]) -> None:
+    script = ScriptedPolicy([_click("Delete button"), _click("Remove button", 400, 400), ANSWER])
+    with FakeVLLM(script) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS,
+                        answer=lambda _e: ConfirmReply(Answer.APPROVE_REST))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    assert len(h.of(AwaitingConfirmation)) == 1
+    assert len(h.of(ActionExecuted)) == 2
+
+
+def test_an_edited_action_is_what_runs(harness_for: Callable[..., Harness]) -> None:
+    edited = Click(element="Cancel button", x=500, y=500)
+    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS,
+                        answer=lambda _e: ConfirmReply(Answer.EDIT, edited))
+        h.run()
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.EDITED]
+    moves = [c.args for c in h.backend.calls if c.name == "move_to"]
+    assert moves[0] == (W // 2, H // 2)
+
+
+def test_a_stop_during_the_confirmation_ends_the_run_with_no_input(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS)
+
+        def pull_stop(event: Event) -> None:
+            h.events.append(event)
+            if isinstance(event, AwaitingConfirmation):
+                threading.Timer(0.1, h.latch.stop, args=("hotkey", "test")).start()
+
+        finished = Agent(h.parts, pull_stop).run(RunConfig(task="x"))
+    assert finished.outcome is Outcome.STOPPED
+    assert "hotkey" in finished.reason
+    assert h.backend.calls == []
+
+
+def test_a_forbidden_combination_is_never_pressed(harness_for: Callable[..., Harness]) -> None:
+    bad = {"thought": "reboot", "action": {"action": "hotkey", "keys": ["ctrl", "alt", "delete"]}}
+    with FakeVLLM(ScriptedPolicy([bad, ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.NEVER)
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert finished.outcome is Outcome.ANSWERED
+    assert h.backend.calls == []
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
+    assert "refused by the safety policy" in second_prompt
+
+
+def test_a_question_from_the_model_ends_the_run_with_it(
+    harness_for: Callable[..., Harness],
+) -> None:
+    ask = {"thought": "?", "action": {"action": "ask_user", "question": "Which file?"}}
+    with FakeVLLM(ScriptedPolicy([ask])) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ASKED_USER
+    assert "Which file?" in finished.reason
+
+
+def test_an_unreachable_server_ends_the_run_with_the_fix(
+    harness_for: Callable[..., Harness],
+) -> None:
+    server = FakeVLLM(ScriptedPolicy([ANSWER]))
+    server.start()
+    server.stop()  # nothing listens on that port any more
+    h = harness_for(server)
+    finished = h.run()
+    assert finished.outcome is Outcome.ERROR
+    assert "Fix:" in finished.reason
+    assert not h.of(RunStarted)
+    assert not h.of(FrameCaptured)
