@@ -1,0 +1,108 @@
+"""Waiting for the screen to settle after an action, instead of a fixed sleep.
+
+After an action the loop polls tiny grayscale frames (1/8 size, a few ms each) and returns as
+soon as the screen has not changed for ``quiet_s``; never before ``min_s`` and never after
+``max_s`` (a video or a spinner never settles). A frame counts as changed when at least
+``min_cells`` cells of the tiny frame moved by more than ``threshold`` gray levels from the
+frame at the last change (comparing with that reference, not just the previous poll, also
+catches slow fades). One changed cell is enough: a caret blinking every ~0.5 s only costs one
+more quiet period, while ignoring small changes would miss the last typed character.
+
+If nothing changes at all, the wait lasts ``reaction_s`` (at least ``quiet_s``): an app may take
+a moment to start reacting to a click, and acting before it did would act on a stale screen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from control.stop import StopLatch
+
+GrayFrame = NDArray[np.uint8]
+
+
+@dataclass(frozen=True)
+class SettleResult:
+    """How a wait went."""
+
+    waited_s: float
+    settled: bool  # False when max_s ran out with the screen still changing
+    frames: int  # tiny frames grabbed
+    changes: int = 0  # polls that saw a change
+    last_change_s: float | None = None  # when the last change was seen, from the start
+    last: GrayFrame | None = field(default=None, compare=False, repr=False)
+
+
+def changed_cells(a: GrayFrame, b: GrayFrame, threshold: int) -> int:
+    """How many cells differ by more than ``threshold`` (all of them if the sizes differ)."""
+    if a.shape != b.shape:
+        return int(max(a.size, b.size))
+    diff = np.abs(a.astype(np.int16) - b.astype(np.int16))
+    return int(np.count_nonzero(diff > threshold))
+
+
+def wait_until_settled(
+    grab_small: Callable[[], GrayFrame],
+    latch: StopLatch,
+    *,
+    min_s: float = 0.1,
+    max_s: float = 3.0,
+    quiet_s: float = 0.1,
+    threshold: int = 8,
+    min_cells: int = 1,
+    reaction_s: float = 0.25,
+    poll_s: float = 0.025,
+    before: GrayFrame | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] | None = None,
+) -> SettleResult:
+    """Poll ``grab_small`` until the screen has been still for ``quiet_s``.
+
+    ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
+    happened before the first poll is then seen too. ``sleep`` defaults to ``latch.sleep``, so a
+    stop raises :class:`~control.stop.StoppedError` at once; ``clock`` and ``sleep`` are
+    injectable for tests.
+    """
+    if not 0 <= min_s <= max_s:
+        raise ValueError("need 0 <= min_s <= max_s")
+    nap = sleep or latch.sleep
+    latch.check()
+    start = clock()
+    ref = grab_small()
+    frames = 1
+    changes = 0
+    last_change = start
+    saw_change = False
+    if before is not None and changed_cells(before, ref, threshold) >= min_cells:
+        saw_change = True
+        changes = 1
+    current = ref
+    while True:
+        now = clock()
+        elapsed = now - start
+        needed = quiet_s if saw_change else max(quiet_s, reaction_s)
+        if elapsed >= min_s and now - last_change >= needed:
+            return _result(elapsed, True, frames, changes, saw_change, last_change - start,
+                           current)
+        if elapsed >= max_s:
+            return _result(elapsed, False, frames, changes, saw_change, last_change - start,
+                           current)
+        nap(min(poll_s, max(0.0, max_s - elapsed)))
+        current = grab_small()
+        frames += 1
+        if changed_cells(ref, current, threshold) >= min_cells:
+            ref = current
+            last_change = clock()
+            saw_change = True
+            changes += 1
+
+
+def _result(elapsed: float, settled: bool, frames: int, changes: int, saw_change: bool,
+            last_change_s: float, last: GrayFrame) -> SettleResult:
+    return SettleResult(elapsed, settled, frames, changes,
+                        last_change_s if saw_change else None, last)
