@@ -106,6 +106,40 @@ class _Ended(Exception):
     answer: str = ""
 
 
+@dataclass
+class _Current:
+    """The step under way: its number, its record so far, its timings."""
+
+    run_id: str
+    no: int
+    record: StepRecord
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _History:
+    """What the run carries from step to step."""
+
+    turns: list[Turn] = field(default_factory=list)
+    previous: Action | None = None
+    last_small: np.ndarray[Any, Any] | None = None
+    repeats: int = 0
+
+    def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
+        """Count ``action`` proposed again on a screen that did not change since last time."""
+        unchanged = self.last_small is not None and _same_screen(self.last_small, small)
+        if self.previous is not None and unchanged and _same_action(self.previous, action):
+            self.repeats += 1
+        else:
+            self.repeats = 1
+        self.last_small = small
+        return self.repeats
+
+    def add(self, turn: Turn, action: Action) -> None:
+        self.turns.append(turn)
+        self.previous = action
+
+
 class Agent:
     """Runs one task to its end; :meth:`run` returns the final event."""
 
@@ -154,178 +188,185 @@ class Agent:
         p = self.parts
         limits = config.limits
         started = p.clock()
-        turns: list[Turn] = []
-        previous: Action | None = None
-        last_small: np.ndarray[Any, Any] | None = None
-        repeats = 0
-        schema = step_output_schema()
+        history = _History()
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
             if p.clock() - started > limits.max_seconds:
                 return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:.0f} s reached")
-            timings: dict[str, float] = {}
-            t0 = p.clock()
-            frame = p.capturer.grab()
-            small = p.capturer.grab_small()
-            timings["capture_ms"] = (p.clock() - t0) * 1000
-            shot, thumb = p.store.save_screenshot(
-                run_id, step_no, frame.data, frame.mime, thumbnail(frame)
-            )
-            self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot),
-                                     timings["capture_ms"]))
-            record = StepRecord(
-                run_id=run_id,
-                step_no=step_no,
-                started_at=time.time(),
-                screenshot_path=str(shot),
-                thumbnail_path=str(thumb) if thumb else None,
-                geometry=_geometry_dict(frame.geometry),
-            )
-            messages = build_messages(
-                config.task,
-                [*turns, Turn(step_no, frame.data, frame.mime, None, None)],
-                PromptConfig(
-                    convention=config.convention,
-                    sent_width=frame.geometry.sent_width,
-                    sent_height=frame.geometry.sent_height,
-                    today=p.today(),
-                    thinking=config.thinking,
-                ),
-            )
-            t0 = p.clock()
-
-            def on_text(text: str, n: int = step_no) -> None:
-                self._emit(ModelText(run_id, n, text))
-
-            try:
-                reply = p.client.next_step(messages, schema, on_text=on_text)
-            except InvalidOutput as e:
-                record.raw_output = e.raw
-                record.result = "failed"
-                record.error = _error_text(e)
-                self._finish_step(record)
-                self._emit(StepFailed(run_id, step_no, e.message, e.fix))
-                raise
-            except (HolotronError, StoppedError) as e:
-                record.result = "stopped" if isinstance(e, StoppedError) else "failed"
-                record.error = _stop_reason(e) if isinstance(e, StoppedError) else _error_text(e)
-                self._finish_step(record)
-                if isinstance(e, HolotronError):
-                    self._emit(StepFailed(run_id, step_no, e.message, e.fix))
-                raise
-            timings["model_ms"] = (p.clock() - t0) * 1000
-            if reply.ttft is not None:
-                timings["ttft_ms"] = reply.ttft * 1000
-            record.raw_output = reply.raw
-            record.prompt_tokens = reply.prompt_tokens
-            record.completion_tokens = reply.completion_tokens
-            step = reply.step
-            record.thought = step.thought
-            record.note = step.note
-
-            action = step.action
-            mapped = _map_points(action, config.convention, frame.geometry)
-            points = tuple(m.point for m in mapped)
-            verdict = p.policy.assess(
-                action, previous=previous, outside_monitor=any(m.clamped for m in mapped)
-            )
-            description = _describe(action, points, verdict)
-            self._describe_record(record, action, points, verdict)
-            self._emit(StepProposed(run_id, step_no, step, points, description, verdict,
-                                    reply.raw))
-
-            if isinstance(action, AnswerAction):
-                record.decision = Decision.AUTO.value
-                record.result = "ok"
-                self._finish_step(record)
-                return _Ended(Outcome.ANSWERED, "the model answered the task", action.text)
-            if isinstance(action, AskUser):
-                record.decision = Decision.AUTO.value
-                record.result = "ok"
-                self._finish_step(record)
-                return _Ended(Outcome.ASKED_USER, f"the model asks: {action.question}")
-
-            # Loop detection: the same action again while the screen did not change.
-            unchanged = last_small is not None and _same_screen(last_small, small)
-            if previous is not None and unchanged and _same_action(previous, action):
-                repeats += 1
-            else:
-                repeats = 1
-            last_small = small
-            if repeats >= limits.loop_limit:
-                record.decision = Decision.AUTO.value
-                record.result = "skipped"
-                record.error = "loop detected"
-                self._finish_step(record)
-                return _Ended(
-                    Outcome.LOOP,
-                    f"the same action ({description}) was proposed {repeats} times "
-                    "on an unchanged screen",
-                )
-
-            decision, action, points, outcome_text = self._decide(
-                run_id, step_no, step, action, points, verdict, description, frame, shot,
-                config.convention, timings,
-            )
-            record.decision = decision.value
-            if decision is Decision.FORBIDDEN:
-                record.result = "skipped"
-                record.error = "; ".join(verdict.reasons)
-            elif decision is Decision.SKIPPED:
-                record.result = "skipped"
-            else:
-                if decision is Decision.EDITED:
-                    record.action = action.model_dump(mode="json")
-                    record.screen_point = _points_text(points)
-                t0 = p.clock()
-                try:
-                    p.executor.execute(action, points)
-                except StoppedError as e:
-                    record.result = "stopped"
-                    record.error = _stop_reason(e)
-                    self._finish_step(record)
-                    raise
-                except Exception as e:
-                    record.result = "failed"
-                    record.error = f"{type(e).__name__}: {e}"
-                    self._finish_step(record)
-                    self._emit(StepFailed(run_id, step_no, record.error))
-                    reason = f"executing the action failed: {record.error}"
-                    raise _Ended(Outcome.ERROR, reason) from e
-                timings["exec_ms"] = (p.clock() - t0) * 1000
-                t0 = p.clock()
-                settle = wait_until_settled(
-                    p.capturer.grab_small, p.latch,
-                    min_s=limits.settle_min, max_s=limits.settle_max,
-                )
-                timings["settle_ms"] = (p.clock() - t0) * 1000
-                record.result = "ok"
-                self._emit(ActionExecuted(run_id, step_no, description, timings["exec_ms"],
-                                          timings["settle_ms"], settle.settled))
-            record.timings = timings
-            self._finish_step(record)
-            turns.append(Turn(step_no, frame.data, frame.mime,
-                              Step(note=step.note, thought=step.thought, action=action),
-                              outcome_text))
-            previous = action
+            ended = self._step(run_id, step_no, config, history)
+            if ended is not None:
+                return ended
         return _Ended(Outcome.LIMIT, f"step limit of {limits.max_steps} reached")
+
+    def _step(
+        self, run_id: str, step_no: int, config: RunConfig, history: _History
+    ) -> _Ended | None:
+        """One step: see, think, check, confirm, act; None when the run goes on."""
+        p = self.parts
+        cur, frame, small = self._capture(run_id, step_no)
+        step, raw = self._think(cur, frame, config, history)
+        action = step.action
+        mapped = _map_points(action, config.convention, frame.geometry)
+        points = tuple(m.point for m in mapped)
+        verdict = p.policy.assess(
+            action, previous=history.previous, outside_monitor=any(m.clamped for m in mapped)
+        )
+        description = _describe(action, points, verdict)
+        self._describe_record(cur.record, action, points, verdict)
+        self._emit(StepProposed(cur.run_id, cur.no, step, points, description, verdict, raw))
+
+        if isinstance(action, AnswerAction | AskUser):
+            cur.record.decision = Decision.AUTO.value
+            cur.record.result = "ok"
+            self._finish_step(cur)
+            if isinstance(action, AnswerAction):
+                return _Ended(Outcome.ANSWERED, "the model answered the task", action.text)
+            return _Ended(Outcome.ASKED_USER, f"the model asks: {action.question}")
+
+        if history.repeats_on_unchanged_screen(action, small) >= config.limits.loop_limit:
+            cur.record.decision = Decision.AUTO.value
+            self._finish_step(cur, "skipped", "loop detected")
+            return _Ended(
+                Outcome.LOOP,
+                f"the same action ({description}) was proposed {history.repeats} times "
+                "on an unchanged screen",
+            )
+
+        decision, action, points, outcome = self._decide(
+            cur, action, points, verdict, description, frame, config.convention
+        )
+        cur.record.decision = decision.value
+        if decision is Decision.FORBIDDEN:
+            self._finish_step(cur, "skipped", "; ".join(verdict.reasons))
+        elif decision is Decision.SKIPPED:
+            self._finish_step(cur, "skipped")
+        else:
+            if decision is Decision.EDITED:
+                cur.record.action = action.model_dump(mode="json")
+                cur.record.screen_point = _points_text(points)
+            self._act(cur, action, points, description, config.limits)
+            self._finish_step(cur, "ok")
+        history.add(
+            Turn(cur.no, frame.data, frame.mime,
+                 Step(note=step.note, thought=step.thought, action=action), outcome),
+            action,
+        )
+        return None
+
+    def _capture(
+        self, run_id: str, step_no: int
+    ) -> tuple[_Current, Frame, np.ndarray[Any, Any]]:
+        """Take the step's screenshot, save it, and start the step's record."""
+        p = self.parts
+        started_at = time.time()
+        t0 = p.clock()
+        frame = p.capturer.grab()
+        small = p.capturer.grab_small()
+        capture_ms = (p.clock() - t0) * 1000
+        shot, thumb = p.store.save_screenshot(
+            run_id, step_no, frame.data, frame.mime, thumbnail(frame)
+        )
+        record = StepRecord(
+            run_id=run_id,
+            step_no=step_no,
+            started_at=started_at,
+            screenshot_path=str(shot),
+            thumbnail_path=str(thumb) if thumb else None,
+            geometry=_geometry_dict(frame.geometry),
+        )
+        self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot), capture_ms))
+        return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
+
+    def _think(
+        self, cur: _Current, frame: Frame, config: RunConfig, history: _History
+    ) -> tuple[Step, str]:
+        """Ask the model for the next step; a failure is recorded before it propagates."""
+        p = self.parts
+        messages = build_messages(
+            config.task,
+            [*history.turns, Turn(cur.no, frame.data, frame.mime, None, None)],
+            PromptConfig(
+                convention=config.convention,
+                sent_width=frame.geometry.sent_width,
+                sent_height=frame.geometry.sent_height,
+                today=p.today(),
+                thinking=config.thinking,
+            ),
+        )
+
+        def on_text(text: str) -> None:
+            self._emit(ModelText(cur.run_id, cur.no, text))
+
+        t0 = p.clock()
+        try:
+            reply = p.client.next_step(messages, step_output_schema(), on_text=on_text)
+        except StoppedError as e:
+            self._finish_step(cur, "stopped", _stop_reason(e))
+            raise
+        except HolotronError as e:
+            if isinstance(e, InvalidOutput):
+                cur.record.raw_output = e.raw  # kept, so the person can see what went wrong
+            self._finish_step(cur, "failed", _error_text(e))
+            self._emit(StepFailed(cur.run_id, cur.no, e.message, e.fix))
+            raise
+        cur.timings["model_ms"] = (p.clock() - t0) * 1000
+        if reply.ttft is not None:
+            cur.timings["ttft_ms"] = reply.ttft * 1000
+        record = cur.record
+        record.raw_output = reply.raw
+        record.prompt_tokens = reply.prompt_tokens
+        record.completion_tokens = reply.completion_tokens
+        record.thought = reply.step.thought
+        record.note = reply.step.note
+        return reply.step, reply.raw
+
+    def _act(
+        self,
+        cur: _Current,
+        action: Action,
+        points: tuple[Point, ...],
+        description: str,
+        limits: RunLimits,
+    ) -> None:
+        """Execute the action, then wait for the screen to settle."""
+        p = self.parts
+        # The settle detector compares against the screen just before the action, so a
+        # change that is over before its first look still counts.
+        before = p.capturer.grab_small()
+        t0 = p.clock()
+        try:
+            p.executor.execute(action, points)
+        except StoppedError as e:
+            self._finish_step(cur, "stopped", _stop_reason(e))
+            raise
+        except Exception as e:
+            error = f"{type(e).__name__}: {e}"
+            self._finish_step(cur, "failed", error)
+            self._emit(StepFailed(cur.run_id, cur.no, error))
+            raise _Ended(Outcome.ERROR, f"executing the action failed: {error}") from e
+        cur.timings["exec_ms"] = (p.clock() - t0) * 1000
+        t0 = p.clock()
+        settle = wait_until_settled(
+            p.capturer.grab_small, p.latch,
+            min_s=limits.settle_min, max_s=limits.settle_max, before=before,
+        )
+        cur.timings["settle_ms"] = (p.clock() - t0) * 1000
+        self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
+                                  cur.timings["settle_ms"], settle.settled))
 
     def _decide(
         self,
-        run_id: str,
-        step_no: int,
-        step: Step,
+        cur: _Current,
         action: Action,
         points: tuple[Point, ...],
         verdict: Verdict,
         description: str,
         frame: Frame,
-        shot: Any,
         convention: Convention,
-        timings: dict[str, float],
     ) -> tuple[Decision, Action, tuple[Point, ...], str]:
         """Ask the person when the policy says so; returns what to do and the outcome text."""
         p = self.parts
+        run_id, step_no = cur.run_id, cur.no
         if verdict.forbidden:
             self._emit(StepDecided(run_id, step_no, Decision.FORBIDDEN, action))
             why = "; ".join(verdict.reasons)
@@ -339,13 +380,13 @@ class Agent:
             points=points,
             reasons=verdict.reasons,
             action=action,
-            screenshot_path=str(shot),
+            screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
         )
         t0 = p.clock()
         self._emit(AwaitingConfirmation(run_id, step_no, request))
         reply = request.wait(p.latch)
-        timings["confirm_ms"] = (p.clock() - t0) * 1000
+        cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
         if reply.answer is Answer.STOP:
             p.latch.stop("user", "stopped at the confirmation")
             self._emit(StepDecided(run_id, step_no, Decision.STOPPED, action))
@@ -371,7 +412,15 @@ class Agent:
         record.screen_point = _points_text(points)
         record.reason_for_confirm = "; ".join(verdict.reasons) or None
 
-    def _finish_step(self, record: StepRecord) -> None:
+    def _finish_step(self, cur: _Current, result: str | None = None,
+                     error: str | None = None) -> None:
+        """Write the step's row: from here on it survives even a SIGKILL."""
+        record = cur.record
+        if result is not None:
+            record.result = result
+        if error is not None:
+            record.error = error
+        record.timings = dict(cur.timings)
         record.finished_at = time.time()
         self.parts.store.add_step(record)
         self._steps_done = record.step_no
