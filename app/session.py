@@ -13,6 +13,7 @@ from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
 from control.capture import CaptureTarget, MssCapturer
+from control.display import check_display
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
@@ -70,7 +71,11 @@ def build_session(
     latch: StopLatch | None = None,
     backend: InputBackend | None = None,
 ) -> Session:
-    """Wire the real parts from settings (the GUI passes its own latch)."""
+    """Wire the real parts from settings (the GUI passes its own latch).
+
+    Raises :class:`~control.display.NoDisplayError` when there is no screen to drive.
+    """
+    check_display()
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)
     mask(key)
