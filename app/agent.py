@@ -40,7 +40,7 @@ from control.settle import wait_until_settled
 from control.stop import StopLatch, StoppedError
 from model.client import HolotronClient
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
-from model.errors import HolotronError, InvalidOutput
+from model.errors import Cancelled, HolotronError, InvalidOutput
 from model.prompt import (
     OUTCOME_DONE,
     OUTCOME_SKIPPED,
@@ -179,7 +179,10 @@ class Agent:
             except Exception:
                 log.exception("could not release held keys and buttons")
         if run_id:
-            p.store.finish_run(run_id, end.outcome.value, end.reason)
+            try:
+                p.store.finish_run(run_id, end.outcome.value, end.reason)
+            except Exception:  # the person must still hear how the run ended
+                log.exception("could not record the end of run %s", run_id)
         finished = RunFinished(run_id, end.outcome, end.reason, self._steps_done, end.answer)
         self._emit(finished)
         return finished
@@ -233,11 +236,11 @@ class Agent:
             )
 
         decision, action, points, outcome = self._decide(
-            cur, action, points, verdict, description, frame, config.convention
+            cur, action, points, verdict, description, frame, config.convention, history.previous
         )
         cur.record.decision = decision.value
         if decision is Decision.FORBIDDEN:
-            self._finish_step(cur, "skipped", "; ".join(verdict.reasons))
+            self._finish_step(cur, "skipped", outcome)
         elif decision is Decision.SKIPPED:
             self._finish_step(cur, "skipped")
         else:
@@ -299,10 +302,18 @@ class Agent:
 
         t0 = p.clock()
         try:
-            reply = p.client.next_step(messages, step_output_schema(), on_text=on_text)
-        except StoppedError as e:
-            self._finish_step(cur, "stopped", _stop_reason(e))
-            raise
+            reply = p.client.next_step(
+                messages, step_output_schema(), on_text=on_text,
+                should_stop=lambda: p.latch.is_set,
+            )
+        except Cancelled as e:
+            # The stop latch cancelled the request: a stop, not a model error.
+            info = p.latch.info
+            if info is None:
+                raise
+            stopped = StoppedError(info)
+            self._finish_step(cur, "stopped", _stop_reason(stopped))
+            raise stopped from e
         except HolotronError as e:
             if isinstance(e, InvalidOutput):
                 cur.record.raw_output = e.raw  # kept, so the person can see what went wrong
@@ -346,10 +357,16 @@ class Agent:
             raise _Ended(Outcome.ERROR, f"executing the action failed: {error}") from e
         cur.timings["exec_ms"] = (p.clock() - t0) * 1000
         t0 = p.clock()
-        settle = wait_until_settled(
-            p.capturer.grab_small, p.latch,
-            min_s=limits.settle_min, max_s=limits.settle_max, before=before,
-        )
+        try:
+            settle = wait_until_settled(
+                p.capturer.grab_small, p.latch,
+                min_s=limits.settle_min, max_s=limits.settle_max, before=before,
+            )
+        except BaseException as e:
+            # The action did happen: the log must say so, whatever ends the wait.
+            why = _stop_reason(e) if isinstance(e, StoppedError) else f"{type(e).__name__}: {e}"
+            self._finish_step(cur, "ok", f"done, then while the screen settled: {why}")
+            raise
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
         self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
                                   cur.timings["settle_ms"], settle.settled))
@@ -363,6 +380,7 @@ class Agent:
         description: str,
         frame: Frame,
         convention: Convention,
+        previous: Action | None,
     ) -> tuple[Decision, Action, tuple[Point, ...], str]:
         """Ask the person when the policy says so; returns what to do and the outcome text."""
         p = self.parts
@@ -390,13 +408,23 @@ class Agent:
         if reply.answer is Answer.STOP:
             p.latch.stop("user", "stopped at the confirmation")
             self._emit(StepDecided(run_id, step_no, Decision.STOPPED, action))
+            cur.record.decision = Decision.STOPPED.value
+            info = p.latch.info
+            self._finish_step(cur, "stopped", f"stopped by {info.source}" if info else None)
             p.latch.check()
         if reply.answer is Answer.SKIP:
             self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
             return Decision.SKIPPED, action, points, OUTCOME_SKIPPED
         if reply.answer is Answer.EDIT and reply.edited is not None:
             action = reply.edited
-            points = tuple(m.point for m in _map_points(action, convention, frame.geometry))
+            mapped = _map_points(action, convention, frame.geometry)
+            points = tuple(m.point for m in mapped)
+            # The person's edit gets the same hard limits as the model's proposal.
+            edited = p.policy.assess(action, previous=previous,
+                                     outside_monitor=any(m.clamped for m in mapped))
+            if edited.forbidden:
+                return self._decide(cur, action, points, edited, description, frame,
+                                    convention, previous)
             self._emit(StepDecided(run_id, step_no, Decision.EDITED, action))
             return Decision.EDITED, action, points, "done as edited by the person"
         if reply.answer is Answer.APPROVE_REST:

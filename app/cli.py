@@ -120,11 +120,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     from app.terminal import TerminalFrontEnd
 
-    front = TerminalFrontEnd(verbose=args.verbose)
+    front = TerminalFrontEnd(verbose=args.verbose, stopped=lambda: session.latch.is_set)
     events: queue.Queue[Event] = queue.Queue()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         session.latch.stop("signal", signal.Signals(signum).name)
+        # A second Ctrl+C kills the process outright, should anything ever hang.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     old_int = signal.signal(signal.SIGINT, on_signal)
     old_term = signal.signal(signal.SIGTERM, on_signal)

@@ -57,7 +57,11 @@ class Session:
 
     def close(self) -> None:
         """Release the capture and the log; safe to call twice."""
-        for closer in (self.parts.capturer.close, self.parts.store.close):
+        backend_close = getattr(self.parts.executor.backend, "close", None)
+        closers = [self.parts.capturer.close, self.parts.store.close]
+        if callable(backend_close):
+            closers.append(backend_close)
+        for closer in closers:
             try:
                 closer()
             except Exception:
@@ -94,6 +98,12 @@ def build_session(
         image_format=settings.image_format,
         jpeg_quality=settings.jpeg_quality,
     )
+    # A monitor that does not exist is a bad argument: say so before anything starts.
+    try:
+        capturer.monitor()
+    except Exception:
+        capturer.close()
+        raise
     if backend is None:
         backend = DryRunBackend() if dry_run else PyAutoGuiBackend(latch)
     parts = AgentParts(

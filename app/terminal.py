@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import select
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from app.events import (
@@ -26,7 +29,6 @@ _ANSWERS = {
     "approve": Answer.APPROVE,
     "y": Answer.APPROVE,
     "yes": Answer.APPROVE,
-    "": Answer.APPROVE,
     "all": Answer.APPROVE_REST,
     "r": Answer.APPROVE_REST,
     "s": Answer.SKIP,
@@ -41,10 +43,11 @@ class TerminalFrontEnd:
     """Renders events as lines; every line goes to ``out`` (stdout by default)."""
 
     def __init__(self, out: TextIO | None = None, answers: TextIO | None = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, stopped: Callable[[], bool] = lambda: False) -> None:
         self.out = out or sys.stdout
         self.answers = answers or sys.stdin
         self.verbose = verbose
+        self.stopped = stopped
 
     def handle(self, event: Event) -> None:
         """Print one event; for a confirmation, ask and answer it (blocking this thread)."""
@@ -90,14 +93,42 @@ class TerminalFrontEnd:
         while True:
             self.out.write("  [a]pprove / approve [r]est of run / [s]kip / [q] stop? ")
             self.out.flush()
-            line = self.answers.readline()
+            line = self._read_line(request)
+            if line is None:  # stopped meanwhile (Ctrl+C, the failsafe)
+                self._say("")
+                return ConfirmReply(Answer.STOP)
             if not line:  # end of input: nobody can confirm, so do not act
                 self._say("")
                 return ConfirmReply(Answer.STOP)
             answer = _ANSWERS.get(line.strip().lower())
             if answer is not None:
                 return ConfirmReply(answer)
+            # Enter alone is not an answer: approving a risky action takes a deliberate key.
             self._say("  please answer a, r, s or q")
+
+    def _read_line(self, request: ConfirmRequest) -> str | None:
+        """A line of input, or None once the run is stopped; a stop never waits for typing."""
+        try:
+            fileno = self.answers.fileno()
+        except (AttributeError, OSError, ValueError):
+            return self.answers.readline()  # not a real file (tests): no wait to interrupt
+        if sys.platform == "win32":
+            return self.answers.readline()  # select() does not work on console handles
+        # Read the descriptor itself, byte by byte: a buffered readline could swallow the next
+        # answer into its buffer, where select() no longer sees it.
+        line = b""
+        while True:
+            if self.stopped() or request.answered:
+                return None
+            ready, _, _ = select.select([fileno], [], [], 0.1)
+            if not ready:
+                continue
+            byte = os.read(fileno, 1)
+            if not byte:
+                return line.decode(errors="replace")  # end of input
+            line += byte
+            if byte == b"\n":
+                return line.decode(errors="replace")
 
     def _say(self, text: str, verbose: bool = False) -> None:
         if verbose and not self.verbose:

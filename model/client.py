@@ -471,11 +471,15 @@ class HolotronClient:
         messages: list[dict[str, Any]],
         schema: Mapping[str, Any],
         on_text: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> StepReply:
         """Ask for the next step and return it validated.
 
         ``on_text`` receives the whole answer so far each time more arrives (it restarts from
-        empty on a retry); it runs in the calling thread. Raises a :class:`HolotronError`.
+        empty on a retry); it runs in the calling thread. ``should_stop`` is the caller's stop
+        flag: checked once the request is registered, it closes the gap where a stop (whose
+        :meth:`cancel` finds nothing in flight yet) would otherwise let a whole request run.
+        Raises a :class:`HolotronError`.
         """
         started = time.monotonic()
         flight = _Flight()
@@ -483,6 +487,8 @@ class HolotronClient:
             if self._flight is not None:
                 raise RuntimeError("HolotronClient.next_step is already running in another thread")
             self._flight = flight
+        if should_stop is not None and should_stop():
+            flight.cancel()
         try:
             model = self.resolve_model()
             # Some vLLM grammar backends do not resolve $ref: send a self-contained schema

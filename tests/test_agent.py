@@ -260,3 +260,66 @@ def test_an_unreachable_server_ends_the_run_with_the_fix(
     assert "Fix:" in finished.reason
     assert not h.of(RunStarted)
     assert not h.of(FrameCaptured)
+
+
+def test_a_stop_while_the_model_thinks_is_a_stop_not_an_error(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
+        server.delay = 30.0
+        h = harness_for(server)
+        threading.Timer(0.5, h.latch.stop, args=("hotkey", "test")).start()
+        finished = h.run()
+    assert finished.outcome is Outcome.STOPPED
+    assert "hotkey" in finished.reason
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == ["stopped"]
+    assert h.backend.calls == []
+
+
+def test_a_stop_while_the_screen_settles_keeps_the_done_step(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
+        holder: list[Harness] = []
+
+        def screen() -> Image.Image:
+            # Once the click went out, the person pulls the stop.
+            if holder and holder[0].backend.calls:
+                holder[0].latch.stop("hotkey", "after the click")
+            return _screen()
+
+        h = harness_for(server, screen=screen)
+        holder.append(h)
+        finished = h.run()
+    assert finished.outcome is Outcome.STOPPED
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == ["ok"]
+    assert "mouse_up" in h.backend.names()
+
+
+def test_stop_at_the_confirmation_is_logged_as_the_steps_decision(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.RISKY,
+                        answer=lambda _e: ConfirmReply(Answer.STOP))
+        finished = h.run()
+    assert finished.outcome is Outcome.STOPPED
+    steps = h.store.steps(finished.run_id)
+    assert [(s.decision, s.result) for s in steps] == [("stopped", "stopped")]
+    assert h.backend.calls == []
+
+
+def test_an_edit_into_a_forbidden_combination_is_refused(
+    harness_for: Callable[..., Harness],
+) -> None:
+    from model.schema import Hotkey
+
+    edited = Hotkey(keys=["ctrl", "alt", "delete"])
+    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS,
+                        answer=lambda _e: ConfirmReply(Answer.EDIT, edited))
+        h.run()
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
+    assert h.backend.calls == []

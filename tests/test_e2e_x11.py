@@ -277,3 +277,22 @@ def test_a_run_killed_with_sigkill_leaves_a_readable_log(
     assert "interrupted" in shown
     assert "wait 0.2 s" in shown
     assert "wait 0.3 s" in shown
+
+
+def test_ctrl_c_at_the_confirmation_prompt_stops_at_once(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    policy = SeeingPolicy([Target("Save button", RED)])
+    out = tmp_path / "run"
+    with FakeVLLM(policy) as server:
+        proc = start_holodesk(home, "run", "press save", "--confirm", "always",
+                              "--endpoint", server.base_url, xvfb=xvfb, workdir=out,
+                              stdin_open=True)
+        app.wait_for(lambda: "confirm:" in (out / "stdout").read_text(), timeout=60,
+                     what="the confirmation prompt")
+        proc.send_signal(signal.SIGINT)
+        code = wait_exit(proc, timeout=15)  # nobody answers the prompt: it must not wait
+    assert code == 1
+    assert "stopped" in (out / "stderr").read_text()
+    assert not app.events("click", widget="save")
+    assert "stopped" in _log_show(home)

@@ -81,14 +81,18 @@ def run_holodesk(
 
 
 def start_holodesk(home: Home, *args: str, xvfb: Xvfb | None = None,
-                   workdir: Path) -> subprocess.Popen[str]:
-    """Start `holodesk ARGS` in the background (stdout/stderr to files in ``workdir``)."""
+                   workdir: Path, stdin_open: bool = False) -> subprocess.Popen[str]:
+    """Start `holodesk ARGS` in the background (stdout/stderr to files in ``workdir``).
+
+    ``stdin_open`` gives it a pipe that stays open (a person who has not answered yet);
+    otherwise its input is empty.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         holodesk_argv(*args),
         env=holodesk_env(home, xvfb),
         cwd=REPO_ROOT,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE if stdin_open else subprocess.DEVNULL,
         stdout=(workdir / "stdout").open("w"),
         stderr=(workdir / "stderr").open("w"),
         text=True,
