@@ -50,6 +50,7 @@ from app.secrets import (
 )
 from control.policy import ConfirmMode
 from model.coords import Convention
+from model.endpoint import normalize_base_url
 
 _log = logging.getLogger(__name__)
 
@@ -217,14 +218,7 @@ def normalize_endpoint(value: str) -> str:
         )
     if parts.query or parts.fragment:
         raise ValueError("must not have a query string or fragment")
-    path = parts.path.rstrip("/")
-    for suffix in ("/chat/completions", "/completions", "/models"):
-        if path.endswith("/v1" + suffix):
-            path = path[: -len(suffix)]
-            break
-    if not path.endswith("/v1"):
-        path += "/v1"
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
+    return normalize_base_url(text)
 
 
 def normalize_monitor(value: str) -> str:

@@ -25,13 +25,13 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
 
 import httpcore2
 import httpx2
 import openai
 from pydantic import ValidationError
 
+from model.endpoint import DEFAULT_BASE_URL, normalize_base_url, root_url_of
 from model.errors import (
     AuthFailed,
     BadRequest,
@@ -51,7 +51,6 @@ from model.structured import inline_refs
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 NO_KEY = "EMPTY"  # what vLLM's docs send when the server has no --api-key (it ignores the header)
 _QUICK_READ = 15.0  # read timeout for /health and /v1/models: they answer at once or never
 _TRANSPORT_RETRIES = 1  # a connection or 5xx failure is retried once, after _BACKOFF seconds
@@ -119,33 +118,6 @@ class StepReply:
 
 
 # --------------------------------------------------------------------------- pure helpers
-
-
-def normalize_base_url(url: str) -> str:
-    """The OpenAI-style base URL (``…/v1``) for what a person typed as the endpoint.
-
-    ``localhost:8000`` -> ``http://localhost:8000/v1``; a trailing slash, a pasted
-    ``/chat/completions`` or ``/models`` are removed; a path prefix (a reverse proxy) is kept.
-    """
-    text = url.strip()
-    if not text:
-        return DEFAULT_BASE_URL
-    if "://" not in text:
-        text = f"http://{text}"
-    parts = urlsplit(text)
-    path = parts.path.rstrip("/")
-    for suffix in ("/chat/completions", "/completions", "/models", "/health"):
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            break
-    if not path.endswith("/v1"):
-        path = f"{path}/v1"
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def root_url_of(base_url: str) -> str:
-    """The server root (where ``/health`` lives) of a normalized base URL."""
-    return base_url[: -len("/v1")] if base_url.endswith("/v1") else base_url
 
 
 _THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
