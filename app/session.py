@@ -14,6 +14,7 @@ from app.settings import Settings
 from app.store import ActionLog
 from control.capture import CaptureTarget, MssCapturer
 from control.display import check_display
+from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
@@ -36,6 +37,15 @@ class Session:
         return self.parts.latch
 
     def run(self, emit: Callable[[Event], None]) -> RunFinished:
+        """Carry out the task, with the failsafe corner watched throughout (real input only)."""
+        watch = None if self.dry_run else _start_corner_watch(self.latch)
+        try:
+            return self._run(emit)
+        finally:
+            if watch is not None:
+                watch()
+
+    def _run(self, emit: Callable[[Event], None]) -> RunFinished:
         s = self.settings
         config = RunConfig(
             task=self.task,
@@ -115,3 +125,20 @@ def build_session(
         latch=latch,
     )
     return Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
+
+
+def _start_corner_watch(latch: StopLatch) -> Callable[[], None] | None:
+    """Start watching the failsafe corners; returns the function that ends the watch."""
+    try:
+        position, points, close = pointer_source()
+    except Exception:
+        log.warning("the failsafe corner is checked only when holodesk acts", exc_info=True)
+        return None
+    watch = CornerWatch(latch, position, points)
+    watch.start()
+
+    def end() -> None:
+        watch.stop()
+        close()
+
+    return end

@@ -296,3 +296,20 @@ def test_ctrl_c_at_the_confirmation_prompt_stops_at_once(
     assert "stopped" in (out / "stderr").read_text()
     assert not app.events("click", widget="save")
     assert "stopped" in _log_show(home)
+
+
+def test_the_failsafe_corner_stops_a_run_while_the_model_thinks(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    policy = SeeingPolicy([Target("Save button", RED)])
+    with FakeVLLM(policy) as server:
+        server.delay = 30.0  # a slow model: the run sits in the request
+        proc = start_holodesk(home, "run", "press save", "--confirm", "never",
+                              "--endpoint", server.base_url, xvfb=xvfb,
+                              workdir=tmp_path / "run")
+        server.wait_for_request(timeout=30)
+        subprocess.run(["xdotool", "mousemove", "0", "0"], env=xvfb.env(), check=True)
+        code = wait_exit(proc, timeout=15)  # well before the model would have answered
+    assert code == 1
+    assert "failsafe-corner" in (tmp_path / "run" / "stderr").read_text()
+    assert not app.events("click", widget="save")
