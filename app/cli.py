@@ -11,12 +11,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from app import paths
 from app.events import Event, Outcome, RunFinished
 from app.lock import DesktopBusyError, DesktopLock
 from app.logs import setup_logging
 from app.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from app.store import ActionLog, RunRecord
 
 log = logging.getLogger("holodesk")
 
@@ -168,30 +172,37 @@ def _cmd_log_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_log_show(args: argparse.Namespace) -> int:
-    from app.store import ActionLog, RunNotFound, format_run
+    from app.store import ActionLog, format_run
 
     with ActionLog.open() as store:
-        try:
-            run = store.get_run(args.run)
-        except RunNotFound as e:
-            print(f"holodesk: {e}", file=sys.stderr)
+        run = _find_run(store, args.run)
+        if run is None:
             return EXIT_USAGE
         print(format_run(run, store.steps(run.id)))
     return EXIT_OK
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
-    from app.store import ActionLog, RunNotFound
+    from app.store import ActionLog
 
     with ActionLog.open() as store:
-        try:
-            run = store.get_run(args.run)
-        except RunNotFound as e:
-            print(f"holodesk: {e}", file=sys.stderr)
+        run = _find_run(store, args.run)
+        if run is None:
             return EXIT_USAGE
         out = store.export_run(run.id, args.output)
     print(out)
     return EXIT_OK
+
+
+def _find_run(store: ActionLog, ref: str) -> RunRecord | None:
+    """The run named by ``ref`` (an id, a unique prefix, or "last"); None after saying why."""
+    from app.store import RunNotFound
+
+    try:
+        return store.get_run(ref)
+    except RunNotFound as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return None
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
