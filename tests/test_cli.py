@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import make_home, run_holodesk
+from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
-from tests.support.home import Home
+from tests.support.home import Home, make_home
 from tests.support.xvfb import Xvfb
 
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "ok"}}

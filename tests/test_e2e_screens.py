@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import make_home, run_holodesk
+from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
+from tests.support.home import make_home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb, xvfb_available
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import make_home, run_holodesk, start_holodesk, wait_exit
+from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
 from tests.support.fake_vllm import FakeVLLM, GarbagePolicy, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
-from tests.support.home import Home
+from tests.support.home import Home, make_home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 

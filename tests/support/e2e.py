@@ -12,22 +12,6 @@ from tests.support.home import REPO_ROOT, Home
 from tests.support.xvfb import Xvfb
 
 
-def make_home(tmp_path: Path) -> Home:
-    """A private HOME with XDG folders, for one holodesk subprocess."""
-    root = tmp_path / "home"
-    home = Home(
-        root=root,
-        config=root / ".config",
-        data=root / ".local" / "share",
-        state=root / ".local" / "state",
-        runtime=tmp_path / "run",
-        keyring=tmp_path / "keyring",
-    )
-    for folder in (home.root, home.runtime, home.keyring):
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return home
-
-
 def holodesk_argv(*args: str) -> list[str]:
     """The installed `holodesk` script when there is one, else the module."""
     script = Path(sys.executable).parent / "holodesk"

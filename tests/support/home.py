@@ -38,8 +38,8 @@ class Home:
         return env
 
 
-def isolate_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
-    """Point HOME and the XDG variables at ``tmp_path`` and drop every HOLODESK_* variable."""
+def make_home(tmp_path: Path) -> Home:
+    """A fresh home under ``tmp_path``, its folders created (for this process or a child)."""
     root = tmp_path / "home"
     home = Home(
         root=root,
@@ -49,8 +49,14 @@ def isolate_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
         runtime=tmp_path / "run",
         keyring=tmp_path / "keyring",
     )
-    for folder in (home.root, home.runtime):
+    for folder in (home.root, home.runtime, home.keyring):
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return home
+
+
+def isolate_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
+    """Point HOME and the XDG variables at ``tmp_path`` and drop every HOLODESK_* variable."""
+    home = make_home(tmp_path)
     for name in list(os.environ):
         if name.startswith("HOLODESK_"):
             monkeypatch.delenv(name)
