@@ -120,6 +120,7 @@ class _Current:
 class _History:
     """What the run carries from step to step."""
 
+    deadline: float
     turns: list[Turn] = field(default_factory=list)
     previous: Action | None = None
     last_small: np.ndarray[Any, Any] | None = None
@@ -190,12 +191,11 @@ class Agent:
     def _loop(self, run_id: str, config: RunConfig) -> _Ended:
         p = self.parts
         limits = config.limits
-        started = p.clock()
-        history = _History()
+        history = _History(deadline=p.clock() + limits.max_seconds)
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
-            if p.clock() - started > limits.max_seconds:
-                return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:.0f} s reached")
+            if p.clock() > history.deadline:
+                return _time_limit(limits)
             ended = self._step(run_id, step_no, config, history)
             if ended is not None:
                 return ended
@@ -234,6 +234,12 @@ class Agent:
                 f"the same action ({description}) was proposed {history.repeats} times "
                 "on an unchanged screen",
             )
+
+        # A slow model must not stretch the run past its time limit with one more action.
+        if p.clock() > history.deadline:
+            cur.record.decision = Decision.AUTO.value
+            self._finish_step(cur, "skipped", "time limit reached")
+            return _time_limit(config.limits)
 
         decision, action, points, outcome = self._decide(
             cur, action, points, verdict, description, frame, config.convention, history.previous
@@ -472,6 +478,10 @@ def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> st
         end=points[1] if len(points) > 1 else None,
         secret=verdict.secret,
     )
+
+
+def _time_limit(limits: RunLimits) -> _Ended:
+    return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:g} s reached")
 
 
 def _points_text(points: tuple[Point, ...]) -> str | None:

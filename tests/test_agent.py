@@ -323,3 +323,15 @@ def test_an_edit_into_a_forbidden_combination_is_refused(
         h.run()
     assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
     assert h.backend.calls == []
+
+
+def test_the_time_limit_holds_even_when_one_answer_is_slow(
+    harness_for: Callable[..., Harness],
+) -> None:
+    with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
+        server.delay = 1.0
+        h = harness_for(server)
+        finished = h.run(max_seconds=0.5)
+    assert finished.outcome is Outcome.LIMIT
+    assert h.backend.calls == []  # the late answer was not acted on
+    assert [s.result for s in h.store.steps(finished.run_id)] == ["skipped"]
