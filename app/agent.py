@@ -27,11 +27,14 @@ from app.events import (
     ModelText,
     Outcome,
     RunFinished,
+    RunPaused,
+    RunResumed,
     RunStarted,
     StepDecided,
     StepFailed,
     StepProposed,
 )
+from app.pause import PauseGate
 from app.store import ActionLog, StepRecord
 from control.capture import Capturer, Frame, thumbnail
 from control.input import Executor
@@ -58,6 +61,9 @@ log = logging.getLogger(__name__)
 #: Mean absolute difference (0-255 grey levels) of the small frames below which the screen
 #: counts as unchanged for loop detection: JPEG-free raw pixels, so noise is near zero.
 UNCHANGED_THRESHOLD = 0.5
+
+#: What the model hears about a step discarded because the run was paused before it ran.
+OUTCOME_PAUSED = "not done: the person paused the run here; the screen may have changed"
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,7 @@ class AgentParts:
     latch: StopLatch
     clock: Callable[[], float] = time.monotonic
     today: Callable[[], dt.date] = dt.date.today
+    pause: PauseGate | None = None  # checked before each screenshot and each action
 
 
 @dataclass
@@ -194,6 +201,7 @@ class Agent:
         history = _History(deadline=p.clock() + limits.max_seconds)
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
+            self._hold(run_id, history)
             if p.clock() > history.deadline:
                 return _time_limit(limits)
             ended = self._step(run_id, step_no, config, history)
@@ -249,6 +257,11 @@ class Agent:
             self._finish_step(cur, "skipped", outcome)
         elif decision is Decision.SKIPPED:
             self._finish_step(cur, "skipped")
+        elif self._hold_before_acting(cur, history):
+            # The person took over: the action was meant for a screen that may be gone, so
+            # the next step starts again from a fresh screenshot.
+            self._finish_step(cur, "skipped", "paused before execution")
+            outcome = OUTCOME_PAUSED
         else:
             if decision is Decision.EDITED:
                 cur.record.action = action.model_dump(mode="json")
@@ -261,6 +274,32 @@ class Agent:
             action,
         )
         return None
+
+    def _hold(self, run_id: str, history: _History) -> bool:
+        """The pause checkpoint: block while paused; True if it did.
+
+        Emits RunPaused and RunResumed around the wait; paused time does not count against
+        the run's time limit. A stop while paused raises StoppedError.
+        """
+        p = self.parts
+        if p.pause is None:
+            return False
+        t0 = p.clock()
+        waited = p.pause.wait_if_paused(
+            p.latch, on_pause=lambda reason: self._emit(RunPaused(run_id, reason))
+        )
+        if waited:
+            history.deadline += p.clock() - t0
+            self._emit(RunResumed(run_id))
+        return waited
+
+    def _hold_before_acting(self, cur: _Current, history: _History) -> bool:
+        """The checkpoint before an action; a stop while paused is logged as the step's end."""
+        try:
+            return self._hold(cur.run_id, history)
+        except StoppedError as e:
+            self._finish_step(cur, "stopped", _stop_reason(e))
+            raise
 
     def _capture(
         self, run_id: str, step_no: int

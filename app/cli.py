@@ -21,6 +21,8 @@ from app.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from app.store import ActionLog, RunRecord
+    from control.hotkeys import PynputHotkeys
+    from control.stop import StopLatch
 
 log = logging.getLogger("holodesk")
 
@@ -84,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder to write into (default: here)")
     exp.set_defaults(func=_cmd_log_export)
 
+    trig = sub.add_parser("trigger", help="talk to the running desktop app")
+    trig.add_argument("what", choices=["show", "stop", "run"],
+                      help="show its window, pull its emergency stop, or start a task")
+    trig.add_argument("task", nargs="?", default="", help="with run: the task")
+    trig.set_defaults(func=_cmd_trigger)
+
     cfg = sub.add_parser("config", help="show or change settings")
     cfgsub = cfg.add_subparsers(dest="config_command", required=True)
     cshow = cfgsub.add_parser("show", help="print the settings and where they come from")
@@ -134,6 +142,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     old_int = signal.signal(signal.SIGINT, on_signal)
     old_term = signal.signal(signal.SIGTERM, on_signal)
+    stop_hotkey = _listen_for_stop_hotkey(settings.stop_hotkey, session.latch)
     result: list[RunFinished] = []
     worker = threading.Thread(
         target=lambda: result.append(session.run(events.put)), name="agent", daemon=True
@@ -151,6 +160,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
+        if stop_hotkey is not None:
+            stop_hotkey.stop()
         session.close()
         lock.release()
     finished = result[0] if result else None
@@ -161,6 +172,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"holodesk: run {finished.outcome.value}: {finished.reason}", file=sys.stderr)
     return EXIT_RUN_FAILED
+
+
+def _listen_for_stop_hotkey(combo: str, latch: StopLatch) -> PynputHotkeys | None:
+    """Pull the stop when the person presses ``combo`` anywhere; None when that cannot work."""
+    from control.hotkeys import ListenerError, PynputHotkeys
+
+    hotkeys = PynputHotkeys()
+    hotkeys.register(combo, lambda: latch.stop("hotkey", combo))
+    try:
+        hotkeys.start()
+    except ListenerError as e:
+        # Ctrl+C and the failsafe corner still stop the run.
+        log.warning("the stop hotkey %s is not available (%s); stop with Ctrl+C instead",
+                    combo, e)
+        return None
+    return hotkeys
 
 
 def _cmd_log_list(args: argparse.Namespace) -> int:
@@ -203,6 +230,23 @@ def _find_run(store: ActionLog, ref: str) -> RunRecord | None:
     except RunNotFound as e:
         print(f"holodesk: {e}", file=sys.stderr)
         return None
+
+
+def _cmd_trigger(args: argparse.Namespace) -> int:
+    from app.instance import send
+
+    if args.what == "run" and not args.task.strip():
+        print("holodesk: trigger run needs a task", file=sys.stderr)
+        return EXIT_USAGE
+    reply = send({"cmd": args.what, "task": args.task})
+    if reply is None:
+        print("holodesk: the desktop app is not running; start it with `holodesk`",
+              file=sys.stderr)
+        return EXIT_RUN_FAILED
+    if not reply.get("ok"):
+        print(f"holodesk: {reply.get('error', 'the desktop app refused')}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    return EXIT_OK
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:

@@ -121,6 +121,21 @@ class RunFinished:
     answer: str = ""
 
 
+@dataclass(frozen=True)
+class RunPaused:
+    """The loop holds before its next screenshot or action until resumed or stopped."""
+
+    run_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunResumed:
+    """The loop goes on, from a fresh screenshot."""
+
+    run_id: str
+
+
 Event = (
     RunStarted
     | FrameCaptured
@@ -131,6 +146,8 @@ Event = (
     | ActionExecuted
     | StepFailed
     | RunFinished
+    | RunPaused
+    | RunResumed
 )
 
 

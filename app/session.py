@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
@@ -18,6 +18,7 @@ from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
+from control.touch import TouchDetector
 from model.client import ClientConfig, HolotronClient
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,9 @@ class Session:
     settings: Settings
     dry_run: bool
     parts: AgentParts
+    _closers: list[Callable[[], None]] = field(default_factory=list)
+    #: The run's hand-back-on-touch detector, when the front end set one up.
+    touch: TouchDetector | None = None
 
     @property
     def latch(self) -> StopLatch:
@@ -65,10 +69,15 @@ class Session:
         )
         return Agent(self.parts, emit).run(config)
 
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Also call ``closer`` when the session closes (e.g. a listener tied to the run)."""
+        self._closers.append(closer)
+
     def close(self) -> None:
-        """Release the capture and the log; safe to call twice."""
+        """Release the capture, the log and the input backend; safe to call twice."""
         backend_close = getattr(self.parts.executor.backend, "close", None)
-        closers = [self.parts.capturer.close, self.parts.store.close]
+        closers = [*self._closers, self.parts.capturer.close, self.parts.store.close]
+        self._closers = []
         if callable(backend_close):
             closers.append(backend_close)
         for closer in closers:
@@ -120,7 +129,7 @@ def build_session(
         client=client,
         capturer=capturer,
         executor=Executor(backend, latch),
-        policy=SafetyPolicy(settings.confirm),
+        policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,)),
         store=ActionLog.open(secrets=[key] if key else ()),
         latch=latch,
     )

@@ -48,6 +48,7 @@ from app.secrets import (
     lookup_api_key,
     store_api_key,
 )
+from control.hotkeys import DEFAULT_STOP_HOTKEY, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.endpoint import normalize_base_url
@@ -134,6 +135,16 @@ class Settings(BaseModel):
         le=50,
         description="end a run when the same action on an unchanged screen comes this many times",
     )
+    stop_hotkey: str = Field(
+        default=DEFAULT_STOP_HOTKEY,
+        description="the global emergency-stop hotkey (holodesk never presses it itself)",
+    )
+    retention_days: int = Field(
+        default=30,
+        ge=0,
+        le=36_500,
+        description="delete runs (and their screenshots) older than this many days; 0 keeps all",
+    )
 
     # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -158,6 +169,12 @@ class Settings(BaseModel):
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)  # TOML `monitor = 2` means the same as "2"
         return normalize_monitor(value) if isinstance(value, str) else value
+
+    @field_validator("stop_hotkey", mode="before")
+    @classmethod
+    def _check_stop_hotkey(cls, value: object) -> object:
+        # HotkeyError is a ValueError: pydantic reports its message as the problem.
+        return validate_stop_hotkey(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check_settle(self) -> Settings:
@@ -339,6 +356,40 @@ def set_value(
     if effective._sources.get(name, "").startswith("$"):
         _log.warning("%s was saved, but %s in the environment overrides it", name, env_var(name))
     return effective
+
+
+def validate_values(
+    values: Mapping[str, object], *, path: Path | None = None, source: str = "settings dialog"
+) -> Settings:
+    """The file's settings with ``values`` applied, validated; nothing is written.
+
+    Errors (:class:`SettingsError`) name ``source`` and the key for a bad value in ``values``.
+    """
+    path = paths.settings_path() if path is None else path
+    bad = sorted(API_KEY_NAMES & set(values))
+    if bad:
+        raise SettingsError(f"{source}: {bad[0]} is not a setting; the API key goes to the keyring")
+    file_values = _read_file(path)
+    merged = {**file_values, **values}
+    validated = _validate(merged, lambda n: source if n in values else str(path))
+    validated._sources = {n: path.name for n in merged}
+    return validated
+
+
+def set_values(
+    values: Mapping[str, object],
+    *,
+    path: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    source: str = "settings dialog",
+) -> Settings:
+    """Validate ``values`` together and save them (all or none); returns the settings in effect.
+
+    Like :func:`set_value` for several keys at once (the settings dialog's Save).
+    """
+    path = paths.settings_path() if path is None else path
+    save_settings(validate_values(values, path=path, source=source), path)
+    return load_settings(path, environ)
 
 
 def unset_value(key: str, *, path: Path | None = None) -> Settings:

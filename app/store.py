@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import socket
 import sqlite3
 import sys
@@ -467,6 +468,57 @@ class ActionLog:
             _log.warning("run %s was interrupted (its process is gone)", run_id)
         return [run_id for run_id, _pid in dead]
 
+    def delete_run(self, run_id: str) -> None:
+        """Delete a run: its rows, then its screenshot folder. Raises :class:`RunNotFound`.
+
+        A run still ``running`` in a live process is refused (:class:`StoreError`): its agent
+        would go on writing steps of a run that no longer exists.
+        """
+        folder = self.run_dir(run_id)
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT outcome, pid, host, proc_start FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(f"no run {run_id!r}")
+            outcome, pid, host, proc_start = row
+            if outcome == "running" and _still_running(pid, host, proc_start):
+                raise StoreError(f"run {run_id} is still running; stop it before deleting it")
+            with self._transaction():
+                self._conn.execute("DELETE FROM steps WHERE run_id = ?", (run_id,))
+                self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        # Rows first: a crash in between leaves an orphan folder (harmless, pruned by hand),
+        # never a row naming deleted screenshots.
+        _remove_tree(folder)
+        _log.info("run %s deleted", run_id)
+
+    def prune(self, retention_days: float, *, now: float | None = None) -> list[str]:
+        """Delete runs that started more than ``retention_days`` days ago; their ids.
+
+        ``retention_days`` 0 (or less) keeps everything. Runs still ``running`` in a live
+        process are kept whatever their age.
+        """
+        if retention_days <= 0:
+            return []
+        cutoff = (time.time() if now is None else now) - retention_days * 86_400
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id FROM runs WHERE started_at < ? ORDER BY started_at", (cutoff,)
+            ).fetchall()
+        deleted: list[str] = []
+        for (run_id,) in rows:
+            try:
+                self.delete_run(run_id)
+            except RunNotFound:
+                continue  # deleted meanwhile by another window or process
+            except StoreError as exc:
+                _log.info("kept run %s: %s", run_id, exc)
+                continue
+            deleted.append(run_id)
+        if deleted:
+            _log.info("pruned %d run(s) older than %g days", len(deleted), retention_days)
+        return deleted
+
     # --- reading --------------------------------------------------------------------------
 
     def list_runs(self, limit: int = 20) -> list[RunRecord]:
@@ -515,6 +567,16 @@ class ActionLog:
             rows = self._conn.execute(
                 f"SELECT {', '.join(_STEP_COLUMNS)} FROM steps WHERE run_id = ? ORDER BY step_no",
                 (run_id,),
+            ).fetchall()
+        return [self._step_from_row(row) for row in rows]
+
+    def steps_since(self, run_id: str, after_step_no: int) -> list[StepRecord]:
+        """The stored steps of a run numbered above ``after_step_no``, in order (live views)."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {', '.join(_STEP_COLUMNS)} FROM steps WHERE run_id = ? AND step_no > ? "
+                "ORDER BY step_no",
+                (run_id, after_step_no),
             ).fetchall()
         return [self._step_from_row(row) for row in rows]
 
@@ -693,6 +755,24 @@ def _write_file(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _still_running(pid: int | None, host: str | None, proc_start: str | None) -> bool:
+    """Whether a run marked ``running`` belongs to a live process (or to another host)."""
+    if host != socket.gethostname():
+        return True  # its pid says nothing here: assume it lives
+    return pid is not None and _process_alive(pid, proc_start)
+
+
+def _remove_tree(folder: Path) -> None:
+    """Delete a run folder; what cannot be deleted is logged (the rows are gone already)."""
+
+    def report(_func: object, path: str, exc_info: tuple[Any, BaseException, Any]) -> None:
+        if not isinstance(exc_info[1], FileNotFoundError):
+            _log.warning("could not delete %s: %s", path, exc_info[1])
+
+    # onerror (not 3.12's onexc): holodesk supports Python 3.11.
+    shutil.rmtree(folder, onerror=report)
 
 
 def _process_start(pid: int) -> str | None:

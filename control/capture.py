@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 import simplejpeg
@@ -222,6 +222,61 @@ def small_gray(image: Image.Image, factor: int = SMALL_FACTOR) -> GrayFrame:
     return np.asarray(reduced.convert("L"), dtype=np.uint8)
 
 
+ExcludeRects = Callable[[], Sequence[Rect]]
+"""Rectangles to paint over in every frame, physical pixels of the virtual screen.
+
+Called on the grabbing thread for every frame: it must be cheap and thread-safe (the UI keeps
+its windows' rectangles in a locked list rather than asking Qt from the capture worker).
+"""
+
+# A neutral mid grey: what is behind a masked window is unknown, and grey reads as "nothing
+# here" to the model without looking like any control.
+MASK_BGRX = (128, 128, 128, 255)
+
+
+def mask_bgrx(raw: bytes | bytearray, width: int, height: int, area: Rect,
+              rects: Sequence[Rect]) -> bytes | bytearray:
+    """Paint ``rects`` grey in BGRX pixels showing ``area`` (physical px of the virtual screen).
+
+    Only the parts of ``rects`` inside ``area`` are painted; ``area`` may have a negative
+    origin (a monitor left of the primary one) and need not be the pixels' size (pixels per
+    physical px are taken per axis). A bytearray (what mss returns) is painted in place;
+    bytes are copied first. Returns the painted buffer (``raw`` itself when nothing hit).
+    """
+    boxes: list[tuple[int, int, int, int]] = []
+    sx = width / area.width if area.width else 1.0
+    sy = height / area.height if area.height else 1.0
+    for rect in rects:
+        left, top = max(rect.left, area.left), max(rect.top, area.top)
+        right, bottom = min(rect.right, area.right), min(rect.bottom, area.bottom)
+        if right <= left or bottom <= top:
+            continue
+        # Outward rounding: a window edge half over a pixel hides that whole pixel.
+        x0 = max(0, math.floor((left - area.left) * sx))
+        y0 = max(0, math.floor((top - area.top) * sy))
+        x1 = min(width, math.ceil((right - area.left) * sx))
+        y1 = min(height, math.ceil((bottom - area.top) * sy))
+        if x1 > x0 and y1 > y0:
+            boxes.append((x0, y0, x1, y1))
+    if not boxes:
+        return raw
+    buffer = raw if isinstance(raw, bytearray) else bytearray(raw)
+    pixels = np.frombuffer(buffer, np.uint8).reshape(height, width, 4)
+    for x0, y0, x1, y1 in boxes:
+        pixels[y0:y1, x0:x1] = MASK_BGRX
+    return buffer
+
+
+def _excluded(exclude: ExcludeRects | None) -> Sequence[Rect]:
+    if exclude is None:
+        return ()
+    try:
+        return exclude()
+    except Exception:  # a broken mask must not stop the run; the frame goes out unmasked
+        log.warning("the capture mask failed; this frame is not masked", exc_info=True)
+        return ()
+
+
 @dataclass(frozen=True)
 class EncodeOptions:
     """How frames are downscaled and encoded."""
@@ -397,7 +452,9 @@ class MssCapturer:
     Xvfb's so the process never touches another display. ``logical_size`` returns pyautogui's
     screen size (default: ``pyautogui.size()``, except on Linux where the scale is 1) and
     ``pointer`` the pointer in logical points (default: ``pyautogui.position()``); both are
-    injectable for tests.
+    injectable for tests. ``exclude`` returns rectangles (physical pixels of the virtual
+    screen) painted grey in every frame before it is scaled and encoded: holodesk's own
+    windows, where the platform cannot keep them out of screenshots (X11).
     """
 
     def __init__(
@@ -412,8 +469,10 @@ class MssCapturer:
         logical_size: Callable[[], tuple[int, int] | None] | None = None,
         pointer: Callable[[], tuple[int, int]] | None = None,
         small_factor: int = SMALL_FACTOR,
+        exclude: ExcludeRects | None = None,
     ) -> None:
         self.target = target or CaptureTarget.screen(1)
+        self.exclude = exclude
         self.options = options or EncodeOptions(max_side=max_side, image_format=image_format,
                                                 jpeg_quality=jpeg_quality)
         self.small_factor = small_factor
@@ -558,18 +617,29 @@ class MssCapturer:
         at = time.monotonic()
         return shot, region, at, (time.perf_counter() - started) * 1000
 
+    def _masked(self, shot: Any, region: dict[str, int]) -> bytes | bytearray:
+        rects = _excluded(self.exclude)
+        if not rects:
+            return cast("bytes | bytearray", shot.raw)
+        self._learn_scale(shot.width, region)
+        return mask_bgrx(shot.raw, shot.width, shot.height, self.monitor(), rects)
+
     def grab(self) -> Frame:
         shot, region, at, capture_ms = self._grab_raw()
         scale = self._learn_scale(shot.width, region)
         started = time.perf_counter()
-        data, sent_w, sent_h = encode_bgrx(shot.raw, shot.width, shot.height, self.options)
+        raw = self._masked(shot, region)
+        data, sent_w, sent_h = encode_bgrx(raw, shot.width, shot.height, self.options)
         encode_ms = (time.perf_counter() - started) * 1000
         geometry = FrameGeometry(sent_w, sent_h, self.monitor(), scale)
         return Frame(data, self.options.mime, geometry, at, capture_ms, encode_ms)
 
     def grab_small(self) -> GrayFrame:
-        shot, _, _, _ = self._grab_raw()
-        return small_gray(_bgrx_image(shot.raw, shot.width, shot.height), self.small_factor)
+        # Masked too: holodesk's own windows changing (the streaming thought) must not look
+        # like the screen still settling.
+        shot, region, _, _ = self._grab_raw()
+        raw = self._masked(shot, region)
+        return small_gray(_bgrx_image(raw, shot.width, shot.height), self.small_factor)
 
 
 def _rect(monitor: Any) -> Rect:
@@ -604,7 +674,8 @@ class FakeCapturer:
     ``source`` is a sequence of images (PIL images or RGB/gray uint8 arrays): each call to
     ``grab`` or ``grab_small`` shows the next one and the last one stays on screen; or a
     callable returning the current image (for tests that change the "screen" themselves).
-    ``monitor`` defaults to the first image's size at the origin.
+    ``monitor`` defaults to the first image's size at the origin. ``exclude`` masks as in
+    :class:`MssCapturer` (rectangles in the coordinates of ``monitor``).
     """
 
     def __init__(
@@ -616,6 +687,7 @@ class FakeCapturer:
         options: EncodeOptions | None = None,
         small_factor: int = SMALL_FACTOR,
         clock: Callable[[], float] = time.monotonic,
+        exclude: ExcludeRects | None = None,
     ) -> None:
         if not callable(source) and not source:
             raise ValueError("FakeCapturer needs at least one image")
@@ -625,6 +697,7 @@ class FakeCapturer:
         self.small_factor = small_factor
         self.scale = scale
         self.clock = clock
+        self.exclude = exclude
         self.grabs = 0
         self.small_grabs = 0
         first = self._peek()
@@ -646,9 +719,13 @@ class FakeCapturer:
     def monitor(self) -> Rect:
         return self._monitor
 
+    def _raw(self) -> tuple[bytes | bytearray, int, int]:
+        raw, w, h = _to_bgrx(self._next())
+        return mask_bgrx(raw, w, h, self._monitor, _excluded(self.exclude)), w, h
+
     def grab(self) -> Frame:
         self.grabs += 1
-        raw, w, h = _to_bgrx(self._next())
+        raw, w, h = self._raw()
         at = self.clock()
         started = time.perf_counter()
         data, sent_w, sent_h = encode_bgrx(raw, w, h, self.options)
@@ -658,7 +735,7 @@ class FakeCapturer:
 
     def grab_small(self) -> GrayFrame:
         self.small_grabs += 1
-        raw, w, h = _to_bgrx(self._next())
+        raw, w, h = self._raw()
         return small_gray(_bgrx_image(raw, w, h), self.small_factor)
 
     def close(self) -> None:

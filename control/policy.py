@@ -29,7 +29,9 @@ twin), ctrl+alt+backspace (kills the X session), ctrl+alt+f1..f12 (switch to a t
 console), any chord with SysRq or alt+print screen plus a key (Magic SysRq: reboot, kill
 all), the power, sleep and eject keys, screen locks (super+l, ctrl+alt+l, ctrl+cmd+q) and
 logging out (cmd+shift+q): each either leaves the desktop the agent sees, or locks it behind
-a password the agent must not type.
+a password the agent must not type. Also forbidden: any chord containing a *reserved* hotkey
+(``SafetyPolicy(reserved_hotkeys=...)``, by default holodesk's own stop hotkey,
+:data:`control.hotkeys.DEFAULT_STOP_HOTKEY`): the agent must never press the person's stop.
 
 Key names are normalized before matching: case, control/ctl -> ctrl, option -> alt,
 win/cmd/command/meta/super -> super, return -> enter, del -> delete, esc -> escape, left/right
@@ -43,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, chord_keys, parse_combo
 from model.schema import (
     Action,
     Answer,
@@ -412,10 +415,24 @@ def _click_verb(action: Click | DoubleClick | Drag) -> str:
 
 
 class SafetyPolicy:
-    """Decides, by fixed rules, whether an action needs confirmation or must never run."""
+    """Decides, by fixed rules, whether an action needs confirmation or must never run.
 
-    def __init__(self, mode: ConfirmMode = ConfirmMode.RISKY) -> None:
+    ``reserved_hotkeys`` are combinations the agent must never press (holodesk's own global
+    hotkeys; the stop hotkey by default): a ``hotkey`` action holding all of one's keys is
+    forbidden, whatever else it holds. ``type`` cannot press them as long as each has a
+    modifier other than Shift or a key typing never sends (see
+    :func:`control.hotkeys.validate_stop_hotkey`).
+    """
+
+    def __init__(
+        self,
+        mode: ConfirmMode = ConfirmMode.RISKY,
+        reserved_hotkeys: Iterable[str] = (DEFAULT_STOP_HOTKEY,),
+    ) -> None:
         self.mode = mode
+        self.reserved_hotkeys: tuple[Combo, ...] = tuple(
+            parse_combo(c) for c in reserved_hotkeys
+        )
 
     def assess(self, action: Action, *, previous: Action | None, outside_monitor: bool) -> Verdict:
         """Judge ``action``; ``previous`` is the action before it in this run (None at first).
@@ -428,6 +445,12 @@ class SafetyPolicy:
         if isinstance(action, Hotkey):
             chord = normalize_keys(action.keys)
             forbidden = _forbidden_chord(chord)
+            pressed = chord_keys(action.keys)
+            forbidden += [
+                f"holds {c.label()}, the person's own hotkey (holodesk's emergency stop)"
+                for c in self.reserved_hotkeys
+                if c.keys <= pressed
+            ]
             if forbidden:
                 chord_text = "+".join(action.keys)
                 refused = tuple(f"{chord_text} {w}; holodesk never presses it" for w in forbidden)

@@ -55,6 +55,11 @@ NO_KEY = "EMPTY"  # what vLLM's docs send when the server has no --api-key (it i
 _QUICK_READ = 15.0  # read timeout for /health and /v1/models: they answer at once or never
 _TRANSPORT_RETRIES = 1  # a connection or 5xx failure is retried once, after _BACKOFF seconds
 _BACKOFF = 0.5
+# A 28x28 white PNG (one 28-pixel vision patch): the cheapest image a vision model accepts.
+_PROBE_IMAGE_URL = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABwAAAAcCAIAAAD9b0jDAAAAKElEQVR42mP8//8/A7UBEwMNwKiho4aOGjpq"
+    "6Kiho4aOGjpq6OAzFADRYgM1sivIJAAAAABJRU5ErkJggg=="
+)
 
 
 # --------------------------------------------------------------------------- configuration
@@ -421,6 +426,30 @@ class HolotronClient:
             self._model = names[0]
         logger.info("using model %r at %s", self._model, self.base_url)
         return self._model
+
+    def probe_images(self, count: int = 3, *, timeout: float | None = None) -> None:
+        """Send ``count`` tiny images with ``max_tokens=1``; return when the server accepts them.
+
+        Tells a server started with too low ``--limit-mm-per-prompt`` apart before a run
+        (raises :class:`TooManyImages`), at the cost of one token of generation. Other failures
+        raise as for a step (``AuthFailed``, ``ModelNotFound``, ``ContextTooLong``, ...).
+        """
+        model = self.resolve_model()
+        content: list[dict[str, Any]] = [
+            {"type": "image_url", "image_url": {"url": _PROBE_IMAGE_URL}} for _ in range(count)
+        ]
+        content.append({"type": "text", "text": "Reply with one word.\n"})
+        read = self.config.request_timeout if timeout is None else timeout
+        try:
+            self._sdk.chat.completions.create(
+                model=model,
+                messages=cast(Any, [{"role": "user", "content": content}]),
+                max_tokens=1,
+                temperature=0.0,
+                timeout=self._timeout(read),
+            )
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, timeout=read) from exc
 
     # ------------------------------------------------------------------ one step
 

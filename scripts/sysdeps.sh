@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian/Ubuntu packages the X11 tests and benches need, when they are missing.
+# Installs the Debian/Ubuntu packages the tests, the benches and the Qt app need, when missing.
+# Only as root (CI, a fresh container); otherwise it prints the apt-get line to run.
 set -euo pipefail
+wanted=(
+  xvfb xdotool xclip x11-utils python3-tk            # the X11 tests: display, input, target app
+  libegl1 libgl1 libfontconfig1 libdbus-1-3          # Qt itself
+  libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0    # Qt's xcb platform (the app on X11)
+  libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
+  libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
+)
 need=()
-command -v Xvfb >/dev/null || need+=(xvfb)
-command -v xdotool >/dev/null || need+=(xdotool)
-command -v xclip >/dev/null || need+=(xclip)
-command -v xdpyinfo >/dev/null || need+=(x11-utils)
+for pkg in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+done
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "Missing system packages: ${need[*]}. Install them with: sudo apt-get install ${need[*]}" >&2
@@ -13,4 +20,4 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}" python3-tk >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

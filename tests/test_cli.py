@@ -19,10 +19,17 @@ def home(tmp_path: Path) -> Home:
     return make_home(tmp_path)
 
 
-def test_no_arguments_prints_the_help(home: Home) -> None:
-    result = run_holodesk(home)
+def test_help_lists_the_commands(home: Home) -> None:
+    result = run_holodesk(home, "--help")
     assert result.returncode == 0
-    assert "run" in result.stdout and "log" in result.stdout and "config" in result.stdout
+    for command in ("run", "log", "config", "trigger"):
+        assert command in result.stdout
+
+
+def test_trigger_without_a_running_app_says_so(home: Home) -> None:
+    result = run_holodesk(home, "trigger", "show")
+    assert result.returncode == 1
+    assert "not running" in result.stderr
 
 
 def test_without_a_display_the_run_says_so(home: Home) -> None:

@@ -1,0 +1,451 @@
+"""Global hotkeys: parsing and comparing key combinations, and listening for them.
+
+A combination is written the way people write it ("ctrl+alt+shift+escape", "Ctrl+Alt+S") or
+the way pynput does ("<ctrl>+<alt>+<shift>+<esc>"); :func:`parse_combo` accepts both and
+:class:`Combo` gives back either form. Key names are normalized as in the safety policy
+(control/ctl -> ctrl, option -> alt, win/cmd/meta -> super, esc -> escape, return -> enter,
+left/right variants of modifiers), so a hotkey action the model proposes can be compared with a
+reserved combination whatever spelling either side uses.
+
+Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` (real, global, through
+pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship)
+and :class:`FakeHotkeys` (tests fire combinations by hand).
+
+**The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
+
+* Escape is the key people reach for to make something stop;
+* holodesk cannot produce it by accident: ``type`` presses no modifier but Shift (and Ctrl+A /
+  Ctrl+V, Cmd+A / Cmd+V for clear-first and pastes), and drops control characters such as ESC;
+  a ``hotkey`` action containing the combination is refused by the safety policy
+  (``SafetyPolicy(reserved_hotkeys=...)``), so nothing holodesk sends holds Ctrl and Alt
+  together with Escape;
+* no common desktop binds it: Ctrl+Shift+Escape (Windows task manager, GNOME/KDE system
+  monitor), Ctrl+Alt+Escape (KDE's xkill) and Cmd+Option+Escape (macOS Force Quit) are taken,
+  and we know of no default binding of the four-key chord in GNOME, KDE Plasma, Xfce,
+  Cinnamon, Windows or macOS (checked from their shortcut lists, not on each desktop); X11
+  desktops match shortcuts on the exact modifier set, so the extra Shift keeps the first two
+  from firing there (Windows may still open the task manager on Ctrl+Shift+Esc; untested);
+* four keys are one hand's worth on the left of the keyboard (Ctrl, Alt, Shift, Esc sit
+  together), so it stays reachable in a hurry.
+
+Pause/Break was the other candidate; most laptop keyboards no longer have it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DEFAULT_STOP_HOTKEY",
+    "MODIFIERS",
+    "Combo",
+    "FakeHotkeys",
+    "HotkeyError",
+    "HotkeyListener",
+    "ListenerError",
+    "PynputHotkeys",
+    "chord_keys",
+    "conflicts",
+    "parse_combo",
+    "start_listener",
+    "typing_can_press",
+    "validate_stop_hotkey",
+]
+
+DEFAULT_STOP_HOTKEY = "ctrl+alt+shift+escape"
+
+#: Canonical modifier names, in the order a combination is written.
+MODIFIERS: tuple[str, ...] = ("ctrl", "alt", "shift", "super")
+
+Callback = Callable[[], object]
+
+
+class HotkeyError(ValueError):
+    """A key combination cannot be parsed or cannot serve as a global hotkey."""
+
+
+class ListenerError(RuntimeError):
+    """A global input listener (pynput) cannot start here; the message says why."""
+
+
+def start_listener(listener: Any, timeout: float, what: str) -> None:
+    """Start a pynput listener and wait until it receives input; :class:`ListenerError` if not.
+
+    pynput's own ``wait()`` blocks forever when the listener thread dies before it is ready
+    (no RECORD extension, no Accessibility permission), so the wait is bounded here.
+    """
+    listener.start()
+    waiter = threading.Thread(target=listener.wait, name=f"{what}-ready", daemon=True)
+    waiter.start()
+    waiter.join(timeout)
+    if waiter.is_alive() or not listener.is_alive():
+        error = ""
+        try:
+            listener.stop()
+            listener.join(0.5)  # re-raises what killed the listener thread
+        except Exception as e:
+            error = f": {e}"
+        raise ListenerError(f"the {what} listener did not start{error}")
+
+
+# -- names -----------------------------------------------------------------------------------
+
+_MODIFIER_STEMS = {
+    "ctrl": "ctrl", "control": "ctrl", "ctl": "ctrl", "strg": "ctrl",
+    "alt": "alt", "option": "alt", "opt": "alt", "altgr": "alt",
+    "shift": "shift",
+    "super": "super", "win": "super", "windows": "super", "cmd": "super", "command": "super",
+    "meta": "super", "os": "super", "logo": "super", "mod4": "super",
+}
+_KEY_ALIASES = {
+    "esc": "escape",
+    "return": "enter", "ret": "enter", "cr": "enter", "newline": "enter",
+    "del": "delete", "forwarddelete": "delete",
+    "bksp": "backspace", "backspc": "backspace", "bs": "backspace", "back": "backspace",
+    "ins": "insert",
+    "pgup": "pageup", "prior": "pageup", "pgdn": "pagedown", "pgdown": "pagedown",
+    "next": "pagedown",
+    "print": "printscreen", "prtsc": "printscreen", "prtscr": "printscreen",
+    "prntscrn": "printscreen", "printscrn": "printscreen", "snapshot": "printscreen",
+    "break": "pause",
+    "caps": "capslock",
+    "spacebar": "space", " ": "space",
+    "arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
+    "apps": "menu", "contextmenu": "menu",
+    "plus": "+", "minus": "-",
+    "⌘": "super", "⌥": "alt", "⇧": "shift", "⌃": "ctrl",
+}
+# Canonical name -> pynput's Key member (modifiers map to their generic member).
+_PYNPUT_NAMES = {
+    "ctrl": "ctrl", "alt": "alt", "shift": "shift", "super": "cmd",
+    "escape": "esc", "enter": "enter", "tab": "tab", "space": "space",
+    "backspace": "backspace", "delete": "delete", "insert": "insert",
+    "home": "home", "end": "end", "pageup": "page_up", "pagedown": "page_down",
+    "up": "up", "down": "down", "left": "left", "right": "right",
+    "pause": "pause", "printscreen": "print_screen", "scrolllock": "scroll_lock",
+    "capslock": "caps_lock", "numlock": "num_lock", "menu": "menu",
+    **{f"f{n}": f"f{n}" for n in range(1, 21)},
+}
+_FROM_PYNPUT = {v: k for k, v in _PYNPUT_NAMES.items()} | {
+    "cmd_l": "super", "cmd_r": "super", "ctrl_l": "ctrl", "ctrl_r": "ctrl",
+    "alt_l": "alt", "alt_r": "alt", "alt_gr": "alt", "shift_l": "shift", "shift_r": "shift",
+}
+
+
+def _normalize_key(raw: str) -> str:
+    if raw and not raw.strip():
+        return "space"
+    text = raw.strip()
+    if len(text) > 2 and text.startswith("<") and text.endswith(">"):  # pynput's <name>
+        inner = text[1:-1].lower()
+        if inner in _FROM_PYNPUT:
+            return _FROM_PYNPUT[inner]
+        text = inner
+    if len(text) == 1:
+        # One character: a printable key; upper case means the same key (Shift is explicit).
+        return _KEY_ALIASES.get(text, text.lower())
+    k = re.sub(r"[\s_\-]", "", text.lower())
+    if k in _MODIFIER_STEMS:
+        return _MODIFIER_STEMS[k]
+    if k in _KEY_ALIASES:
+        return _KEY_ALIASES[k]
+    # pyautogui's ctrlleft/altright, X11's control_l/alt_r, lctrl/rshift.
+    for side in ("left", "right", "l", "r"):
+        if k.endswith(side) and k[: -len(side)] in _MODIFIER_STEMS:
+            return _MODIFIER_STEMS[k[: -len(side)]]
+        if k.startswith(side) and k[len(side):] in _MODIFIER_STEMS:
+            return _MODIFIER_STEMS[k[len(side):]]
+    return k
+
+
+def _split(text: str) -> list[str]:
+    # "+" separates keys, but the plus key itself may be one: "ctrl++" is ctrl and +.
+    return [p for p in re.split(r"(?<=.)\+(?=.)", text.strip()) if p.strip()]
+
+
+def chord_keys(keys: Iterable[str]) -> frozenset[str]:
+    """The canonical key names of a chord given as key names ("ctrl+s" as one key is split)."""
+    out: set[str] = set()
+    for key in keys:
+        for part in _split(key) if len(key.strip()) > 1 else [key]:
+            out.add(_normalize_key(part))
+    return frozenset(out)
+
+
+# -- combinations ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Combo:
+    """A key combination: a set of canonical key names (order does not matter)."""
+
+    keys: frozenset[str]
+
+    @property
+    def modifiers(self) -> frozenset[str]:
+        return self.keys & frozenset(MODIFIERS)
+
+    @property
+    def main(self) -> frozenset[str]:
+        """The keys that are not modifiers."""
+        return self.keys - frozenset(MODIFIERS)
+
+    def _ordered(self) -> list[str]:
+        return [m for m in MODIFIERS if m in self.keys] + sorted(self.main)
+
+    def __str__(self) -> str:
+        """The canonical text form: modifiers first, e.g. ``ctrl+alt+shift+escape``."""
+        return "+".join(self._ordered())
+
+    def to_pynput(self) -> str:
+        """pynput's form, e.g. ``<ctrl>+<alt>+<shift>+<esc>``."""
+        parts = []
+        for key in self._ordered():
+            if key in _PYNPUT_NAMES:
+                parts.append(f"<{_PYNPUT_NAMES[key]}>")
+            elif len(key) == 1 and key != "+":
+                parts.append(key)
+            else:
+                raise HotkeyError(f"{key!r} cannot be used in a global hotkey")
+        return "+".join(parts)
+
+    def label(self) -> str:
+        """For people: ``Ctrl+Alt+Shift+Esc``."""
+        names = {"escape": "Esc", "super": "Super", "pageup": "PgUp", "pagedown": "PgDn",
+                 "printscreen": "PrtSc"}
+        return "+".join(names.get(k, k.upper() if len(k) == 1 else k.capitalize())
+                        for k in self._ordered())
+
+
+def parse_combo(text: str) -> Combo:
+    """Parse ``ctrl+alt+shift+escape``, ``Ctrl+Alt+S`` or ``<ctrl>+<alt>+s`` into a Combo.
+
+    Raises :class:`HotkeyError` for an empty combination, one of modifiers only, or a key
+    that no global hotkey can use.
+    """
+    parts = _split(text)
+    if not parts:
+        raise HotkeyError("empty key combination")
+    combo = Combo(frozenset(_normalize_key(p) for p in parts))
+    if not combo.main:
+        raise HotkeyError(f"{text!r} has only modifiers; add a key such as escape")
+    for key in combo.main:
+        if key not in _PYNPUT_NAMES and not (len(key) == 1 and key.isprintable() and key != "+"):
+            raise HotkeyError(f"{text!r}: unknown key {key!r}")
+    return combo
+
+
+def conflicts(a: str | Combo, b: str | Combo) -> bool:
+    """Whether pressing one combination also fires the other.
+
+    A hotkey fires once all its keys are down, whatever else is held, so ``ctrl+alt+s``
+    conflicts with ``ctrl+alt+shift+s`` (one's keys contain the other's), not with
+    ``ctrl+shift+s``.
+    """
+    ka = (a if isinstance(a, Combo) else parse_combo(a)).keys
+    kb = (b if isinstance(b, Combo) else parse_combo(b)).keys
+    return ka <= kb or kb <= ka
+
+
+# What the executor presses by itself while typing (control/input.py): Shift for capitals,
+# Enter and Tab for line breaks and tabs, select-all before clear_first, and paste.
+_TYPING_CHORDS = (
+    frozenset({"ctrl", "a"}), frozenset({"super", "a"}),
+    frozenset({"ctrl", "v"}), frozenset({"super", "v"}),
+    frozenset({"backspace"}), frozenset({"enter"}), frozenset({"tab"}),
+)
+
+
+def typing_can_press(combo: Combo) -> bool:
+    """Whether a ``type`` action can hold all of ``combo``'s keys down at once.
+
+    Typing presses printable keys with at most Shift, Enter, Tab, Backspace, and the
+    select-all and paste chords: a combination with Ctrl+Alt, or any non-printable key other
+    than those three, is out of its reach.
+    """
+    if combo.modifiers <= {"shift"} and all(
+        len(k) == 1 or k in ("enter", "tab", "backspace", "space") for k in combo.main
+    ):
+        return True
+    return any(combo.keys <= chord | {"shift"} for chord in _TYPING_CHORDS)
+
+
+def validate_stop_hotkey(text: str) -> str:
+    """Check a stop-hotkey setting; returns its canonical text or raises :class:`HotkeyError`.
+
+    A stop key that holodesk's own typing can press would stop runs by itself, and one the
+    person types in daily work would stop runs by accident: require a modifier other than
+    Shift, or a key typing never produces (Escape, Pause, F-keys...).
+    """
+    combo = parse_combo(text)
+    combo.to_pynput()  # raises for keys pynput cannot listen for
+    if "shift" in combo.modifiers and any(len(k) == 1 and not k.isalpha() for k in combo.main):
+        # Shift turns "1" into "!" before the listener sees it: such a chord never matches.
+        raise HotkeyError(f"{text!r}: with shift, use a letter or a named key such as escape")
+    if typing_can_press(combo):
+        raise HotkeyError(
+            f"{text!r} can be pressed by holodesk's own typing; use Ctrl+Alt with a key, "
+            f"or a key such as escape or pause (default: {DEFAULT_STOP_HOTKEY})"
+        )
+    return str(combo)
+
+
+# -- listeners -------------------------------------------------------------------------------
+
+
+class HotkeyListener(Protocol):
+    """Global hotkeys: callbacks run on the listener's own thread, so keep them short."""
+
+    def register(self, combo: str, callback: Callback) -> None:
+        """Call ``callback`` whenever ``combo`` is pressed (replaces an earlier callback)."""
+        ...
+
+    def unregister(self, combo: str) -> None:
+        """Forget ``combo`` (no error when it was not registered)."""
+        ...
+
+    def start(self) -> None:
+        """Start listening; raises :class:`ListenerError` when the platform refuses."""
+        ...
+
+    def stop(self) -> None:
+        """Stop listening (safe to call twice, or without start)."""
+        ...
+
+
+class FakeHotkeys:
+    """A listener for tests: :meth:`fire` plays a combination as if the person pressed it."""
+
+    def __init__(self) -> None:
+        self._callbacks: dict[Combo, Callback] = {}
+        self.running = False
+
+    def register(self, combo: str, callback: Callback) -> None:
+        self._callbacks[parse_combo(combo)] = callback
+
+    def unregister(self, combo: str) -> None:
+        self._callbacks.pop(parse_combo(combo), None)
+
+    def start(self) -> None:
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+
+    @property
+    def combos(self) -> list[str]:
+        return [str(c) for c in self._callbacks]
+
+    def fire(self, combo: str) -> bool:
+        """Press ``combo``: every registered combination it contains fires, as in pynput.
+
+        Returns whether anything fired. Nothing fires while the listener is not running.
+        """
+        if not self.running:
+            return False
+        pressed = parse_combo(combo).keys
+        hits = [cb for c, cb in list(self._callbacks.items()) if c.keys <= pressed]
+        for cb in hits:
+            cb()
+        return bool(hits)
+
+
+class PynputHotkeys:
+    """Global hotkeys through one pynput keyboard listener (imported lazily: needs a display).
+
+    Combinations can be registered before or after :meth:`start`. On X11 pynput needs the
+    RECORD extension (present in Xorg and Xvfb); on Wayland without XWayland focus it sees
+    nothing, on macOS it needs the Accessibility permission: :meth:`start` raises
+    :class:`ListenerError` when the listener dies or does not get ready in ``ready_timeout``.
+    """
+
+    def __init__(self, *, ready_timeout: float = 5.0) -> None:
+        self.ready_timeout = ready_timeout
+        self._lock = threading.Lock()
+        self._hotkeys: dict[Combo, Any] = {}  # Combo -> pynput HotKey
+        self._callbacks: dict[Combo, Callback] = {}
+        self._listener: Any = None
+
+    def register(self, combo: str, callback: Callback) -> None:
+        parsed = parse_combo(combo)
+        with self._lock:
+            self._callbacks[parsed] = callback
+            if self._listener is not None:
+                self._hotkeys[parsed] = self._make(parsed)
+
+    def unregister(self, combo: str) -> None:
+        parsed = parse_combo(combo)
+        with self._lock:
+            self._callbacks.pop(parsed, None)
+            self._hotkeys.pop(parsed, None)
+
+    def _make(self, combo: Combo) -> Any:
+        from pynput import keyboard
+
+        def fire() -> None:
+            callback = self._callbacks.get(combo)
+            if callback is None:
+                return
+            try:
+                callback()
+            except Exception:  # an exception would end pynput's listener thread
+                log.exception("hotkey %s: callback failed", combo)
+
+        return keyboard.HotKey(keyboard.HotKey.parse(combo.to_pynput()), fire)
+
+    def start(self) -> None:
+        if self._listener is not None:
+            return
+        try:
+            from pynput import keyboard
+        except Exception as e:  # pynput raises ImportError with the reason when no display
+            raise ListenerError(f"global hotkeys are unavailable: {e}") from e
+
+        def press(key: Any) -> None:
+            self._dispatch(key, pressed=True)
+
+        def release(key: Any) -> None:
+            self._dispatch(key, pressed=False)
+
+        listener = keyboard.Listener(on_press=press, on_release=release)
+        with self._lock:
+            self._listener = listener
+            self._hotkeys = {c: self._make(c) for c in self._callbacks}
+        try:
+            start_listener(listener, self.ready_timeout, "hotkey")
+        except ListenerError:
+            with self._lock:
+                self._listener = None
+            raise
+        log.info("listening for global hotkeys: %s", ", ".join(str(c) for c in self._callbacks))
+
+    def _dispatch(self, key: Any, *, pressed: bool) -> None:
+        listener = self._listener
+        if key is None or listener is None:
+            return
+        canonical = listener.canonical(key)
+        with self._lock:
+            hotkeys = list(self._hotkeys.values())
+        for hotkey in hotkeys:
+            if pressed:
+                hotkey.press(canonical)
+            else:
+                hotkey.release(canonical)
+
+    def stop(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            self._hotkeys = {}
+        if listener is not None:
+            listener.stop()
+            try:
+                listener.join(1.0)
+            except Exception:
+                log.exception("the hotkey listener ended with an error")

@@ -1,0 +1,254 @@
+"""The target overlay (window flags, where the marker lands), the coordinate mapping, the
+rectangles kept for masking captures, and the floating Stop button; offscreen."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
+
+from control.capture import CaptureTarget, EncodeOptions, MssCapturer
+from model.coords import Point, Rect
+from tests.support.target_app import REPO_ROOT, RunningApp
+from tests.support.xvfb import Xvfb, xvfb_available
+from ui.marker import MARKER_RGB
+from ui.overlay import (
+    ScreenMap,
+    TargetOverlay,
+    WindowRects,
+    exclude_from_capture,
+    logical_to_qt,
+    qt_rect_to_physical,
+)
+from ui.stop_button import FloatingStopButton
+
+# A 1920x1080 monitor at dpr 1, and right of it a 2560x1440 one at dpr 2 (1280x720 in Qt).
+SCREENS = [ScreenMap(QRect(0, 0, 1920, 1080), 1.0), ScreenMap(QRect(1920, 0, 1280, 720), 2.0)]
+
+
+def is_marker(colour: QColor) -> bool:
+    return max(abs(colour.red() - MARKER_RGB[0]), abs(colour.green() - MARKER_RGB[1]),
+               abs(colour.blue() - MARKER_RGB[2])) <= 30
+
+
+# -- mapping ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("logical", "qt"), [
+    ((100, 200), (100, 200)),
+    ((1919, 1079), (1919, 1079)),
+    ((1920, 0), (1920, 0)),  # a screen's top-left corner stays where it is
+    ((1920 + 1280, 720), (1920 + 640, 360)),  # distances inside a dpr-2 screen halve
+    ((1920 + 2559, 1439), (1920 + 1279.5, 719.5)),
+])
+def test_logical_points_to_qt_coordinates(logical: tuple[int, int],
+                                          qt: tuple[float, float]) -> None:
+    assert logical_to_qt(*logical, SCREENS, identity=False) == QPointF(*qt)
+    assert logical_to_qt(*logical, SCREENS, identity=True) == QPointF(*logical)
+
+
+def test_qt_rectangles_to_physical_pixels() -> None:
+    assert qt_rect_to_physical(QRect(10, 20, 300, 200), SCREENS, identity=False) \
+        == Rect(10, 20, 300, 200)
+    assert qt_rect_to_physical(QRect(1920 + 100, 50, 200, 100), SCREENS, identity=False) \
+        == Rect(1920 + 200, 100, 400, 200)
+    # Round trip: a point's mapped position falls inside the mapped-back rectangle.
+    spot = logical_to_qt(1920 + 1001, 501, SCREENS, identity=False)
+    rect = qt_rect_to_physical(QRect(int(spot.x()) - 1, int(spot.y()) - 1, 3, 3), SCREENS,
+                               identity=False)
+    assert rect.contains(1920 + 1001, 501)
+
+
+# -- the overlay -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def overlay(qtbot: QtBot) -> TargetOverlay:
+    o = TargetOverlay(screens=SCREENS, identity=False)
+    qtbot.addWidget(o)
+    return o
+
+
+def test_overlay_window_is_click_through_on_top_frameless_and_never_focused(
+        overlay: TargetOverlay) -> None:
+    flags = overlay.windowFlags()
+    for flag in (Qt.WindowType.FramelessWindowHint, Qt.WindowType.WindowStaysOnTopHint,
+                 Qt.WindowType.WindowTransparentForInput, Qt.WindowType.WindowDoesNotAcceptFocus,
+                 Qt.WindowType.X11BypassWindowManagerHint):
+        assert flags & flag, flag
+    assert flags & Qt.WindowType.Tool == Qt.WindowType.Tool  # no taskbar entry
+    for attribute in (Qt.WidgetAttribute.WA_TransparentForMouseEvents,
+                      Qt.WidgetAttribute.WA_TranslucentBackground,
+                      Qt.WidgetAttribute.WA_ShowWithoutActivating):
+        assert overlay.testAttribute(attribute), attribute
+    assert overlay.focusPolicy() == Qt.FocusPolicy.NoFocus
+
+
+def test_the_marker_lands_on_the_mapped_point(overlay: TargetOverlay, qtbot: QtBot) -> None:
+    overlay.show_points([Point(1920 + 1000, 400)])
+    qtbot.waitExposed(overlay)
+    assert overlay.isVisible()
+    (spot,) = overlay.global_points
+    assert spot == QPointF(1920 + 500, 200)
+    geometry = overlay.geometry()
+    assert geometry.contains(QPoint(1920 + 500, 200))
+    assert geometry.width() < 150 and geometry.height() < 150  # only around the marker
+    local = QPoint(1920 + 500 - geometry.x(), 200 - geometry.y())
+    image = overlay.render_image()
+    assert is_marker(QColor(image.pixel(local)))
+    assert QColor.fromRgba(image.pixel(2, 2)).alpha() == 0  # the rest is transparent
+    # Only the marker is part of the window: the corners are masked off.
+    mask = overlay.mask()
+    assert mask.contains(local)
+    assert not mask.contains(QPoint(1, 1))
+
+
+def test_a_drag_is_marked_at_both_ends_and_clear_hides(overlay: TargetOverlay) -> None:
+    overlay.show_points([Point(100, 100), Point(700, 400)])
+    geometry = overlay.geometry()
+    assert geometry.contains(QPoint(100, 100)) and geometry.contains(QPoint(700, 400))
+    image = overlay.render_image()
+    for x, y in ((100, 100), (700, 400), (400, 250)):  # both ends and the arrow between
+        assert is_marker(QColor(image.pixel(x - geometry.x(), y - geometry.y()))), (x, y)
+    assert not overlay.mask().contains(QPoint(400 - geometry.x(), 100 - geometry.y()))
+    overlay.clear()
+    assert not overlay.isVisible() and overlay.global_points == []
+    overlay.show_points([])
+    assert not overlay.isVisible()
+
+
+def test_exclude_from_capture_is_refused_on_x11_and_offscreen(qtbot: QtBot) -> None:
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    widget.show()
+    result = exclude_from_capture(widget)
+    if sys.platform.startswith("linux"):
+        assert result is False  # the caller masks the frame instead
+
+
+def test_window_rects_follow_the_tracked_windows(qtbot: QtBot) -> None:
+    rects = WindowRects(screens=SCREENS, identity=False)
+    widget = QWidget(None, Qt.WindowType.FramelessWindowHint)
+    qtbot.addWidget(widget)
+    widget.setGeometry(50, 60, 200, 100)
+    rects.track(widget)
+    assert rects.rects() == []  # not shown yet
+    widget.show()
+    qtbot.waitExposed(widget)
+    assert rects.rects() == [Rect(50, 60, 200, 100)]
+    widget.move(1920 + 10, 20)  # onto the dpr-2 screen: twice the pixels
+    qtbot.waitUntil(lambda: rects.rects() == [Rect(1920 + 20, 40, 400, 200)], timeout=2000)
+    widget.hide()
+    assert rects.rects() == []
+    widget.show()
+    rects.untrack(widget)
+    assert rects.rects() == []
+
+
+# -- the floating Stop button ----------------------------------------------------------------
+
+
+@pytest.fixture
+def stop(qtbot: QtBot) -> FloatingStopButton:
+    button = FloatingStopButton(hint="Ctrl+Alt+Shift+S")
+    qtbot.addWidget(button)
+    button.place_default()
+    button.show()
+    qtbot.waitExposed(button)
+    return button
+
+
+def test_stop_button_window(stop: FloatingStopButton) -> None:
+    flags = stop.windowFlags()
+    for flag in (Qt.WindowType.FramelessWindowHint, Qt.WindowType.WindowStaysOnTopHint,
+                 Qt.WindowType.WindowDoesNotAcceptFocus):
+        assert flags & flag, flag
+    assert flags & Qt.WindowType.Tool == Qt.WindowType.Tool
+    assert "Ctrl+Alt+Shift+S" in stop.toolTip()
+    image = stop.grab().toImage()
+    centre = QColor(image.pixel(8, stop.height() // 2))
+    assert centre.red() > 150 and centre.green() < 80  # red
+
+
+def test_stop_button_click_emits(stop: FloatingStopButton, qtbot: QtBot) -> None:
+    with qtbot.waitSignal(stop.stop_clicked, timeout=2000):
+        qtbot.mouseClick(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
+
+
+def test_stop_button_drags_without_stopping(stop: FloatingStopButton, qtbot: QtBot) -> None:
+    start = stop.pos()
+    with qtbot.assertNotEmitted(stop.stop_clicked):
+        qtbot.mousePress(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
+        qtbot.mouseMove(stop, QPoint(30 - 40, 20 + 25))
+        qtbot.mouseRelease(stop, Qt.MouseButton.LeftButton, pos=QPoint(30 - 40, 20 + 25))
+    assert stop.pos() == start + QPoint(-40, 25)
+    with qtbot.waitSignal(stop.stop_clicked, timeout=2000):  # and still stops afterwards
+        qtbot.mouseClick(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
+
+
+# -- x11: the overlay on a real X server without a compositor --------------------------------
+
+_OVERLAY_SCRIPT = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv)
+from model.coords import Point
+from ui.overlay import TargetOverlay
+overlay = TargetOverlay()
+overlay.show_points([Point(int(sys.argv[1]), int(sys.argv[2]))])
+QTimer.singleShot(800, lambda: print("shown", flush=True))
+QTimer.singleShot(30000, app.quit)
+app.exec()
+"""
+
+
+@pytest.mark.x11
+def test_overlay_on_x11_shows_only_the_marker_and_lets_clicks_through(
+        tmp_path: Path) -> None:
+    if not xvfb_available():
+        pytest.skip("Xvfb is not installed")
+    with Xvfb(1280, 800) as server:
+        app = RunningApp(server, tmp_path, geometry="1000x660+0+0")
+        env = server.env()
+        env["QT_QPA_PLATFORM"] = "xcb"
+        env["PYTHONPATH"] = str(REPO_ROOT)
+        save = app.widgets["save"]
+        x, y = save.solid_center
+        proc = subprocess.Popen([sys.executable, "-c", _OVERLAY_SCRIPT, str(x), str(y)],
+                                env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            assert line.strip() == "shown", proc.stderr.read() if proc.stderr else ""
+            with server.activated(), MssCapturer(CaptureTarget.area(Rect(x - 30, y - 30, 61, 61)),
+                                                 options=EncodeOptions(image_format="png"),
+                                                 display=server.display) as cap:
+                frame = cap.grab()
+            pixels = np.asarray(Image.open(io.BytesIO(frame.data)).convert("RGB"))
+            assert is_marker(QColor(*pixels[30, 30].tolist()))
+            # Between the crosshair's arms and outside the circle: the button, not a black box.
+            for px, py in ((24, 24), (2, 2), (58, 58)):
+                assert tuple(pixels[py, px].tolist()) == save.rgb, (px, py)
+            mark = app.mark()
+            subprocess.run(["xdotool", "mousemove", str(x), str(y), "click", "1"],
+                           env=server.env(), check=True)
+            deadline = time.monotonic() + 10
+            while not app.events_since(mark, "click", widget="save"):
+                assert time.monotonic() < deadline, app.events_since(mark)
+                time.sleep(0.05)
+        finally:
+            proc.kill()
+            proc.wait(10)
+            app.stop()

@@ -1,0 +1,170 @@
+"""The bridge between the Qt event loop and the agent core.
+
+One worker thread does the slow work (building the session, the run itself); the GUI receives
+the core's typed events through a queued signal and answers confirmations by replying to the
+request the worker blocks on (the Dangerzone pattern). Nothing here blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from app.events import (
+    AwaitingConfirmation,
+    ConfirmReply,
+    ConfirmRequest,
+    Event,
+    RunFinished,
+    StepDecided,
+)
+from app.pause import PauseGate
+from app.session import Session, build_session
+from app.settings import Settings
+from control.stop import StopLatch
+
+log = logging.getLogger(__name__)
+
+#: Builds the session of one run; tests pass one with a fake screen and dry-run input.
+#: The gate is the run's pause: the factory may hand it to a touch detector.
+SessionFactory = Callable[[Settings, str, StopLatch, PauseGate], Session]
+
+
+def _real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
+    """The real parts, with hand back on touch: the person's own input pauses the run."""
+    from control.input import PyAutoGuiBackend
+    from control.touch import TouchDetector
+
+    detector = TouchDetector(lambda kind: gate.pause(f"you used the {kind}; resume when ready"))
+    backend = detector.wrap(PyAutoGuiBackend(latch))
+    session = build_session(settings, task=task, latch=latch, backend=backend)
+    try:
+        detector.start()
+    except Exception:
+        log.warning("hand back on touch is off: the input listener did not start",
+                    exc_info=True)
+    else:
+        gate.add_listener(lambda reason: detector.rearm() if reason is None else None)
+        session.on_close(detector.stop)
+        session.touch = detector
+    return session
+
+
+class RunController(QObject):
+    """Starts, stops and relays one run at a time.
+
+    ``run_event`` carries every :mod:`app.events` event, delivered on the GUI thread (a signal
+    emitted from the worker crosses threads as a queued connection). ``failed`` carries a
+    sentence when a run could not even start (no display, bad monitor, ...).
+    """
+
+    run_event = Signal(object)
+    running_changed = Signal(bool)
+    failed = Signal(str)
+
+    def __init__(
+        self, session_factory: SessionFactory = _real_session, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._factory = session_factory
+        self._latch = StopLatch()
+        self._gate = PauseGate()
+        self._thread: threading.Thread | None = None
+        self._pending: ConfirmRequest | None = None
+        self._session: Session | None = None
+        self.run_event.connect(self._track)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def latch(self) -> StopLatch:
+        """The latch of the current (or last) run: every stop path pulls this one."""
+        return self._latch
+
+    def start(self, task: str, settings: Settings) -> bool:
+        """Start a run on the worker; False (and nothing started) when one is running."""
+        if self.running:
+            return False
+        # A new latch per run: a stop stays latched until the person starts again.
+        self._latch = StopLatch()
+        self._gate = PauseGate()
+        self._thread = threading.Thread(
+            target=self._work, args=(task, settings, self._latch, self._gate), name="agent",
+            daemon=True,
+        )
+        self._thread.start()
+        self.running_changed.emit(True)
+        return True
+
+    def stop(self, source: str = "ui", reason: str = "") -> None:
+        """Pull the emergency stop; safe from any thread, and also while a confirmation waits."""
+        self._latch.stop(source, reason)
+
+    def pause(self, reason: str = "paused by you") -> None:
+        """Pause before the next screenshot or action; :meth:`resume` goes on afresh."""
+        self._gate.pause(reason)
+
+    def resume(self) -> None:
+        self._gate.resume()
+
+    def answer(self, reply: ConfirmReply) -> None:
+        """Answer the confirmation the worker is waiting on, if any."""
+        request, self._pending = self._pending, None
+        if request is not None:
+            request.reply(reply)
+
+    @property
+    def pending(self) -> ConfirmRequest | None:
+        """The confirmation waiting for the person, if any."""
+        return self._pending
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Join the worker (for shutdown and tests); True when it has ended."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    # -- the worker side -----------------------------------------------------------------
+
+    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate) -> None:
+        try:
+            try:
+                session = self._factory(settings, task, latch, gate)
+                session.parts.pause = gate
+                self._session = session
+            except Exception as e:
+                log.warning("cannot start the run: %s", e, exc_info=True)
+                self.failed.emit(f"Cannot start the run: {e}")
+                return
+            try:
+                session.run(self._relay)
+            except Exception as e:  # Agent.run reports everything; this is the last net
+                log.exception("the run crashed")
+                self.failed.emit(f"The run crashed: {type(e).__name__}: {e}")
+            finally:
+                session.close()
+        finally:
+            self.running_changed.emit(False)
+
+    def _relay(self, event: Event) -> None:
+        self.run_event.emit(event)  # from the worker: delivered queued, on the GUI thread
+
+    def _track(self, event: Event) -> None:
+        # On the GUI thread, first of the run_event slots: ``pending`` is what the person sees.
+        touch = self._session.touch if self._session is not None else None
+        if isinstance(event, AwaitingConfirmation):
+            self._pending = event.request
+            if touch is not None:  # the person is meant to use mouse and keys now
+                touch.enabled = False
+        elif isinstance(event, RunFinished):
+            self._pending = None
+        elif isinstance(event, StepDecided) and touch is not None:
+            touch.enabled = True
+            touch.rearm()

@@ -1,0 +1,470 @@
+"""The task window: type a task, pick the confirmation mode and the monitor, Start; then watch
+the run (the model's thought as it streams, the current step, the last screenshot with the last
+action marked) and Pause / Resume / Stop it.
+
+The window holds no run logic: it emits requests (``start_requested`` ...) and renders the
+core's events (``on_event``), which the controller delivers on the GUI thread. Screenshots are
+decoded on a thread pool (:class:`ui.marker.ImageLoader`), never on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+
+from PySide6.QtCore import QSize, Qt, Signal, Slot
+from PySide6.QtGui import QFont, QImage, QKeySequence, QPixmap, QShortcut
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.events import (
+    ActionExecuted,
+    AwaitingConfirmation,
+    Decision,
+    FrameCaptured,
+    ModelText,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    StepDecided,
+    StepFailed,
+    StepProposed,
+)
+from app.settings import normalize_monitor
+from control.policy import ConfirmMode
+from model.coords import FrameGeometry, Point
+from ui.marker import ImageLoader, image_points, mark_image, read_scaled
+
+SCREENSHOT_BOUNDS = QSize(640, 400)
+DEFAULT_MONITORS = ("1", "2", "0", "primary", "mouse")
+STATE_COLOURS = {
+    "online": "#1a7f37",
+    "ready": "#1a7f37",
+    "offline": "#cf222e",
+    "error": "#cf222e",
+    "checking": "#9a6700",
+    "loading": "#9a6700",
+}
+OUTCOME_WORDS = {
+    Outcome.ANSWERED: "Done",
+    Outcome.ASKED_USER: "The model needs you",
+    Outcome.STOPPED: "Stopped",
+    Outcome.LIMIT: "Limit reached",
+    Outcome.LOOP: "Stopped: the model was going in circles",
+    Outcome.ERROR: "Failed",
+}
+
+_THOUGHT_KEY = re.compile(r'"thought"\s*:\s*"')
+_DECODER = json.JSONDecoder(strict=False)  # raw newlines inside strings: take them as they are
+
+
+def extract_thought(text: str) -> str:
+    """The ``thought`` of a step answer that may still be streaming in.
+
+    ``text`` is the whole answer so far: complete JSON, JSON cut anywhere (inside the thought,
+    inside an escape sequence), or no JSON at all. The thought is read up to its closing quote
+    or to the end; escapes are decoded, a half-received one at the end is dropped. Text that
+    is not JSON is returned as it is; JSON without a thought yet gives "".
+    """
+    match = _THOUGHT_KEY.search(text)
+    if match is None:
+        stripped = text.strip()
+        return "" if stripped.startswith(("{", "```")) else stripped
+    body = text[match.end() :]
+    end = len(body)
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+            continue
+        if body[i] == '"':
+            end = i
+            break
+        i += 1
+    raw = body[:end]
+    # At most 5 characters of a cut escape (\uXXX) can dangle at the end.
+    for cut in range(min(6, len(raw) + 1)):
+        try:
+            decoded = _DECODER.decode('"' + raw[: len(raw) - cut] + '"')
+        except ValueError:
+            continue
+        return str(decoded)
+    return raw.replace('\\"', '"').replace("\\n", "\n")
+
+
+class TaskWindow(QWidget):
+    """Start a task and watch it run.
+
+    Signals: ``start_requested(task, confirm, monitor)`` (``confirm`` is always, risky or
+    never; ``monitor`` a settings monitor string, already validated), ``stop_requested()``,
+    ``pause_requested()``, ``resume_requested()``.
+
+    Slots: ``on_event(event)`` for every :mod:`app.events` event, ``set_model_status(text,
+    state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
+    why)``, ``show_error(message, fix)``, ``set_defaults(confirm, monitor)``.
+    """
+
+    start_requested = Signal(str, str, str)
+    stop_requested = Signal()
+    pause_requested = Signal()
+    resume_requested = Signal()
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        confirm: str = "risky",
+        monitor: str = "1",
+        monitors: Sequence[str] = DEFAULT_MONITORS,
+        loader: ImageLoader | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("holodesk — new task")
+        self._running = False
+        self._starting = False
+        self._paused = False
+        self._can_start = True
+        self._why_not = ""
+        self._geometry: FrameGeometry | None = None
+        self._points: tuple[Point, ...] = ()
+        self._frame: QImage | None = None
+        self._marked: QImage | None = None
+        self._wanted = 0  # the ticket of the screenshot last asked for
+        self._loader = loader or ImageLoader(self)
+        self._loader.loaded.connect(self._on_loaded)
+        self._build(monitors)
+        self.set_defaults(confirm, monitor)
+        self._refresh()
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def _build(self, monitors: Sequence[str]) -> None:
+        self.task_edit = QPlainTextEdit()
+        self.task_edit.setPlaceholderText(
+            "What should holodesk do? For example: open the Downloads folder and sort it by "
+            "date.  (Ctrl+Enter starts)"
+        )
+        self.task_edit.setTabChangesFocus(True)
+        self.task_edit.setMaximumHeight(110)
+        self.task_edit.textChanged.connect(self._refresh)
+
+        self.confirm_combo = QComboBox()
+        for mode, label in (
+            (ConfirmMode.ALWAYS, "always"),
+            (ConfirmMode.RISKY, "risky only"),
+            (ConfirmMode.NEVER, "never"),
+        ):
+            self.confirm_combo.addItem(label, str(mode))
+        self.confirm_combo.setToolTip("Which actions wait for your approval before they run")
+        self.monitor_combo = QComboBox()
+        self.monitor_combo.setEditable(True)
+        self.monitor_combo.addItems(list(monitors))
+        self.monitor_combo.setToolTip(
+            "The screen holodesk sees and acts on: a monitor number (1 = first, 0 = all), "
+            "'mouse' (the one under the pointer), 'primary', or a region WxH+X+Y"
+        )
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        self.start_button.clicked.connect(self._start)
+        shortcut = QShortcut(QKeySequence("Ctrl+Return"), self)
+        shortcut.activated.connect(self._start)
+        shortcut_enter = QShortcut(QKeySequence("Ctrl+Enter"), self)
+        shortcut_enter.activated.connect(self._start)
+
+        options = QHBoxLayout()
+        options.addWidget(QLabel("Confirm:"))
+        options.addWidget(self.confirm_combo)
+        options.addSpacing(12)
+        options.addWidget(QLabel("Monitor:"))
+        options.addWidget(self.monitor_combo)
+        options.addStretch(1)
+        options.addWidget(self.start_button)
+
+        self.model_status = QLabel()
+        self.model_status.setTextFormat(Qt.TextFormat.RichText)
+        self.why_label = QLabel()
+        self.why_label.setWordWrap(True)
+        self.why_label.setStyleSheet("color: #9a6700;")
+        self.why_label.hide()
+
+        self.status_label = QLabel("Idle")
+        bold = QFont(self.status_label.font())
+        bold.setBold(True)
+        self.status_label.setFont(bold)
+        self.step_label = QLabel()
+        self.step_label.setWordWrap(True)
+        self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.thought_view = QPlainTextEdit()
+        self.thought_view.setReadOnly(True)
+        self.thought_view.setPlaceholderText("The model's thinking appears here as it comes in.")
+        self.thought_view.setMaximumHeight(90)
+        self.screenshot_label = QLabel("No screenshot yet")
+        self.screenshot_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.screenshot_label.setMinimumSize(320, 200)
+        self.screenshot_label.setSizePolicy(
+            QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
+        )
+        self.screenshot_label.setStyleSheet("background: #202020; color: #b0b0b0;")
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #cf222e;")
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
+        self.result_label = QLabel()
+        self.result_label.setWordWrap(True)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result_label.hide()
+
+        self.pause_button = QPushButton("Pause")
+        self.pause_button.clicked.connect(self._toggle_pause)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setStyleSheet(
+            "QPushButton:enabled { color: white; background: #cf222e; font-weight: bold; }"
+        )
+        self.stop_button.clicked.connect(self.stop_requested)
+        controls = QHBoxLayout()
+        controls.addWidget(self.status_label, 1)
+        controls.addWidget(self.pause_button)
+        controls.addWidget(self.stop_button)
+
+        run_box = QGroupBox("Run")
+        run = QVBoxLayout(run_box)
+        run.addLayout(controls)
+        run.addWidget(self.step_label)
+        run.addWidget(self.thought_view)
+        run.addWidget(self.screenshot_label, 1)
+        run.addWidget(self.error_label)
+        run.addWidget(self.result_label)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.task_edit)
+        layout.addLayout(options)
+        layout.addWidget(self.model_status)
+        layout.addWidget(self.why_label)
+        layout.addWidget(run_box, 1)
+
+    # -- public slots ------------------------------------------------------------------------
+
+    @Slot(str, str)
+    def set_defaults(self, confirm: str, monitor: str) -> None:
+        """Preselect the confirmation mode and the monitor (from the settings)."""
+        index = self.confirm_combo.findData(str(confirm))
+        if index >= 0:
+            self.confirm_combo.setCurrentIndex(index)
+        if self.monitor_combo.findText(monitor) < 0:
+            self.monitor_combo.addItem(monitor)
+        self.monitor_combo.setCurrentText(monitor)
+
+    @Slot(str, str)
+    def set_model_status(self, text: str, state: str) -> None:
+        """The model server's status line; ``state`` (online, offline, checking, loading,
+        error ...) picks the colour of its dot."""
+        colour = STATE_COLOURS.get(state, "#6e7781")
+        self.model_status.setText(
+            f'<span style="color:{colour}">●</span> Model: {html.escape(text)}'
+        )
+        self.model_status.setProperty("state", state)
+
+    @Slot(bool, str)
+    def set_can_start(self, ok: bool, why: str = "") -> None:
+        """Whether a run may start (e.g. False while the model is offline), and why not."""
+        self._can_start = ok
+        self._why_not = "" if ok else why
+        self._refresh()
+
+    @Slot(bool)
+    def set_running(self, running: bool) -> None:
+        """Force the running state (the controller calls it when a start failed early)."""
+        self._running = running
+        self._starting = False
+        if not running:
+            self._paused = False
+        self._refresh()
+
+    @Slot(bool, str)
+    def set_paused(self, paused: bool, why: str = "") -> None:
+        """Show the run paused (e.g. because the person touched the mouse) or resumed."""
+        self._paused = paused
+        if self._running:
+            self.status_label.setText(
+                ("Paused" + (f": {why}" if why else "")) if paused else "Running"
+            )
+        self._refresh()
+
+    @Slot(str, str)
+    def show_error(self, message: str, fix: str = "") -> None:
+        """Show an error (and how to fix it); a start that failed can be retried."""
+        text = message + (f"\n{fix}" if fix else "")
+        self.error_label.setText(text)
+        self.error_label.setVisible(bool(text))
+        if not self._running:
+            self._starting = False
+        self._refresh()
+
+    @Slot(object)
+    def on_event(self, event: object) -> None:
+        """Render one event of the core (delivered on the GUI thread)."""
+        if isinstance(event, RunStarted):
+            self._run_started(event)
+        elif isinstance(event, FrameCaptured):
+            self._geometry = event.geometry
+            self._load(event.screenshot_path)
+        elif isinstance(event, ModelText):
+            self._set_thought(extract_thought(event.text))
+        elif isinstance(event, StepProposed):
+            self.step_label.setText(f"Step {event.step_no}: {event.description}")
+            if event.step.thought:
+                self._set_thought(event.step.thought)
+            self._points = tuple(event.points)
+            self._render()
+        elif isinstance(event, AwaitingConfirmation):
+            self.status_label.setText("Waiting for you to approve the step")
+        elif isinstance(event, StepDecided):
+            if event.decision not in (Decision.AUTO, Decision.APPROVED):
+                self.status_label.setText(f"Step {event.step_no}: {event.decision.value}")
+            elif self._running and not self._paused:
+                self.status_label.setText("Running")
+        elif isinstance(event, ActionExecuted):
+            self.step_label.setText(f"Step {event.step_no}: done — {event.description}")
+            self.error_label.hide()
+        elif isinstance(event, StepFailed):
+            self.show_error(f"Step {event.step_no} failed: {event.error}", event.fix)
+        elif isinstance(event, RunFinished):
+            self._run_finished(event)
+
+    # -- for tests and the controller -------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def screenshot_image(self) -> QImage | None:
+        """The screenshot as shown, marker included (None before the first one arrives)."""
+        return self._marked
+
+    def thought(self) -> str:
+        return self.thought_view.toPlainText()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        has_task = bool(self.task_edit.toPlainText().strip())
+        busy = self._running or self._starting
+        self.start_button.setEnabled(self._can_start and has_task and not busy)
+        if busy:
+            tip = "A run is active"
+        elif not self._can_start:
+            tip = self._why_not or "Cannot start now"
+        elif not has_task:
+            tip = "Type a task first"
+        else:
+            tip = "Start the task (Ctrl+Enter)"
+        self.start_button.setToolTip(tip)
+        self.why_label.setText(self._why_not)
+        self.why_label.setVisible(bool(self._why_not) and not self._running)
+        for widget in (self.task_edit, self.confirm_combo, self.monitor_combo):
+            widget.setEnabled(not busy)
+        self.pause_button.setEnabled(self._running)
+        self.pause_button.setText("Resume" if self._paused else "Pause")
+        self.stop_button.setEnabled(self._running or self._starting)
+
+    def _start(self) -> None:
+        if not self.start_button.isEnabled():
+            return
+        task = self.task_edit.toPlainText().strip()
+        try:
+            monitor = normalize_monitor(self.monitor_combo.currentText())
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return
+        self.error_label.hide()
+        self._starting = True
+        self._refresh()
+        self.start_requested.emit(task, str(self.confirm_combo.currentData()), monitor)
+
+    def _toggle_pause(self) -> None:
+        if not self._running:
+            return
+        if self._paused:
+            self.set_paused(False)
+            self.resume_requested.emit()
+        else:
+            self.set_paused(True)
+            self.pause_requested.emit()
+
+    def _run_started(self, event: RunStarted) -> None:
+        self._running, self._starting, self._paused = True, False, False
+        self._points = ()
+        self._geometry = None
+        self._frame = self._marked = None
+        self._wanted = 0
+        self.screenshot_label.clear()
+        self.screenshot_label.setText("Waiting for the first screenshot")
+        self.thought_view.clear()
+        self.step_label.setText(f"Task: {event.task}")
+        self.error_label.hide()
+        self.result_label.hide()
+        dry = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
+        self.status_label.setText("Running" + dry)
+        self.setWindowTitle(f"holodesk — {event.task[:60]}")
+        self._refresh()
+
+    def _run_finished(self, event: RunFinished) -> None:
+        self._running, self._starting, self._paused = False, False, False
+        words = OUTCOME_WORDS.get(event.outcome, str(event.outcome))
+        self.status_label.setText(f"{words} after {event.steps} step(s)")
+        lines = [event.reason] if event.reason else []
+        if event.answer:
+            lines.append(f"Answer: {event.answer}")
+        self.result_label.setText("\n".join(lines))
+        self.result_label.setVisible(bool(lines))
+        self.result_label.setStyleSheet(
+            "color: #1a7f37;" if event.outcome is Outcome.ANSWERED else ""
+        )
+        self._refresh()
+
+    def _set_thought(self, text: str) -> None:
+        if text != self.thought_view.toPlainText():
+            self.thought_view.setPlainText(text)
+            bar = self.thought_view.verticalScrollBar()
+            bar.setValue(bar.maximum())
+
+    def _load(self, path: str) -> None:
+        bounds = QSize(SCREENSHOT_BOUNDS)
+        self._wanted = self._loader.submit(lambda: read_scaled(path, bounds))
+
+    @Slot(int, QImage)
+    def _on_loaded(self, ticket: int, image: QImage) -> None:
+        if ticket != self._wanted:
+            return  # an older screenshot finished after a newer one was asked for
+        if image.isNull():
+            self.screenshot_label.setText("The screenshot could not be read")
+            return
+        self._frame = image
+        self._render()
+
+    def _render(self) -> None:
+        if self._frame is None:
+            return
+        spots = (
+            image_points(self._points, self._geometry, self._frame.size())
+            if self._geometry is not None
+            else []
+        )
+        self._marked = mark_image(self._frame, spots, radius=10.0)
+        self.screenshot_label.setPixmap(QPixmap.fromImage(self._marked))

@@ -1,0 +1,158 @@
+"""The tray icon and its menu; a small always-available window where there is no tray."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QSystemTrayIcon,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+class TrayState(StrEnum):
+    """What the tray shows; each state has its own colour and glyph."""
+
+    IDLE = "idle"
+    WORKING = "working"
+    WAITING = "waiting"  # a confirmation waits for the person
+    STOPPED = "stopped"
+    OFFLINE = "offline"  # the model server is down or not ready
+
+
+_LOOK: dict[TrayState, tuple[str, str]] = {
+    TrayState.IDLE: ("#6b7280", ""),
+    TrayState.WORKING: ("#2563eb", "▶"),
+    TrayState.WAITING: ("#f59e0b", "?"),
+    TrayState.STOPPED: ("#dc2626", "■"),
+    TrayState.OFFLINE: ("#111827", "×"),
+}
+
+
+def state_icon(state: TrayState, size: int = 64) -> QIcon:
+    """A round icon in the state's colour with its glyph, drawn (no image files needed)."""
+    colour, glyph = _LOOK[state]
+    pixmap = QPixmap(size, size)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(QColor(colour))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(2, 2, size - 4, size - 4)
+    if glyph:
+        painter.setPen(QColor("white"))
+        font = painter.font()
+        font.setPixelSize(size // 2)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.drawText(pixmap.rect(), Qt.AlignmentFlag.AlignCenter, glyph)
+    painter.end()
+    return QIcon(pixmap)
+
+
+class TrayActions(QObject):
+    """The menu's actions, shared by the system tray and the stand-in window."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.new_task = QAction("New task…", self)
+        self.action_log = QAction("Action log", self)
+        self.settings = QAction("Settings", self)
+        self.stop = QAction("Stop", self)
+        self.quit = QAction("Quit", self)
+        self.stop.setEnabled(False)
+
+    def all(self) -> list[QAction]:
+        return [self.new_task, self.action_log, self.settings, self.stop, self.quit]
+
+
+class Tray(QObject):
+    """The tray icon, or a small window standing in for it where the desktop has no tray."""
+
+    activated = Signal()
+
+    def __init__(
+        self,
+        actions: TrayActions,
+        *,
+        use_system_tray: bool | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.actions = actions
+        self.state = TrayState.IDLE
+        self.tooltip = "holodesk"
+        if use_system_tray is None:
+            use_system_tray = QSystemTrayIcon.isSystemTrayAvailable()
+        self.menu = QMenu()
+        for action in actions.all():
+            if action is actions.quit:
+                self.menu.addSeparator()
+            self.menu.addAction(action)
+        self.icon: QSystemTrayIcon | None = None
+        self.window: FallbackTrayWindow | None = None
+        if use_system_tray:
+            self.icon = QSystemTrayIcon(state_icon(self.state))
+            self.icon.setContextMenu(self.menu)
+            self.icon.activated.connect(self._on_activated)
+            self.icon.show()
+        else:
+            self.window = FallbackTrayWindow(actions)
+            self.window.show()
+        self.set_state(TrayState.IDLE, "holodesk: idle")
+
+    def set_state(self, state: TrayState, tooltip: str) -> None:
+        """Show ``state`` and a one-line explanation (the tooltip)."""
+        self.state = state
+        self.tooltip = tooltip
+        icon = state_icon(state)
+        if self.icon is not None:
+            self.icon.setIcon(icon)
+            self.icon.setToolTip(tooltip)
+        if self.window is not None:
+            self.window.show_state(icon, tooltip)
+
+    def notify(self, title: str, message: str, error: bool = False) -> bool:
+        """A desktop notification through the tray; False when there is no tray to use."""
+        if self.icon is None or not QSystemTrayIcon.supportsMessages():
+            return False
+        icons = QSystemTrayIcon.MessageIcon
+        kind = icons.Critical if error else icons.Information
+        self.icon.showMessage(title, message, kind, 8000)
+        return True
+
+    def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:
+            self.activated.emit()
+
+
+class FallbackTrayWindow(QWidget):
+    """A small always-on-top window with the tray menu's actions as buttons."""
+
+    def __init__(self, actions: TrayActions) -> None:
+        super().__init__(None, Qt.WindowType.Tool | Qt.WindowType.WindowStaysOnTopHint)
+        self.setWindowTitle("holodesk")
+        self.status_icon = QLabel()
+        self.status_text = QLabel("holodesk")
+        top = QHBoxLayout()
+        top.addWidget(self.status_icon)
+        top.addWidget(self.status_text, 1)
+        buttons = QHBoxLayout()
+        for action in actions.all():
+            button = QToolButton()
+            button.setDefaultAction(action)
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(buttons)
+
+    def show_state(self, icon: QIcon, text: str) -> None:
+        self.status_icon.setPixmap(icon.pixmap(20, 20))
+        self.status_text.setText(text)
