@@ -12,7 +12,7 @@ from app.logs import mask
 from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
-from control.capture import CaptureTarget, MssCapturer
+from control.capture import CaptureTarget, ExcludeRects, MssCapturer
 from control.display import check_display
 from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
@@ -93,10 +93,13 @@ def build_session(
     dry_run: bool = False,
     latch: StopLatch | None = None,
     backend: InputBackend | None = None,
+    exclude: ExcludeRects | None = None,
 ) -> Session:
     """Wire the real parts from settings (the GUI passes its own latch).
 
-    Raises :class:`~control.display.NoDisplayError` when there is no screen to drive.
+    ``exclude`` gives the rectangles of holodesk's own windows, painted out of every frame so
+    they never confuse the model. Raises :class:`~control.display.NoDisplayError` when there
+    is no screen to drive.
     """
     check_display()
     latch = latch or StopLatch()
@@ -116,6 +119,7 @@ def build_session(
         max_side=settings.max_side,
         image_format=settings.image_format,
         jpeg_quality=settings.jpeg_quality,
+        exclude=exclude,
     )
     # A monitor that does not exist is a bad argument: say so before anything starts.
     try:

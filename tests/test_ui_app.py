@@ -191,3 +191,18 @@ def test_trigger_from_another_process_reaches_the_running_app(
     assert replies == [{"ok": True}]
     finished = _finished(rig)
     assert finished is not None and finished.outcome is Outcome.ANSWERED
+
+
+def test_holodesks_own_windows_are_kept_out_of_the_screenshots(
+    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+) -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        app, _rig = make_app(server)
+        app.show_task_window()
+        qtbot.waitUntil(lambda: bool(app.window_rects.rects()), timeout=5000)
+        rect = app.task_window.frameGeometry()
+        assert any(r.width >= rect.width() and r.height >= rect.height()
+                   for r in app.window_rects.rects())
+        app.task_window.hide()
+        qtbot.waitUntil(lambda: not any(r.width >= rect.width() and r.height >= rect.height()
+                                        for r in app.window_rects.rects()), timeout=5000)

@@ -21,16 +21,19 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
+from app.pause import PauseGate
 from app.secrets import api_key
+from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
-from ui.bridge import RunController, SessionFactory, _real_session
+from control.stop import StopLatch
+from ui.bridge import RunController, SessionFactory, real_session
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
-from ui.overlay import TargetOverlay
+from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
@@ -51,12 +54,22 @@ class HolodeskApp(QObject):
         self,
         settings: Settings,
         *,
-        session_factory: SessionFactory = _real_session,
+        session_factory: SessionFactory | None = None,
         use_system_tray: bool | None = None,
         probe: bool = True,
     ) -> None:
         super().__init__()
         self.settings = settings
+        # Our own windows never reach the model: excluded by the platform where it can
+        # (Windows, macOS), painted out of the frame where it cannot (X11).
+        self.window_rects = WindowRects(self)
+        if session_factory is None:
+            rects = self.window_rects.rects
+
+            def session_factory(s: Settings, task: str, latch: StopLatch,
+                                gate: PauseGate) -> Session:
+                return real_session(s, task, latch, gate, exclude=rects)
+
         self.controller = RunController(session_factory, self)
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
@@ -65,6 +78,9 @@ class HolodeskApp(QObject):
         self.overlay = TargetOverlay()
         self.stop_button = FloatingStopButton()
         self.log_window: LogWindow | None = None
+        for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
+                       self.tray.window):
+            self._keep_out_of_capture(window)
         self.status: ServerStatus | None = None
         self._errors: list[str] = []  # every message shown to the person, newest last
 
@@ -124,9 +140,16 @@ class HolodeskApp(QObject):
         self.task_window.raise_()
         self.task_window.activateWindow()
 
+    def _keep_out_of_capture(self, window: QWidget | None) -> None:
+        if window is None:
+            return
+        if not exclude_from_capture(window):
+            self.window_rects.track(window)
+
     def show_log(self) -> None:
         if self.log_window is None:
             self.log_window = LogWindow()
+            self._keep_out_of_capture(self.log_window)
             self.controller.run_event.connect(self.log_window.on_event)
         self.log_window.show()
         self.log_window.raise_()

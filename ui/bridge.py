@@ -24,6 +24,7 @@ from app.events import (
 from app.pause import PauseGate
 from app.session import Session, build_session
 from app.settings import Settings
+from control.capture import ExcludeRects
 from control.stop import StopLatch
 
 log = logging.getLogger(__name__)
@@ -33,14 +34,18 @@ log = logging.getLogger(__name__)
 SessionFactory = Callable[[Settings, str, StopLatch, PauseGate], Session]
 
 
-def _real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-    """The real parts, with hand back on touch: the person's own input pauses the run."""
+def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGate, *,
+                 exclude: ExcludeRects | None = None) -> Session:
+    """The real parts, with hand back on touch: the person's own input pauses the run.
+
+    ``exclude`` lists holodesk's own visible windows, masked out of every screenshot.
+    """
     from control.input import PyAutoGuiBackend
     from control.touch import TouchDetector
 
     detector = TouchDetector(lambda kind: gate.pause(f"you used the {kind}; resume when ready"))
     backend = detector.wrap(PyAutoGuiBackend(latch))
-    session = build_session(settings, task=task, latch=latch, backend=backend)
+    session = build_session(settings, task=task, latch=latch, backend=backend, exclude=exclude)
     try:
         detector.start()
     except Exception:
@@ -66,7 +71,7 @@ class RunController(QObject):
     failed = Signal(str)
 
     def __init__(
-        self, session_factory: SessionFactory = _real_session, parent: QObject | None = None
+        self, session_factory: SessionFactory = real_session, parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
         self._factory = session_factory
