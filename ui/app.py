@@ -38,6 +38,7 @@ from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
 from ui.tray import Tray, TrayActions, TrayState
+from ui.workers import Background
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,11 @@ class HolodeskApp(QObject):
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
         self.tray.activated.connect(self.show_task_window)
+
+        # Old runs go at start, off the GUI thread: a large log takes a while to prune.
+        self._background = Background(self)
+        self._background.run(lambda: _prune(settings.retention_days),
+                             lambda removed: log.info("pruned %d old run(s)", len(removed)))
 
         self.status_changed.connect(self._on_status)
         self._poller: StatusPoller | None = None
@@ -288,6 +294,13 @@ class HolodeskApp(QObject):
             started = self.start_task(task)
             return {"ok": started} if started else {"ok": False, "error": self._errors[-1]}
         return {"ok": False, "error": f"unknown command {cmd!r}"}
+
+
+def _prune(retention_days: int) -> list[str]:
+    from app.store import ActionLog
+
+    with ActionLog.open() as store:
+        return store.prune(retention_days)
 
 
 def run_gui() -> int:
