@@ -206,3 +206,18 @@ def test_holodesks_own_windows_are_kept_out_of_the_screenshots(
         app.task_window.hide()
         qtbot.waitUntil(lambda: not any(r.width >= rect.width() and r.height >= rect.height()
                                         for r in app.window_rects.rects()), timeout=5000)
+
+
+def test_the_server_probe_gates_the_start_button(qtbot: QtBot) -> None:
+    server = FakeVLLM(ScriptedPolicy([ANSWER]))
+    server.start()
+    server.stop()  # nothing listens: the probe must say the server is down
+    app = HolodeskApp(Settings(endpoint=server.base_url), use_system_tray=False, probe=True)
+    try:
+        qtbot.waitUntil(lambda: app.status is not None, timeout=20000)
+        assert app.status is not None and app.status.state == "down"
+        assert not app.start_task("anything")
+        assert "not ready" in app._errors[-1]
+    finally:
+        app.close()
+        qtbot.wait(50)

@@ -74,7 +74,9 @@ class HolodeskApp(QObject):
         self.controller = RunController(session_factory, self)
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
-        self.task_window = TaskWindow()
+        # The task window preselects the configured mode and monitor: it passes them as
+        # overrides, so its own defaults would silently replace the settings.
+        self.task_window = TaskWindow(confirm=str(settings.confirm), monitor=settings.monitor)
         self.confirm_panel = ConfirmPanel()
         self.overlay = TargetOverlay()
         self.stop_button = FloatingStopButton()
@@ -110,12 +112,11 @@ class HolodeskApp(QObject):
 
         self.status_changed.connect(self._on_status)
         self._poller: StatusPoller | None = None
+        self._poller_started = False
         if probe:
-            self._poller = StatusPoller(
-                settings.endpoint, api_key(settings.endpoint), settings.model,
-                self.status_changed.emit,
-            )
-            self._poller.start()
+            self._poller = StatusPoller(settings.endpoint, None, settings.model,
+                                        self.status_changed.emit)
+            self._retarget_probe()
 
     # -- what the person starts ----------------------------------------------------------
 
@@ -164,9 +165,25 @@ class HolodeskApp(QObject):
         dialog = SettingsDialog()
         if dialog.exec():
             self.settings = dialog.settings
-            if self._poller is not None:
-                endpoint = self.settings.endpoint
-                self._poller.configure(endpoint, api_key(endpoint), self.settings.model)
+            self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
+            self._retarget_probe()
+
+    def _retarget_probe(self) -> None:
+        """Point the server probe at the settings' endpoint, with its key from the keyring.
+
+        The keyring may block (a Secret Service asking to be unlocked): never on this thread.
+        """
+        endpoint, model = self.settings.endpoint, self.settings.model
+
+        def configure(key: str | None) -> None:
+            if self._poller is None:
+                return
+            self._poller.configure(endpoint, key, model)
+            if not self._poller_started:
+                self._poller_started = True
+                self._poller.start()
+
+        self._background.run(lambda: api_key(endpoint), configure)
 
     def quit(self) -> None:
         self.close()
