@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint sysdeps bench clean
+.PHONY: run test lint sysdeps bench screenshots clean
 
 run: $(STAMP)
 	$(VENV)/bin/holodesk $(ARGS)
@@ -29,6 +29,10 @@ lint: $(STAMP)
 bench: sysdeps $(STAMP)
 	$(PY) bench/capture.py
 	$(PY) bench/settle.py
+
+# Renders every window on a private Xvfb into docs/screenshots/ (shown in the README).
+screenshots: sysdeps $(STAMP)
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

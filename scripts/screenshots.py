@@ -1,0 +1,465 @@
+"""Render every window of the desktop app into docs/screenshots/, on a private Xvfb.
+
+    .venv/bin/python scripts/screenshots.py [--out docs/screenshots]      # or: make screenshots
+
+The windows show real content: the script starts its own Xvfb and runs Qt on it through xcb,
+isolates holodesk in a temporary home, and drives real runs through :class:`ui.app.HolodeskApp`
+and the agent loop against the fake vLLM server (tests/support/fake_vllm.py), with a drawn
+desktop as the screen (a file manager, :class:`control.capture.FakeCapturer`) and dry-run
+input. Each window is rendered with ``QWidget.grab()`` at the moment it shows what matters
+(the task window while the thought streams in, the confirmation panel with its target). The
+pictures are reduced to at most 256 colours when that keeps them legible and small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from PIL import Image, ImageDraw, ImageFont  # noqa: E402
+
+from tests.support.fake_vllm import ChatRequest  # noqa: E402
+from tests.support.home import make_home  # noqa: E402
+from tests.support.xvfb import Xvfb  # noqa: E402
+
+SCREEN = (1280, 800)  # the drawn desktop the "model" sees
+DISPLAY_SIZE = (1600, 1000)  # the Xvfb the windows live on
+MAX_PNG_BYTES = 300_000
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+
+# --------------------------------------------------------------------------- the drawn desktop
+
+FILES = (
+    ("report-q3.pdf", "2.4 MB", "Oct 14"),
+    ("budget-2024.xlsx", "88 kB", "Oct 12"),
+    ("draft-notes.txt", "4 kB", "Oct 11"),
+    ("old-backup.zip", "1.2 GB", "Mar 02"),
+    ("holiday-photos", "—", "Aug 21"),
+    ("invoice-0193.pdf", "142 kB", "Sep 30"),
+)
+WINDOW = (140, 90, 1140, 700)  # the file manager window on the drawn desktop
+ROW_TOP, ROW_HEIGHT = 236, 44
+BUTTONS = {"Open": (420, 150), "Rename": (540, 150), "Delete": (660, 150)}  # centres
+
+
+def _font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    path = FONT_DIR / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
+    if path.exists():
+        return ImageFont.truetype(str(path), size)
+    return ImageFont.load_default(size)
+
+
+def row_centre(index: int) -> tuple[int, int]:
+    """The centre of a file row on the drawn desktop (pixels)."""
+    return (WINDOW[0] + 360, ROW_TOP + index * ROW_HEIGHT + ROW_HEIGHT // 2)
+
+
+class Desktop:
+    """The picture on the fake screen; the "model" changes it as its actions would."""
+
+    def __init__(self) -> None:
+        self.selected: int | None = None
+        self.deleted: set[int] = set()
+        self._lock = threading.Lock()
+        self._cache: tuple[tuple[int | None, frozenset[int]], Any] | None = None
+
+    def set(self, selected: int | None = None, deleted: Sequence[int] = ()) -> None:
+        with self._lock:
+            self.selected = selected
+            self.deleted = set(deleted)
+
+    def frame(self) -> Any:
+        """The current screen as an RGB array (FakeCapturer's source)."""
+        import numpy as np
+
+        with self._lock:
+            key = (self.selected, frozenset(self.deleted))
+            if self._cache is None or self._cache[0] != key:
+                self._cache = (key, np.asarray(self.draw(*key)))
+            return self._cache[1]
+
+    def draw(self, selected: int | None, deleted: frozenset[int]) -> Image.Image:
+        w, h = SCREEN
+        image = Image.new("RGB", SCREEN)
+        d = ImageDraw.Draw(image)
+        for y in range(h):  # a calm vertical gradient wallpaper
+            t = y / h
+            d.line((0, y, w, y), fill=(int(38 + 30 * t), int(70 + 40 * t), int(112 + 50 * t)))
+        d.rectangle((0, 0, w, 30), fill=(32, 34, 38))
+        d.text((14, 7), "Activities", font=_font(14, True), fill=(235, 235, 235))
+        d.text((w // 2 - 60, 7), "Tue 15 Oct  10:42", font=_font(14), fill=(235, 235, 235))
+        d.text((w - 110, 7), "EN    100%", font=_font(14), fill=(235, 235, 235))
+        for i, name in enumerate(("Home", "Trash")):  # desktop icons
+            x, y = 30, 70 + i * 100
+            d.rounded_rectangle((x, y, x + 56, y + 48), 6, fill=(230, 190, 90))
+            d.text((x + 4, y + 56), name, font=_font(13), fill=(255, 255, 255))
+
+        x0, y0, x1, y1 = WINDOW
+        d.rectangle((x0 + 6, y0 + 8, x1 + 6, y1 + 8), fill=(20, 30, 45))  # shadow
+        d.rectangle(WINDOW, fill=(250, 250, 250), outline=(120, 120, 120))
+        d.rectangle((x0, y0, x1, y0 + 36), fill=(228, 228, 231))
+        d.text((x0 + 380, y0 + 9), "Documents — Files", font=_font(15, True), fill=(40, 40, 40))
+        for i, colour in enumerate(((237, 106, 94), (245, 191, 79), (98, 197, 84))):
+            cx = x1 - 70 + i * 22
+            d.ellipse((cx, y0 + 11, cx + 14, y0 + 25), fill=colour)
+        # sidebar
+        d.rectangle((x0 + 1, y0 + 37, x0 + 190, y1 - 1), fill=(240, 240, 243))
+        for i, place in enumerate(("Recent", "Home", "Documents", "Downloads", "Pictures")):
+            y = y0 + 60 + i * 34
+            if place == "Documents":
+                d.rounded_rectangle((x0 + 8, y - 6, x0 + 182, y + 24), 5, fill=(210, 222, 245))
+            d.text((x0 + 22, y), place, font=_font(15), fill=(40, 40, 40))
+        # toolbar
+        for label, (cx, cy) in BUTTONS.items():
+            red = label == "Delete"
+            d.rounded_rectangle(
+                (cx - 52, cy - 17, cx + 52, cy + 17), 6,
+                fill=(250, 228, 228) if red else (236, 236, 238),
+                outline=(200, 80, 80) if red else (170, 170, 170),
+            )
+            tw = d.textlength(label, font=_font(15))
+            d.text((cx - tw / 2, cy - 9), label, font=_font(15),
+                   fill=(180, 30, 30) if red else (30, 30, 30))
+        d.text((x0 + 700, 141), "Search files", font=_font(15), fill=(130, 130, 130))
+        # the file list
+        header_y = ROW_TOP - 30
+        for label, x in (("Name", x0 + 240), ("Size", x0 + 640), ("Modified", x0 + 780)):
+            d.text((x, header_y), label, font=_font(14, True), fill=(90, 90, 90))
+        d.line((x0 + 200, ROW_TOP - 4, x1 - 20, ROW_TOP - 4), fill=(210, 210, 210))
+        row = 0
+        for index, (name, size, date) in enumerate(FILES):
+            if index in deleted:
+                continue
+            y = ROW_TOP + row * ROW_HEIGHT
+            if index == selected:
+                d.rectangle((x0 + 200, y, x1 - 20, y + ROW_HEIGHT - 4), fill=(53, 132, 228))
+            ink = (255, 255, 255) if index == selected else (30, 30, 30)
+            icon = (120, 160, 220) if name.endswith("photos") else (200, 200, 205)
+            d.rectangle((x0 + 210, y + 9, x0 + 228, y + 31), fill=icon)
+            d.text((x0 + 240, y + 11), name, font=_font(16), fill=ink)
+            d.text((x0 + 640, y + 11), size, font=_font(16), fill=ink)
+            d.text((x0 + 780, y + 11), date, font=_font(16), fill=ink)
+            row += 1
+        shown = len(FILES) - len(deleted)
+        d.text((x0 + 210, y1 - 32), f"{shown} items, 1.3 GB free of 250 GB", font=_font(13),
+               fill=(110, 110, 110))
+        return image
+
+
+def norm(point: tuple[int, int]) -> tuple[int, int]:
+    """A drawn-desktop pixel in the model's default convention (norm1000)."""
+    return round(point[0] * 1000 / SCREEN[0]), round(point[1] * 1000 / SCREEN[1])
+
+
+def click(element: str, point: tuple[int, int]) -> dict[str, Any]:
+    x, y = norm(point)
+    return {"action": "click", "element": element, "x": x, "y": y}
+
+
+# --------------------------------------------------------------------------- the "model"
+
+
+class Script:
+    """A fake-vLLM policy: scripted replies, each also changing the desktop as the action will.
+
+    The agent captures the next screen after the action ran, so changing the picture when the
+    reply leaves makes the next screenshot show the action's effect.
+    """
+
+    def __init__(self, desktop: Desktop) -> None:
+        self.desktop = desktop
+        self.steps: list[tuple[dict[str, Any], Callable[[], None] | None]] = []
+        self._lock = threading.Lock()
+
+    def load(self, steps: Sequence[tuple[dict[str, Any], Callable[[], None] | None]]) -> None:
+        with self._lock:
+            self.steps = list(steps)
+
+    def __call__(self, request: ChatRequest) -> str:
+        if request.max_tokens == 1 or not self.steps:
+            return "ok"  # the server probe (one token), not a step
+        with self._lock:
+            reply, effect = self.steps.pop(0)
+        if effect is not None:
+            effect()
+        return json.dumps(reply, ensure_ascii=False)
+
+
+DELETE_THOUGHT = (
+    "old-backup.zip is selected in the file list. It is an outdated 1.2 GB backup from "
+    "March, which the task asks me to remove. The Delete button in the toolbar deletes the "
+    "selected file, so I will click it."
+)
+
+
+def run_one(desktop: Desktop) -> list[tuple[dict[str, Any], Callable[[], None] | None]]:
+    return [
+        ({"note": "Documents is open.", "thought": "The file list shows report-q3.pdf; its "
+          "size is in the Size column. I will select it to be sure I read the right row.",
+          "action": click("report-q3.pdf row", row_centre(0))},
+         lambda: desktop.set(selected=0)),
+        ({"thought": "The selected row says report-q3.pdf, 2.4 MB, modified Oct 14.",
+          "action": {"action": "answer", "text": "report-q3.pdf is 2.4 MB (modified Oct 14)."}},
+         None),
+    ]
+
+
+def run_two(desktop: Desktop) -> list[tuple[dict[str, Any], Callable[[], None] | None]]:
+    return [
+        ({"note": "Files shows Documents with six items.",
+          "thought": "The task is to delete the old backup. old-backup.zip is the fourth row "
+          "of the list; I will select it first.",
+          "action": click("old-backup.zip row", row_centre(3))},
+         lambda: desktop.set(selected=3)),
+        ({"thought": DELETE_THOUGHT, "action": click("Delete button", BUTTONS["Delete"])},
+         lambda: desktop.set(deleted=[3])),
+        ({"thought": "old-backup.zip is no longer in the list: the backup is deleted.",
+          "action": {"action": "answer", "text": "Deleted old-backup.zip from Documents."}},
+         None),
+    ]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def save_png(image: Any, path: Path) -> int:
+    """Save a QImage/QPixmap as a small PNG; returns its size in bytes."""
+    from PySide6.QtCore import QBuffer, QIODevice
+
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    picture = Image.open(io.BytesIO(bytes(buffer.data().data())))
+    picture.load()
+    # UI pictures hold few colours: an adaptive 256-colour palette keeps them crisp and small.
+    if picture.mode == "RGBA":
+        small = picture.quantize(256, method=Image.Quantize.FASTOCTREE)
+    else:
+        small = picture.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    small.save(out, "PNG", optimize=True)
+    data = out.getvalue()
+    if len(data) > MAX_PNG_BYTES:
+        raise SystemExit(f"{path.name} is {len(data)} bytes, over {MAX_PNG_BYTES}")
+    path.write_bytes(data)
+    return len(data)
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Run a real Qt event loop until ``condition()`` holds.
+
+    Not a ``QApplication.processEvents()`` loop: with PySide6 6.12 on CPython 3.11 each of
+    those calls drops a reference to None, and a few thousand of them abort the interpreter.
+    """
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    if condition():
+        return
+    loop = QEventLoop()
+    deadline = time.monotonic() + timeout
+    timed_out = [False]
+
+    def check() -> None:
+        if condition():
+            loop.quit()
+        elif time.monotonic() > deadline:
+            timed_out[0] = True
+            loop.quit()
+
+    poll = QTimer()
+    poll.setInterval(10)
+    poll.timeout.connect(check)
+    poll.start()
+    loop.exec()
+    poll.stop()
+    if timed_out[0]:
+        raise SystemExit(f"timed out waiting for {what}")
+
+
+def settle(seconds: float) -> None:
+    """Let queued events, background loads and repaints happen."""
+    end = time.monotonic() + seconds
+    wait_until(lambda: time.monotonic() >= end, "nothing", seconds + 5)
+
+
+def render(out: Path) -> None:
+    """Build the app over real parts and write every window's picture into ``out``."""
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtWidgets import QApplication
+
+    from app.agent import AgentParts
+    from app.events import Event, ModelText, RunFinished, RunStarted
+    from app.pause import PauseGate
+    from app.secrets import KeyringStore
+    from app.session import Session
+    from app.settings import Settings, load_settings, save_settings
+    from app.store import ActionLog
+    from control.capture import FakeCapturer
+    from control.hotkeys import parse_combo
+    from control.input import DryRunBackend, Executor
+    from control.policy import SafetyPolicy
+    from control.stop import StopLatch
+    from model.client import ClientConfig, HolotronClient
+    from tests.support.fake_vllm import FakeVLLM
+    from ui.app import HolodeskApp
+    from ui.settings_dialog import SettingsDialog
+
+    qt = QApplication(["holodesk"])
+    qt.setApplicationName("holodesk")
+    desktop = Desktop()
+    script = Script(desktop)
+    events: list[Event] = []
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[tuple[str, int]] = []
+
+    def shot(name: str, image: Any) -> None:
+        written.append((name, save_png(image, out / name)))
+
+    with FakeVLLM(script) as server:
+        server.delay = 0.2
+
+        def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
+            parts = AgentParts(
+                client=HolotronClient(ClientConfig(base_url=server.base_url)),
+                capturer=FakeCapturer(desktop.frame),
+                executor=Executor(DryRunBackend(), latch),
+                policy=SafetyPolicy(settings.confirm),
+                store=ActionLog.open(),
+                latch=latch,
+            )
+            return Session(task=task, settings=settings, dry_run=True, parts=parts)
+
+        save_settings(Settings(endpoint=server.base_url, model="holotron", retention_days=30))
+        app = HolodeskApp(load_settings(), session_factory=factory, use_system_tray=False)
+        app.controller.run_event.connect(events.append)
+        app.show_task_window()
+        app.task_window.setGeometry(60, 40, 700, 800)
+        tray = app.tray.window
+        assert tray is not None
+        tray.move(820, 40)
+        tray.adjustSize()
+        app.show_log()
+        log_window = app.log_window
+        assert log_window is not None
+        log_window.setGeometry(300, 200, 1240, 460)
+        wait_until(lambda: app.status is not None and app.status.state == "ok", "the probe")
+
+        def finished_runs() -> int:
+            return sum(isinstance(e, RunFinished) for e in events)
+
+        # A first run, finished: the log has history.
+        script.load(run_one(desktop))
+        desktop.set()
+        app.task_window.task_edit.setPlainText("How big is report-q3.pdf in Documents?")
+        assert app.start_task("How big is report-q3.pdf in Documents?", confirm="never")
+        wait_until(lambda: finished_runs() == 1, "the first run")
+        settle(0.5)
+
+        # The second run: watched while the thought streams, then a risky click to confirm.
+        task = "Delete the old backup in Documents"
+        script.load(run_two(desktop))
+        desktop.set()
+        server.stream_chunk_delay = 0.04
+        app.task_window.task_edit.setPlainText(task)
+        assert app.start_task(task, confirm="risky")
+
+        def streaming_second_step() -> bool:
+            texts = [e.text for e in events if isinstance(e, ModelText) and e.step_no == 2]
+            return (bool(texts) and len(app.task_window.thought()) > 110
+                    and app.task_window.screenshot_image() is not None)
+
+        wait_until(streaming_second_step, "the second step streaming")
+        settle(0.05)
+        shot("task-window.png", app.task_window.grab())
+        tray.adjustSize()  # it grew for the longer "ready (...)" line of the idle state
+        settle(0.05)
+        shot("tray-window.png", tray.grab())
+
+        wait_until(lambda: app.controller.pending is not None, "the confirmation")
+        panel = app.confirm_panel
+        panel.resize(680, 660)
+        wait_until(lambda: panel.image() is not None, "the confirmation picture")
+        settle(0.6)  # the panel arms its approve buttons after a moment
+        shot("confirm-panel.png", panel.grab())
+
+        # The floating Stop button over the desktop it floats above.
+        button = app.stop_button
+        # The hint exactly as ui.app sets it for the stop hotkey in the settings.
+        button.set_hint(f"or press {parse_combo(app.settings.stop_hotkey).label()}")
+        backdrop = QImage(desktop.draw(1, frozenset()).tobytes(), SCREEN[0], SCREEN[1],
+                          SCREEN[0] * 3, QImage.Format.Format_RGB888)
+        scene = backdrop.copy(QRect(SCREEN[0] - 300, 0, 300, 120)).convertToFormat(
+            QImage.Format.Format_ARGB32)
+        painter = QPainter(scene)
+        painter.drawPixmap(QPoint(300 - button.width() - 16, 40), button.grab())
+        painter.end()
+        shot("stop-button.png", scene)
+
+        panel.approve_button.click()
+        wait_until(lambda: finished_runs() == 2, "the second run")
+        server.stream_chunk_delay = 0.0
+
+        # The action log, the second run selected, its thumbnails loaded.
+        run_ids = [e.run_id for e in events if isinstance(e, RunStarted)]
+        settle(0.5)
+        wait_until(lambda: log_window.select_run(run_ids[-1]), "the run in the log")
+        wait_until(lambda: len(log_window.step_numbers()) == 3 and not log_window.busy,
+                   "the steps in the log")
+        settle(1.0)
+        shot("action-log.png", log_window.grab())
+
+        # Settings, with Test connection answered.
+        # The keyring this machine has (keyring's own choice), as a person would see it.
+        dialog = SettingsDialog(secret_store=KeyringStore(), environ={})
+        checked: list[object] = []
+        dialog.status_checked.connect(checked.append)
+        dialog.resize(600, 600)
+        dialog.show()
+        wait_until(lambda: not dialog.key_label.text().startswith("Looking"), "the keyring")
+        dialog.test_connection()
+        wait_until(lambda: bool(checked), "Test connection")
+        dialog.adjustSize()  # the key and status lines arrived after the first layout
+        settle(0.3)
+        shot("settings.png", dialog.grab())
+        dialog.close()
+        dialog.deleteLater()
+
+        app.close()
+        settle(0.2)
+    for name, size in written:
+        print(f"{out / name}: {size // 1024} KB")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="holodesk-shots-") as tmp, \
+            Xvfb(*DISPLAY_SIZE) as server:
+        home = make_home(Path(tmp))
+        env = home.env()
+        env.update(server.env(env))
+        env["QT_QPA_PLATFORM"] = "xcb"
+        env["LANG"] = env["LC_ALL"] = "C.UTF-8"
+        # Set before Qt and holodesk read them (QApplication, platformdirs, keyring).
+        os.environ.clear()
+        os.environ.update(env)
+        render(args.out.resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
