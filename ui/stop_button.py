@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontMetrics,
     QGuiApplication,
     QMouseEvent,
     QPainter,
@@ -54,9 +55,13 @@ class FloatingStopButton(QWidget):
         self._update_tooltip()
 
     def set_hint(self, hint: str) -> None:
-        """The small text under STOP, e.g. the stop hotkey."""
+        """The small text under STOP, e.g. the stop hotkey; the button widens to fit it."""
         self._hint = hint
         self._update_tooltip()
+        small = self.font()
+        small.setPointSizeF(small.pointSizeF() * 0.8)
+        needed = QFontMetrics(small).horizontalAdvance(hint) + 24
+        self.setFixedSize(max(BUTTON_SIZE.width(), needed), BUTTON_SIZE.height())
         self.update()
 
     def _update_tooltip(self) -> None:
