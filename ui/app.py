@@ -80,6 +80,7 @@ class HolodeskApp(QObject):
         self.confirm_panel = ConfirmPanel()
         self.overlay = TargetOverlay()
         self.stop_button = FloatingStopButton()
+        self._stop_button_placed = False
         self.log_window: LogWindow | None = None
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
@@ -273,6 +274,12 @@ class HolodeskApp(QObject):
     def _on_running(self, running: bool) -> None:
         self.actions.stop.setEnabled(running)
         if running:
+            if not self._stop_button_placed:
+                # Out of the way at the top right (left unplaced, it covers the task box
+                # wherever no window manager places it), once its hint has set its width;
+                # only the first time, so a person's drag stays.
+                self.stop_button.place_default()
+                self._stop_button_placed = True
             self.stop_button.show()
         else:
             self.stop_button.hide()

@@ -34,13 +34,14 @@ class InstanceServer(QObject):
     def listen(self) -> bool:
         """Start listening; False when another instance already does."""
         name = socket_name()
-        if self.server.listen(name):
-            return True
-        # A socket file left by a crashed instance: nobody answers on it, so take it over.
-        if send({"cmd": "ping"}, timeout=0.5) is None:
-            QLocalServer.removeServer(name)
-            return self.server.listen(name)
-        return False
+        # Ask first: with a socket option set, Qt binds in a temporary folder and renames the
+        # socket into place, which replaces a running instance's socket instead of failing.
+        # Nothing listening (no file, or one left by a crash) refuses the connection at once;
+        # the timeout is for a running instance that is busy.
+        if send({"cmd": "ping"}, timeout=2.0) is not None:
+            return False
+        QLocalServer.removeServer(name)
+        return self.server.listen(name)
 
     def close(self) -> None:
         self.server.close()
