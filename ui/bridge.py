@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.events import (
     AwaitingConfirmation,
@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 #: The gate is the run's pause: the factory may hand it to a touch detector.
 SessionFactory = Callable[[Settings, str, StopLatch, PauseGate], Session]
 
+#: How long the person's input is not yet taken as a touch after they answered a confirmation
+#: or pressed Resume: the global input listener's thread hears of the key or click that did it
+#: after the GUI does (much later on a busy machine), and would pause the run on it.
+TOUCH_GRACE_S = 0.5
+
 
 def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGate, *,
                  exclude: ExcludeRects | None = None) -> Session:
@@ -52,7 +57,13 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
         log.warning("hand back on touch is off: the input listener did not start",
                     exc_info=True)
     else:
-        gate.add_listener(lambda reason: detector.rearm() if reason is None else None)
+        def rearm_after_resume(reason: str | None) -> None:
+            if reason is None:  # resumed: the click on Resume itself must not pause again
+                timer = threading.Timer(TOUCH_GRACE_S, detector.rearm)
+                timer.daemon = True
+                timer.start()
+
+        gate.add_listener(rearm_after_resume)
         session.on_close(detector.stop)
         session.touch = detector
     return session
@@ -80,6 +91,7 @@ class RunController(QObject):
         self._thread: threading.Thread | None = None
         self._pending: ConfirmRequest | None = None
         self._session: Session | None = None
+        self._touch_token = 0  # bumped by each confirmation: a late "listen again" is dropped
         self.run_event.connect(self._track)
 
     @property
@@ -167,9 +179,21 @@ class RunController(QObject):
         if isinstance(event, AwaitingConfirmation):
             self._pending = event.request
             if touch is not None:  # the person is meant to use mouse and keys now
+                self._touch_token += 1
                 touch.enabled = False
         elif isinstance(event, RunFinished):
             self._pending = None
         elif isinstance(event, StepDecided) and touch is not None:
-            touch.enabled = True
-            touch.rearm()
+            if touch.enabled:
+                touch.rearm()
+                return
+            # Out of a confirmation: the Enter or click that answered it is not a touch.
+            self._touch_token += 1
+            token = self._touch_token
+
+            def listen_again() -> None:
+                if token == self._touch_token and touch is not None:  # no newer confirmation
+                    touch.enabled = True
+                    touch.rearm()
+
+            QTimer.singleShot(int(TOUCH_GRACE_S * 1000), self, listen_again)

@@ -1,0 +1,284 @@
+"""End to end through the desktop app on a private Xvfb, driven the way a person drives it.
+
+`holodesk` (no arguments) runs as a subprocess on the xcb platform against the fake vLLM
+server; the test types the task into the task window with xdotool, answers the confirmation
+panel with the keyboard, presses the global stop hotkey, moves the mouse, clicks Resume, and
+reads what the app shows from the screen (the tray stand-in's state colour). The target window
+(tests/support/target_app.py) records what reaches it.
+
+There is no window manager: the app's windows sit at the top left where they ask to be, the
+target window at the bottom right, out of their way; the app sets the keyboard focus itself
+(a click does not, so the test gives the task window the focus before Ctrl+Enter).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.support.e2e import holodesk_argv, run_holodesk
+from tests.support.fake_vllm import (
+    ChatRequest,
+    FakeVLLM,
+    SeeingPolicy,
+    Target,
+    find_color,
+    to_convention,
+)
+from tests.support.fixtures import xvfb_fixture
+from tests.support.gui import (
+    TRAY_IDLE,
+    TRAY_STOPPED,
+    TRAY_WAITING,
+    TRAY_WORKING,
+    HolodeskGui,
+    XWindow,
+    grab,
+    poll,
+    windows,
+)
+from tests.support.home import REPO_ROOT, Home, make_home
+from tests.support.stop_hotkey import LONG_TEXT
+from tests.support.target_app import RunningApp
+from tests.support.xvfb import Xvfb
+
+pytestmark = pytest.mark.x11
+
+xvfb = xvfb_fixture(1920, 1080)
+
+RED = (255, 0, 0)  # the target's Save button
+GREEN = (0, 255, 0)  # its Cancel button
+BLUE = (0, 0, 255)  # its text field
+TARGET_GEOMETRY = "1000x660+900+400"  # bottom right: the app's windows are at the top left
+TRAY_PLACE = (0, 1000)  # the tray stand-in, moved from under the task window to be seen
+TIMEOUT = 60.0  # loose: a busy 2-core machine starts Qt, Tk and Python in parallel
+
+
+@pytest.fixture
+def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
+    # The pointer away from the failsafe corners and every window, wherever a test left it.
+    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
+    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
+
+
+def _configure(home: Home, **values: str) -> None:
+    for key, value in values.items():
+        result = run_holodesk(home, "config", "set", key, value)
+        assert result.returncode == 0, str(result)
+
+
+def _ready(gui: HolodeskGui) -> XWindow:
+    """Move the tray stand-in where it can be seen and wait until it shows idle: the server
+    probe has answered, so no late status change repaints the tray in the middle of a test."""
+    tray = gui.move(gui.tray, *TRAY_PLACE)
+    gui.wait_shows(tray, TRAY_IDLE, "the tray to show idle (the model server is up)")
+    return tray
+
+
+def _start_task(gui: HolodeskGui, task: str) -> None:
+    """Click into the task box, type the task, Ctrl+Enter: the run starts."""
+    gui.click(*gui.task.point(100, 30))
+    gui.xdotool("type", "--delay", "15", task)
+    gui.focus(gui.task)  # no window manager hands it the focus on the click
+    gui.xdotool("key", "ctrl+Return")
+    poll(lambda: gui.refresh(gui.task).name == f"holodesk — {task}", TIMEOUT,
+         "the task window to show the run", gui.died)
+
+
+def _log_show(home: Home) -> str:
+    result = run_holodesk(home, "log", "show", "last")
+    assert result.returncode == 0, str(result)
+    return result.stdout
+
+
+def _field_text(app: RunningApp, mark: int) -> str:
+    changes = app.events_since(mark, "text", widget="field")
+    return str(changes[-1]["value"]) if changes else ""
+
+
+def _approve_with_enter(gui: HolodeskGui, app: RunningApp, panel: XWindow) -> None:
+    """Press Enter until the click arrives; again only while the panel is still up (on a
+    slow machine the first Enter may come before the panel is armed, and is ignored)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not app.events("click", widget="save"):
+        if time.monotonic() > deadline:
+            raise AssertionError("the approved click on Save did not arrive")
+        if any(w.wid == panel.wid for w in windows(gui.xvfb, ".*", gui.pid)):
+            gui.xdotool("key", "Return")
+        settle = time.monotonic() + 3.0
+        while time.monotonic() < settle and not app.events("click", widget="save"):
+            time.sleep(0.05)
+
+
+def test_type_a_task_and_approve_the_click(xvfb: Xvfb, app: RunningApp, home: Home,
+                                           tmp_path: Path) -> None:
+    with FakeVLLM(SeeingPolicy([Target("Save button", RED)])) as server:
+        _configure(home, endpoint=server.base_url, confirm="always")
+        with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
+            tray = _ready(gui)
+            _start_task(gui, "press the save button")
+
+            panel = gui.confirm_panel()
+            # The overlay marks the exact point on the real screen: the middle of Save.
+            overlay = gui.window("^holodesk target$")
+            left, top, width, height = app.widgets["save"].rect
+            centre = overlay.point(overlay.width // 2, overlay.height // 2)
+            assert left <= centre[0] < left + width and top <= centre[1] < top + height, (
+                overlay, app.widgets["save"])
+            gui.wait_shows(tray, TRAY_WAITING, "the tray to show it waits for approval")
+            time.sleep(0.5)
+            assert not app.events("pointer_press"), "clicked before the approval"
+            # The panel took the focus itself; Enter approves once it is armed (350 ms).
+            time.sleep(1.0)
+            _approve_with_enter(gui, app, panel)
+            gui.hidden(panel)
+            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+    assert [e["widget"] for e in app.events("click")] == ["save"]
+    shown = _log_show(home)
+    assert "answered" in shown
+    assert "approved" in shown
+    assert "Save button" in shown
+
+
+def test_the_stop_hotkey_stops_a_long_type(xvfb: Xvfb, app: RunningApp, home: Home,
+                                           tmp_path: Path) -> None:
+    mark = app.mark()
+    policy = SeeingPolicy([Target("Name field", BLUE, type_text=LONG_TEXT)])
+    with FakeVLLM(policy) as server:
+        _configure(home, endpoint=server.base_url, confirm="never")
+        with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
+            tray = _ready(gui)
+            _start_task(gui, "type the digits")
+            app.wait_for(lambda: len(_field_text(app, mark)) >= 20, timeout=TIMEOUT,
+                         what="typing to start")
+            # The floating Stop button is up, at the top right: clear of the task window.
+            stop = gui.window("^holodesk — Stop$")
+            assert stop.x >= gui.task.x + gui.task.width and stop.x + stop.width <= xvfb.width
+            gui.xdotool("key", "ctrl+alt+shift+Escape")
+            gui.wait_shows(tray, TRAY_STOPPED, "the tray to show the run stopped")
+            typed = _field_text(app, mark)
+            time.sleep(1.0)
+            typed_later = _field_text(app, mark)
+            assert gui.died() is None  # a stop ends the run, not the app
+    assert LONG_TEXT.startswith(typed)
+    assert 20 <= len(typed) < len(LONG_TEXT)
+    assert typed_later == typed, "input arrived after the run had stopped"
+    assert "stopped" in _log_show(home)
+
+
+class SlowSecondAnswer:
+    """Click Save; then think until released (the test moves the mouse meanwhile) and click
+    Cancel; click Cancel again once asked afresh; then answer."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ChatRequest) -> str:
+        shot = request.latest_image
+        if shot is None or shot.width < 200:  # the app's server probe, not a step
+            return '{"thought": "", "action": {"action": "answer", "text": "ok"}}'
+        with self._lock:
+            self.calls += 1
+            n = self.calls
+        if n == 2:
+            self.release.wait(TIMEOUT)
+        if n >= 4:
+            return '{"thought": "done", "action": {"action": "answer", "text": "clicked both"}}'
+        element, colour = ("Save button", RED) if n == 1 else ("Cancel button", GREEN)
+        found = find_color(shot.image, colour)
+        assert found is not None, f"{element} not visible"
+        x, y = to_convention(found.x, found.y, shot.width, shot.height, "norm1000")
+        step: dict[str, Any] = {"thought": f"click the {element}",
+                                "action": {"action": "click", "element": element, "x": x, "y": y}}
+        return json.dumps(step)
+
+
+def _resume_button(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
+    """The Pause/Resume button: just left of the task window's red Stop button (in the top
+    half; the screenshot preview below it may hold red too)."""
+    top = grab(xvfb).crop((task.x, task.y, task.x + task.width, task.y + task.height // 2))
+    rgb = np.asarray(top, dtype=np.int16)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    # The style's gradient lightens #cf222e: "strongly red" rather than one colour.
+    ys, xs = np.nonzero((r >= 190) & (r - g >= 90) & (r - b >= 80))
+    assert len(xs) >= 200, "the task window's Stop button is not on screen"
+    return task.x + int(xs.min()) - 30, task.y + int(ys.min() + ys.max()) // 2
+
+
+def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningApp, home: Home,
+                                                      tmp_path: Path) -> None:
+    policy = SlowSecondAnswer()
+    with FakeVLLM(policy) as server:
+        _configure(home, endpoint=server.base_url, confirm="never")
+        with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
+            tray = _ready(gui)
+            _start_task(gui, "click save then cancel")
+            app.wait_for(lambda: app.events("click", widget="save"), timeout=TIMEOUT,
+                         what="the click on Save")
+            poll(lambda: policy.calls >= 2, TIMEOUT, "the second question", gui.died)
+            # The person takes the mouse while the model thinks.
+            gui.xdotool("mousemove", "--sync", "600", "900")
+            gui.xdotool("mousemove", "--sync", "620", "880")
+            time.sleep(1.0)  # for the app's input listener to see it (loose: a busy machine)
+            policy.release.set()
+            gui.wait_shows(tray, TRAY_WAITING, "the tray to show the run paused")
+            time.sleep(2.0)
+            assert not app.events("click", widget="cancel"), "acted while paused"
+            assert not app.events("pointer_press", widget="cancel")
+            gui.click(*_resume_button(xvfb, gui.refresh(gui.task)))
+            app.wait_for(lambda: app.events("click", widget="cancel"), timeout=TIMEOUT,
+                         what="the click on Cancel after Resume")
+            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+    assert [e["widget"] for e in app.events("click")] == ["save", "cancel"]
+    shown = _log_show(home)
+    assert "paused before execution" in shown
+    assert "answered" in shown
+
+
+def test_one_instance_and_trigger_run(xvfb: Xvfb, app: RunningApp, home: Home,
+                                      tmp_path: Path) -> None:
+    with FakeVLLM(SeeingPolicy([Target("Save button", RED)])) as server:
+        _configure(home, endpoint=server.base_url, confirm="never")
+        with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
+            tray = _ready(gui)
+            started = time.monotonic()
+            second = subprocess.run(holodesk_argv(), env=gui.env(), cwd=REPO_ROOT,
+                                    capture_output=True, text=True, timeout=TIMEOUT)
+            took = time.monotonic() - started
+            assert second.returncode == 0, second.stderr
+            assert "already running" in second.stderr
+            assert took < 30, f"the second launch took {took:.1f} s"  # loose: Qt's start-up
+            # The first one stays, alone: its windows are the only ones.
+            assert gui.died() is None
+            assert [w.wid for w in windows(xvfb, "^holodesk — ")] == [gui.task.wid]
+            # ... and it still answers: the socket was not taken over by the second launch.
+            assert run_holodesk(home, "trigger", "show").returncode == 0
+            triggered = subprocess.run(
+                holodesk_argv("trigger", "run", "press the save button"), env=gui.env(),
+                cwd=REPO_ROOT, capture_output=True, text=True, timeout=TIMEOUT,
+            )
+            assert triggered.returncode == 0, triggered.stderr
+            app.wait_for(lambda: app.events("click", widget="save"), timeout=TIMEOUT,
+                         what="the triggered run's click on Save")
+            poll(lambda: gui.refresh(gui.task).name == "holodesk — press the save button",
+                 TIMEOUT, "the task window to show the triggered run", gui.died)
+            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            assert not gui.shows(tray, TRAY_WORKING)
+    assert "answered" in _log_show(home)
