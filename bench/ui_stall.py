@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from tests.support.fake_vllm import ChatRequest  # noqa: E402
 from tests.support.home import make_home  # noqa: E402
+from tests.support.qtwait import wait_until  # noqa: E402
 from tests.support.xvfb import Xvfb  # noqa: E402
 
 BOUND_MS = 50.0
@@ -166,37 +167,6 @@ def ticking() -> Iterator[list[int]]:
         yield gaps
     finally:
         timer.stop()
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Run a real event loop (as the app does) until ``condition()`` holds.
-
-    Not a ``QApplication.processEvents()`` loop: with PySide6 6.12 on CPython 3.11 each of
-    those calls drops a reference to None, and a few thousand of them abort the interpreter.
-    """
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    if condition():
-        return
-    loop = QEventLoop()
-    deadline = time.monotonic() + timeout
-    timed_out = [False]
-
-    def check() -> None:
-        if condition():
-            loop.quit()
-        elif time.monotonic() > deadline:
-            timed_out[0] = True
-            loop.quit()
-
-    poll = QTimer()
-    poll.setInterval(20)
-    poll.timeout.connect(check)
-    poll.start()
-    loop.exec()
-    poll.stop()
-    if timed_out[0]:
-        raise SystemExit("timed out")
 
 
 def bench(runs: int, steps: int, profile: bool) -> bool:

@@ -32,6 +32,7 @@ from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from tests.support.fake_vllm import ChatRequest  # noqa: E402
 from tests.support.home import make_home  # noqa: E402
+from tests.support.qtwait import wait_until  # noqa: E402
 from tests.support.xvfb import Xvfb  # noqa: E402
 
 SCREEN = (1280, 800)  # the drawn desktop the "model" sees
@@ -255,37 +256,6 @@ def save_png(image: Any, path: Path) -> int:
         raise SystemExit(f"{path.name} is {len(data)} bytes, over {MAX_PNG_BYTES}")
     path.write_bytes(data)
     return len(data)
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
-    """Run a real Qt event loop until ``condition()`` holds.
-
-    Not a ``QApplication.processEvents()`` loop: with PySide6 6.12 on CPython 3.11 each of
-    those calls drops a reference to None, and a few thousand of them abort the interpreter.
-    """
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    if condition():
-        return
-    loop = QEventLoop()
-    deadline = time.monotonic() + timeout
-    timed_out = [False]
-
-    def check() -> None:
-        if condition():
-            loop.quit()
-        elif time.monotonic() > deadline:
-            timed_out[0] = True
-            loop.quit()
-
-    poll = QTimer()
-    poll.setInterval(10)
-    poll.timeout.connect(check)
-    poll.start()
-    loop.exec()
-    poll.stop()
-    if timed_out[0]:
-        raise SystemExit(f"timed out waiting for {what}")
 
 
 def settle(seconds: float) -> None:
