@@ -107,6 +107,7 @@ _MODIFIER_STEMS = {
 _KEY_ALIASES = {
     "esc": "escape",
     "return": "enter", "ret": "enter", "cr": "enter", "newline": "enter",
+    "kpenter": "enter", "numpadenter": "enter",
     "del": "delete", "forwarddelete": "delete",
     "bksp": "backspace", "backspc": "backspace", "bs": "backspace", "back": "backspace",
     "ins": "insert",
@@ -114,6 +115,7 @@ _KEY_ALIASES = {
     "next": "pagedown",
     "print": "printscreen", "prtsc": "printscreen", "prtscr": "printscreen",
     "prntscrn": "printscreen", "printscrn": "printscreen", "snapshot": "printscreen",
+    "prtscn": "printscreen", "sysreq": "sysrq",
     "break": "pause",
     "caps": "capslock",
     "spacebar": "space", " ": "space",

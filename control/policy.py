@@ -98,80 +98,9 @@ class Verdict:
 
 # -- key names -------------------------------------------------------------------------------
 
-_MODIFIER_STEMS = {
-    "ctrl": "ctrl",
-    "control": "ctrl",
-    "ctl": "ctrl",
-    "alt": "alt",
-    "option": "alt",
-    "opt": "alt",
-    "shift": "shift",
-    "win": "super",
-    "windows": "super",
-    "cmd": "super",
-    "command": "super",
-    "meta": "super",
-    "super": "super",
-    "os": "super",
-    "logo": "super",
-    "mod4": "super",
-    "strg": "ctrl",
-    "altgr": "alt",
-}
-_KEY_ALIASES = {
-    "return": "enter",
-    "ret": "enter",
-    "cr": "enter",
-    "newline": "enter",
-    "kpenter": "enter",
-    "numpadenter": "enter",
-    "del": "delete",
-    "forwarddelete": "delete",
-    "esc": "escape",
-    "bksp": "backspace",
-    "backspc": "backspace",
-    "bs": "backspace",
-    "back": "backspace",
-    "printscreen": "printscreen",
-    "printscrn": "printscreen",
-    "print": "printscreen",
-    "prtsc": "printscreen",
-    "prtscr": "printscreen",
-    "prntscrn": "printscreen",
-    "prtscn": "printscreen",
-    "snapshot": "printscreen",
-    "sysreq": "sysrq",
-    "⌘": "super",
-    "⌥": "alt",
-    "⇧": "shift",
-    "⌃": "ctrl",
-}
-
-
-def _normalize_key(key: str) -> str:
-    k = re.sub(r"[\s_\-]", "", key.strip().lower())
-    if k in _MODIFIER_STEMS:
-        return _MODIFIER_STEMS[k]
-    if k in _KEY_ALIASES:
-        return _KEY_ALIASES[k]
-    # pyautogui's ctrlleft/altright/winleft, X11's control_l/alt_r, and lctrl/rshift.
-    for side in ("left", "right", "l", "r"):
-        if k.endswith(side) and k[: -len(side)] in _MODIFIER_STEMS:
-            return _MODIFIER_STEMS[k[: -len(side)]]
-        if k.startswith(side) and k[len(side) :] in _MODIFIER_STEMS:
-            return _MODIFIER_STEMS[k[len(side) :]]
-    return k or key
-
-
-def normalize_keys(keys: Iterable[str]) -> frozenset[str]:
-    """The set of canonical key names of a chord; "ctrl+s" given as one key is split."""
-    out: set[str] = set()
-    for key in keys:
-        # Split "ctrl+s" but keep the plus key itself ("+", or "ctrl++").
-        for part in re.split(r"(?<=.)\+(?=.)", key.strip()):
-            if part.strip():
-                out.add(_normalize_key(part))
-    return frozenset(out)
+#: The set of canonical key names of a chord; "ctrl+s" given as one key is split. One
+#: normalization for the policy and the hotkeys, so the keys judged are the keys listened for.
+normalize_keys = chord_keys
 
 
 @dataclass(frozen=True)
