@@ -13,8 +13,9 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from app import paths
+from app import cli_automations, cli_bench, cli_calibrate, cli_doctor, cli_serve, paths
 from app.events import Event, Outcome, RunFinished
+from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.lock import DesktopBusyError, DesktopLock
 from app.logs import setup_logging
 from app.settings import Settings, SettingsError, load_settings
@@ -26,11 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("holodesk")
 
-#: Exit codes: 0 only when the model answered the task.
-EXIT_OK = 0
-EXIT_RUN_FAILED = 1  # the run ended without an answer (stop, limit, loop, error, question)
-EXIT_USAGE = 2  # bad arguments or settings
-EXIT_BUSY = 3  # another run holds the desktop
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,6 +96,10 @@ def _parser() -> argparse.ArgumentParser:
     cset.add_argument("key")
     cset.add_argument("value")
     cset.set_defaults(func=_cmd_config_set)
+
+    # Each of these keeps its heavy imports inside its command function.
+    for module in (cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench):
+        module.register(sub)
     return p
 
 
