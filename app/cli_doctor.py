@@ -1,9 +1,76 @@
-"""The `holodesk doctor` command (placeholder until it is written)."""
+"""The `holodesk doctor` command: check the desktop and the model server, print the fixes."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+from app.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to the `holodesk` subcommands."""
+    p = sub.add_parser(
+        "doctor",
+        help="check the desktop and the model server, and say how to fix what fails",
+        description="Check, in order: display server, screen capture, input injection, global "
+        "hotkeys, system tray, keyring, endpoint, model, context length, image limit, "
+        "structured output, and a one-step dry run that acts on nothing. Exit code 0 only "
+        "when every check passes.",
+    )
+    p.add_argument("--endpoint", help="the server's base URL (default from settings)")
+    p.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    p.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
+    p.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
+                   help="how the model gives coordinates (for the dry run)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds to wait for each model request (default 60)")
+    p.add_argument("--task", help="what the dry run asks the model (default: click the most "
+                   "prominent button)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("-v", "--verbose", action="store_true", help="print log messages too")
+    p.set_defaults(func=_cmd_doctor)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    # The heavy imports only when the doctor is asked for: the parser is built for every command.
+    from app.doctor import (
+        CHECK_NAMES,
+        DRY_RUN_TASK,
+        CheckResult,
+        DoctorConfig,
+        all_passed,
+        format_result,
+        run_doctor,
+    )
+    from app.settings import load_settings
+
+    settings = load_settings()
+    overrides = {name: getattr(args, name) for name in ("endpoint", "model", "monitor",
+                                                        "convention")
+                 if getattr(args, name) is not None}
+    if overrides:
+        settings = settings.with_overrides(overrides)  # SettingsError: main() says EXIT_USAGE
+    if args.timeout <= 0:
+        print("holodesk: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    config = DoctorConfig(settings=settings, request_timeout=args.timeout,
+                          task=args.task or DRY_RUN_TASK)
+    width = max(len(name) for name in CHECK_NAMES)
+
+    def show(result: CheckResult) -> None:
+        print(format_result(result, width), flush=True)
+
+    if not args.json:
+        print(f"holodesk doctor: checking this desktop and {settings.endpoint}", flush=True)
+    results = run_doctor(config, None if args.json else show)
+    ok = all_passed(results)
+    if args.json:
+        print(json.dumps({"ok": ok, "endpoint": settings.endpoint,
+                          "checks": [r.to_dict() for r in results]}, indent=2))
+    else:
+        passed = sum(r.passed for r in results)
+        print(f"\n{passed} of {len(results)} checks passed." if not ok
+              else f"\nAll {len(results)} checks passed.")
+    return EXIT_OK if ok else EXIT_RUN_FAILED

@@ -172,7 +172,7 @@ class AuthFailed(HolotronError):
         super().__init__(
             message,
             "set the same key the server was started with (`--api-key`) with "
-            "`holodesk config --api-key` or in the settings",
+            "`holodesk config set api_key -` or in the settings",
             detail=detail,
         )
 

@@ -1,0 +1,818 @@
+"""`holodesk doctor`: check, in order, everything a run needs, and say how to fix what fails.
+
+Each check is a small method returning a :class:`CheckResult` (name, status, detail, fix), so
+the CLI prints them and a GUI can show them later. The order follows what depends on what:
+the desktop (display, capture, input, hotkeys, tray), the API key, then the model server
+(reachable, model, context length, image limit, structured output) and finally a one-step
+dry run through the real pipeline (capture, prompt, ask, parse, map) that acts on nothing.
+
+Rules every check keeps:
+
+* the doctor never acts: it moves no pointer and presses nothing (at most it reads where the
+  pointer is); the model's proposed action is only printed;
+* a check whose prerequisite did not pass is SKIP (which counts as not passed), so one cause
+  gives one FAIL rather than a cascade;
+* a check that raises is a FAIL with the exception's text, and a check that hangs (a locked
+  keyring waiting for its password, a stuck server) is a FAIL after its timeout: the doctor
+  always finishes and always prints its list;
+* the API key is never printed: every text goes through :func:`app.secrets.redact`.
+
+Display libraries (mss, pyautogui, pynput, python-xlib) are imported inside the checks.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, redact
+from app.settings import Settings
+from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
+
+if TYPE_CHECKING:
+    from control.capture import Frame
+    from model.client import HolotronClient, ServedModel
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "CHECK_NAMES",
+    "DRY_RUN_TASK",
+    "CheckResult",
+    "Doctor",
+    "DoctorConfig",
+    "Session",
+    "Status",
+    "all_passed",
+    "context_result",
+    "display_result",
+    "format_result",
+    "frame_is_black",
+    "keyring_result",
+    "run_doctor",
+    "run_with_timeout",
+    "session_kind",
+    "tray_result",
+]
+
+
+class Status(StrEnum):
+    """The outcome of one check. Only PASS counts as passed."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIP = "SKIP"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's outcome in plain words.
+
+    ``detail`` says what was found; ``fix`` what to do about it (on a FAIL), or a note worth
+    knowing on a PASS (e.g. "no tray: holodesk shows a small window instead").
+    """
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASS
+
+    def to_dict(self) -> dict[str, str]:
+        """The result as JSON-ready data (``holodesk doctor --json``)."""
+        return {"name": self.name, "status": self.status.value, "detail": self.detail,
+                "fix": self.fix}
+
+
+DISPLAY = "display server"
+CAPTURE = "screen capture"
+INPUT = "input injection"
+HOTKEYS = "global hotkeys"
+TRAY = "system tray"
+KEYRING = "keyring"
+ENDPOINT = "endpoint"
+MODEL = "model"
+CONTEXT = "context length"
+IMAGES = "image limit"
+STRUCTURED = "structured output"
+DRY_RUN = "one-step dry run"
+
+#: Every check, in the order the doctor runs and prints them.
+CHECK_NAMES: tuple[str, ...] = (
+    DISPLAY, CAPTURE, INPUT, HOTKEYS, TRAY, KEYRING,
+    ENDPOINT, MODEL, CONTEXT, IMAGES, STRUCTURED, DRY_RUN,
+)  # fmt: skip
+
+#: What the dry run asks the model; any pointing answer exercises the whole mapping.
+DRY_RUN_TASK = (
+    "Click the most prominent button or icon on the screen. (This is a check of holodesk's "
+    "setup: the click will not be carried out.)"
+)
+
+# A plain-text request: a server that applies the schema still answers a step, one that
+# ignores it answers "OK". So the check tells enforcement apart from a model that merely
+# happens to write JSON.
+_FORMAT_PROBE = "This is a check of the answer format. Reply with just the word OK.\n"
+
+_SERVE_FIX = "start it with `holodesk serve` (or the `vllm serve` command in the README)"
+
+_WAYLAND_WHY = (
+    "Wayland keeps applications from seeing and driving each other's windows, and the "
+    "compositor enforces it: screen capture sees only XWayland windows (native Wayland windows "
+    "come out black) unless it goes through the desktop portal, which asks the person every "
+    "time; input injection (XTEST) reaches only XWayland windows; and global hotkeys, such as "
+    "the emergency stop, arrive only while an XWayland window has the focus."
+)
+_WAYLAND_FIX = (
+    "log out, and on the login screen pick an X11 session before signing in (the gear "
+    "button: \"Ubuntu on Xorg\" or \"GNOME on Xorg\"; on KDE \"Plasma (X11)\"), then run "
+    "holodesk there"
+)
+
+
+# --------------------------------------------------------------------------- pure parts
+
+Session = Literal["x11", "xwayland", "wayland", "none"]
+
+
+def session_kind(environ: Mapping[str, str]) -> Session:
+    """What kind of graphical session the environment describes (Linux).
+
+    ``xwayland``: a Wayland session that also offers XWayland (``DISPLAY`` set), where X11
+    clients run but see and drive only other X11 clients.
+    """
+    wayland = bool(environ.get("WAYLAND_DISPLAY")) or (
+        environ.get("XDG_SESSION_TYPE", "").strip().lower() == "wayland"
+    )
+    has_x = bool(environ.get("DISPLAY"))
+    if wayland:
+        return "xwayland" if has_x else "wayland"
+    return "x11" if has_x else "none"
+
+
+def display_result(
+    environ: Mapping[str, str],
+    platform: str,
+    connect: Callable[[str], str],
+) -> CheckResult:
+    """The display check from the environment; ``connect(display)`` opens the X display and
+    returns a short description of it, or raises."""
+    if platform == "darwin":
+        return CheckResult(DISPLAY, Status.PASS, "the macOS desktop session",
+                           "macOS asks once for Screen Recording and Accessibility permission "
+                           "for the app running holodesk (your terminal): allow both")
+    if not platform.startswith("linux"):
+        return CheckResult(DISPLAY, Status.PASS, "the Windows desktop session")
+    kind = session_kind(environ)
+    if kind == "none":
+        from control.display import NoDisplayError, check_display
+
+        try:
+            check_display(dict(environ), platform)
+        except NoDisplayError as exc:
+            # Its message is "what is wrong. What to do.": the second part is the fix.
+            what, _, fix = str(exc).partition(". ")
+            return CheckResult(DISPLAY, Status.FAIL, what, fix.rstrip(".") or
+                               "run holodesk inside your desktop session")
+        return CheckResult(DISPLAY, Status.FAIL, "no display found", "set DISPLAY")
+    if kind == "wayland":
+        return CheckResult(
+            DISPLAY, Status.FAIL,
+            "this is a Wayland session without X11 (DISPLAY is not set): holodesk cannot see "
+            f"or drive the screen. {_WAYLAND_WHY}",
+            _WAYLAND_FIX,
+        )
+    if kind == "xwayland":
+        return CheckResult(
+            DISPLAY, Status.FAIL,
+            f"this is a Wayland session (DISPLAY={environ.get('DISPLAY')} is XWayland). "
+            f"{_WAYLAND_WHY}",
+            _WAYLAND_FIX,
+        )
+    name = environ.get("DISPLAY", "")
+    try:
+        described = connect(name)
+    except Exception as exc:
+        return CheckResult(
+            DISPLAY, Status.FAIL,
+            f"cannot open the X11 display {name}: {type(exc).__name__}: {exc}",
+            "run holodesk inside your desktop session; if DISPLAY is right, check XAUTHORITY "
+            "(the X server refuses clients without its cookie)",
+        )
+    return CheckResult(DISPLAY, Status.PASS, f"X11 display {name} works ({described})")
+
+
+def frame_is_black(gray: NDArray[np.uint8], threshold: int = 12) -> bool:
+    """Whether a grayscale frame shows nothing at all (every pixel near black).
+
+    The threshold leaves room for JPEG noise; any real desktop has something brighter.
+    """
+    return gray.size == 0 or int(gray.max()) <= threshold
+
+
+def tray_result(owner_found: bool, notifier_watcher: bool) -> CheckResult:
+    """The tray check from what the X server and the session bus report.
+
+    No tray is a PASS with a note, not a FAIL: ui/tray.py then shows a small always-on-top
+    window with the same menu (New task, Action log, Settings, Stop, Quit), so holodesk works
+    fully; failing here would make the doctor's exit code useless on desktops that simply have
+    no tray (plain GNOME), where nothing needs fixing.
+    """
+    if owner_found:
+        return CheckResult(TRAY, Status.PASS, "a system tray is running (X11 tray selection)")
+    if notifier_watcher:
+        return CheckResult(TRAY, Status.PASS,
+                           "a StatusNotifier tray is running (org.kde.StatusNotifierWatcher)")
+    return CheckResult(
+        TRAY, Status.PASS,
+        "no system tray: holodesk shows a small always-on-top window with the tray menu instead",
+        "for a tray icon, use a desktop with a tray (on GNOME, the AppIndicator extension; "
+        "Ubuntu ships it)",
+    )
+
+
+def context_result(max_model_len: int | None) -> CheckResult:
+    """Whether the served context window fits a step: 3 screenshots plus the text."""
+    needs = (
+        f"a step sends {IMAGES_PER_STEP} screenshots (about 2,304 tokens each for a 16:9 "
+        "screen) plus the system prompt, notes, past actions and the answer"
+    )
+    if max_model_len is None:
+        return CheckResult(CONTEXT, Status.PASS,
+                           "the server does not report its context length in /v1/models",
+                           f"{needs}: start vLLM with `--max-model-len {RECOMMENDED_CONTEXT}`")
+    if max_model_len < MIN_CONTEXT:
+        return CheckResult(
+            CONTEXT, Status.FAIL,
+            f"the context window is {max_model_len} tokens: too short; {needs}, which needs "
+            f"at least {MIN_CONTEXT} ({RECOMMENDED_CONTEXT} recommended)",
+            f"restart vLLM with `--max-model-len {RECOMMENDED_CONTEXT}`",
+        )
+    if max_model_len < RECOMMENDED_CONTEXT:
+        return CheckResult(CONTEXT, Status.PASS,
+                           f"{max_model_len} tokens: enough for a step ({needs})",
+                           f"`--max-model-len {RECOMMENDED_CONTEXT}` leaves room for long "
+                           "tasks")
+    return CheckResult(CONTEXT, Status.PASS,
+                       f"{max_model_len} tokens: enough (a step with {IMAGES_PER_STEP} "
+                       f"screenshots needs at least {MIN_CONTEXT})")
+
+
+def keyring_result(backend: str, *, plaintext: bool, problem: str | None, key_source: str,
+                   ) -> CheckResult:
+    """The keyring check from what :mod:`app.secrets` found (never the key itself)."""
+    from_env = key_source == "env"
+    env_note = f"the API key comes from ${ENV_API_KEY}"
+    fix = ("install and unlock a Secret Service (gnome-keyring or KWallet; on a headless "
+           "machine e.g. `gnome-keyring-daemon --unlock` inside a D-Bus session), or set "
+           f"{ENV_API_KEY} in the environment for each run")
+    if problem is not None or backend.startswith("unavailable"):
+        if from_env:
+            return CheckResult(KEYRING, Status.PASS,
+                               f"{env_note}; the keyring is not usable ({backend})")
+        return CheckResult(KEYRING, Status.FAIL,
+                           f"no usable keyring to keep the API key ({problem or backend})", fix)
+    if plaintext:
+        if from_env:
+            return CheckResult(KEYRING, Status.PASS,
+                               f"{env_note}; the keyring is a plaintext file ({backend})")
+        return CheckResult(KEYRING, Status.FAIL,
+                           f"the keyring backend {backend} keeps keys unencrypted on disk", fix)
+    where = {"env": env_note, "keyring": "an API key is stored for this endpoint",
+             "none": "no API key stored for this endpoint (fine when the server has none)"}
+    return CheckResult(KEYRING, Status.PASS, f"{backend}; {where.get(key_source, key_source)}")
+
+
+def all_passed(results: Sequence[CheckResult]) -> bool:
+    """Whether every check passed (SKIP does not count)."""
+    return bool(results) and all(r.passed for r in results)
+
+
+def format_result(result: CheckResult, width: int = 18) -> str:
+    """One result as the CLI prints it: a status line, then the fix (or a note) indented."""
+    line = f"{result.status.value}  {result.name:<{width}} {result.detail}"
+    if result.fix:
+        label = "Fix" if result.status is Status.FAIL else "Note"
+        line += f"\n{'':<{6 + width + 1}}{label}: {result.fix}"
+    return line
+
+
+# --------------------------------------------------------------------------- running checks
+
+
+@dataclass(frozen=True)
+class DoctorConfig:
+    """What the doctor checks against.
+
+    ``environ`` and ``platform`` default to this process's; tests pass their own.
+    ``check_timeout`` bounds each desktop check, ``request_timeout`` each model request.
+    """
+
+    settings: Settings
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    platform: str = sys.platform
+    check_timeout: float = 20.0
+    request_timeout: float = 60.0
+    task: str = DRY_RUN_TASK
+
+
+_CheckFn = Callable[[], CheckResult]
+
+
+def _safe(name: str, fn: _CheckFn) -> CheckResult:
+    try:
+        return fn()
+    except Exception as exc:  # a check must never crash the doctor: report it instead
+        log.warning("doctor check %s raised", name, exc_info=True)
+        text = str(exc) or type(exc).__name__
+        return CheckResult(name, Status.FAIL, f"the check failed: {type(exc).__name__}: {text}",
+                           "run with -v and see the log file for details")
+
+
+def run_with_timeout(name: str, fn: _CheckFn, timeout: float) -> CheckResult:
+    """Run ``fn`` on a daemon thread; a FAIL if it raises or takes longer than ``timeout``."""
+    box: list[CheckResult] = []
+    worker = threading.Thread(target=lambda: box.append(_safe(name, fn)),
+                              name=f"doctor-{name}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if box:
+        return box[0]
+    # The thread is abandoned (daemon): there is no safe way to interrupt a blocked call.
+    return CheckResult(name, Status.FAIL, f"the check did not finish within {timeout:g} seconds",
+                       "see the log file; a locked keyring may be waiting for its password, a "
+                       "busy server for its GPU")
+
+
+class Doctor:
+    """Runs the checks in order; state found by one check (key, client, model) feeds the next.
+
+    Use :meth:`run`, then :meth:`close` (or :func:`run_doctor`, which does both).
+    """
+
+    def __init__(self, config: DoctorConfig) -> None:
+        self.config = config
+        self.settings = config.settings
+        self.env = config.environ
+        self._key: str | None = None
+        self._client: HolotronClient | None = None
+        self._served: list[ServedModel] = []
+        self._model: str | None = None
+        self._client_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _plan(self) -> list[tuple[str, _CheckFn, tuple[str, ...], float]]:
+        desk = self.config.check_timeout
+        # A request may wait up to request_timeout; leave room for connecting and parsing.
+        ask = self.config.request_timeout + 15.0
+        return [
+            (DISPLAY, self.check_display, (), desk),
+            (CAPTURE, self.check_capture, (DISPLAY,), desk),
+            (INPUT, self.check_input, (DISPLAY,), desk),
+            (HOTKEYS, self.check_hotkeys, (DISPLAY,), desk),
+            (TRAY, self.check_tray, (DISPLAY,), desk),
+            (KEYRING, self.check_keyring, (), desk),
+            (ENDPOINT, self.check_endpoint, (), ask),
+            (MODEL, self.check_model, (ENDPOINT,), ask),
+            (CONTEXT, self.check_context, (MODEL,), ask),
+            (IMAGES, self.check_images, (MODEL,), ask),
+            (STRUCTURED, self.check_structured, (MODEL,), ask),
+            (DRY_RUN, self.check_dry_run, (CAPTURE, STRUCTURED), ask * 2),
+        ]
+
+    def run(self, on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+        """Run every check in order; ``on_result`` sees each result as soon as it is known."""
+        results: dict[str, CheckResult] = {}
+        secrets = [self._key] if self._key else []
+        for name, fn, requires, timeout in self._plan():
+            unmet = [r for r in requires if not results[r].passed]
+            if unmet:
+                checks = "check" if len(unmet) == 1 else "checks"
+                result = CheckResult(name, Status.SKIP,
+                                     f"skipped: the {' and '.join(unmet)} {checks} did not pass")
+            else:
+                result = run_with_timeout(name, fn, timeout)
+            if self._key and self._key not in secrets:
+                secrets.append(self._key)
+            result = CheckResult(result.name, result.status, redact(result.detail, secrets),
+                                 redact(result.fix, secrets))
+            results[name] = result
+            if on_result is not None:
+                on_result(result)
+        return list(results.values())
+
+    def close(self) -> None:
+        """Release the HTTP client."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _display_name(self) -> str | None:
+        return self.env.get("DISPLAY") if self.config.platform.startswith("linux") else None
+
+    def _x11(self) -> bool:
+        return self.config.platform.startswith("linux") and session_kind(self.env) == "x11"
+
+    # ------------------------------------------------------------------ the desktop
+
+    def check_display(self) -> CheckResult:
+        """1. An X11 display that opens (Wayland and no display fail with the reason)."""
+        return display_result(self.env, self.config.platform, _describe_x_display)
+
+    def _capturer(self) -> Any:
+        from control.capture import CaptureTarget, MssCapturer
+
+        s = self.settings
+        return MssCapturer(CaptureTarget.parse(s.monitor), max_side=s.max_side,
+                           image_format=s.image_format, jpeg_quality=s.jpeg_quality,
+                           display=self._display_name())
+
+    def check_capture(self) -> CheckResult:
+        """2. One grab of the configured monitor; an all-black frame fails."""
+        monitor = self.settings.monitor
+        try:
+            capturer = self._capturer()
+            with capturer:
+                frame: Frame = capturer.grab()
+        except ValueError as exc:  # a monitor that does not exist, a region off the screen
+            return CheckResult(CAPTURE, Status.FAIL, str(exc),
+                               "choose another with --monitor or "
+                               "`holodesk config set monitor N`")
+        g = frame.geometry
+        where = (f"monitor {monitor}: {g.monitor.width}x{g.monitor.height} at "
+                 f"+{g.monitor.left}+{g.monitor.top}, sent as {frame.width}x{frame.height} "
+                 f"{frame.mime.split('/')[-1].upper()} ({len(frame.data) // 1024} KB)")
+        if frame_is_black(_gray(frame)):
+            return CheckResult(
+                CAPTURE, Status.FAIL, f"{where}, but the frame is all black",
+                "the screen may be locked, blanked or asleep (wake it and retry); in a "
+                "Wayland session capture sees only XWayland windows (log in to an X11 "
+                "session); on macOS allow Screen Recording for your terminal; a remote or "
+                "virtual session may not draw its desktop",
+            )
+        return CheckResult(CAPTURE, Status.PASS,
+                           f"{where} in {frame.capture_ms + frame.encode_ms:.0f} ms")
+
+    def check_input(self) -> CheckResult:
+        """3. Input injection can work (XTEST on X11, pyautogui imports); nothing is moved."""
+        if self._x11():
+            from Xlib import display as xdisplay
+
+            conn = xdisplay.Display(self._display_name())
+            try:
+                has_xtest = bool(conn.has_extension("XTEST"))
+                pointer = conn.screen().root.query_pointer()
+                where = f"({pointer.root_x}, {pointer.root_y})"
+            finally:
+                conn.close()
+            if not has_xtest:
+                return CheckResult(
+                    INPUT, Status.FAIL,
+                    "the X server has no XTEST extension: holodesk cannot move the pointer or "
+                    "press keys",
+                    "use an X server with XTEST (Xorg has it by default; for Xvfb or a VNC "
+                    "server, do not start it with `-extension XTEST`)",
+                )
+        else:
+            where = ""
+        try:
+            import pyautogui
+        except Exception as exc:
+            return CheckResult(INPUT, Status.FAIL,
+                               f"pyautogui cannot be loaded: {type(exc).__name__}: {exc}",
+                               "reinstall holodesk (`pip install --force-reinstall holodesk`); "
+                               "on Linux pyautogui needs an X11 session")
+        if not where:
+            pos = pyautogui.position()
+            where = f"({int(pos.x)}, {int(pos.y)})"
+        detail = f"pyautogui loads{' and XTEST is present' if self._x11() else ''}; " \
+                 f"the pointer is at {where} (nothing was moved)"
+        note = ("macOS: allow Accessibility for your terminal, or clicks are silently ignored"
+                if self.config.platform == "darwin" else "")
+        return CheckResult(INPUT, Status.PASS, detail, note)
+
+    def check_hotkeys(self) -> CheckResult:
+        """4. The global listener starts and stops with the stop hotkey registered."""
+        from control.hotkeys import ListenerError, PynputHotkeys, parse_combo
+
+        combo = str(parse_combo(self.settings.stop_hotkey))
+        hotkeys = PynputHotkeys(ready_timeout=min(10.0, self.config.check_timeout / 2))
+        hotkeys.register(combo, lambda: None)
+        try:
+            hotkeys.start()
+        except ListenerError as exc:
+            fix = ("the X server needs the RECORD extension (Xorg and Xvfb have it)"
+                   if self.config.platform.startswith("linux")
+                   else "macOS: allow Input Monitoring and Accessibility for your terminal")
+            return CheckResult(HOTKEYS, Status.FAIL,
+                               f"the global hotkey listener cannot start: {exc}; without it the "
+                               f"emergency stop {combo} does not work (Ctrl+C and the "
+                               "failsafe corner still do)", fix)
+        finally:
+            hotkeys.stop()
+        return CheckResult(HOTKEYS, Status.PASS,
+                           f"the listener starts; the emergency stop hotkey is {combo}")
+
+    def check_tray(self) -> CheckResult:
+        """5. A system tray exists (else the app shows its small stand-in window)."""
+        if not self.config.platform.startswith("linux"):
+            return CheckResult(TRAY, Status.PASS, "the system tray (notification area)")
+        from Xlib import display as xdisplay
+
+        conn = xdisplay.Display(self._display_name())
+        try:
+            atom = conn.intern_atom(f"_NET_SYSTEM_TRAY_S{conn.get_default_screen()}")
+            owner = conn.get_selection_owner(atom)
+        finally:
+            conn.close()
+        found = bool(getattr(owner, "id", owner))  # X.NONE (0) when nobody owns it
+        return tray_result(found, False if found else _notifier_watcher(self.env))
+
+    # ------------------------------------------------------------------ the key
+
+    def check_keyring(self) -> CheckResult:
+        """6. The keyring backend, and where the API key for the endpoint comes from."""
+        store = KeyringStore()
+        backend = store.backend_name()
+        found = lookup_api_key(self.settings.endpoint, store, self.env)
+        self._key = found.key
+        if found.key:
+            from app.logs import mask
+
+            mask(found.key)
+        return keyring_result(backend, plaintext=store.is_plaintext(), problem=found.problem,
+                              key_source=found.source)
+
+    # ------------------------------------------------------------------ the model server
+
+    def _get_client(self) -> HolotronClient:
+        from model.client import ClientConfig, HolotronClient
+
+        with self._client_lock:
+            if self._client is None:
+                if self._key is None:
+                    # The keyring check may have timed out or not run: the environment still
+                    # counts.
+                    self._key = self.env.get(ENV_API_KEY, "").strip() or None
+                self._client = HolotronClient(ClientConfig(
+                    base_url=self.settings.endpoint,
+                    api_key=self._key,
+                    model=self.settings.model,
+                    connect_timeout=5.0,
+                    request_timeout=self.config.request_timeout,
+                    max_retries=0,  # one answer tells whether the schema is applied
+                    temperature=0.0,
+                    max_tokens=512,
+                ))
+            return self._client
+
+    def check_endpoint(self) -> CheckResult:
+        """7. The server answers /health and /v1/models."""
+        from model.errors import AuthFailed, BadRequest, HolotronError, ServerUnreachable
+
+        try:
+            client = self._get_client()
+        except Exception as exc:
+            return CheckResult(ENDPOINT, Status.FAIL,
+                               f"the endpoint {self.settings.endpoint!r} cannot be used: {exc}",
+                               "set the server's base URL, e.g. --endpoint "
+                               "http://127.0.0.1:8000/v1")
+        url = client.base_url
+        try:
+            client.health()
+            self._served = client.served_models()
+        except ServerUnreachable as exc:
+            return CheckResult(ENDPOINT, Status.FAIL, _with_detail(exc.message, exc.detail),
+                               f"{_SERVE_FIX}; check --endpoint (host, port and /v1). A server "
+                               "that was just started answers only once the model is loaded "
+                               "(minutes)")
+        except AuthFailed as exc:
+            return CheckResult(ENDPOINT, Status.FAIL, exc.message,
+                               "store the key the server was started with (`--api-key`): "
+                               "`holodesk config set api_key -` (it asks for the key), or set "
+                               f"{ENV_API_KEY}")
+        except BadRequest as exc:
+            if exc.status == 404:
+                return CheckResult(
+                    ENDPOINT, Status.FAIL,
+                    f"something answers at {client.root_url}, but not vLLM's API at {url}: "
+                    f"{exc.detail or 'HTTP 404'}",
+                    "the endpoint is the server's base URL ending in /v1 with no other path, "
+                    "e.g. --endpoint http://127.0.0.1:8000/v1 (holodesk adds a missing /v1; a "
+                    "path before it, like /api/v1, must be the server's)",
+                )
+            return CheckResult(ENDPOINT, Status.FAIL, exc.message, exc.fix)
+        except HolotronError as exc:
+            return CheckResult(ENDPOINT, Status.FAIL, exc.message, exc.fix)
+        names = ", ".join(f"'{m.name}'" for m in self._served) or "none"
+        return CheckResult(ENDPOINT, Status.PASS,
+                           f"{url} answers (GET /health 200; /v1/models lists {names})")
+
+    def check_model(self) -> CheckResult:
+        """8. The configured model is served (or, with none configured, the served one)."""
+        from model.errors import HolotronError
+
+        client = self._get_client()
+        try:
+            self._model = client.resolve_model()
+        except HolotronError as exc:
+            return CheckResult(MODEL, Status.FAIL, exc.message, exc.fix)
+        entry = next((m for m in self._served if m.name == self._model), None)
+        root = f" ({entry.root})" if entry is not None and entry.root else ""
+        how = ("as configured" if self.settings.model
+               else "the served name; no model name is configured")
+        detail = f"'{self._model}'{root}, {how}"
+        looks = f"{self._model} {entry.root if entry else ''}".lower()
+        note = "" if "holotron" in looks else (
+            "this does not look like Holotron-12B: another model may not follow holodesk's "
+            "step format or coordinate convention (`holodesk calibrate` tells)")
+        return CheckResult(MODEL, Status.PASS, detail, note)
+
+    def check_context(self) -> CheckResult:
+        """9a. The served context window fits a step with 3 screenshots."""
+        entry = next((m for m in self._served if m.name == self._model), None)
+        return context_result(entry.max_model_len if entry is not None else None)
+
+    def check_images(self) -> CheckResult:
+        """9b. The server accepts the 3 images a step sends (a probe with 3 tiny images)."""
+        from model.errors import ContextTooLong, HolotronError, TooManyImages
+
+        client = self._get_client()
+        try:
+            client.probe_images(IMAGES_PER_STEP, timeout=self.config.request_timeout)
+        except TooManyImages as exc:
+            limit = f"at most {exc.limit}" if exc.limit is not None else "fewer"
+            return CheckResult(
+                IMAGES, Status.FAIL,
+                f"the server accepts {limit} image(s) per request; holodesk sends "
+                f"{IMAGES_PER_STEP} (the last three screenshots)",
+                'restart vLLM with `--limit-mm-per-prompt \'{"image": 3, "video": 0}\'`',
+            )
+        except ContextTooLong as exc:
+            return CheckResult(IMAGES, Status.FAIL,
+                               f"{IMAGES_PER_STEP} images do not fit the context window: "
+                               f"{exc.message}", exc.fix)
+        except HolotronError as exc:
+            return CheckResult(IMAGES, Status.FAIL, exc.message, exc.fix)
+        return CheckResult(IMAGES, Status.PASS,
+                           f"a request with {IMAGES_PER_STEP} images is accepted "
+                           f"(holodesk sends {IMAGES_PER_STEP})")
+
+    def check_structured(self) -> CheckResult:
+        """10. The server applies the step schema (structured_outputs)."""
+        from model.errors import BadRequest, HolotronError, InvalidOutput
+        from model.prompt import describe_action
+        from model.structured import step_output_schema
+
+        fix = ("use vLLM 0.12 or newer (`pip install -U vllm`), which applies "
+               "`structured_outputs`; older servers and other servers ignore it (holodesk "
+               "never sends the removed `guided_json`)")
+        client = self._get_client()
+        messages = [{"role": "user", "content": [{"type": "text", "text": _FORMAT_PROBE}]}]
+        try:
+            reply = client.next_step(messages, step_output_schema())
+        except InvalidOutput as exc:
+            raw = " ".join(exc.raw.split())
+            shown = raw if len(raw) <= 80 else raw[:77] + "..."
+            return CheckResult(STRUCTURED, Status.FAIL,
+                               f"the server ignored the step schema: asked for a plain 'OK', it "
+                               f"answered {shown!r}, not a step ({exc.problem})", fix)
+        except BadRequest as exc:
+            return CheckResult(STRUCTURED, Status.FAIL,
+                               f"the server refused the request with the step schema: "
+                               f"{exc.detail or exc.message}", fix)
+        except HolotronError as exc:
+            return CheckResult(STRUCTURED, Status.FAIL, exc.message, exc.fix)
+        return CheckResult(STRUCTURED, Status.PASS,
+                           "the answer was held to the step schema even when asked for plain "
+                           f"text (it answered: {describe_action(reply.step.action)})")
+
+    def check_dry_run(self) -> CheckResult:
+        """11. Capture, build the real prompt, ask, parse, map; act on nothing."""
+        from model.coords import to_screen
+        from model.errors import HolotronError
+        from model.prompt import PromptConfig, Turn, build_messages, describe_action
+        from model.schema import Drag, PointedAction
+        from model.structured import step_output_schema
+
+        s = self.settings
+        with self._capturer() as capturer:
+            frame: Frame = capturer.grab()
+        config = PromptConfig(convention=s.convention, sent_width=frame.width,
+                              sent_height=frame.height, today=datetime.date.today(),
+                              thinking=s.thinking)
+        messages = build_messages(self.config.task, [Turn(1, frame.data, frame.mime)], config)
+        client = self._get_client()
+        started = time.monotonic()
+        try:
+            reply = client.next_step(messages, step_output_schema())
+        except HolotronError as exc:
+            return CheckResult(DRY_RUN, Status.FAIL, exc.message, exc.fix)
+        action = reply.step.action
+        took = f"answered in {time.monotonic() - started:.1f} s"
+        if reply.prompt_tokens is not None:
+            took += f", {reply.prompt_tokens} prompt tokens"
+        if not isinstance(action, PointedAction):
+            return CheckResult(DRY_RUN, Status.PASS,
+                               f"the model proposes: {describe_action(action)} ({took}); it "
+                               "points at nothing, so there was no point to map; nothing was "
+                               "done")
+        mapped = to_screen(action.x, action.y, s.convention, frame.geometry)
+        end = (to_screen(action.to_x, action.to_y, s.convention, frame.geometry).point
+               if isinstance(action, Drag) else None)
+        proposal = describe_action(action, mapped.point, end=end)
+        detail = (f"the model proposes: {proposal} (model point ({action.x:g}, {action.y:g}) "
+                  f"in {s.convention.value} on a {frame.width}x{frame.height} image; {took}); "
+                  "nothing was done")
+        if mapped.clamped:
+            return CheckResult(DRY_RUN, Status.PASS, detail,
+                               "the point was outside the image and was moved onto the screen: "
+                               "the coordinate convention may be wrong; `holodesk calibrate` "
+                               "tells which one the model uses")
+        return CheckResult(DRY_RUN, Status.PASS, detail)
+
+
+def run_doctor(config: DoctorConfig,
+               on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    """Run every check (see :class:`Doctor`) and release what they opened."""
+    doctor = Doctor(config)
+    try:
+        return doctor.run(on_result)
+    finally:
+        doctor.close()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _with_detail(message: str, detail: str | None) -> str:
+    return f"{message} ({detail})" if detail else message
+
+
+def _describe_x_display(name: str) -> str:
+    from Xlib import display as xdisplay
+
+    conn = xdisplay.Display(name)
+    try:
+        screen = conn.screen()
+        info = getattr(conn.display, "info", None)
+        vendor = str(getattr(info, "vendor", "") or "").strip() or "unknown vendor"
+        return f"screen {screen.width_in_pixels}x{screen.height_in_pixels}, {vendor}"
+    finally:
+        conn.close()
+
+
+def _gray(frame: Frame) -> NDArray[np.uint8]:
+    """The frame as decoded grayscale pixels (decoded, not re-grabbed: what the model sees)."""
+    if frame.mime == "image/jpeg":
+        import simplejpeg
+
+        return np.asarray(simplejpeg.decode_jpeg(frame.data, colorspace="GRAY"), dtype=np.uint8)
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(frame.data)) as image:
+        return np.asarray(image.convert("L"), dtype=np.uint8)
+
+
+def _notifier_watcher(environ: Mapping[str, str]) -> bool:
+    """Whether a StatusNotifier tray (KDE, GNOME's AppIndicator extension) is on the session bus.
+
+    Qt uses it instead of the X11 tray when present. Best effort: jeepney comes with keyring's
+    Secret Service backend; without it, or without a session bus, the answer is False.
+    """
+    address = environ.get("DBUS_SESSION_BUS_ADDRESS")
+    if not address:
+        return False
+    try:
+        from jeepney import DBusAddress, new_method_call  # type: ignore[import-untyped]
+        from jeepney.io.blocking import open_dbus_connection  # type: ignore[import-untyped]
+
+        bus = DBusAddress("/org/freedesktop/DBus", bus_name="org.freedesktop.DBus",
+                          interface="org.freedesktop.DBus")
+        with open_dbus_connection(bus=address) as conn:
+            reply = conn.send_and_get_reply(
+                new_method_call(bus, "NameHasOwner", "s", ("org.kde.StatusNotifierWatcher",)),
+                timeout=2.0,
+            )
+        return bool(reply.body[0])
+    except Exception:
+        log.debug("no StatusNotifier watcher found", exc_info=True)
+        return False

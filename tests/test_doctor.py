@@ -1,0 +1,369 @@
+"""`holodesk doctor` without a display: the pure judgements, the runner, and the model-server
+checks against the fake vLLM server (a real HTTP server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.doctor import (
+    CHECK_NAMES,
+    CONTEXT,
+    DISPLAY,
+    ENDPOINT,
+    IMAGES,
+    MODEL,
+    STRUCTURED,
+    CheckResult,
+    Doctor,
+    DoctorConfig,
+    Status,
+    all_passed,
+    context_result,
+    display_result,
+    format_result,
+    frame_is_black,
+    keyring_result,
+    run_with_timeout,
+    session_kind,
+    tray_result,
+)
+from app.settings import Settings
+from tests.support.fake_vllm import (
+    FakeHTTPError,
+    FakeVLLM,
+    GarbagePolicy,
+    ScriptedPolicy,
+)
+from tests.support.home import isolate_home
+
+WAIT = {"thought": "nothing to do", "action": {"action": "wait", "seconds": 0}}
+
+
+def _never_connect(name: str) -> str:
+    raise AssertionError(f"must not open a display ({name})")
+
+
+# --------------------------------------------------------------------------- the display
+
+
+@pytest.mark.parametrize(
+    ("env", "kind"),
+    [
+        ({"DISPLAY": ":0"}, "x11"),
+        ({"DISPLAY": ":0", "XDG_SESSION_TYPE": "x11"}, "x11"),
+        ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"}, "xwayland"),
+        ({"DISPLAY": ":1", "XDG_SESSION_TYPE": "Wayland"}, "xwayland"),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "wayland"),
+        ({"XDG_SESSION_TYPE": "wayland"}, "wayland"),
+        ({}, "none"),
+        ({"DISPLAY": "", "XDG_SESSION_TYPE": "tty"}, "none"),
+    ],
+)
+def test_session_kind_from_the_environment(env: dict[str, str], kind: str) -> None:
+    assert session_kind(env) == kind
+
+
+def test_no_display_fails_with_the_display_module_message() -> None:
+    result = display_result({}, "linux", _never_connect)
+    assert result.status is Status.FAIL
+    assert "DISPLAY is not set" in result.detail
+    assert "desktop session" in result.fix
+
+
+@pytest.mark.parametrize(
+    "env", [{"WAYLAND_DISPLAY": "wayland-0"}, {"WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"}]
+)
+def test_wayland_fails_explaining_what_does_not_work_and_why(env: dict[str, str]) -> None:
+    result = display_result(env, "linux", _never_connect)
+    assert result.status is Status.FAIL
+    text = result.detail.lower()
+    for words in ("wayland", "xwayland windows", "portal", "input injection", "hotkeys",
+                  "compositor"):
+        assert words in text, words
+    assert "Ubuntu on Xorg" in result.fix
+
+
+def test_x11_passes_when_the_display_opens_and_fails_when_it_does_not() -> None:
+    ok = display_result({"DISPLAY": ":5"}, "linux", lambda name: f"screen of {name}")
+    assert ok.status is Status.PASS
+    assert "screen of :5" in ok.detail
+
+    def refuse(name: str) -> str:
+        raise ConnectionRefusedError("no such display")
+
+    bad = display_result({"DISPLAY": ":5"}, "linux", refuse)
+    assert bad.status is Status.FAIL
+    assert "no such display" in bad.detail
+    assert "XAUTHORITY" in bad.fix
+
+
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_windows_and_macos_have_their_desktop(platform: str) -> None:
+    assert display_result({}, platform, _never_connect).status is Status.PASS
+
+
+def test_black_frames() -> None:
+    assert frame_is_black(np.zeros((90, 160), np.uint8))
+    assert frame_is_black(np.full((90, 160), 6, np.uint8))  # JPEG noise on black
+    desktop = np.zeros((90, 160), np.uint8)
+    desktop[40:50, 70:90] = 200  # one window
+    assert not frame_is_black(desktop)
+    assert frame_is_black(np.zeros((0, 0), np.uint8))
+
+
+def test_no_tray_is_a_pass_with_a_note() -> None:
+    assert tray_result(True, False).status is Status.PASS
+    assert "StatusNotifier" in tray_result(False, True).detail
+    missing = tray_result(False, False)
+    assert missing.status is Status.PASS
+    assert "always-on-top window" in missing.detail
+    assert missing.fix
+
+
+@pytest.mark.parametrize(
+    ("length", "status"),
+    [(None, Status.PASS), (4096, Status.FAIL), (16383, Status.FAIL), (16384, Status.PASS),
+     (32768, Status.PASS)],
+)
+def test_context_length_against_a_three_screenshot_step(length: int | None,
+                                                        status: Status) -> None:
+    result = context_result(length)
+    assert result.status is status
+    if status is Status.FAIL:
+        assert "--max-model-len 32768" in result.fix
+        assert "3 screenshots" in result.detail
+
+
+def test_keyring_judgement() -> None:
+    good = keyring_result("keyring.backends.SecretService.Keyring", plaintext=False,
+                          problem=None, key_source="keyring")
+    assert good.status is Status.PASS
+    assert "SecretService" in good.detail
+    plain = keyring_result("keyrings.alt.file.PlaintextKeyring", plaintext=True, problem=None,
+                           key_source="none")
+    assert plain.status is Status.FAIL
+    assert "gnome-keyring" in plain.fix and "HOLODESK_API_KEY" in plain.fix
+    broken = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
+                            problem="No usable system keyring", key_source="none")
+    assert broken.status is Status.FAIL
+    # A key in the environment makes the keyring unnecessary.
+    env = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
+                         problem="No usable system keyring", key_source="env")
+    assert env.status is Status.PASS
+    assert "HOLODESK_API_KEY" in env.detail
+
+
+def test_format_and_all_passed() -> None:
+    fail = CheckResult(ENDPOINT, Status.FAIL, "nothing answers", "start it")
+    note = CheckResult(DISPLAY, Status.PASS, "fine", "a note")
+    assert format_result(fail).startswith("FAIL  endpoint")
+    assert "Fix: start it" in format_result(fail)
+    assert "Note: a note" in format_result(note)
+    assert all_passed([note])
+    assert not all_passed([note, fail])
+    assert not all_passed([note, CheckResult(MODEL, Status.SKIP, "skipped")])
+    assert not all_passed([])
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+def test_a_check_that_raises_or_hangs_fails_instead_of_crashing() -> None:
+    def boom() -> CheckResult:
+        raise RuntimeError("the widget exploded")
+
+    raised = run_with_timeout("x", boom, 5.0)
+    assert raised.status is Status.FAIL
+    assert "RuntimeError: the widget exploded" in raised.detail
+
+    release = threading.Event()
+
+    def hang() -> CheckResult:
+        release.wait(10)
+        return CheckResult("y", Status.PASS, "late")
+
+    try:
+        hung = run_with_timeout("y", hang, 0.2)
+    finally:
+        release.set()
+    assert hung.status is Status.FAIL
+    assert "did not finish within 0.2 seconds" in hung.detail
+
+
+def _stubbed(settings: Settings, results: dict[str, CheckResult | Exception]) -> Doctor:
+    """A doctor whose checks return (or raise) what ``results`` says; others pass."""
+    doctor = Doctor(DoctorConfig(settings=settings, environ={}, platform="linux"))
+    for name in CHECK_NAMES:
+        method = next(m for n, m, _, _ in doctor._plan() if n == name).__name__
+        outcome = results.get(name, CheckResult(name, Status.PASS, "fine"))
+
+        def check(outcome: CheckResult | Exception = outcome) -> CheckResult:
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+        setattr(doctor, method, check)
+    return doctor
+
+
+def test_runner_order_skips_dependents_and_survives_a_raising_check() -> None:
+    doctor = _stubbed(Settings(), {
+        DISPLAY: CheckResult(DISPLAY, Status.FAIL, "no display", "set DISPLAY"),
+        ENDPOINT: ValueError("odd URL"),
+    })
+    seen: list[str] = []
+    results = doctor.run(lambda r: seen.append(r.name))
+    assert [r.name for r in results] == list(CHECK_NAMES) == seen
+    status = {r.name: r.status for r in results}
+    assert status["screen capture"] is Status.SKIP
+    assert status["input injection"] is Status.SKIP
+    assert status["global hotkeys"] is Status.SKIP
+    assert status["system tray"] is Status.SKIP
+    assert status["keyring"] is Status.PASS
+    assert status[ENDPOINT] is Status.FAIL
+    assert "ValueError: odd URL" in results[CHECK_NAMES.index(ENDPOINT)].detail
+    for later in (MODEL, CONTEXT, IMAGES, STRUCTURED, "one-step dry run"):
+        assert status[later] is Status.SKIP, later
+    assert not all_passed(results)
+
+
+def test_the_api_key_is_redacted_from_every_result() -> None:
+    key = "sk-very-secret-key-123"
+    doctor = _stubbed(Settings(), {
+        ENDPOINT: CheckResult(ENDPOINT, Status.FAIL, f"server said: bad key {key}", f"not {key}"),
+    })
+    doctor._key = key
+    results = doctor.run()
+    text = "\n".join(format_result(r) for r in results)
+    assert key not in text
+    assert "***" in text
+
+
+# --------------------------------------------------------------------------- the model server
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+def _server_checks(endpoint: str, *, model: str | None = None,
+                   environ: dict[str, str] | None = None) -> dict[str, CheckResult]:
+    """Run the model-server checks in order, as the doctor does, without the desktop ones."""
+    settings = Settings().with_overrides(
+        {"endpoint": endpoint, **({"model": model} if model else {})})
+    doctor = Doctor(DoctorConfig(settings=settings, environ=environ or {}, platform="linux",
+                                 request_timeout=20.0))
+    results: dict[str, CheckResult] = {}
+    try:
+        for name, check in ((ENDPOINT, doctor.check_endpoint), (MODEL, doctor.check_model),
+                            (CONTEXT, doctor.check_context), (IMAGES, doctor.check_images),
+                            (STRUCTURED, doctor.check_structured)):
+            results[name] = check()
+            if name in (ENDPOINT, MODEL) and not results[name].passed:
+                break
+    finally:
+        doctor.close()
+    return results
+
+
+@pytest.fixture
+def scripted() -> Iterator[FakeVLLM]:
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True)) as server:
+        yield server
+
+
+def test_a_good_server_passes_every_server_check(scripted: FakeVLLM) -> None:
+    results = _server_checks(scripted.base_url)
+    assert all(r.passed for r in results.values()), results
+    assert "'holotron'" in results[MODEL].detail
+    assert "32768" in results[CONTEXT].detail
+    # The structured-output probe carried the step schema.
+    assert any(r.schema is not None for r in scripted.requests)
+
+
+def test_server_down_names_holodesk_serve() -> None:
+    with FakeVLLM(GarbagePolicy()) as server:
+        url = server.base_url
+    results = _server_checks(url)
+    assert results[ENDPOINT].status is Status.FAIL
+    assert "No model server answers" in results[ENDPOINT].detail
+    assert "holodesk serve" in results[ENDPOINT].fix
+    assert MODEL not in results
+
+
+def test_wrong_path_says_where_vllm_answers(scripted: FakeVLLM) -> None:
+    results = _server_checks(f"{scripted.root_url}/api")
+    assert results[ENDPOINT].status is Status.FAIL
+    assert "/v1" in results[ENDPOINT].fix
+
+
+def test_missing_or_wrong_api_key() -> None:
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True), api_key="sk-right-key-42") as server:
+        none = _server_checks(server.base_url)
+        wrong = _server_checks(server.base_url, environ={"HOLODESK_API_KEY": "sk-wrong-key-9"})
+        right = _server_checks(server.base_url, environ={"HOLODESK_API_KEY": "sk-right-key-42"})
+    assert none[ENDPOINT].status is Status.FAIL
+    assert "requires an API key" in none[ENDPOINT].detail
+    assert "holodesk config set api_key" in none[ENDPOINT].fix
+    assert "refused the API key" in wrong[ENDPOINT].detail
+    assert all(r.passed for r in right.values()), right
+
+
+def test_loading_server_says_wait() -> None:
+    with FakeVLLM(GarbagePolicy(), loading=True) as server:
+        results = _server_checks(server.base_url)
+    assert results[ENDPOINT].status is Status.FAIL
+    assert "loading" in results[ENDPOINT].detail
+
+
+def test_wrong_model_name_lists_the_served_ones(scripted: FakeVLLM) -> None:
+    results = _server_checks(scripted.base_url, model="holo-wrong")
+    assert results[ENDPOINT].passed
+    assert results[MODEL].status is Status.FAIL
+    assert "'holo-wrong'" in results[MODEL].detail
+    assert "'holotron'" in results[MODEL].detail
+    assert "--served-model-name" in results[MODEL].fix
+
+
+def test_image_limit_one_names_the_vllm_flag() -> None:
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True), image_limit=1) as server:
+        results = _server_checks(server.base_url)
+    assert results[IMAGES].status is Status.FAIL
+    assert "at most 1 image" in results[IMAGES].detail
+    assert "--limit-mm-per-prompt" in results[IMAGES].fix
+    assert results[CONTEXT].passed
+
+
+def test_small_context_names_the_vllm_flag() -> None:
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True), max_model_len=8192) as server:
+        results = _server_checks(server.base_url)
+    assert results[CONTEXT].status is Status.FAIL
+    assert "8192" in results[CONTEXT].detail
+    assert "--max-model-len" in results[CONTEXT].fix
+
+
+def test_a_server_ignoring_the_schema_fails_structured_output() -> None:
+    with FakeVLLM(GarbagePolicy("OK")) as server:
+        results = _server_checks(server.base_url)
+    assert results[STRUCTURED].status is Status.FAIL
+    assert "ignored the step schema" in results[STRUCTURED].detail
+    assert "'OK'" in results[STRUCTURED].detail
+    assert "vLLM 0.12" in results[STRUCTURED].fix
+    assert "guided_json" in results[STRUCTURED].fix
+
+
+def test_a_server_rejecting_the_schema_fails_structured_output() -> None:
+    refuse = FakeHTTPError(400, "Unknown field: structured_outputs")
+    with FakeVLLM(ScriptedPolicy(["", refuse], repeat_last=True)) as server:
+        results = _server_checks(server.base_url)
+    assert results[IMAGES].passed  # the image probe took the first reply
+    assert results[STRUCTURED].status is Status.FAIL
+    assert "refused" in results[STRUCTURED].detail
+    assert "structured_outputs" in results[STRUCTURED].detail
+    assert "vLLM 0.12" in results[STRUCTURED].fix
