@@ -21,6 +21,7 @@ from app.logs import setup_logging
 from app.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from app.calibrate import ScreenFactory
     from app.store import ActionLog, RunRecord
     from control.hotkeys import PynputHotkeys
     from control.stop import StopLatch
@@ -29,14 +30,22 @@ log = logging.getLogger("holodesk")
 
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `holodesk` script."""
+def main(
+    argv: Sequence[str] | None = None, *, calibrate_screen: ScreenFactory | None = None
+) -> int:
+    """Entry point of the `holodesk` script.
+
+    ``calibrate_screen`` makes the window `holodesk calibrate` shows its targets in: Qt lives
+    in ui/, which app/ never imports, so ui.main passes it in.
+    """
     parser = _parser()
     args = parser.parse_args(argv)
     setup_logging(getattr(args, "verbose", False))
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    if args.command == "calibrate":
+        args.calibrate_screen = calibrate_screen
     try:
         result: int = args.func(args)
     except SettingsError as e:

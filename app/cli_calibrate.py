@@ -1,9 +1,192 @@
-"""The `holodesk calibrate` command (placeholder until it is written)."""
+"""The `holodesk calibrate` command: which coordinate convention the running model uses.
+
+The target window is Qt, which app/ never imports: ``ui.main`` hands a screen factory to
+:func:`app.cli.main`, which puts it on the parsed arguments as ``calibrate_screen``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from app.calibrate import CalibrationReport, ScreenFactory, TargetResult
+    from app.settings import Settings
+    from model.coords import Convention
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to the `holodesk` subcommands."""
+    p = sub.add_parser(
+        "calibrate",
+        help="show targets on the screen and find how the model gives coordinates",
+        description=(
+            "Shows five coloured targets full-screen on the monitor, one at a time, asks the "
+            "model to click each, and reports under which coordinate convention (norm1000, "
+            "norm1, pixels) its clicks land, with the error in pixels per target. Exits 0 when "
+            "a convention fits, 1 when the clicks miss under every convention."
+        ),
+    )
+    p.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
+    p.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")
+    p.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    save = p.add_mutually_exclusive_group()
+    save.add_argument("--save", dest="save", action="store_true", default=None,
+                      help="save the convention found to the settings without asking")
+    save.add_argument("--no-save", dest="save", action="store_false",
+                      help="do not save it (default when stdin is not a terminal)")
+    p.add_argument("-v", "--verbose", action="store_true", help="print what happens")
+    p.set_defaults(func=_cmd_calibrate, calibrate_screen=None)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    from app.settings import load_settings
+
+    settings = load_settings()
+    overrides = {name: getattr(args, name) for name in ("monitor", "endpoint", "model")
+                 if getattr(args, name, None) is not None}
+    return settings.with_overrides(overrides) if overrides else settings
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    factory: ScreenFactory | None = getattr(args, "calibrate_screen", None)
+    if factory is None:
+        print("holodesk: calibrate needs the desktop app's window to show its targets; run it "
+              "as `holodesk calibrate` (the installed command), not through app.cli",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from app import paths
+    from app.lock import DesktopBusyError, DesktopLock
+
+    settings = _settings(args)
+    lock = DesktopLock(paths.lock_path())
+    try:
+        lock.acquire()
+    except DesktopBusyError as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return EXIT_BUSY
+    try:
+        report = _calibrate(settings, factory)
+    except KeyboardInterrupt:  # Ctrl+C before the calibration's own handler is in place
+        print("holodesk: calibration stopped", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    finally:
+        lock.release()
+    if report is None:
+        return EXIT_RUN_FAILED
+    from app.calibrate import format_report
+
+    print(format_report(report))
+    if report.stopped:
+        print("Nothing saved: the calibration did not finish.")
+        return EXIT_RUN_FAILED
+    best = report.verdict.best
+    if best is None:
+        return EXIT_RUN_FAILED
+    _offer_to_save(best.convention, args.save)
+    return EXIT_OK
+
+
+def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport | None:
+    """Run the calibration; None after printing why it could not run."""
+    from app.calibrate import TARGETS, Calibrator, run_with_screen
+    from app.logs import mask
+    from app.secrets import api_key
+    from control.capture import CaptureTarget, MssCapturer
+    from control.display import NoDisplayError, check_display
+    from control.stop import StopLatch
+    from model.client import ClientConfig, HolotronClient
+    from model.errors import HolotronError
+
+    try:
+        check_display()
+    except NoDisplayError as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return None
+    key = api_key(settings.endpoint)
+    mask(key)
+    client = HolotronClient(ClientConfig(
+        base_url=settings.endpoint, api_key=key, model=settings.model,
+        request_timeout=settings.request_timeout, temperature=0.0,
+    ))
+    capturer = MssCapturer(CaptureTarget.parse(settings.monitor), max_side=settings.max_side,
+                           image_format=settings.image_format,
+                           jpeg_quality=settings.jpeg_quality)
+    try:
+        # Both checked before a full-screen window appears for nothing.
+        try:
+            capturer.monitor()
+        except ValueError as e:
+            print(f"holodesk: {e}", file=sys.stderr)
+            return None
+        try:
+            model = client.resolve_model()
+        except HolotronError as e:
+            print(f"holodesk: {e.message}\nFix: {e.fix}", file=sys.stderr)
+            return None
+        latch = StopLatch()
+        calibrator = Calibrator(client, capturer, latch, convention=settings.convention,
+                                thinking=settings.thinking, model=model,
+                                monitor_label=settings.monitor, on_result=_progress)
+
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            latch.stop("signal", f"{signal.Signals(signum).name} received")
+            # A second Ctrl+C kills the process outright, should anything ever hang.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        old_int = signal.signal(signal.SIGINT, on_signal)
+        old_term = signal.signal(signal.SIGTERM, on_signal)
+        print(f"Calibrating monitor {settings.monitor} with {model!r} at {settings.endpoint}: "
+              f"{len(TARGETS)} targets, one at a time (Esc or Ctrl+C stops).", file=sys.stderr)
+        try:
+            return run_with_screen(factory, latch, calibrator.run)
+        except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
+            print(f"holodesk: the calibration failed: {e}", file=sys.stderr)
+            return None
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+    finally:
+        client.close()
+        capturer.close()
+
+
+def _progress(result: TargetResult) -> None:
+    from app.calibrate import describe_answer
+
+    placed = result.placed
+    print(f"  [{placed.index}/{placed.count}] {placed.target.description}: "
+          f"{describe_answer(result)}", file=sys.stderr, flush=True)
+
+
+def _offer_to_save(found: Convention, save: bool | None) -> None:
+    from app.settings import load_settings, set_value
+
+    saved = load_settings().convention
+    if save is None:
+        if found == saved:
+            print(f"The settings already use {found.value}.")
+            return
+        save = _ask(f"Save convention = {found.value} to the settings (now {saved.value})? "
+                    "[y/N] ")
+    if not save:
+        if found != saved:
+            print(f"Not saved. To use it: holodesk config set convention {found.value}")
+        return
+    set_value("convention", found.value)
+    print(f"Saved: convention = {found.value}.")
+
+
+def _ask(question: str) -> bool:
+    """A y/N question on a terminal; no (without asking) when stdin is not one."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(question).strip().lower() in {"y", "yes"}
+    except EOFError:
+        return False

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.calibrate import TargetScreen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Route to the tray app or to the headless CLI (which never loads Qt)."""
+    """Route to the tray app or to the headless CLI (which never loads Qt unless it must)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args:
         from app.cli import main as cli_main
 
-        return cli_main(args)
+        return cli_main(args, calibrate_screen=_calibrate_screen)
     from ui.app import run_gui
 
     return run_gui()
+
+
+def _calibrate_screen(on_cancel: Callable[[], None]) -> TargetScreen:
+    # Qt is loaded only when `holodesk calibrate` really opens its window.
+    from ui.calibrate_screen import open_target_screen
+
+    return open_target_screen(on_cancel)
 
 
 if __name__ == "__main__":
