@@ -52,6 +52,7 @@ from control.hotkeys import DEFAULT_STOP_HOTKEY, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.endpoint import normalize_base_url
+from model.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 
 _log = logging.getLogger(__name__)
 
@@ -145,6 +146,40 @@ class Settings(BaseModel):
         le=36_500,
         description="delete runs (and their screenshots) older than this many days; 0 keeps all",
     )
+    # `holodesk serve` (and the tray's Start server). The port is not a setting of its own by
+    # default: a server on another port than the endpoint's would be one holodesk never talks to.
+    serve_model: str = Field(
+        default=DEFAULT_SERVE_MODEL,
+        description="what `holodesk serve` loads: a Hugging Face model name or a local folder",
+    )
+    serve_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="port for `holodesk serve` (empty: the endpoint's port when it is local, "
+        "else 8000)",
+    )
+    serve_gpu_memory: float = Field(
+        default=0.9,
+        ge=0.1,
+        le=0.98,
+        description="share of GPU memory vLLM may take (--gpu-memory-utilization)",
+    )
+    # 16384: the least a step with three screenshots needs (app.status.MIN_CONTEXT); 131072: the
+    # base model's longest context.
+    serve_max_model_len: int = Field(
+        default=32768,
+        ge=16384,
+        le=131072,
+        description="context length vLLM serves, in tokens (--max-model-len)",
+    )
+    # At least 3: every step sends the last three screenshots (shared/docs/holotron.md).
+    serve_image_limit: int = Field(
+        default=3,
+        ge=3,
+        le=16,
+        description="images per request vLLM accepts (--limit-mm-per-prompt; a step sends 3)",
+    )
 
     # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -162,6 +197,23 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("serve_model", mode="before")
+    @classmethod
+    def _check_serve_model(cls, value: object) -> object:
+        if isinstance(value, str):
+            if not value.strip():
+                raise ValueError("must name a model (e.g. Hcompany/Holotron-12B) or a folder")
+            return value.strip()
+        return value
+
+    @field_validator("serve_port", mode="before")
+    @classmethod
+    def _empty_port_is_none(cls, value: object) -> object:
+        # From the file, the environment or `config set`: empty means "from the endpoint".
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
 
     @field_validator("monitor", mode="before")
     @classmethod
@@ -444,6 +496,8 @@ def _field_values(settings: Settings) -> dict[str, Any]:
 def _display(name: str, value: Any) -> str:
     if name == "model" and value is None:
         return "(from the server)"
+    if name == "serve_port" and value is None:
+        return "(from the endpoint)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

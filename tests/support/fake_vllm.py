@@ -22,6 +22,16 @@ Differences from vLLM, on purpose:
   route answers 503 with a body saying the model is loading.
 * Prompt tokens are estimated (text characters / 4 + 2,304 per image: a 16:9 screenshot's cost
   for this model), not counted by a tokenizer.
+
+Load (for ``holodesk bench``): ``delay_per_active`` and ``chunk_delay_per_active`` make the
+answer slower the more chat requests are in flight, like a GPU sharing its batch: the first
+token comes after ``delay + delay_per_active * active`` seconds (``active`` counted when the
+request arrives, itself included) and each streamed chunk after ``stream_chunk_delay +
+chunk_delay_per_active * active`` (counted as it goes). ``served_prompt_tokens`` and
+``served_completion_tokens`` add up the usage of every answer sent in full; ``max_active`` is
+the most requests seen in flight at once. ``keep_requests = False`` keeps only the counts (a
+long bench would otherwise hold every decoded image), and ``decode_images = False`` reads only
+each image's header (size and type), which is all the limit and token checks need.
 """
 
 from __future__ import annotations
@@ -407,6 +417,9 @@ def image_message(image: Image.Image | bytes, text: str = "Step 1\n") -> dict[st
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # handlers may sleep for a long simulated latency; never wait on them
+    # socketserver's default backlog of 5 drops connections when a bench opens 100 at once (the
+    # client then retries after a second or more); uvicorn, in front of vLLM, listens with 2048.
+    request_queue_size = 1024
 
     def __init__(self, address: tuple[str, int], fake: FakeVLLM) -> None:
         self.fake = fake
@@ -460,6 +473,7 @@ class FakeVLLM:
         max_model_len: int = 32768,
         api_key: str | None = None,
         loading: bool = False,
+        port: int = 0,
     ) -> None:
         self.policy = policy
         self.served_model_name = served_model_name
@@ -470,11 +484,22 @@ class FakeVLLM:
         self.delay = 0.0
         self.stream_chunk_delay = 0.0
         self.chunk_chars = 4  # characters per streamed chunk: about one token
+        # The latency model under load (see the module doc); zero: no load effect.
+        self.delay_per_active = 0.0
+        self.chunk_delay_per_active = 0.0
+        self.keep_requests = True
+        self.decode_images = True
+        self.chat_requests = 0  # chat requests received, also when keep_requests is False
+        self.active = 0  # chat requests being answered right now
+        self.max_active = 0
+        self.served = 0  # answers sent in full
+        self.served_prompt_tokens = 0
+        self.served_completion_tokens = 0
         self.requests: list[ChatRequest] = []
         self.errors: list[tuple[int, str]] = []  # every error answered: (status, message)
         self.disconnects = 0  # chat requests whose client went away before the answer ended
         self.killed = False
-        self._port = 0
+        self._port = port  # 0: any free port, chosen on start()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -645,7 +670,10 @@ class FakeVLLM:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise _BadRequest(400, "Field required: messages", "BadRequestError", "messages")
         request = self._parse(body, h)
-        self.requests.append(request)
+        with self._lock:
+            self.chat_requests += 1
+        if self.keep_requests:
+            self.requests.append(request)
         self.received.set()
 
         if request.model != self.served_model_name:
@@ -687,8 +715,22 @@ class FakeVLLM:
                 "max_tokens",
             )
 
-        if self.delay > 0:
-            self._wait(h, self.delay)
+        with self._lock:
+            self.active += 1
+            active = self.active
+            self.max_active = max(self.max_active, active)
+        try:
+            self._answer(h, request, tokens, max_tokens, active)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def _answer(
+        self, h: _Handler, request: ChatRequest, tokens: int, max_tokens: int | None, active: int
+    ) -> None:
+        delay = self.delay + self.delay_per_active * active
+        if delay > 0:
+            self._wait(h, delay)
         try:
             with self._policy_lock:
                 content = self.policy(request)
@@ -713,6 +755,10 @@ class FakeVLLM:
             self._send_stream(h, request, content, finish_reason, usage)
         else:
             self._send_json(h, 200, self._completion_body(request, content, finish_reason, usage))
+        with self._lock:
+            self.served += 1
+            self.served_prompt_tokens += tokens
+            self.served_completion_tokens += completion_tokens
 
     def _parse(self, body: dict[str, Any], h: _Handler) -> ChatRequest:
         images: list[SentImage] = []
@@ -723,7 +769,7 @@ class FakeVLLM:
             for part in content:
                 if isinstance(part, dict) and part.get("type") == "image_url":
                     url = part.get("image_url", {}).get("url", "")
-                    images.append(_decode_image(str(url)))
+                    images.append(_decode_image(str(url), load=self.decode_images))
         structured = body.get("structured_outputs")
         schema = structured.get("json") if isinstance(structured, dict) else None
         options = body.get("stream_options")
@@ -803,8 +849,9 @@ class FakeVLLM:
         self._write_event(h, chunk(delta({"role": "assistant", "content": ""})))
         step = max(1, self.chunk_chars)
         for start in range(0, len(content), step):
-            if self.stream_chunk_delay > 0:
-                self._wait(h, self.stream_chunk_delay)
+            chunk_delay = self.stream_chunk_delay + self.chunk_delay_per_active * self.active
+            if chunk_delay > 0:
+                self._wait(h, chunk_delay)
             self._write_event(h, chunk(delta({"content": content[start : start + step]})))
         self._write_event(h, chunk(delta({"content": ""}, finish_reason)))
         if request.include_usage:
@@ -862,7 +909,7 @@ class FakeVLLM:
         h.wfile.flush()
 
 
-def _decode_image(url: str) -> SentImage:
+def _decode_image(url: str, *, load: bool = True) -> SentImage:
     match = _DATA_URL.fullmatch(url)
     if match is None:
         shown = url[:40] + ("…" if len(url) > 40 else "")
@@ -874,13 +921,18 @@ def _decode_image(url: str) -> SentImage:
     try:
         data = base64.b64decode(match["data"], validate=True)
         image = Image.open(io.BytesIO(data))
-        image.load()
+        if load:
+            image.load()
     except (binascii.Error, ValueError, OSError) as exc:
         raise _BadRequest(
             400, f"Failed to load image from data URL: {exc}", "BadRequestError"
         ) from exc
+    # Not loaded: the header only (size, type); the pixels decode if a policy looks at them.
     return SentImage(
-        image=image.convert("RGB"), width=image.width, height=image.height, mime=match["mime"]
+        image=image.convert("RGB") if load else image,
+        width=image.width,
+        height=image.height,
+        mime=match["mime"],
     )
 
 

@@ -1,0 +1,842 @@
+"""Start, watch and stop a local vLLM server for Holotron-12B (``holodesk serve``, the tray).
+
+Qt-free and standard-library only, so the CLI and the GUI share it::
+
+    cfg = ServeConfig(port=8000)
+    problems = preflight(cfg, find_vllm())          # vLLM missing, no GPU, port taken
+    server = VLLMServer(cfg, executable=find_vllm(), api_key=key)
+    server.start(log_dir / "vllm-8000.log")
+    server.wait_ready(on_progress=lambda p: print(p.text))   # raises ServerExited on a crash
+    ...
+    server.stop()                                    # SIGINT, SIGTERM, SIGKILL to its group
+
+The command is the one in ``shared/docs/holotron.md`` plus ``--gpu-memory-utilization``.
+The API key never goes on the command line (``ps`` and shell history show it): vLLM's API
+server takes ``VLLM_API_KEY`` from the environment when ``--api-key`` is absent
+(``vllm/entrypoints/openai/api_server.py``, ``build_app``: "Ensure --api-key option from CLI
+takes precedence over VLLM_API_KEY"), and, like ``--api-key``, it guards only the ``/v1``
+routes: ``/health`` stays open, which is what :meth:`VLLMServer.wait_ready` polls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Literal
+from urllib.parse import urlsplit
+
+__all__ = [
+    "API_KEY_ENV",
+    "DEFAULT_MODEL",
+    "DEFAULT_PORT",
+    "INSTALL_FIX",
+    "SERVED_MODEL_NAME",
+    "GpuInfo",
+    "Problem",
+    "Progress",
+    "ReadyTimeout",
+    "RunningServer",
+    "ServeConfig",
+    "ServeError",
+    "ServerExited",
+    "VLLMServer",
+    "build_command",
+    "check_gpu",
+    "check_port",
+    "explain_failure",
+    "find_running",
+    "find_vllm",
+    "format_command",
+    "is_local_url",
+    "local_port",
+    "parse_progress",
+    "port_holder",
+    "preflight",
+    "server_env",
+]
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "Hcompany/Holotron-12B"
+SERVED_MODEL_NAME = "holotron"
+DEFAULT_PORT = 8000
+API_KEY_ENV = "VLLM_API_KEY"
+INSTALL_FIX = "pip install 'holodesk[server]' (it brings vllm, torch and transformers)"
+# BF16 weights are about 25 GB; with the vision encoder, activations and a 32K context the
+# reference setup (shared/docs/holotron.md) needs a 40 GB-or-larger card.
+MIN_GPU_MIB = 40_000
+LOG_HEADER = "# holodesk serve: "  # the first line of the log: the command that was run
+GPU_NEED = "a CUDA GPU with 40 GB or more (an NVIDIA H100 is the reference)"
+
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "::1"})
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What to serve and how: the ``vllm serve`` flags holodesk controls."""
+
+    model: str = DEFAULT_MODEL
+    """A Hugging Face model name or a local folder with the weights."""
+    served_model_name: str = SERVED_MODEL_NAME
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    gpu_memory: float = 0.9
+    """The share of GPU memory vLLM may take (``--gpu-memory-utilization``)."""
+    max_model_len: int = 32768
+    image_limit: int = 3
+    dtype: str = "bfloat16"
+    extra_args: tuple[str, ...] = ()
+
+    @property
+    def probe_host(self) -> str:
+        """Where to reach the server from this machine (a wildcard bind answers on loopback)."""
+        return "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+
+    @property
+    def root_url(self) -> str:
+        """The server root, where ``/health`` lives."""
+        host = self.probe_host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL a client uses."""
+        return f"{self.root_url}/v1"
+
+
+def build_command(cfg: ServeConfig, executable: str = "vllm") -> list[str]:
+    """The ``vllm serve`` argv for ``cfg`` (shared/docs/holotron.md), without any API key."""
+    limits = json.dumps({"image": cfg.image_limit, "video": 0})
+    return [
+        executable, "serve", cfg.model,
+        "--trust-remote-code",
+        "--dtype", cfg.dtype,
+        "--max-model-len", str(cfg.max_model_len),
+        "--mamba-ssm-cache-dtype", "float32",
+        "--limit-mm-per-prompt", limits,
+        "--enable-prefix-caching",
+        "--gpu-memory-utilization", f"{cfg.gpu_memory:g}",
+        "--served-model-name", cfg.served_model_name,
+        "--host", cfg.host,
+        "--port", str(cfg.port),
+        *cfg.extra_args,
+    ]  # fmt: skip
+
+
+def format_command(argv: Sequence[str], *, width: int = 100) -> str:
+    """``argv`` shell-quoted: one line when short, else one flag per backslash-continued line."""
+    one_line = shlex.join(argv)
+    if len(one_line) <= width:
+        return one_line
+    head = [shlex.quote(a) for a in argv[:3]]  # vllm serve MODEL
+    groups: list[list[str]] = []
+    for arg in argv[3:]:
+        if arg.startswith("-") or not groups:
+            groups.append([arg])
+        else:
+            groups[-1].append(arg)
+    lines = [" ".join(head)] + ["  " + " ".join(shlex.quote(a) for a in g) for g in groups]
+    return " \\\n".join(lines)
+
+
+def server_env(api_key: str | None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for vLLM: ``VLLM_API_KEY`` is our key, or absent when there is none.
+
+    An inherited ``VLLM_API_KEY`` is dropped when holodesk has no key: the server would
+    otherwise demand a key the client does not know, and every request would be a 401.
+    """
+    env = dict(os.environ if base is None else base)
+    env.pop(API_KEY_ENV, None)
+    if api_key:
+        env[API_KEY_ENV] = api_key
+    # vLLM's own output carries the progress holodesk reports; unbuffered so it arrives live.
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` points at this machine's loopback (a server holodesk can start)."""
+    try:
+        host = (urlsplit(url if "://" in url else f"http://{url}").hostname or "").lower()
+    except ValueError:
+        return False
+    return host in _LOOPBACK_NAMES or host.startswith("127.") or host == "0.0.0.0"
+
+
+def local_port(url: str, default: int = DEFAULT_PORT) -> int:
+    """The port of ``url`` (the scheme's default when it names none)."""
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        port = parts.port
+    except ValueError:
+        return default
+    if port is not None:
+        return port
+    return 443 if parts.scheme == "https" else 80 if parts.scheme == "http" else default
+
+
+# --------------------------------------------------------------------------- checks
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the way of starting the server: what is wrong and what to do about it.
+
+    ``fatal`` False is a warning: the server may still start.
+    """
+
+    message: str
+    fix: str
+    fatal: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.message}\nFix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One GPU as ``nvidia-smi`` lists it."""
+
+    name: str
+    memory_mib: int
+
+
+def find_vllm(explicit: str | None = None) -> str | None:
+    """The ``vllm`` executable: ``explicit``, else next to this Python, else on PATH."""
+    if explicit:
+        path = Path(explicit).expanduser()
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    # The venv holodesk runs from first: `pip install 'holodesk[server]'` puts vllm there,
+    # and that venv's bin folder is often not on PATH (the GUI started from a menu).
+    beside = Path(sys.executable).parent / ("vllm.exe" if os.name == "nt" else "vllm")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("vllm")
+
+
+def vllm_missing(explicit: str | None = None) -> Problem:
+    """The problem to show when :func:`find_vllm` found nothing."""
+    if explicit:
+        return Problem(f"{explicit} is not an executable file", "pass the path of `vllm`")
+    return Problem(
+        "vLLM is not installed (no `vllm` next to this Python or on PATH)",
+        f"{INSTALL_FIX}, in the environment holodesk runs from; "
+        "or run the model on another machine and set its endpoint with "
+        "`holodesk config set endpoint URL`",
+    )
+
+
+def check_gpu(
+    nvidia_smi: str | None = None, timeout: float = 15.0
+) -> tuple[list[GpuInfo], list[Problem]]:
+    """The CUDA GPUs ``nvidia-smi`` lists, and what stands in the way of serving on them."""
+    exe = nvidia_smi or shutil.which("nvidia-smi")
+    elsewhere = (
+        "or run the model on a GPU machine and set its endpoint with "
+        "`holodesk config set endpoint URL`"
+    )
+    if exe is None:
+        return [], [Problem(
+            "no NVIDIA GPU found: `nvidia-smi` is not installed, so there is no NVIDIA driver",
+            f"vLLM needs {GPU_NEED}: install the NVIDIA driver and check with `nvidia-smi`; "
+            + elsewhere,
+        )]  # fmt: skip
+    query = [exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"]
+    try:
+        out = subprocess.run(query, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [], [
+            Problem(f"`nvidia-smi` did not run ({exc})", f"check the NVIDIA driver; {elsewhere}")
+        ]
+    if out.returncode != 0:
+        said = (out.stderr or out.stdout).strip().splitlines()
+        detail = f": {said[0]}" if said else ""
+        return [], [Problem(
+            f"`nvidia-smi` failed (exit {out.returncode}){detail}",
+            "the NVIDIA driver is not loaded or does not match the kernel: reinstall it or "
+            f"reboot, then check with `nvidia-smi`; vLLM needs {GPU_NEED}",
+        )]  # fmt: skip
+    gpus: list[GpuInfo] = []
+    for line in out.stdout.splitlines():
+        name, _, memory = line.rpartition(",")
+        with contextlib.suppress(ValueError):
+            gpus.append(GpuInfo(name.strip(), int(float(memory.strip()))))
+    if not gpus:
+        return [], [Problem(
+            "`nvidia-smi` lists no GPU", f"vLLM needs {GPU_NEED}; {elsewhere}"
+        )]  # fmt: skip
+    largest = max(gpus, key=lambda g: g.memory_mib)
+    if largest.memory_mib < MIN_GPU_MIB:
+        return gpus, [Problem(
+            f"the largest GPU ({largest.name}) has {largest.memory_mib / 1024:.0f} GiB; "
+            "Holotron-12B's weights alone are about 25 GB",
+            f"use {GPU_NEED}; on a smaller card try a shorter context (--max-model-len 16384)",
+            fatal=False,
+        )]  # fmt: skip
+    return gpus, []
+
+
+def check_port(host: str, port: int) -> Problem | None:
+    """None when ``host:port`` can be bound, else who holds it (when this user may see it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # As uvicorn does: a socket of a just-stopped server in TIME_WAIT must not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            holder = port_holder(port)
+            who = f" by {holder}" if holder else " by another program"
+            return Problem(
+                f"port {port} is already in use{who}",
+                f"stop that program, or serve on another port (--port {port + 1}) and point "
+                f"holodesk at it: `holodesk config set endpoint http://127.0.0.1:{port + 1}/v1`",
+            )
+        if exc.errno == errno.EADDRNOTAVAIL:
+            return Problem(f"{host} is not an address of this machine", "use --host 127.0.0.1")
+        if exc.errno == errno.EACCES:
+            return Problem(f"port {port} needs administrator rights", "use a port above 1023")
+        return Problem(f"cannot listen on {host}:{port} ({exc.strerror})", "use another --port")
+    finally:
+        sock.close()
+    return None
+
+
+def port_holder(port: int) -> str | None:
+    """``"pid 123 (python3 -m vllm ...)"`` for the process listening on ``port``, if visible.
+
+    Linux only (``/proc``); processes of other users are not visible and give None.
+    """
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                # local_address is HEXIP:HEXPORT; state 0A is LISTEN.
+                if (
+                    len(fields) > 9
+                    and fields[3] == "0A"
+                    and int(fields[1].rsplit(":", 1)[1], 16) == port
+                ):
+                    inodes.add(fields[9])
+    if not inodes:
+        return None
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                if os.readlink(fd) in wanted:
+                    return f"pid {proc.name} ({_cmdline(proc)})"
+    return None
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        words = (proc / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "?"
+    text = " ".join(w.decode(errors="replace") for w in words)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    """What answers on a port already: ``models`` is empty when ``/v1/models`` was refused."""
+
+    base_url: str
+    models: tuple[str, ...]
+    needs_key: bool = False
+
+
+def find_running(
+    cfg: ServeConfig, api_key: str | None = None, timeout: float = 2.0
+) -> RunningServer | None:
+    """The server already answering ``/health`` 200 at ``cfg``'s address, or None."""
+    if _get(f"{cfg.root_url}/health", None, timeout)[0] != 200:
+        return None
+    status, body = _get(f"{cfg.base_url}/models", api_key, timeout)
+    if status in (401, 403):
+        return RunningServer(cfg.base_url, (), needs_key=True)
+    models: list[str] = []
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        data = json.loads(body)
+        models = [str(m["id"]) for m in data.get("data", []) if isinstance(m, dict) and "id" in m]
+    return RunningServer(cfg.base_url, tuple(models))
+
+
+def _get(url: str, api_key: str | None, timeout: float) -> tuple[int | None, bytes]:
+    request = urllib.request.Request(url)
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    # No proxy for our own loopback server: a system proxy would answer instead of vLLM.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            return int(response.status), response.read(1_000_000)
+    except urllib.error.HTTPError as exc:
+        return exc.code, b""
+    except (OSError, ValueError):
+        return None, b""
+
+
+def preflight(
+    cfg: ServeConfig,
+    executable: str | None,
+    *,
+    explicit_executable: str | None = None,
+    nvidia_smi: str | None = None,
+) -> list[Problem]:
+    """Everything in the way of ``vllm serve`` with ``cfg``, fatal ones first."""
+    problems: list[Problem] = []
+    if executable is None:
+        problems.append(vllm_missing(explicit_executable))
+    problems.extend(check_gpu(nvidia_smi)[1])
+    port = check_port(cfg.host, cfg.port)
+    if port is not None:
+        problems.append(port)
+    return sorted(problems, key=lambda p: not p.fatal)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of the server's start, parsed from its log; ``percent`` when it has one."""
+
+    phase: Literal["download", "load", "compile", "graphs", "api", "ready", "info"]
+    text: str
+    percent: int | None = None
+
+
+# vLLM's own lines (tqdm bars and logger lines), as seen in vLLM 0.6-0.14 logs.
+_PROGRESS: list[tuple[re.Pattern[str], Callable[[re.Match[str]], Progress]]] = [
+    (re.compile(r"Fetching (\d+) files:\s+(\d+)%"),
+     lambda m: Progress("download", f"downloading the model ({m[1]} files): {m[2]}%", int(m[2]))),
+    (re.compile(r"([\w.-]+\.safetensors):\s+(\d+)%"),
+     lambda m: Progress("download", f"downloading {m[1]}: {m[2]}%", int(m[2]))),
+    (re.compile(r"Starting to load model (\S+?)(?:\.\.\.)?\s*$"),
+     lambda m: Progress("load", f"loading the model {m[1]}")),
+    (re.compile(r"Loading safetensors checkpoint shards:\s+(\d+)% Completed \| (\d+)/(\d+)"),
+     lambda m: Progress("load", f"loading weights: {m[1]}% ({m[2]}/{m[3]} shards)", int(m[1]))),
+    (re.compile(r"Loading weights took ([\d.]+) seconds"),
+     lambda m: Progress("load", f"weights loaded in {float(m[1]):.0f} s", 100)),
+    (re.compile(r"Model loading took ([\d.]+) ?Gi?B"),
+     lambda m: Progress("load", f"model loaded ({m[1]} GiB of GPU memory)", 100)),
+    (re.compile(r"Dynamo bytecode transform time|torch\.compile takes"),
+     lambda m: Progress("compile", "compiling the model (cached after the first start)")),
+    (re.compile(r"Available KV cache memory: ([\d.]+) GiB"),
+     lambda m: Progress("compile", f"KV cache: {m[1]} GiB")),
+    (re.compile(r"Capturing CUDA graph[^:]*:\s+(\d+)%"),
+     lambda m: Progress("graphs", f"capturing CUDA graphs: {m[1]}%", int(m[1]))),
+    (re.compile(r"Graph capturing finished in (\d+) secs"),
+     lambda m: Progress("graphs", f"CUDA graphs captured in {m[1]} s", 100)),
+    (re.compile(r"Starting vLLM API server"),
+     lambda m: Progress("api", "starting the API server")),
+    (re.compile(r"Application startup complete"),
+     lambda m: Progress("ready", "API server started")),
+]  # fmt: skip
+
+
+def parse_progress(line: str) -> Progress | None:
+    """The progress ``line`` (one line or tqdm segment of vLLM's output) reports, if any."""
+    for pattern, make in _PROGRESS:
+        match = pattern.search(line)
+        if match is not None:
+            return make(match)
+    return None
+
+
+# --------------------------------------------------------------------------- failures
+
+
+# (patterns, message, fix): the first whose pattern is in the log's tail explains the exit.
+_FAILURES: list[tuple[tuple[str, ...], str, str]] = [
+    (("larger than the available KV cache memory",
+      "larger than the maximum number of tokens that can be stored in KV cache",
+      "No available memory for the cache blocks"),
+     "the GPU has too little memory left for a context of {max_model_len} tokens",
+     "raise the GPU memory share (--gpu-memory 0.95) or lower the context length "
+     "(--max-model-len 16384)"),
+    (("less than desired GPU memory utilization",),
+     "other programs are using the GPU's memory",
+     "close them (`nvidia-smi` lists them) or lower the GPU memory share (now {gpu_memory:g}, "
+     "e.g. --gpu-memory 0.8)"),
+    (("CUDA out of memory", "OutOfMemoryError", "CUDA error: out of memory"),
+     "vLLM ran out of GPU memory",
+     "lower the GPU memory share (now {gpu_memory:g}, e.g. --gpu-memory 0.85) or the context "
+     "length (--max-model-len 16384), and close other programs using the GPU (`nvidia-smi`); "
+     "the weights alone take about 25 GB"),
+    (("are not supported for now", "does not recognize this architecture",
+      "has no vLLM implementation"),
+     "this vLLM does not know the model's architecture",
+     "upgrade vLLM (pip install -U 'holodesk[server]'; Holotron-12B was published with vLLM "
+     "0.14.1) and keep --trust-remote-code on the command line"),
+    (("pass the argument `trust_remote_code=True`", "requires you to execute the configuration"),
+     "the model needs its own code to load",
+     "keep --trust-remote-code on the command line (holodesk serve always passes it)"),
+    (("error: unrecognized arguments", "error: argument"),
+     "this vLLM does not accept a flag holodesk passes (see the log below)",
+     "upgrade vLLM (pip install -U 'holodesk[server]'), or check the extra flags after `--`"),
+    (("GatedRepoError", "401 Client Error", "403 Client Error", "RepositoryNotFoundError",
+      "Repository Not Found", "is restricted"),
+     "Hugging Face refused to download {model}",
+     "check the model name, accept its licence on huggingface.co if it asks, and log in with "
+     "`hf auth login` (older: `huggingface-cli login`)"),
+    (("No space left on device",),
+     "the disk is full",
+     "free about 30 GB where Hugging Face caches models (~/.cache/huggingface, or $HF_HOME)"),
+    (("LocalEntryNotFoundError", "MaxRetryError", "We couldn't connect to",
+      "Temporary failure in name resolution"),
+     "vLLM could not download {model} (no connection to huggingface.co)",
+     "check the network (or a proxy: HTTPS_PROXY), or download the weights once and pass "
+     "their folder with --model /path/to/Holotron-12B"),
+    (("Address already in use",),
+     "port {port} is already in use",
+     "stop the program holding it or serve on another port (--port)"),
+    (("No CUDA GPUs are available", "Found no NVIDIA driver", "CUDA driver version is insufficient",
+      "Failed to infer device type", "no CUDA-capable device"),
+     "vLLM found no usable CUDA GPU",
+     f"vLLM needs {GPU_NEED} and a working NVIDIA driver: check with `nvidia-smi`"),
+    (("No module named",),
+     "vLLM's installation is incomplete",
+     f"reinstall it: {INSTALL_FIX}"),
+]  # fmt: skip
+
+
+def explain_failure(
+    lines: Sequence[str], cfg: ServeConfig, returncode: int | None
+) -> tuple[str, str]:
+    """``(message, fix)`` in plain words for a vLLM that exited with ``lines`` in its log."""
+    # Our own header line repeats the command (--trust-remote-code...): not vLLM's words.
+    text = "\n".join(line for line in lines if not line.startswith(LOG_HEADER))
+    values = {"model": cfg.model, "port": cfg.port, "gpu_memory": cfg.gpu_memory,
+              "max_model_len": cfg.max_model_len}  # fmt: skip
+    for patterns, message, fix in _FAILURES:
+        if any(p in text for p in patterns):
+            return message.format(**values), fix.format(**values)
+    code = f" with code {returncode}" if returncode is not None else ""
+    return (
+        f"vLLM exited{code} before the model was ready",
+        "read the last lines of its log below; `vllm serve --help` lists the flags",
+    )
+
+
+class ServeError(Exception):
+    """The server could not be started or did not become ready; ``message`` and ``fix``."""
+
+    def __init__(self, message: str, fix: str, *, log_tail: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        self.log_tail = list(log_tail)
+
+    def __str__(self) -> str:
+        return f"{self.message}\nFix: {self.fix}"
+
+
+class ServerExited(ServeError):
+    """vLLM exited (crashed) before or after it was ready."""
+
+    def __init__(
+        self, message: str, fix: str, *, returncode: int | None, log_tail: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, fix, log_tail=log_tail)
+        self.returncode = returncode
+
+
+class ReadyTimeout(ServeError):
+    """``/health`` did not answer 200 in time (the server is left running)."""
+
+
+# --------------------------------------------------------------------------- the process
+
+
+@dataclass
+class _LogReader:
+    """Follows a growing log file, yielding complete lines and tqdm ``\\r`` segments."""
+
+    path: Path
+    offset: int = 0
+    partial: str = field(default="")
+
+    def new_segments(self) -> Iterator[str]:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self.offset)
+                data = handle.read(4_000_000)
+        except OSError:
+            return
+        self.offset += len(data)
+        text = self.partial + data.decode("utf-8", errors="replace")
+        parts = re.split(r"[\r\n]", text)
+        self.partial = parts.pop()
+        yield from (p for p in parts if p.strip())
+
+
+class VLLMServer:
+    """One ``vllm serve`` process in its own process group, with its log in a file.
+
+    Thread use: one thread may sit in :meth:`wait_ready` while another calls :meth:`stop`;
+    ``wait_ready`` then returns False (pass ``should_stop``) or raises :class:`ServerExited`.
+    """
+
+    def __init__(
+        self,
+        cfg: ServeConfig,
+        *,
+        executable: str = "vllm",
+        api_key: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.executable = executable
+        self._api_key = api_key
+        self._environ = environ
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
+        self._log_path: Path | None = None
+        self._lock = threading.Lock()
+        self._stopping = False
+
+    @property
+    def command(self) -> list[str]:
+        """The argv it runs (no key in it)."""
+        return build_command(self.cfg, self.executable)
+
+    @property
+    def log_path(self) -> Path | None:
+        """The log file, once started."""
+        return self._log_path
+
+    @property
+    def pid(self) -> int | None:
+        """The vLLM process id (also its process group id), once started."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once it has exited, else None."""
+        return self._proc.poll() if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def stopping(self) -> bool:
+        """:meth:`stop` was called: an exit from now on is not a crash."""
+        return self._stopping
+
+    def start(self, log_path: Path) -> None:
+        """Start vLLM with its stdout and stderr going to ``log_path`` (replaced)."""
+        if self._proc is not None:
+            raise RuntimeError("this server was started already")
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_path = log_path
+        self._log_file = log_path.open("wb")
+        header = f"{LOG_HEADER}{shlex.join(self.command)}\n"
+        self._log_file.write(header.encode())
+        self._log_file.flush()
+        try:
+            # Its own session and process group: a Ctrl+C in our terminal does not reach it
+            # before we decide, and stop() can signal it with every worker it forked.
+            self._proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log_file,
+                stderr=subprocess.STDOUT,
+                env=server_env(self._api_key, self._environ),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._close_log()
+            raise ServeError(
+                f"cannot run {self.executable} ({exc.strerror or exc})", vllm_missing().fix
+            ) from exc
+        _log.info(
+            "started vLLM (pid %d) on port %d, log %s", self._proc.pid, self.cfg.port, log_path
+        )
+
+    def tail(self, count: int = 20) -> list[str]:
+        """The last ``count`` lines of the log (a tqdm bar counts with its last state)."""
+        if self._log_path is None:
+            return []
+        try:
+            with self._log_path.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - 65_536))
+                data = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return []
+        lines = [line.rsplit("\r", 1)[-1].rstrip() for line in data.split("\n")]
+        return [line for line in lines if line.strip()][-count:]
+
+    def failure(self) -> ServerExited:
+        """The :class:`ServerExited` describing why the process ended, from its log."""
+        code = self.returncode
+        tail = [line for line in self.tail(200) if not line.startswith(LOG_HEADER)]
+        message, fix = explain_failure(tail, self.cfg, code)
+        return ServerExited(message, fix, returncode=code, log_tail=tail[-15:])
+
+    def wait_ready(
+        self,
+        timeout: float | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        poll_interval: float = 0.5,
+    ) -> bool:
+        """Block until ``GET /health`` answers 200: True. False when ``should_stop()`` or
+        :meth:`stop` ends the wait. Reports each new :class:`Progress` from the log.
+
+        Raises :class:`ServerExited` when vLLM exits first (with the explanation and the
+        log's last lines), :class:`ReadyTimeout` after ``timeout`` seconds (None: no limit;
+        the first start downloads about 25 GB).
+        """
+        if self._proc is None or self._log_path is None:
+            raise RuntimeError("start() the server first")
+        reader = _LogReader(self._log_path)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last: Progress | None = None
+        while True:
+            if self._stopping or (should_stop is not None and should_stop()):
+                return False
+            for segment in reader.new_segments():
+                found = parse_progress(segment)
+                if found is not None and found != last:
+                    last = found
+                    if on_progress is not None:
+                        on_progress(found)
+            if self._proc.poll() is not None:
+                if self._stopping:
+                    return False
+                raise self.failure()
+            if _get(f"{self.cfg.root_url}/health", None, 2.0)[0] == 200:
+                if on_progress is not None and (last is None or last.phase != "ready"):
+                    on_progress(Progress("ready", "API server started"))
+                return True
+            if deadline is not None and time.monotonic() > deadline:
+                raise ReadyTimeout(
+                    f"vLLM did not answer {self.cfg.root_url}/health within {timeout:g} s",
+                    f"it is still running; read its log ({self._log_path}) or wait longer",
+                    log_tail=self.tail(15),
+                )
+            time.sleep(poll_interval)
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the process to exit; its code, or None on timeout."""
+        if self._proc is None:
+            return None
+        try:
+            return self._proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(
+        self, int_timeout: float = 30.0, term_timeout: float = 10.0, kill_timeout: float = 5.0
+    ) -> int | None:
+        """Stop vLLM and every process of its group: SIGINT (vLLM's clean shutdown), then
+        SIGTERM, then SIGKILL, each after its timeout. Returns the exit code (None if never
+        started). Safe to call twice and from another thread than :meth:`wait_ready`'s.
+        """
+        with self._lock:
+            self._stopping = True
+            proc = self._proc
+            if proc is None:
+                return None
+            pgid = proc.pid  # start_new_session: the group id is the leader's pid
+            for sig, wait in ((signal.SIGINT, int_timeout), (signal.SIGTERM, term_timeout)):
+                if proc.poll() is not None:
+                    break
+                _killpg(pgid, sig)
+                try:
+                    proc.wait(wait)
+                except subprocess.TimeoutExpired:
+                    _log.warning("vLLM (pid %d) still running %g s after %s", pgid, wait, sig.name)
+            if proc.poll() is None:
+                _killpg(pgid, signal.SIGKILL)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(kill_timeout)
+            # The leader is gone; workers it forked (vLLM's engine core) may not be.
+            _reap_group(pgid, term_timeout)
+            self._close_log()
+            return proc.returncode
+
+    def _close_log(self) -> None:
+        if self._log_file is not None:
+            with contextlib.suppress(OSError):
+                self._log_file.close()
+            self._log_file = None
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        _log.warning("not allowed to signal process group %d", pgid)
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (not zombie) process is left in the group."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        # killpg(pgid, 0) also succeeds for zombies, which a container's init may never reap.
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                # stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces and parentheses.
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    return True
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap_group(pgid: int, timeout: float) -> None:
+    """SIGTERM, then SIGKILL, whatever is left in the group."""
+    if not _group_alive(pgid):
+        return
+    _log.info("stopping processes left in vLLM's group %d", pgid)
+    _killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _group_alive(pgid):
+        _killpg(pgid, signal.SIGKILL)

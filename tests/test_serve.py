@@ -1,0 +1,444 @@
+"""`holodesk serve` and model.launcher: real processes against the stand-in `vllm` executable."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli_serve import serve_config, serve_port
+from app.settings import Settings
+from model.launcher import (
+    ServeConfig,
+    ServerExited,
+    VLLMServer,
+    build_command,
+    check_port,
+    explain_failure,
+    format_command,
+    parse_progress,
+)
+from tests.support.e2e import holodesk_argv, holodesk_env
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
+from tests.support.fake_vllm_cli import install_shims, shim_path
+from tests.support.home import REPO_ROOT, Home, isolate_home, make_home
+
+KEY = "sk-test-serve-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_for(predicate: object, timeout: float = 60.0, what: str = "condition") -> None:
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def http_status(url: str, key: str | None = None) -> int:
+    request = urllib.request.Request(url)
+    if key:
+        request.add_header("Authorization", f"Bearer {key}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
+
+
+@pytest.fixture
+def shims(tmp_path: Path) -> Path:
+    return install_shims(tmp_path / "bin")
+
+
+def serve_env(home: Home, bin_dir: Path, **extra: str) -> dict[str, str]:
+    env = holodesk_env(home)
+    env["PATH"] = shim_path(bin_dir)
+    env["FAKE_VLLM_LOAD_SECONDS"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_serve(
+    home: Home, bin_dir: Path, *args: str, timeout: float = 90, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        holodesk_argv("serve", *args),
+        env=serve_env(home, bin_dir, **extra),
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+class Started:
+    """A `holodesk serve` running in the background, its output in files."""
+
+    def __init__(self, home: Home, bin_dir: Path, workdir: Path, *args: str, **extra: str) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.stdout_path = workdir / "stdout"
+        self.stderr_path = workdir / "stderr"
+        self.record = workdir / "record.json"
+        self.proc = subprocess.Popen(
+            holodesk_argv("serve", *args),
+            env=serve_env(home, bin_dir, FAKE_VLLM_RECORD=str(self.record), **extra),
+            cwd=REPO_ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=self.stdout_path.open("w"),
+            stderr=self.stderr_path.open("w"),
+        )
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_path.read_text()
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text()
+
+    def recorded(self) -> dict[str, object]:
+        wait_for(lambda: self.record.exists() and self.record.stat().st_size > 0, 30, "record")
+        data: dict[str, object] = json.loads(self.record.read_text())
+        return data
+
+    def wait_output(self, text: str, timeout: float = 60) -> None:
+        def seen() -> bool:
+            if self.proc.poll() is not None:
+                code = self.proc.returncode
+                raise AssertionError(f"exited {code}:\n{self.stdout}\n{self.stderr}")
+            return text in self.stdout
+
+        wait_for(seen, timeout, repr(text))
+
+    def wait_exit(self, timeout: float = 60) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError(f"did not exit:\n{self.stdout}\n{self.stderr}") from None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(40)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.record.exists():
+            data = json.loads(self.record.read_text())
+            for pid in (data.get("pid"), data.get("child")):
+                if isinstance(pid, int) and alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[list[Started]]:
+    servers: list[Started] = []
+    yield servers
+    for server in servers:
+        server.close()
+
+
+# --------------------------------------------------------------------------- the command
+
+
+EXPECTED_ARGV = [
+    "vllm", "serve", "Hcompany/Holotron-12B",
+    "--trust-remote-code",
+    "--dtype", "bfloat16",
+    "--max-model-len", "32768",
+    "--mamba-ssm-cache-dtype", "float32",
+    "--limit-mm-per-prompt", '{"image": 3, "video": 0}',
+    "--enable-prefix-caching",
+    "--gpu-memory-utilization", "0.9",
+    "--served-model-name", "holotron",
+    "--host", "127.0.0.1",
+    "--port", "8000",
+]  # fmt: skip
+
+
+def test_build_command_is_the_documented_one() -> None:
+    assert build_command(ServeConfig()) == EXPECTED_ARGV
+
+
+def test_format_command_quotes_and_continues() -> None:
+    text = format_command(EXPECTED_ARGV)
+    assert text.splitlines()[0] == "vllm serve Hcompany/Holotron-12B \\"
+    assert "  --limit-mm-per-prompt '{\"image\": 3, \"video\": 0}' \\" in text.splitlines()
+    assert text.splitlines()[-1] == "  --port 8000"
+    assert format_command(["vllm", "serve", "m"]) == "vllm serve m"
+
+
+def test_print_command_prints_exactly_the_command(home: Home, shims: Path) -> None:
+    result = run_serve(home, shims, "--print-command")
+    assert result.returncode == 0, result.stderr
+    expected = format_command(EXPECTED_ARGV) + "\n"
+    assert result.stdout == expected
+
+
+def test_print_command_takes_options_and_needs_no_vllm(home: Home, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_serve(
+        home, empty, "--print-command", "--port", "9123", "--gpu-memory", "0.8",
+        "--max-model-len", "65536", "--image-limit", "4", "--model", "/models/holo",
+        "--", "--enforce-eager",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    argv = build_command(
+        ServeConfig(
+            model="/models/holo", port=9123, gpu_memory=0.8, max_model_len=65536,
+            image_limit=4, extra_args=("--enforce-eager",),
+        )
+    )  # fmt: skip
+    assert result.stdout == format_command(argv) + "\n"
+
+
+def test_print_command_never_shows_the_key(home: Home, shims: Path) -> None:
+    result = run_serve(home, shims, "--print-command", HOLODESK_API_KEY=KEY)
+    assert result.returncode == 0
+    assert KEY not in result.stdout + result.stderr
+    assert "--api-key" not in result.stdout
+    assert "$VLLM_API_KEY" in result.stdout
+
+
+def test_bad_option_is_a_usage_error(home: Home, shims: Path) -> None:
+    result = run_serve(home, shims, "--print-command", "--gpu-memory", "1.5")
+    assert result.returncode == 2
+    assert "serve_gpu_memory" in result.stderr
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def test_missing_vllm_says_how_to_install(home: Home, tmp_path: Path) -> None:
+    if (Path(sys.executable).parent / "vllm").exists():
+        pytest.skip("a real vllm is installed next to this Python")
+    bin_dir = install_shims(tmp_path / "bin", vllm=False)
+    result = run_serve(home, bin_dir, "--port", str(free_port()))
+    assert result.returncode == 1
+    assert "vLLM is not installed" in result.stderr
+    assert "pip install 'holodesk[server]'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("gpus", "said"),
+    [(None, "`nvidia-smi` is not installed"), ("", "`nvidia-smi` lists no GPU")],
+)
+def test_no_gpu_says_what_is_needed(
+    home: Home, tmp_path: Path, gpus: str | None, said: str
+) -> None:
+    bin_dir = install_shims(tmp_path / "bin", gpus=gpus)
+    result = run_serve(home, bin_dir, "--port", str(free_port()))
+    assert result.returncode == 1
+    assert said in result.stderr
+    assert "40 GB" in result.stderr and "H100" in result.stderr
+
+
+def test_busy_port_names_the_holder(home: Home, shims: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        problem = check_port("127.0.0.1", port)
+        assert problem is not None
+        assert f"port {port} is already in use by pid {os.getpid()}" in problem.message
+        result = run_serve(home, shims, "--port", str(port))
+    assert result.returncode == 1
+    assert f"port {port} is already in use" in result.stderr
+
+
+def test_refuses_a_second_server(home: Home, shims: Path) -> None:
+    answer = {"thought": "t", "action": {"action": "answer", "text": "ok"}}
+    with FakeVLLM(ScriptedPolicy([answer])) as fake:
+        result = run_serve(home, shims, "--port", str(fake.port))
+    assert result.returncode == 3
+    assert f"already running at http://127.0.0.1:{fake.port}/v1" in result.stderr
+
+
+# --------------------------------------------------------------------------- running
+
+
+def test_serves_until_ctrl_c(
+    home: Home, shims: Path, tmp_path: Path, started: list[Started]
+) -> None:
+    port = free_port()
+    server = Started(
+        home, shims, tmp_path / "run", "--port", str(port),
+        HOLODESK_API_KEY=KEY, FAKE_VLLM_CHILD="1",
+    )  # fmt: skip
+    started.append(server)
+    server.wait_output("ready at")
+    out = server.stdout
+    assert f"ready at http://127.0.0.1:{port}/v1 (model holotron)" in out
+    assert "loading weights:" in out and "capturing CUDA graphs" in out
+    log = home.state / "holodesk" / f"vllm-{port}.log"
+    assert f"log: {log}" in out
+    assert "Loading safetensors checkpoint shards" in log.read_text()
+
+    record = server.recorded()
+    assert record["has_key"] is True
+    argv = record["argv"]
+    assert isinstance(argv, list) and KEY not in " ".join(argv)
+    vllm_pid, child_pid = record["pid"], record["child"]
+    assert isinstance(vllm_pid, int) and isinstance(child_pid, int)
+    assert KEY.encode() not in Path(f"/proc/{vllm_pid}/cmdline").read_bytes()
+    # The key went through the environment: the server demands it.
+    assert http_status(f"http://127.0.0.1:{port}/v1/models") == 401
+    assert http_status(f"http://127.0.0.1:{port}/v1/models", KEY) == 200
+
+    server.proc.send_signal(signal.SIGINT)
+    assert server.wait_exit() == 0, server.stderr
+    assert "stopped." in server.stdout
+    assert not alive(vllm_pid)
+    wait_for(lambda: not alive(child_pid), 15, "the engine worker to go")
+
+
+def test_sigterm_while_loading_stops_cleanly(
+    home: Home, shims: Path, tmp_path: Path, started: list[Started]
+) -> None:
+    server = Started(
+        home, shims, tmp_path / "run", "--port", str(free_port()), FAKE_VLLM_LOAD_SECONDS="60"
+    )
+    started.append(server)
+    pid = server.recorded()["pid"]
+    assert isinstance(pid, int)
+    server.wait_output("starting vLLM")
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.wait_exit() == 0, server.stderr
+    assert "ready at" not in server.stdout
+    assert not alive(pid)
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "fix", "log_line"),
+    [
+        ("oom", "ran out of GPU memory", "--gpu-memory", "CUDA out of memory"),
+        ("arch", "does not know the model's architecture", "upgrade vLLM", "are not supported"),
+    ],
+)
+def test_crash_at_load_is_explained(
+    home: Home, shims: Path, kind: str, message: str, fix: str, log_line: str
+) -> None:
+    result = run_serve(home, shims, "--port", str(free_port()), FAKE_VLLM_FAIL=kind)
+    assert result.returncode == 1
+    assert "vLLM did not start" in result.stderr and message in result.stderr
+    assert fix in result.stderr
+    assert log_line in result.stderr  # the log's last lines are shown
+
+
+# --------------------------------------------------------------------------- launcher
+
+
+def test_stop_escalates_and_leaves_no_worker(
+    tmp_path: Path, shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_VLLM_STUBBORN", "1")  # ignores SIGINT
+    monkeypatch.setenv("FAKE_VLLM_CHILD", "1")
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.5")
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_VLLM_RECORD", str(record))
+    server = VLLMServer(ServeConfig(port=free_port()), executable=str(shims / "vllm"))
+    server.start(tmp_path / "vllm.log")
+    try:
+        progress: list[str] = []
+        assert server.wait_ready(timeout=60, on_progress=lambda p: progress.append(p.phase))
+        assert progress[-1] == "ready" and "load" in progress
+        data = json.loads(record.read_text())
+        code = server.stop(int_timeout=1, term_timeout=5)
+        assert code is not None
+        assert not alive(data["pid"]) and not alive(data["child"])
+        assert server.stop() == code  # twice is fine
+    finally:
+        server.stop(int_timeout=1, term_timeout=1)
+
+
+def test_wait_ready_raises_with_the_log_tail(
+    tmp_path: Path, shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_VLLM_FAIL", "kv")
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.2")
+    server = VLLMServer(ServeConfig(port=free_port()), executable=str(shims / "vllm"))
+    server.start(tmp_path / "vllm.log")
+    with pytest.raises(ServerExited) as caught:
+        server.wait_ready(timeout=60)
+    server.stop()
+    assert caught.value.returncode == 1
+    assert "context of 32768 tokens" in caught.value.message
+    assert "--max-model-len" in caught.value.fix
+    assert any("KV cache" in line for line in caught.value.log_tail)
+
+
+REAL_LINES = [
+    ("Loading safetensors checkpoint shards:  56% Completed | 5/9 [00:13<00:11,  2.87s/it]",
+     "load", "loading weights: 56% (5/9 shards)"),
+    ("(Worker_TP0 pid=34322) INFO 05-06 20:59:57 [default_loader.py:384] Loading weights took "
+     "24.84 seconds", "load", "weights loaded in 25 s"),
+    ("Capturing CUDA graphs (decode, FULL):  97%|████▎ | 65/67 [00:15<00:00,  4.58it/s]",
+     "graphs", "capturing CUDA graphs: 97%"),
+    ("(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing "
+     "finished in 38 secs, took 1.64 GiB", "graphs", "CUDA graphs captured in 38 s"),
+    ("(APIServer pid=1) INFO:     Application startup complete.", "ready", "API server started"),
+    ("model-00002-of-00005.safetensors:  45%|████▌     | 2.24G/4.97G [00:31<00:38, 71.2MB/s]",
+     "download", "downloading model-00002-of-00005.safetensors: 45%"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("line", "phase", "text"), REAL_LINES)
+def test_progress_from_real_vllm_lines(line: str, phase: str, text: str) -> None:
+    found = parse_progress(line)
+    assert found is not None and (found.phase, found.text) == (phase, text)
+
+
+def test_unknown_failure_falls_back_to_the_exit_code() -> None:
+    message, fix = explain_failure(["something odd"], ServeConfig(), 7)
+    assert "exited with code 7" in message and "log" in fix
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_port_follows_a_local_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+    assert serve_port(Settings()) == 8000
+    assert serve_port(Settings(endpoint="http://localhost:9001/v1")) == 9001
+    assert serve_port(Settings(endpoint="http://gpu-box:9001/v1")) == 8000
+    assert serve_port(Settings(endpoint="http://127.0.0.1:9001/v1", serve_port=9100)) == 9100
+    cfg = serve_config(
+        Settings(serve_gpu_memory=0.8, serve_max_model_len=65536, serve_image_limit=4)
+    )
+    assert (cfg.gpu_memory, cfg.max_model_len, cfg.image_limit) == (0.8, 65536, 4)

@@ -1,0 +1,160 @@
+"""ui.server_control: start and stop the stand-in `vllm` from the GUI side, loop never blocked."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+from app.settings import Settings
+from tests.support.fake_vllm_cli import install_shims, shim_path
+from tests.support.home import Home, isolate_home
+from tests.test_serve import alive, free_port, http_status
+from ui.server_control import ServerControl
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
+    return isolate_home(monkeypatch, tmp_path)
+
+
+@pytest.fixture
+def shims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = install_shims(tmp_path / "bin")
+    monkeypatch.setenv("PATH", shim_path(folder))  # the fake nvidia-smi
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.5")
+    monkeypatch.setenv("FAKE_VLLM_RECORD", str(tmp_path / "record.json"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    return folder
+
+
+@pytest.fixture
+def controls() -> Iterator[list[ServerControl]]:
+    made: list[ServerControl] = []
+    yield made
+    for control in made:
+        control.shutdown()
+
+
+def make(controls: list[ServerControl], shims: Path, port: int) -> tuple[ServerControl, list[str]]:
+    settings = Settings(endpoint=f"http://127.0.0.1:{port}/v1")
+    control = ServerControl(lambda: settings, executable=str(shims / "vllm"), watch_interval_ms=100)
+    controls.append(control)
+    states: list[str] = []
+    control.state_changed.connect(states.append)
+    return control, states
+
+
+def test_available_only_for_a_local_endpoint() -> None:
+    assert ServerControl.available(Settings())
+    assert ServerControl.available(Settings(endpoint="http://localhost:9000/v1"))
+    assert not ServerControl.available(Settings(endpoint="https://gpu.example.com/v1"))
+
+
+def test_start_then_stop(
+    qtbot: QtBot, home: Home, shims: Path, tmp_path: Path, controls: list[ServerControl]
+) -> None:
+    port = free_port()
+    control, states = make(controls, shims, port)
+    progress: list[str] = []
+    control.progress.connect(progress.append)
+    # The event loop keeps turning while the server loads: a timer fires meanwhile.
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start(50)
+
+    control.start()
+    assert states == ["starting"]
+    qtbot.waitUntil(lambda: control.state in ("ready", "failed"), timeout=60_000)
+    timer.stop()
+    assert control.state == "ready", progress
+    assert len(ticks) > 3
+    assert any("loading weights" in p for p in progress)
+    assert progress[-1] == f"ready at http://127.0.0.1:{port}/v1 (model holotron)"
+    assert control.log_path == home.state / "holodesk" / f"vllm-{port}.log"
+    assert http_status(f"http://127.0.0.1:{port}/health") == 200
+    control.start()  # ignored while ready
+    pid = json.loads((tmp_path / "record.json").read_text())["pid"]
+
+    control.stop()
+    qtbot.waitUntil(lambda: control.state == "stopped", timeout=60_000)
+    assert states == ["starting", "ready", "stopping", "stopped"]
+    assert not alive(pid)
+
+
+def test_stop_while_starting(
+    qtbot: QtBot, home: Home, shims: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, controls: list[ServerControl],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "60")
+    control, states = make(controls, shims, free_port())
+    control.start()
+    record = tmp_path / "record.json"
+    qtbot.waitUntil(record.exists, timeout=30_000)
+    qtbot.waitUntil(lambda: record.stat().st_size > 0, timeout=5_000)
+    control.stop()
+    qtbot.waitUntil(lambda: control.state == "stopped", timeout=60_000)
+    assert states == ["starting", "stopping", "stopped"]
+    assert not alive(json.loads(record.read_text())["pid"])
+
+
+def test_crash_is_reported(
+    qtbot: QtBot, home: Home, shims: Path, monkeypatch: pytest.MonkeyPatch,
+    controls: list[ServerControl],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("FAKE_VLLM_FAIL", "oom")
+    control, states = make(controls, shims, free_port())
+    with qtbot.waitSignal(control.failed, timeout=60_000) as failed:
+        control.start()
+    message, fix = failed.args
+    assert "ran out of GPU memory" in message
+    assert "--gpu-memory" in fix and "CUDA out of memory" in fix
+    assert states == ["starting", "failed"]
+
+
+def test_missing_gpu_fails_with_the_fix(
+    qtbot: QtBot, home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    controls: list[ServerControl],
+) -> None:  # fmt: skip
+    folder = install_shims(tmp_path / "nogpu", gpus=None)
+    monkeypatch.setenv("PATH", shim_path(folder))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    control, _states = make(controls, folder, free_port())
+    with qtbot.waitSignal(control.failed, timeout=30_000) as failed:
+        control.start()
+    assert "no NVIDIA GPU" in failed.args[0]
+    assert "40 GB" in failed.args[1]
+
+
+def test_quit_stops_the_server(
+    qtbot: QtBot, home: Home, shims: Path, tmp_path: Path, controls: list[ServerControl]
+) -> None:
+    control, _states = make(controls, shims, free_port())
+    control.start()
+    qtbot.waitUntil(lambda: control.state == "ready", timeout=60_000)
+    pid = json.loads((tmp_path / "record.json").read_text())["pid"]
+    control.shutdown()  # what aboutToQuit calls
+    assert not alive(pid)
+    assert control.state == "stopped"
+
+
+def test_death_after_ready_is_noticed(
+    qtbot: QtBot, home: Home, shims: Path, tmp_path: Path, controls: list[ServerControl]
+) -> None:
+    import os
+    import signal
+
+    control, states = make(controls, shims, free_port())
+    control.start()
+    qtbot.waitUntil(lambda: control.state == "ready", timeout=60_000)
+    pid = json.loads((tmp_path / "record.json").read_text())["pid"]
+    with qtbot.waitSignal(control.failed, timeout=30_000) as failed:
+        os.kill(pid, signal.SIGKILL)
+    assert failed.args[0].startswith("vLLM stopped")
+    assert states[-1] == "failed"

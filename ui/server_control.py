@@ -1,0 +1,274 @@
+"""Start and stop the local vLLM server from the GUI, never blocking the event loop.
+
+The tray wires it up like this::
+
+    control = ServerControl(lambda: app.settings, parent=app)
+    start_action.setVisible(ServerControl.available(app.settings))
+    start_action.triggered.connect(control.start)
+    stop_action.triggered.connect(control.stop)
+    control.state_changed.connect(tray.show_server_state)   # "stopped", "starting", ...
+    control.progress.connect(tray.show_message)             # "loading weights: 40% ..."
+    control.failed.connect(show_error)                      # (message, fix)
+
+The launcher (:mod:`model.launcher`) runs on a one-thread :class:`~ui.workers.Background`: its
+checks (``nvidia-smi``, the keyring) and the wait for ``/health`` block; their results come back
+on the GUI thread. A timer notices a server that dies after it was ready. The server is stopped
+when the application quits (``aboutToQuit``), so holodesk never leaves a vLLM behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
+
+from app.cli_serve import serve_api_key, serve_config, server_available, server_log_path
+from app.settings import Settings
+from model.launcher import (
+    SERVED_MODEL_NAME,
+    ServeError,
+    VLLMServer,
+    find_running,
+    find_vllm,
+    preflight,
+)
+from ui.workers import Background
+
+__all__ = ["ServerControl", "ServerState"]
+
+_log = logging.getLogger(__name__)
+
+ServerState = Literal["stopped", "starting", "ready", "stopping", "failed"]
+
+_Outcome = Literal["ready", "external", "cancelled"]
+
+
+class ServerControl(QObject):
+    """Owns one local vLLM server: :meth:`start` / :meth:`stop` slots, state as signals.
+
+    ``settings`` is called on the GUI thread at each start, so a changed endpoint or serve_*
+    setting applies to the next start. ``executable`` forces the ``vllm`` to run (tests);
+    None finds it like ``holodesk serve`` does.
+    """
+
+    state_changed = Signal(str)  # a ServerState
+    progress = Signal(str)  # a line of plain words about the start ("loading weights: 40% ...")
+    failed = Signal(str, str)  # (message, fix); the state is "failed"
+
+    def __init__(
+        self,
+        settings: Callable[[], Settings],
+        parent: QObject | None = None,
+        *,
+        executable: str | None = None,
+        watch_interval_ms: int = 1000,
+    ) -> None:
+        super().__init__(parent)
+        self._settings = settings
+        self._executable = executable
+        self._state: ServerState = "stopped"
+        self._server: VLLMServer | None = None
+        self._base_url: str | None = None
+        self._owned = False
+        self._cancel = threading.Event()
+        self._tasks = Background(self, max_threads=1)  # start and stop run in order
+        self._watch = QTimer(self)
+        self._watch.setInterval(watch_interval_ms)
+        self._watch.timeout.connect(self._check_alive)
+        self._shut_down = False
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # ------------------------------------------------------------------ queries
+
+    @staticmethod
+    def available(settings: Settings) -> bool:
+        """Whether the endpoint is this machine: only then offer Start/Stop server."""
+        return server_available(settings)
+
+    @property
+    def state(self) -> ServerState:
+        """The current state (as last emitted)."""
+        return self._state
+
+    @property
+    def base_url(self) -> str | None:
+        """The server's base URL once started (also for a server found already running)."""
+        return self._base_url
+
+    @property
+    def owned(self) -> bool:
+        """Whether holodesk started the server (False: it was running already; Stop leaves it)."""
+        return self._owned
+
+    @property
+    def log_path(self) -> Path | None:
+        """The server's log file, once started here."""
+        server = self._server
+        return server.log_path if server is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The vLLM process id, while one started here exists."""
+        server = self._server
+        return server.pid if server is not None else None
+
+    # ------------------------------------------------------------------ slots
+
+    @Slot()
+    def start(self) -> None:
+        """Start the server in the background (ignored while starting, ready or stopping)."""
+        if self._shut_down or self._state in ("starting", "ready", "stopping"):
+            return
+        settings = self._settings()
+        if not server_available(settings):
+            self._fail(
+                f"the endpoint {settings.endpoint} is not this machine",
+                "start the server where it runs, or set the endpoint to http://127.0.0.1:8000/v1",
+            )
+            return
+        self._cancel.clear()
+        self._server = None
+        self._owned = False
+        self._set_state("starting")
+        self._tasks.run(lambda: self._start_job(settings), self._started, self._start_failed)
+
+    @Slot()
+    def stop(self) -> None:
+        """Stop the server holodesk started (in the background); a no-op when there is none."""
+        if self._state in ("stopped", "stopping", "failed") or self._shut_down:
+            return
+        if self._state == "ready" and not self._owned:
+            self.progress.emit(
+                "this server was not started by holodesk: stop it where it runs (Ctrl+C)"
+            )
+            return
+        self._cancel.set()
+        self._watch.stop()
+        self._set_state("stopping")
+        self._tasks.run(self._stop_job, lambda _code: self._stopped(), self._stop_failed)
+
+    @Slot()
+    def shutdown(self) -> None:
+        """Stop the server and wait for it (blocking, bounded): for application quit."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self._cancel.set()
+        self._watch.stop()
+        # The start job sees the cancel within half a second; a stop job finishes its stop.
+        self._tasks.close(60_000)
+        server, self._server = self._server, None
+        if server is not None and self._owned:
+            server.stop()
+        self._state = "stopped"
+
+    # ------------------------------------------------------------------ worker side
+
+    def _emit_progress(self, text: str) -> None:
+        self._tasks.call_soon(lambda: self.progress.emit(text))
+
+    def _start_job(self, settings: Settings) -> _Outcome:
+        cfg = serve_config(settings)
+        key = serve_api_key(settings, cfg)
+        self._base_url = cfg.base_url
+        running = find_running(cfg, key)
+        if running is not None:
+            if SERVED_MODEL_NAME in running.models:
+                return "external"
+            raise ServeError(
+                f"another server already answers at {cfg.base_url}",
+                "stop it, or set serve_port to a free port (and the endpoint to match)",
+            )
+        self._emit_progress("checking vLLM and the GPU")
+        executable = find_vllm(self._executable)
+        problems = preflight(cfg, executable, explicit_executable=self._executable)
+        fatal = [p for p in problems if p.fatal]
+        for warning in (p for p in problems if not p.fatal):
+            self._emit_progress(f"warning: {warning.message}")
+        if fatal or executable is None:
+            raise ServeError(
+                "; ".join(p.message for p in fatal), " / ".join(p.fix for p in fatal)
+            )
+        if self._cancel.is_set():
+            return "cancelled"
+        server = VLLMServer(cfg, executable=executable, api_key=key)
+        self._server = server
+        self._owned = True
+        server.start(server_log_path(cfg))
+        self._emit_progress(f"starting vLLM (log: {server.log_path})")
+        ready = server.wait_ready(
+            on_progress=lambda p: self._emit_progress(p.text), should_stop=self._cancel.is_set
+        )
+        return "ready" if ready else "cancelled"
+
+    def _stop_job(self) -> int | None:
+        server = self._server
+        if server is None or not self._owned:
+            return None
+        return server.stop()
+
+    # ------------------------------------------------------------------ GUI side
+
+    def _started(self, outcome: _Outcome) -> None:
+        if outcome == "cancelled" or self._state != "starting":
+            return
+        if outcome == "external":
+            self.progress.emit(f"vLLM is already running at {self._base_url}")
+        else:
+            self.progress.emit(f"ready at {self._base_url} (model {SERVED_MODEL_NAME})")
+            self._watch.start()
+        self._set_state("ready")
+
+    def _start_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, ServeError):
+            fix = exc.fix
+            if exc.log_tail:
+                log = self.log_path
+                fix += f"\nLast lines of the log ({log}):\n" + "\n".join(exc.log_tail[-8:])
+            self._release()
+            self._fail(exc.message, fix)
+            return
+        _log.error("starting the server failed", exc_info=exc)
+        self._release()
+        self._fail(f"could not start the server: {exc}", "see holodesk's log for details")
+
+    def _stopped(self) -> None:
+        self._server = None
+        self._set_state("stopped")
+
+    def _stop_failed(self, exc: BaseException) -> None:
+        _log.error("stopping the server failed", exc_info=exc)
+        self._fail(f"could not stop the server: {exc}", "see holodesk's log; `nvidia-smi` lists it")
+
+    def _check_alive(self) -> None:
+        server = self._server
+        if server is None or self._state != "ready":
+            self._watch.stop()
+            return
+        if server.returncode is None or server.stopping:
+            return
+        self._watch.stop()
+        exc = server.failure()
+        self._release()
+        self._fail(f"vLLM stopped: {exc.message}", exc.fix)
+
+    def _release(self) -> None:
+        """Make sure nothing of a failed server is left (its worker processes too)."""
+        server = self._server
+        if server is not None and self._owned:
+            self._tasks.run(server.stop)
+
+    def _fail(self, message: str, fix: str) -> None:
+        self._set_state("failed")
+        self.failed.emit(message, fix)
+
+    def _set_state(self, state: ServerState) -> None:
+        if state != self._state:
+            self._state = state
+            self.state_changed.emit(state)
