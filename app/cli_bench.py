@@ -1,9 +1,263 @@
-"""The `holodesk bench` command (placeholder until it is written)."""
+"""The `holodesk bench` command: measure the model server's throughput under concurrent sessions.
+
+This module gathers what the load generator needs from the app (settings, the API key from
+the keyring, screenshots from the action log) and hands plain data to :mod:`model.loadbench`,
+which documents the method. It prints a table, writes a CSV and a PNG chart, and compares
+with a published reference when asked (``--reference 8900@100``: H Company's figure for one
+H100 at 100 concurrent workers).
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from app.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+    from model.benchframes import Screenshot
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEVELS = "1,2,4,8,16,32,64,100"
+DEFAULT_DURATION = 60.0
+MAX_LOG_SHOTS = 300  # three screenshots for each of 100 sessions
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to the `holodesk` subcommands."""
+    p = sub.add_parser(
+        "bench",
+        help="measure the model server's throughput under many concurrent agent sessions",
+        description=(
+            "Run N simulated agent sessions at once against the server (realistic step "
+            "requests: three screenshots, growing history, structured output, streamed) for "
+            "each concurrency level, and report tokens/s, steps/s, latency and errors."
+        ),
+    )
+    p.add_argument("--levels", default=DEFAULT_LEVELS,
+                   help=f"concurrency levels, comma-separated (default {DEFAULT_LEVELS})")
+    amount = p.add_mutually_exclusive_group()
+    amount.add_argument("--duration", type=float, metavar="S",
+                        help=f"seconds measured per level after warm-up "
+                             f"(default {DEFAULT_DURATION:g})")
+    amount.add_argument("--steps", type=int, metavar="N",
+                        help="instead: every session runs exactly N steps (quick, exact totals)")
+    p.add_argument("--warmup", type=float, default=30.0, metavar="S",
+                   help="at most this long per level waiting for every session's first step "
+                        "(default 30)")
+    p.add_argument("--images", choices=["generated", "log"], default="generated",
+                   help="generated desktop-like frames (default) or real screenshots from the "
+                        "action log")
+    p.add_argument("--reference", metavar="TOKS@LEVEL",
+                   help="a published total tokens/s to compare with, e.g. 8900@100")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="folder for the CSV and PNG (default: bench/ in the data folder)")
+    p.add_argument("--endpoint", help="the server's base URL (default from settings)")
+    p.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    p.add_argument("--max-tokens", type=int, default=1024, metavar="N",
+                   help="most tokens generated per step (default 1024, as a run)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more")
+    p.set_defaults(func=_cmd_bench)
+
+
+def _error(message: str) -> None:
+    print(f"holodesk: {message}", file=sys.stderr)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    # Heavy imports here: the parser is built for every command.
+    from app import paths
+    from app.secrets import api_key
+    from app.settings import load_settings
+    from model.benchframes import GeneratedFrames
+    from model.benchplot import save_chart
+    from model.client import ClientConfig, HolotronClient
+    from model.errors import HolotronError
+    from model.loadbench import (
+        BenchConfig,
+        FrameSource,
+        LevelResult,
+        LogFrames,
+        Reference,
+        compare,
+        format_errors,
+        format_table,
+        parse_levels,
+        run_bench,
+        write_csv,
+    )
+
+    settings = load_settings()
+    overrides = {k: v for k in ("endpoint", "model") if (v := getattr(args, k)) is not None}
+    if overrides:
+        settings = settings.with_overrides(overrides)
+    try:
+        levels = parse_levels(args.levels)
+        reference = Reference.parse(args.reference) if args.reference else None
+        if args.max_tokens < 1:
+            raise ValueError("--max-tokens must be at least 1")
+        client = ClientConfig(
+            base_url=settings.endpoint,
+            api_key=api_key(settings.endpoint),
+            model=settings.model,
+            request_timeout=settings.request_timeout,
+            temperature=settings.temperature,
+            max_tokens=args.max_tokens,
+        )
+        config = BenchConfig(
+            client=client,
+            levels=levels,
+            duration=None
+            if args.steps is not None
+            else (DEFAULT_DURATION if args.duration is None else args.duration),
+            steps=args.steps,
+            warmup=args.warmup,
+            task_steps=max(settings.max_steps, 3),
+            convention=settings.convention,
+            thinking=settings.thinking,
+        )
+    except ValueError as e:
+        _error(str(e))
+        return EXIT_USAGE
+
+    frames: FrameSource
+    if args.images == "log":
+        shots = _log_screenshots(settings)
+        if not shots:
+            _error("the action log has no screenshots yet: run a task first, "
+                   "or use --images generated")
+            return EXIT_USAGE
+        most = max(levels) * 3
+        if len(shots) < most:
+            print(f"note: {len(shots)} screenshot(s) from the action log for up to {most} "
+                  "images in flight: sessions share some, which the server may serve from "
+                  "its cache", file=sys.stderr)
+        frames = LogFrames(shots)
+    else:
+        width = settings.max_side
+        frames = GeneratedFrames(width, round(width * 9 / 16), quality=settings.jpeg_quality)
+
+    # Fail early, with the fix, when there is nothing to measure.
+    with HolotronClient(client) as probe:
+        try:
+            model = probe.resolve_model()
+        except HolotronError as e:
+            _error(f"{e.message}\nFix: {e.fix}")
+            return EXIT_RUN_FAILED
+
+    out_dir = args.out if args.out is not None else paths.data_dir() / "bench"
+    try:
+        paths.ensure_private_dir(out_dir)
+    except OSError as e:
+        _error(f"cannot create {out_dir}: {e}")
+        return EXIT_USAGE
+
+    print(f"Benchmarking {model} at {settings.endpoint}: levels "
+          f"{','.join(map(str, levels))}, "
+          + (f"{config.steps} step(s) per session" if config.steps is not None
+             else f"{config.duration:g} s per level after warm-up")
+          + f", {args.images} screenshots. Ctrl+C stops and keeps the finished levels.",
+          flush=True)
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        print("\nstopping: cancelling the level in flight (Ctrl+C again quits at once)",
+              file=sys.stderr, flush=True)
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def on_level(result: LevelResult) -> None:
+        print(f"level {result.concurrency}: {result.total_tokens_per_s:,.0f} tok/s, "
+              f"{result.steps} step(s), {result.errors} error(s)", file=sys.stderr, flush=True)
+
+    old_int = signal.signal(signal.SIGINT, on_signal)
+    old_term = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        report = run_bench(
+            config,
+            frames,
+            stop=stop,
+            on_progress=lambda line: print(line, file=sys.stderr, flush=True),
+            on_level=on_level,
+        )
+    except KeyboardInterrupt:  # the second Ctrl+C: quit now, the sessions are daemon threads
+        _error("interrupted")
+        return EXIT_RUN_FAILED
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+
+    if not report.levels:
+        _error("stopped before any level finished; nothing to report")
+        return EXIT_RUN_FAILED
+    print()
+    print(format_table(report))
+    errors = format_errors(report)
+    if errors:
+        print()
+        print(errors)
+    stamp = report.started.strftime("%Y%m%d-%H%M%S")
+    csv_path = write_csv(report, out_dir / f"bench-{stamp}.csv")
+    png_path = save_chart(report, out_dir / f"bench-{stamp}.png", reference)
+    print()
+    if reference is not None:
+        print(compare(report, reference))
+    print(f"CSV: {csv_path}")
+    print(f"Chart: {png_path}")
+    if report.interrupted:
+        _error("stopped: the levels above are the ones that finished")
+        return EXIT_RUN_FAILED
+    if not report.ok:
+        _error("some steps failed (see above); the numbers of those levels are not comparable")
+        return EXIT_RUN_FAILED
+    return EXIT_OK
+
+
+def _log_screenshots(settings: Settings) -> list[Screenshot]:
+    """Recent runs' screenshots, re-encoded as a run with these settings would send them."""
+    from app.store import ActionLog
+
+    files: list[Path] = []
+    with ActionLog.open(mark_interrupted=False) as store:
+        for run in store.list_runs(limit=100):
+            for step in store.steps(run.id):
+                if step.screenshot_path:
+                    files.append(Path(step.screenshot_path))
+            if len(files) >= MAX_LOG_SHOTS:
+                break
+    shots: list[Screenshot] = []
+    for file in files[:MAX_LOG_SHOTS]:
+        try:
+            shots.append(_reencode(file, settings))
+        except (OSError, ValueError) as e:
+            log.warning("skipping screenshot %s: %s", file, e)
+    return shots
+
+
+def _reencode(file: Path, settings: Settings) -> Screenshot:
+    """One stored screenshot, downscaled and encoded by the capture code, as a run sends it."""
+    from PIL import Image
+
+    from control.capture import EncodeOptions, encode_bgrx
+    from model.benchframes import Screenshot
+
+    with Image.open(file) as image:
+        rgb = image.convert("RGB")
+    raw = rgb.tobytes("raw", "BGRX")
+    options = EncodeOptions(
+        max_side=settings.max_side,
+        image_format=settings.image_format,
+        jpeg_quality=settings.jpeg_quality,
+    )
+    data, width, height = encode_bgrx(raw, rgb.width, rgb.height, options)
+    mime = "image/jpeg" if settings.image_format == "jpeg" else "image/png"
+    return Screenshot(data, mime, width, height)
