@@ -91,9 +91,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="folder to write into (default: here)")
     exp.set_defaults(func=_cmd_log_export)
 
-    trig = sub.add_parser("trigger", help="talk to the running desktop app")
-    trig.add_argument("what", choices=["show", "stop", "run"],
-                      help="show its window, pull its emergency stop, or start a task")
+    trig = sub.add_parser(
+        "trigger", help="run an automation, or talk to the running desktop app",
+        description="`trigger NAME` runs the automation NAME in the running desktop app, or "
+                    "here when the app is not running; `trigger show|stop|run TASK` shows the "
+                    "app's window, pulls its emergency stop, or starts a task in it.",
+    )
+    trig.add_argument("what", metavar="NAME|show|stop|run",
+                      help="an automation's name, or show, stop, run")
     trig.add_argument("task", nargs="?", default="", help="with run: the task")
     trig.set_defaults(func=_cmd_trigger)
 
@@ -124,9 +129,18 @@ def _run_settings(args: argparse.Namespace) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    return run_task(_run_settings(args), args.task, dry_run=args.dry_run, verbose=args.verbose)
+
+
+def run_task(settings: Settings, task: str, *, dry_run: bool = False,
+             verbose: bool = False) -> int:
+    """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
+
+    Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
+    and the stop hotkey.
+    """
     from app.session import build_session  # the heavy imports only when a run is asked for
 
-    settings = _run_settings(args)
     lock = DesktopLock(paths.lock_path())
     try:
         lock.acquire()
@@ -134,14 +148,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"holodesk: {e}", file=sys.stderr)
         return EXIT_BUSY
     try:
-        session = build_session(settings, task=args.task, dry_run=args.dry_run)
+        session = build_session(settings, task=task, dry_run=dry_run)
     except Exception as e:
         lock.release()
         print(f"holodesk: cannot start the run: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
     from app.terminal import TerminalFrontEnd
 
-    front = TerminalFrontEnd(verbose=args.verbose, stopped=lambda: session.latch.is_set)
+    front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     events: queue.Queue[Event] = queue.Queue()
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -244,10 +258,13 @@ def _find_run(store: ActionLog, ref: str) -> RunRecord | None:
 def _cmd_trigger(args: argparse.Namespace) -> int:
     from app.instance import send
 
-    if args.what == "run" and not args.task.strip():
+    what = args.what.strip().lower()
+    if what not in ("show", "stop", "run"):  # no automation may have these names
+        return _trigger_automation(args.what, args.task)
+    if what == "run" and not args.task.strip():
         print("holodesk: trigger run needs a task", file=sys.stderr)
         return EXIT_USAGE
-    reply = send({"cmd": args.what, "task": args.task})
+    reply = send({"cmd": what, "task": args.task})
     if reply is None:
         print("holodesk: the desktop app is not running; start it with `holodesk`",
               file=sys.stderr)
@@ -255,6 +272,31 @@ def _cmd_trigger(args: argparse.Namespace) -> int:
     if not reply.get("ok"):
         print(f"holodesk: {reply.get('error', 'the desktop app refused')}", file=sys.stderr)
         return EXIT_RUN_FAILED
+    return EXIT_OK
+
+
+def _trigger_automation(name: str, extra: str) -> int:
+    """`holodesk trigger NAME`: in the running app when there is one, else here."""
+    from app.automations import AutomationError, find_automation, load_automations, run_settings
+    from app.instance import send
+
+    if extra:
+        print(f"holodesk: trigger {name} takes no task: the automation has its own "
+              "(`holodesk automation edit NAME --task ...` changes it)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        automation = find_automation(load_automations(), name)
+    except AutomationError as e:
+        print(f"holodesk: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    reply = send({"cmd": "automation", "name": automation.name})
+    if reply is None:
+        log.info("no desktop app is running: running automation %r here", automation.name)
+        return run_task(run_settings(load_settings(), automation), automation.task)
+    if not reply.get("ok"):
+        print(f"holodesk: {reply.get('error', 'the desktop app refused')}", file=sys.stderr)
+        return EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED
+    print(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
 
 

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app import paths
+from app.automations import (
+    Automation,
+    AutomationError,
+    automations_path,
+    find_automation,
+    load_automations,
+    stop_conflicts,
+)
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -26,8 +36,9 @@ from app.secrets import api_key
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
-from control.hotkeys import HotkeyListener
+from control.hotkeys import HotkeyListener, conflicts
 from control.stop import StopLatch
+from ui.automations_dialog import AutomationsDialog
 from ui.bridge import RunController, SessionFactory, real_session
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
@@ -46,10 +57,13 @@ log = logging.getLogger(__name__)
 class HolodeskApp(QObject):
     """Everything the person sees, wired to one :class:`RunController`.
 
-    ``status_changed`` re-emits the server probe's results on the GUI thread.
+    ``status_changed`` re-emits the server probe's results on the GUI thread;
+    ``automation_requested(name, source)`` carries a hotkey press from the listener's thread
+    to the GUI thread.
     """
 
     status_changed = Signal(object)
+    automation_requested = Signal(str, str)
 
     def __init__(
         self,
@@ -104,7 +118,31 @@ class HolodeskApp(QObject):
         a.settings.triggered.connect(self.show_settings)
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
+        a.automations.triggered.connect(self.show_automations)
         self.tray.activated.connect(self.show_task_window)
+        self.tray.automation_chosen.connect(lambda name: self.run_automation(name, "tray"))
+
+        # Automations: read now (a small file), again whenever the file changes (the CLI, the
+        # Automations window or an editor wrote it); their hotkeys go on the stop hotkey's
+        # listener once run_gui hands it over (set_hotkey_listener).
+        self.automations: list[Automation] = []
+        self.automations_dialog: AutomationsDialog | None = None
+        self._automations_path = automations_path()
+        self._automations_error = ""
+        self._hotkeys: HotkeyListener | None = None
+        self._stop_combo = ""
+        self._registered: list[str] = []  # automation hotkeys on the listener now
+        self._told_conflicts: list[str] = []
+        self.automation_requested.connect(self.run_automation,
+                                          Qt.ConnectionType.QueuedConnection)
+        self._reload_timer = QTimer(self)
+        self._reload_timer.setSingleShot(True)
+        self._reload_timer.setInterval(200)  # one reload for a burst of file events
+        self._reload_timer.timeout.connect(self.reload_automations)
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
+        self._watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
+        self.reload_automations()
 
         # Old runs go at start, off the GUI thread: a large log takes a while to prune.
         self._background = Background(self)
@@ -142,6 +180,148 @@ class HolodeskApp(QObject):
             self.report_error(str(e))
             return False
         return self.controller.start(task, settings)
+
+    def run_automation(self, name: str, source: str = "tray") -> bool:
+        """Run the saved automation ``name`` (from the tray, a hotkey, a trigger); False, and
+        the reason told, when it cannot start now: never a second run next to an active one."""
+        try:
+            automation = find_automation(self.automations, name)
+        except AutomationError as e:
+            self.report_error(str(e))
+            return False
+        if self.controller.running:
+            self._tell_busy(f"A run is already active: the automation “{automation.name}” "
+                            f"({source}) was not started. Stop the run first.")
+            return False
+        log.info("running automation %r (%s)", automation.name, source)
+        return self.start_task(automation.task, str(automation.confirm), automation.monitor)
+
+    def test_run_automation(self, automation: Automation) -> bool:
+        """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
+        if self.controller.running:
+            self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
+                            "was not started. Stop the run first.")
+            return False
+        return self.start_task(automation.task, "always", automation.monitor)
+
+    def _tell_busy(self, text: str) -> None:
+        """Tell the person a request was refused because a run is active, without disturbing
+        that run: no window is raised over a confirmation, and none takes the focus from it
+        (an Enter meant for the confirmation must reach it)."""
+        log.warning("%s", text)
+        self._errors.append(text)
+        if self.tray.notify("holodesk", text):
+            return
+        self.task_window.show_error(text)
+        if self.controller.pending is None and not self.task_window.isVisible():
+            self.show_task_window()
+
+    def reload_automations(self) -> None:
+        """Read the automations file again; on a change update the tray and the hotkeys.
+
+        A file that cannot be read is reported once and the automations known so far stay in
+        use (a half-finished hand edit must not silently drop the person's hotkeys).
+        """
+        self._watch_automations()
+        try:
+            items = load_automations(self._automations_path)
+        except AutomationError as e:
+            if str(e) != self._automations_error:
+                self._automations_error = str(e)
+                self.report_error(f"The automations cannot be read: {e}")
+            return
+        self._automations_error = ""
+        if items != self.automations:
+            self.set_automations(items)
+
+    def set_automations(self, items: list[Automation]) -> None:
+        """Use ``items`` (already saved): the tray menu, the hotkeys, the open window."""
+        self.automations = list(items)
+        self.tray.set_automations([(a.name, a.hotkey_label()) for a in self.automations])
+        self._register_hotkeys()
+        if self.automations_dialog is not None and not self.automations_dialog.isHidden():
+            self.automations_dialog.reload()
+
+    def _watch_automations(self) -> None:
+        # The file is replaced by a rename on every save, which ends a watch on the file
+        # itself: the folder is watched too (it sees the rename).
+        folder = self._automations_path.parent
+        try:
+            paths.ensure_private_dir(folder)
+        except OSError as e:
+            log.warning("cannot watch %s: %s", folder, e)
+            return
+        wanted = [str(folder)]
+        if self._automations_path.exists():
+            wanted.append(str(self._automations_path))
+        watched = self._watcher.files() + self._watcher.directories()
+        missing = [p for p in wanted if p not in watched]
+        if missing:
+            self._watcher.addPaths(missing)
+
+    def set_hotkey_listener(self, listener: HotkeyListener, stop_combo: str) -> None:
+        """Register the automations' hotkeys on ``listener`` (started, with ``stop_combo``, the
+        emergency stop, on it), and again whenever the automations change."""
+        self._hotkeys = listener
+        self._stop_combo = stop_combo
+        self._register_hotkeys()
+
+    @property
+    def registered_hotkeys(self) -> list[str]:
+        """The automation hotkeys listened for now."""
+        return list(self._registered)
+
+    def _register_hotkeys(self) -> None:
+        listener = self._hotkeys
+        if listener is None:
+            return
+        for combo in self._registered:
+            listener.unregister(combo)
+        self._registered = []
+        stop = self._stop_combo
+        problems = stop_conflicts(self.automations, stop) if stop else []
+        if problems != self._told_conflicts:
+            self._told_conflicts = problems
+            for problem in problems:
+                # The stop hotkey always wins: the automation's hotkey is left out.
+                self.report_error(f"{problem} Until then it runs only from the tray menu.")
+        for automation in self.automations:
+            hotkey = automation.hotkey
+            if not hotkey or (stop and conflicts(hotkey, stop)):
+                continue
+            try:
+                listener.register(hotkey, self._hotkey_callback(automation.name))
+            except Exception as e:  # one bad hotkey must not cost the others
+                self.report_error(f"The hotkey {hotkey} of “{automation.name}” cannot be used: "
+                                  f"{e}")
+                continue
+            self._registered.append(hotkey)
+        log.info("automation hotkeys: %s", ", ".join(self._registered) or "none")
+
+    def _hotkey_callback(self, name: str) -> Callable[[], None]:
+        def fire() -> None:  # on the listener's thread: only hand the press over
+            self.automation_requested.emit(name, "hotkey")
+
+        return fire
+
+    def show_automations(self) -> None:
+        """Open the Automations window (list, add, edit, delete, test-run)."""
+        if self.automations_dialog is None:
+            dialog = AutomationsDialog(
+                path=self._automations_path,
+                stop_hotkey=self._stop_combo or self.settings.stop_hotkey,
+                confirm=str(self.settings.confirm),
+                monitor=self.settings.monitor,
+            )
+            dialog.saved.connect(self.set_automations)
+            dialog.test_run_requested.connect(self.test_run_automation)
+            self._keep_out_of_capture(dialog)
+            self.automations_dialog = dialog
+        else:
+            self.automations_dialog.reload()
+        self.automations_dialog.show()
+        self.automations_dialog.raise_()
+        self.automations_dialog.activateWindow()
 
     def show_task_window(self) -> None:
         self.task_window.show()
@@ -204,9 +384,14 @@ class HolodeskApp(QObject):
             self._poller.stop()
         if self.log_window is not None:
             self.log_window.shutdown()
+        self._reload_timer.stop()
+        if self._hotkeys is not None:
+            for combo in self._registered:
+                self._hotkeys.unregister(combo)
+            self._registered = []
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
-            self.log_window, self.tray.window,
+            self.log_window, self.automations_dialog, self.tray.window,
         ]
         for window in windows:
             if window is not None:
@@ -215,6 +400,7 @@ class HolodeskApp(QObject):
         if self.tray.icon is not None:
             self.tray.icon.hide()
         self.tray.menu.deleteLater()
+        self.tray.run_menu.deleteLater()
 
     def report_error(self, text: str) -> None:
         """Tell the person: a notification where the desktop has them, else a dialog."""
@@ -317,7 +503,23 @@ class HolodeskApp(QObject):
                 return {"ok": False, "error": "a run is already active"}
             started = self.start_task(task)
             return {"ok": started} if started else {"ok": False, "error": self._errors[-1]}
+        if cmd == "automation":
+            return self._trigger_automation(str(message.get("name", "")))
         return {"ok": False, "error": f"unknown command {cmd!r}"}
+
+    def _trigger_automation(self, name: str) -> dict[str, Any]:
+        self.reload_automations()  # a change saved just before the trigger counts
+        try:
+            automation = find_automation(self.automations, name)
+        except AutomationError as e:
+            return {"ok": False, "error": str(e)}
+        if self.controller.running:
+            self.run_automation(automation.name, "trigger")  # tells the person too
+            return {"ok": False, "busy": True,
+                    "error": f"a run is already active: {automation.name!r} was not started"}
+        if self.run_automation(automation.name, "trigger"):
+            return {"ok": True}
+        return {"ok": False, "error": self._errors[-1] if self._errors else "not started"}
 
 
 def _prune(retention_days: int) -> list[str]:
@@ -356,6 +558,11 @@ def run_gui() -> int:
     main = HolodeskApp(settings)
     holder.append(main)
     hotkeys = _listen_for_stop_hotkey(main)
+    if hotkeys is not None:
+        main.set_hotkey_listener(hotkeys, main.settings.stop_hotkey)
+    elif any(a.hotkey for a in main.automations):
+        main.report_error("The automations' hotkeys are not available either; run them from "
+                          "the tray menu or with `holodesk trigger NAME`.")
     QTimer.singleShot(0, main.show_task_window)
     code = qt.exec()
     if hotkeys is not None:

@@ -1,7 +1,13 @@
-"""The tray icon and its menu; a small always-available window where there is no tray."""
+"""The tray icon and its menu; a small always-available window where there is no tray.
+
+The menu lists the saved automations (a click runs one) above "Automations…", which opens the
+window that edits them; the stand-in window shows the same list as the drop-down of its
+Automations button.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -63,6 +69,7 @@ class TrayActions(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.new_task = QAction("New task…", self)
+        self.automations = QAction("Automations…", self)
         self.action_log = QAction("Action log", self)
         self.settings = QAction("Settings", self)
         self.stop = QAction("Stop", self)
@@ -70,13 +77,18 @@ class TrayActions(QObject):
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
-        return [self.new_task, self.action_log, self.settings, self.stop, self.quit]
+        return [self.new_task, self.automations, self.action_log, self.settings, self.stop,
+                self.quit]
 
 
 class Tray(QObject):
-    """The tray icon, or a small window standing in for it where the desktop has no tray."""
+    """The tray icon, or a small window standing in for it where the desktop has no tray.
+
+    ``automation_chosen(name)``: the person picked a saved automation to run.
+    """
 
     activated = Signal()
+    automation_chosen = Signal(str)
 
     def __init__(
         self,
@@ -93,9 +105,12 @@ class Tray(QObject):
             use_system_tray = QSystemTrayIcon.isSystemTrayAvailable()
         self.menu = QMenu()
         for action in actions.all():
-            if action is actions.quit:
+            if action in (actions.action_log, actions.quit):
                 self.menu.addSeparator()
             self.menu.addAction(action)
+        # The same run actions, as the drop-down of the stand-in window's Automations button.
+        self.run_menu = QMenu("Run automation")
+        self.automation_actions: list[QAction] = []
         self.icon: QSystemTrayIcon | None = None
         self.window: FallbackTrayWindow | None = None
         if use_system_tray:
@@ -104,7 +119,7 @@ class Tray(QObject):
             self.icon.activated.connect(self._on_activated)
             self.icon.show()
         else:
-            self.window = FallbackTrayWindow(actions)
+            self.window = FallbackTrayWindow(actions, self.run_menu)
             self.window.show()
         self.set_state(TrayState.IDLE, "holodesk: idle")
 
@@ -118,6 +133,23 @@ class Tray(QObject):
             self.icon.setToolTip(tooltip)
         if self.window is not None:
             self.window.show_state(icon, tooltip)
+
+    def set_automations(self, entries: Sequence[tuple[str, str]]) -> None:
+        """List the automations to run: (name, hotkey label or "") each, in order."""
+        for action in self.automation_actions:
+            self.menu.removeAction(action)
+            self.run_menu.removeAction(action)
+            action.deleteLater()
+        self.automation_actions = []
+        for name, hotkey in entries:
+            # Text after a tab is drawn in the menu's shortcut column (nothing is bound).
+            action = QAction(f"▶ {name}\t{hotkey}" if hotkey else f"▶ {name}", self)
+            action.setToolTip(f"Run the automation {name}")
+            action.triggered.connect(lambda _checked=False, n=name: self.automation_chosen.emit(n))
+            self.menu.insertAction(self.actions.automations, action)
+            self.run_menu.addAction(action)
+            self.automation_actions.append(action)
+        self.run_menu.setEnabled(bool(entries))
 
     def notify(self, title: str, message: str, error: bool = False) -> bool:
         """A desktop notification through the tray; False when there is no tray to use."""
@@ -136,7 +168,7 @@ class Tray(QObject):
 class FallbackTrayWindow(QWidget):
     """A small always-on-top window with the tray menu's actions as buttons."""
 
-    def __init__(self, actions: TrayActions) -> None:
+    def __init__(self, actions: TrayActions, run_menu: QMenu | None = None) -> None:
         super().__init__(None, Qt.WindowType.Tool | Qt.WindowType.WindowStaysOnTopHint)
         self.setWindowTitle("holodesk")
         self.status_icon = QLabel()
@@ -148,6 +180,10 @@ class FallbackTrayWindow(QWidget):
         for action in actions.all():
             button = QToolButton()
             button.setDefaultAction(action)
+            if action is actions.automations and run_menu is not None:
+                # Click: manage them; the arrow: run one.
+                button.setMenu(run_menu)
+                button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
             buttons.addWidget(button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)

@@ -1,0 +1,422 @@
+"""Saved automations: a named task with its confirmation mode, monitor and optional hotkey.
+
+They live in ``config_dir()/automations.toml``, one ``[[automation]]`` table each, in the
+order the person made them::
+
+    [[automation]]
+    name = "timesheet"
+    task = "open the timesheet page and file today's hours"
+    confirm = "risky"
+    monitor = "1"
+    hotkey = "ctrl+alt+1"
+
+Everything is validated on the way in (pydantic, then rules across entries) and an error names
+the file and the entry. Nothing here ever writes a file it could not read: every change loads
+the file, applies the change, validates the whole list and only then replaces the file
+atomically, so a broken file stays as the person left it until they fix it.
+
+Rules a person would expect:
+
+* a name is usable on the command line (``holodesk trigger NAME``): letters, digits, spaces,
+  ``.``, ``_`` and ``-``, starting with a letter or digit; names are unique ignoring case, and
+  ``show``, ``stop`` and ``run`` are taken by ``holodesk trigger`` itself;
+* a hotkey parses (:func:`control.hotkeys.parse_combo`), can be listened for globally, and
+  is not a chord the person types all day or holodesk's own typing presses (plain letters,
+  Shift+letter, Ctrl+V...): it needs Ctrl, Alt or Super with a key, or a key typing never
+  produces (F-keys, Pause...);
+* no two hotkeys fire together (:func:`control.hotkeys.conflicts`: Ctrl+Alt+S and
+  Ctrl+Alt+Shift+S do), and none fires with the emergency stop hotkey. The stop hotkey is a
+  setting that may change after an automation was saved, so that check is made when an
+  automation is added or changed and when the app registers the hotkeys
+  (:func:`stop_conflicts`), not when the file is read: a changed stop hotkey must not make the
+  whole file unreadable.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from app import paths
+from app.settings import Settings, _write_atomic, normalize_monitor
+from control.hotkeys import Combo, HotkeyError, conflicts, parse_combo, typing_can_press
+from control.policy import ConfirmMode
+
+__all__ = [
+    "AUTOMATIONS_FILE",
+    "RESERVED_NAMES",
+    "Automation",
+    "AutomationError",
+    "add_automation",
+    "automations_path",
+    "check_name",
+    "find_automation",
+    "load_automations",
+    "remove_automation",
+    "replace_automation",
+    "run_settings",
+    "save_automations",
+    "stop_conflicts",
+    "validate_automations",
+    "validate_hotkey",
+]
+
+log = logging.getLogger(__name__)
+
+AUTOMATIONS_FILE = "automations.toml"
+#: Words ``holodesk trigger`` takes as its own commands: no automation may be called so.
+RESERVED_NAMES = frozenset({"show", "stop", "run"})
+MAX_NAME = 64
+_NAME_PUNCTUATION = frozenset(" ._-")
+_HEADER = (
+    "# holodesk automations: saved tasks, each runnable with `holodesk trigger NAME` and by its\n"
+    "# hotkey while the desktop app runs. Edit them with `holodesk automation ...`, in the app,\n"
+    "# or by hand (comments are not kept).\n"
+)
+
+
+class AutomationError(ValueError):
+    """An automation, or the automations file, is invalid; the message says which and why."""
+
+
+def automations_path() -> Path:
+    """The automations file, next to ``settings.toml``."""
+    return paths.config_dir() / AUTOMATIONS_FILE
+
+
+def check_name(value: str) -> str:
+    """``value`` stripped, if it is a usable automation name; ValueError saying why if not."""
+    name = value.strip()
+    if not name:
+        raise ValueError("the name is empty")
+    if len(name) > MAX_NAME:
+        raise ValueError(f"the name is longer than {MAX_NAME} characters")
+    if not name[0].isalnum():
+        raise ValueError(f"{name!r} must start with a letter or digit")
+    bad = sorted({c for c in name if not (c.isalnum() or c in _NAME_PUNCTUATION)})
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise ValueError(
+            f"{name!r} has characters a command line would trip over ({shown}); use letters, "
+            "digits, spaces, '.', '_' and '-'"
+        )
+    if name.casefold() in RESERVED_NAMES:
+        raise ValueError(
+            f"{name!r} is taken by `holodesk trigger {name.lower()}`; choose another name"
+        )
+    return name
+
+
+def validate_hotkey(text: str) -> str:
+    """A hotkey in canonical form (``ctrl+alt+1``), or :class:`HotkeyError` saying why not.
+
+    Like the stop hotkey's rule (:func:`control.hotkeys.validate_stop_hotkey`): a chord the
+    person types in daily work, or that holodesk's own typing presses, would start the
+    automation by accident.
+    """
+    combo = parse_combo(text)
+    combo.to_pynput()  # raises for keys a global listener cannot hear
+    if "shift" in combo.modifiers and any(len(k) == 1 and not k.isalpha() for k in combo.main):
+        # Shift turns "1" into "!" before the listener sees it: such a chord never fires.
+        raise HotkeyError(f"{text!r}: with shift, use a letter or a named key such as f5")
+    if typing_can_press(combo):
+        raise HotkeyError(
+            f"{text!r} is pressed in ordinary typing; use Ctrl+Alt with a key (e.g. "
+            "ctrl+alt+1), or a key typing never produces (e.g. f9)"
+        )
+    return str(combo)
+
+
+class Automation(BaseModel):
+    """One saved task. Immutable; validated field by field (rules across entries are in
+    :func:`validate_automations`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="how it is called: `holodesk trigger NAME`, the tray menu")
+    task: str = Field(description="what to do, in plain words, as for `holodesk run`")
+    confirm: ConfirmMode = Field(
+        default=ConfirmMode.RISKY, description="which actions to confirm first"
+    )
+    monitor: str = Field(default="1", description="as the monitor setting: 1, 0, mouse, WxH+X+Y")
+    hotkey: str | None = Field(default=None, description="a global hotkey, e.g. ctrl+alt+1")
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _check_name(cls, value: object) -> object:
+        return check_name(value) if isinstance(value, str) else value
+
+    @field_validator("task", mode="before")
+    @classmethod
+    def _check_task(cls, value: object) -> object:
+        if isinstance(value, str):
+            if not value.strip():
+                raise ValueError("the task is empty; say what to do")
+            return value.strip()
+        return value
+
+    @field_validator("monitor", mode="before")
+    @classmethod
+    def _check_monitor(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        return normalize_monitor(value) if isinstance(value, str) else value
+
+    @field_validator("hotkey", mode="before")
+    @classmethod
+    def _check_hotkey(cls, value: object) -> object:
+        if isinstance(value, str):
+            return validate_hotkey(value) if value.strip() else None
+        return value
+
+    @classmethod
+    def make(cls, source: str = "", **values: object) -> Automation:
+        """Validate ``values`` into an automation; :class:`AutomationError` naming the field
+        (after ``source``, when given) when one is bad."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as e:
+            raise AutomationError(_explain(e, source)) from None
+
+    @property
+    def key(self) -> str:
+        """The name as compared: case does not matter."""
+        return self.name.casefold()
+
+    @property
+    def combo(self) -> Combo | None:
+        return parse_combo(self.hotkey) if self.hotkey else None
+
+    def hotkey_label(self) -> str:
+        """``Ctrl+Alt+1`` for people, or an empty string."""
+        combo = self.combo
+        return combo.label() if combo is not None else ""
+
+    def changed(self, **values: object) -> Automation:
+        """A validated copy with ``values`` changed (``hotkey=None`` removes the hotkey)."""
+        return Automation.make(f"automation {self.name!r}",
+                               **{**self.model_dump(mode="json"), **values})
+
+
+def run_settings(settings: Settings, automation: Automation) -> Settings:
+    """``settings`` with the automation's confirmation mode and monitor (not saved)."""
+    return settings.with_overrides(
+        {"confirm": automation.confirm, "monitor": automation.monitor},
+        source=f"automation {automation.name!r}",
+    )
+
+
+def validate_automations(
+    items: Sequence[Automation], *, stop_hotkey: str | None = None, source: str = "automations"
+) -> list[Automation]:
+    """``items`` as a list, once names are unique and no two hotkeys fire together (nor with
+    ``stop_hotkey``, when given); :class:`AutomationError` naming the entries otherwise."""
+    problems: list[str] = []
+    seen: dict[str, Automation] = {}
+    for item in items:
+        other = seen.get(item.key)
+        if other is not None:
+            problems.append(f"the name {item.name!r} is used twice (names ignore case: "
+                            f"{other.name!r})")
+        else:
+            seen[item.key] = item
+    with_keys = [a for a in items if a.hotkey]
+    for i, a in enumerate(with_keys):
+        for b in with_keys[:i]:
+            if a.key != b.key and conflicts(a.hotkey or "", b.hotkey or ""):
+                problems.append(_conflict_text(a, f"the hotkey of {b.name!r} ({b.hotkey_label()})"))
+    if stop_hotkey:
+        problems += stop_conflicts(items, stop_hotkey)
+    if problems:
+        raise AutomationError("\n".join(f"{source}: {p}" for p in problems))
+    return list(items)
+
+
+def stop_conflicts(items: Sequence[Automation], stop_hotkey: str) -> list[str]:
+    """One sentence per automation whose hotkey would fire with the emergency stop hotkey."""
+    try:
+        stop = parse_combo(stop_hotkey)
+    except HotkeyError:
+        return []  # the settings validate it; nothing to compare with here
+    return [
+        _conflict_text(a, f"the emergency stop hotkey ({stop.label()})")
+        for a in items
+        if a.hotkey and conflicts(a.hotkey, stop)
+    ]
+
+
+def _conflict_text(a: Automation, other: str) -> str:
+    return (f"the hotkey {a.hotkey_label()} of {a.name!r} conflicts with {other}: pressing "
+            "one would fire both; choose another hotkey")
+
+
+def find_automation(items: Sequence[Automation], name: str) -> Automation:
+    """The automation called ``name`` (any case); :class:`AutomationError` listing the known
+    names when there is none."""
+    wanted = name.strip().casefold()
+    for item in items:
+        if item.key == wanted:
+            return item
+    known = ", ".join(repr(a.name) for a in items)
+    hint = f"known: {known}" if known else "there are none yet; add one with " \
+        "`holodesk automation add NAME --task TEXT`"
+    raise AutomationError(f"no automation named {name.strip()!r} ({hint})")
+
+
+# -- the file --------------------------------------------------------------------------------
+
+
+def load_automations(path: Path | None = None) -> list[Automation]:
+    """The saved automations, in order (none when the file does not exist).
+
+    Raises :class:`AutomationError` naming the file, the entry and the problem.
+    """
+    path = automations_path() if path is None else path
+    data = _read(path)
+    raw = data.get("automation", [])
+    extra = sorted(set(data) - {"automation"})
+    if extra:
+        raise AutomationError(
+            f"{path}: unexpected {extra[0]!r}; each automation is an [[automation]] table"
+        )
+    if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        raise AutomationError(f"{path}: 'automation' must be a list of [[automation]] tables")
+    items: list[Automation] = []
+    errors: list[str] = []  # every bad entry at once: the person fixes them in one go
+    for i, entry in enumerate(raw, start=1):
+        try:
+            items.append(Automation.make(f"{path}: automation {i} ({_entry_name(entry)})",
+                                         **entry))
+        except AutomationError as e:
+            errors.append(str(e))
+    if errors:
+        raise AutomationError("\n".join(errors))
+    return validate_automations(items, source=str(path))
+
+
+def save_automations(
+    items: Sequence[Automation], path: Path | None = None, *, stop_hotkey: str | None = None
+) -> Path:
+    """Validate ``items`` as a whole, then replace the file atomically; returns its path."""
+    path = automations_path() if path is None else path
+    validate_automations(items, stop_hotkey=stop_hotkey)
+    tables = [
+        {k: v for k, v in a.model_dump(mode="json").items() if v is not None} for a in items
+    ]
+    _write_atomic(path, _HEADER + tomli_w.dumps({"automation": tables}))
+    log.info("saved %d automation(s) to %s", len(items), path)
+    return path
+
+
+def add_automation(
+    automation: Automation, *, path: Path | None = None, stop_hotkey: str | None = None
+) -> list[Automation]:
+    """Append ``automation`` to the file; the new list. Refuses a taken name or hotkey."""
+    items = load_automations(path)
+    for other in items:
+        if other.key == automation.key:
+            raise AutomationError(
+                f"an automation named {other.name!r} exists already; edit it, or choose "
+                "another name"
+            )
+    items.append(automation)
+    _check_new(items, automation, stop_hotkey)
+    save_automations(items, path)
+    return items
+
+
+def replace_automation(
+    name: str,
+    automation: Automation,
+    *,
+    path: Path | None = None,
+    stop_hotkey: str | None = None,
+) -> list[Automation]:
+    """Replace the automation called ``name`` (it may be renamed); the new list."""
+    items = load_automations(path)
+    old = find_automation(items, name)
+    items = [automation if a is old else a for a in items]
+    for other in items:
+        if other.key == automation.key and other is not automation:
+            raise AutomationError(
+                f"an automation named {other.name!r} exists already; choose another name"
+            )
+    _check_new(items, automation, stop_hotkey)
+    save_automations(items, path)
+    return items
+
+
+def remove_automation(name: str, *, path: Path | None = None) -> list[Automation]:
+    """Delete the automation called ``name``; the list left."""
+    items = load_automations(path)
+    old = find_automation(items, name)
+    items = [a for a in items if a is not old]
+    save_automations(items, path)
+    return items
+
+
+def _check_new(items: Sequence[Automation], new: Automation, stop_hotkey: str | None) -> None:
+    # The entry being saved is named first: it is the one to change.
+    if new.hotkey:
+        for other in items:
+            if other is not new and other.hotkey and conflicts(new.hotkey, other.hotkey):
+                raise AutomationError(_conflict_text(
+                    new, f"the hotkey of {other.name!r} ({other.hotkey_label()})"))
+    validate_automations(items, source=f"automation {new.name!r}")
+    # The stop hotkey is checked for the entry being saved only: an older entry that conflicts
+    # (the stop hotkey changed since) must not block every other edit.
+    if stop_hotkey:
+        problems = stop_conflicts([new], stop_hotkey)
+        if problems:
+            raise AutomationError(problems[0])
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as e:
+        raise AutomationError(f"{path}: cannot be read ({e.strerror or e})") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise AutomationError(f"{path}: is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise AutomationError(f"{path}: is not valid TOML ({e})") from None
+
+
+def _entry_name(entry: Mapping[str, Any]) -> str:
+    name = entry.get("name")
+    return repr(name) if isinstance(name, str) and name.strip() else "no name"
+
+
+def _explain(error: ValidationError, source: str) -> str:
+    lines = []
+    for err in error.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            text = (f"{field!r} is not a field of an automation (fields: "
+                    f"{', '.join(Automation.model_fields)})")
+        elif kind == "missing":
+            text = f"{field} is missing"
+        elif kind == "enum":
+            expected = (err.get("ctx") or {}).get("expected", "")
+            text = f"{field} = {err.get('input')!r} must be one of: {expected}"
+        elif kind == "value_error":
+            ctx_error = (err.get("ctx") or {}).get("error")
+            detail = str(ctx_error) if ctx_error is not None else str(err["msg"])
+            # The name, task and hotkey checks quote the value themselves.
+            text = f"{field}: {detail}" if field in ("name", "task", "hotkey") else \
+                f"{field} = {err.get('input')!r} {detail}"
+        else:
+            text = f"{field}: {str(err['msg']).lower()}"
+        lines.append(f"{source}: {text}" if source else text)
+    return "\n".join(lines)

@@ -1,0 +1,391 @@
+"""The Automations window: list, add, edit, delete and test-run saved automations.
+
+The list is read from the file when the window opens (a small TOML read) and again by
+:meth:`AutomationsDialog.reload` (the app calls it when the file changes). Save and Delete apply
+the change to the file as it is now, on a worker thread (:mod:`app.automations` validates the
+whole list first: a taken name or a conflicting hotkey is refused with the reason, and nothing
+is written). A file that cannot be read is shown with its error and the window edits nothing
+until it is fixed, so that file is never overwritten.
+
+"Test run" asks for a run of the automation as it stands in the form (saved or not) with every
+step confirmed: the person watches each step and can stop at any of them. The window only
+emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.automations import (
+    Automation,
+    AutomationError,
+    add_automation,
+    automations_path,
+    load_automations,
+    remove_automation,
+    replace_automation,
+)
+from control.hotkeys import DEFAULT_STOP_HOTKEY, parse_combo
+from control.policy import ConfirmMode
+from ui.workers import Background
+
+__all__ = ["AutomationsDialog"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MONITORS = ("1", "2", "0", "primary", "mouse")
+ConfirmDelete = Callable[[QWidget, str], bool]
+
+
+def ask_delete(parent: QWidget, name: str) -> bool:
+    """Ask the person whether to delete ``name`` (the default: No)."""
+    answer = QMessageBox.question(
+        parent, "Delete automation", f"Delete the automation “{name}”?",
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
+    return answer == QMessageBox.StandardButton.Yes
+
+
+class AutomationsDialog(QDialog):
+    """List, add, edit, delete and test-run automations (see the module doc).
+
+    Signals: ``saved(list[Automation])`` after a change reached the file,
+    ``test_run_requested(Automation)`` for a watched run of the form's automation.
+    Slots: :meth:`reload`, :meth:`new`, :meth:`select`, :meth:`save`, :meth:`delete`,
+    :meth:`test_run`.
+    """
+
+    saved = Signal(object)
+    test_run_requested = Signal(object)
+
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        path: Path | None = None,
+        stop_hotkey: str = DEFAULT_STOP_HOTKEY,
+        confirm: str = "risky",
+        monitor: str = "1",
+        monitors: Sequence[str] = DEFAULT_MONITORS,
+        confirm_delete: ConfirmDelete = ask_delete,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("holodesk — automations")
+        self.path = automations_path() if path is None else path
+        self.stop_hotkey = stop_hotkey
+        self._defaults = (confirm, monitor)
+        self._confirm_delete = confirm_delete
+        self._items: list[Automation] = []
+        self._editing: str | None = None  # the saved name of the entry in the form
+        self._readable = True
+        self._busy = False
+        self._tasks = Background(self, max_threads=1)  # writes in the order asked
+        self._build(monitors)
+        self.reload()
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def _build(self, monitors: Sequence[str]) -> None:
+        self.list = QListWidget()
+        self.list.setMinimumWidth(200)
+        self.list.currentItemChanged.connect(self._on_current)
+        self.new_button = QPushButton("New")
+        self.new_button.clicked.connect(self.new)
+        self.delete_button = QPushButton("Delete")
+        self.delete_button.clicked.connect(self.delete)
+        left_buttons = QHBoxLayout()
+        left_buttons.addWidget(self.new_button)
+        left_buttons.addWidget(self.delete_button)
+        left = QVBoxLayout()
+        left.addWidget(self.list, 1)
+        left.addLayout(left_buttons)
+
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("e.g. timesheet (holodesk trigger NAME runs it)")
+        self.task_edit = QPlainTextEdit()
+        self.task_edit.setPlaceholderText("What should holodesk do? In plain words, as for a "
+                                          "new task.")
+        self.task_edit.setTabChangesFocus(True)
+        self.confirm_combo = QComboBox()
+        for mode, label in ((ConfirmMode.ALWAYS, "always"), (ConfirmMode.RISKY, "risky only"),
+                            (ConfirmMode.NEVER, "never")):
+            self.confirm_combo.addItem(label, str(mode))
+        self.confirm_combo.setToolTip("Which actions wait for your approval before they run")
+        self.monitor_combo = QComboBox()
+        self.monitor_combo.setEditable(True)
+        self.monitor_combo.addItems(list(monitors))
+        self.monitor_combo.setToolTip(
+            "The screen holodesk sees and acts on: a monitor number (1 = first, 0 = all), "
+            "'mouse' (the one under the pointer), 'primary', or a region WxH+X+Y"
+        )
+        self.hotkey_edit = QLineEdit()
+        self.hotkey_edit.setPlaceholderText("e.g. ctrl+alt+1 (empty: no hotkey)")
+        stop = parse_combo(self.stop_hotkey).label()
+        self.hotkey_edit.setToolTip(f"A global hotkey that runs this automation while holodesk "
+                                    f"runs; not {stop}, the emergency stop")
+        form = QFormLayout()
+        form.addRow("Name:", self.name_edit)
+        form.addRow("Task:", self.task_edit)
+        form.addRow("Confirm:", self.confirm_combo)
+        form.addRow("Monitor:", self.monitor_combo)
+        form.addRow("Hotkey:", self.hotkey_edit)
+
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.test_button = QPushButton("Test run")
+        self.test_button.setToolTip("Run it now with every step confirmed, to watch it safely")
+        self.test_button.clicked.connect(self.test_run)
+        self.save_button = QPushButton("Save")
+        self.save_button.setDefault(True)
+        self.save_button.clicked.connect(self.save)
+        self.close_button = QPushButton("Close")
+        self.close_button.clicked.connect(self.close)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.test_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(self.close_button)
+        right = QVBoxLayout()
+        right.addLayout(form, 1)
+        right.addWidget(self.message)
+        right.addLayout(buttons)
+
+        layout = QHBoxLayout(self)
+        layout.addLayout(left)
+        layout.addLayout(right, 2)
+        self.resize(720, 380)
+
+    # -- what the window shows ---------------------------------------------------------------
+
+    @property
+    def automations(self) -> list[Automation]:
+        """The automations as last read or saved."""
+        return list(self._items)
+
+    @property
+    def editing(self) -> str | None:
+        """The saved name of the automation in the form; None for a new one."""
+        return self._editing
+
+    @Slot()
+    def reload(self) -> None:
+        """Read the file again (keeps the entry being edited selected when it still exists)."""
+        try:
+            items = load_automations(self.path)
+        except AutomationError as e:
+            self._readable = False
+            self._items = []
+            self._fill_list()
+            self._show_error(f"{e}\nFix or remove the file; nothing is changed until then.")
+            self._refresh()
+            return
+        was_unreadable = not self._readable
+        self._readable = True
+        self._items = items
+        self._fill_list()
+        if was_unreadable:
+            self._show_info("")
+        keep = self._editing
+        if keep is not None and self._row_of(keep) >= 0:
+            self.list.setCurrentRow(self._row_of(keep))
+        elif self._items and keep is None and not self.name_edit.text():
+            self.list.setCurrentRow(0)
+        elif keep is not None:
+            self.new()
+        self._refresh()
+
+    def _fill_list(self) -> None:
+        self.list.blockSignals(True)
+        self.list.clear()
+        for a in self._items:
+            label = a.hotkey_label()
+            item = QListWidgetItem(f"{a.name}    {label}" if label else a.name)
+            item.setData(Qt.ItemDataRole.UserRole, a.name)
+            item.setToolTip(a.task)
+            self.list.addItem(item)
+        self.list.blockSignals(False)
+
+    def _row_of(self, name: str) -> int:
+        key = name.casefold()
+        for row, a in enumerate(self._items):
+            if a.key == key:
+                return row
+        return -1
+
+    def _refresh(self) -> None:
+        editable = self._readable and not self._busy
+        for widget in (self.name_edit, self.task_edit, self.confirm_combo, self.monitor_combo,
+                       self.hotkey_edit, self.save_button, self.new_button, self.list):
+            widget.setEnabled(editable)
+        self.delete_button.setEnabled(editable and self._editing is not None)
+        self.test_button.setEnabled(self._readable)
+
+    def _show_error(self, text: str) -> None:
+        self.message.setStyleSheet("color: #cf222e;")
+        self.message.setText(text[:1].upper() + text[1:])
+
+    def _show_info(self, text: str) -> None:
+        self.message.setStyleSheet("color: #1a7f37;")
+        self.message.setText(text)
+
+    # -- editing -------------------------------------------------------------------------------
+
+    def _on_current(self, current: QListWidgetItem | None, _previous: object) -> None:
+        if current is None:
+            return
+        name = str(current.data(Qt.ItemDataRole.UserRole))
+        row = self._row_of(name)
+        if row >= 0:
+            self._load_form(self._items[row])
+
+    @Slot(str)
+    def select(self, name: str) -> bool:
+        """Show the automation ``name`` in the form; False when there is none."""
+        row = self._row_of(name)
+        if row < 0:
+            return False
+        self.list.setCurrentRow(row)
+        self._load_form(self._items[row])
+        return True
+
+    def _load_form(self, a: Automation) -> None:
+        self._editing = a.name
+        self.name_edit.setText(a.name)
+        self.task_edit.setPlainText(a.task)
+        self._set_confirm(str(a.confirm))
+        self._set_monitor(a.monitor)
+        self.hotkey_edit.setText(a.hotkey or "")
+        self.message.clear()
+        self._refresh()
+
+    @Slot()
+    def new(self) -> None:
+        """Empty the form for a new automation (the settings' confirm mode and monitor)."""
+        self._editing = None
+        self.list.blockSignals(True)
+        self.list.clearSelection()
+        self.list.setCurrentRow(-1)
+        self.list.blockSignals(False)
+        self.name_edit.clear()
+        self.task_edit.clear()
+        self._set_confirm(self._defaults[0])
+        self._set_monitor(self._defaults[1])
+        self.hotkey_edit.clear()
+        self.message.clear()
+        self._refresh()
+        self.name_edit.setFocus()
+
+    def _set_confirm(self, mode: str) -> None:
+        index = self.confirm_combo.findData(mode)
+        if index >= 0:
+            self.confirm_combo.setCurrentIndex(index)
+
+    def _set_monitor(self, monitor: str) -> None:
+        if self.monitor_combo.findText(monitor) < 0:
+            self.monitor_combo.addItem(monitor)
+        self.monitor_combo.setCurrentText(monitor)
+
+    def form_automation(self) -> Automation:
+        """The form as an automation; :class:`AutomationError` naming the bad field."""
+        return Automation.make(
+            "",
+            name=self.name_edit.text(),
+            task=self.task_edit.toPlainText(),
+            confirm=str(self.confirm_combo.currentData()),
+            monitor=self.monitor_combo.currentText(),
+            hotkey=self.hotkey_edit.text(),
+        )
+
+    @Slot()
+    def save(self) -> None:
+        """Validate the form and write it to the file (added, or replacing the one edited)."""
+        if not self._readable or self._busy:
+            return
+        try:
+            automation = self.form_automation()
+        except AutomationError as e:
+            self._show_error(str(e))
+            return
+        path, stop, old = self.path, self.stop_hotkey, self._editing
+
+        def work() -> list[Automation]:
+            if old is None:
+                return add_automation(automation, path=path, stop_hotkey=stop)
+            return replace_automation(old, automation, path=path, stop_hotkey=stop)
+
+        self._set_busy(True)
+        self._tasks.run(work, lambda items: self._saved(items, automation, "Saved."),
+                        self._failed)
+
+    @Slot()
+    def delete(self) -> None:
+        """Delete the automation in the form, once the person agrees."""
+        name = self._editing
+        if name is None or not self._readable or self._busy:
+            return
+        if not self._confirm_delete(self, name):
+            return
+        path = self.path
+        self._set_busy(True)
+        self._tasks.run(lambda: remove_automation(name, path=path),
+                        lambda items: self._saved(items, None, f"Deleted “{name}”."),
+                        self._failed)
+
+    def _saved(self, items: list[Automation], shown: Automation | None, text: str) -> None:
+        self._set_busy(False)
+        self._items = items
+        self._fill_list()
+        if shown is not None:
+            self.select(shown.name)
+        else:
+            self.new()
+        self._show_info(text)
+        self.saved.emit(list(items))
+
+    def _failed(self, error: BaseException) -> None:
+        self._set_busy(False)
+        if not isinstance(error, AutomationError | OSError):
+            log.error("saving the automations failed", exc_info=error)
+        self._show_error(str(error) if isinstance(error, AutomationError)
+                         else f"Cannot save {self.path}: {error}")
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self._refresh()
+
+    @Slot()
+    def test_run(self) -> None:
+        """Ask for a run of the form's automation with every step confirmed."""
+        try:
+            automation = self.form_automation()
+        except AutomationError as e:
+            self._show_error(str(e))
+            return
+        self._show_info(f"Test run of “{automation.name}”: every step waits for your approval.")
+        self.test_run_requested.emit(automation.changed(confirm=ConfirmMode.ALWAYS))
+
+    def done(self, result: int) -> None:
+        # A write already running finishes; its result has nobody left to show it to.
+        self._tasks.forget_pending()
+        super().done(result)
