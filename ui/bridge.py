@@ -45,12 +45,24 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
 
     ``exclude`` lists holodesk's own visible windows, masked out of every screenshot.
     """
+    from app import paths
+    from app.lock import DesktopLock
     from control.input import PyAutoGuiBackend
     from control.touch import TouchDetector
 
+    # The same lock as `holodesk run` and a headless `trigger NAME`: two runs must never drive
+    # one mouse. DesktopBusyError's message says who holds it; the controller shows it.
+    lock = DesktopLock(paths.lock_path())
+    lock.acquire()
     detector = TouchDetector(lambda kind: gate.pause(f"you used the {kind}; resume when ready"))
     backend = detector.wrap(PyAutoGuiBackend(latch))
-    session = build_session(settings, task=task, latch=latch, backend=backend, exclude=exclude)
+    try:
+        session = build_session(settings, task=task, latch=latch, backend=backend,
+                                exclude=exclude)
+    except BaseException:
+        lock.release()
+        raise
+    session.on_close(lock.release)
     try:
         detector.start()
     except Exception:

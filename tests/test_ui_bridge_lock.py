@@ -1,0 +1,29 @@
+"""The desktop app's runs take the same desktop lock as `holodesk run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app import paths
+from app.lock import DesktopLock
+from app.settings import Settings
+from tests.support.home import isolate_home
+from ui.bridge import RunController
+
+
+def test_a_gui_run_refuses_while_another_run_holds_the_desktop(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    isolate_home(monkeypatch, tmp_path)
+    failures: list[str] = []
+    controller = RunController()  # the real session factory
+    controller.failed.connect(failures.append)
+    with DesktopLock(paths.lock_path()):  # a terminal run, as far as the lock can tell
+        assert controller.start("click Save", Settings())
+        qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+        qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
+    assert "another holodesk run" in failures[0]
+    assert "driving the desktop" in failures[0]
