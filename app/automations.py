@@ -44,7 +44,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import paths
-from app.settings import Settings, _write_atomic, normalize_monitor
+from app.settings import Settings, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, conflicts, parse_combo, typing_can_press
 from control.policy import ConfirmMode
 
@@ -309,7 +309,7 @@ def save_automations(
     tables = [
         {k: v for k, v in a.model_dump(mode="json").items() if v is not None} for a in items
     ]
-    _write_atomic(path, _HEADER + tomli_w.dumps({"automation": tables}))
+    paths.write_atomic(path, _HEADER + tomli_w.dumps({"automation": tables}))
     log.info("saved %d automation(s) to %s", len(items), path)
     return path
 

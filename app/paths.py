@@ -18,8 +18,11 @@ directory holds screenshots of the person's desktop, so every directory is creat
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -107,3 +110,29 @@ def ensure_private_dir(path: Path) -> Path:
     # makedirs applies the mode (minus umask) to every directory it creates, parents included.
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` all at once: a crash leaves the old file or the new one.
+
+    The folder is created private (0700) if missing.
+    """
+    ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if sys.platform != "win32":
+        # The rename is durable only once the directory entry is on disk.
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -14,13 +14,11 @@ not repeat its value.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
 import logging
 import os
 import re
 import sys
-import tempfile
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -374,7 +372,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
                 out[name] = previous[name]
         elif current[name] is not None and current[name] != defaults[name]:
             out[name] = current[name]
-    _write_atomic(path, _HEADER + tomli_w.dumps(out))
+    paths.write_atomic(path, _HEADER + tomli_w.dumps(out))
     return path
 
 
@@ -604,28 +602,6 @@ def _show_value(name: str, value: Any) -> str:
     if len(text) > 80:
         text = text[:77] + "..."
     return text
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    paths.ensure_private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if sys.platform != "win32":
-        # The rename is durable only once the directory entry is on disk.
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def _set_api_key(
