@@ -45,6 +45,7 @@ from ui.crash import CrashReporter, show_error
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.server_control import ServerControl, ServerState
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
@@ -121,6 +122,14 @@ class HolodeskApp(QObject):
         a.automations.triggered.connect(self.show_automations)
         self.tray.activated.connect(self.show_task_window)
         self.tray.automation_chosen.connect(lambda name: self.run_automation(name, "tray"))
+
+        # The local model server, started and stopped from the tray (holodesk serve's parts).
+        self.server = ServerControl(lambda: self.settings, self)
+        self.server.state_changed.connect(self._on_server_state)
+        self.server.progress.connect(self._on_server_progress)
+        self.server.failed.connect(self._on_server_failed)
+        a.server.triggered.connect(self.toggle_server)
+        self._update_server_action()
 
         # Automations: read now (a small file), again whenever the file changes (the CLI, the
         # Automations window or an editor wrote it); their hotkeys go on the stop hotkey's
@@ -323,6 +332,49 @@ class HolodeskApp(QObject):
         self.automations_dialog.raise_()
         self.automations_dialog.activateWindow()
 
+    def toggle_server(self) -> None:
+        """The tray's server entry: start the local vLLM, or stop the one started here."""
+        if self.server.state in ("stopped", "failed"):
+            self.server.start()
+        else:
+            self.server.stop()
+
+    def _update_server_action(self) -> None:
+        action = self.actions.server
+        action.setVisible(ServerControl.available(self.settings))
+        state = self.server.state
+        texts: dict[ServerState, str] = {
+            "stopped": "Start model server",
+            "failed": "Start model server",
+            "starting": "Stop model server (starting…)",
+            "ready": "Stop model server",
+            "stopping": "Stopping model server…",
+        }
+        text = texts[state]
+        if state == "ready" and not self.server.owned:
+            text = "Model server running (started elsewhere)"
+        action.setText(text)
+        action.setEnabled(state != "stopping" and (state != "ready" or self.server.owned))
+
+    def _on_server_state(self, state: str) -> None:
+        self._update_server_action()
+        if state == "ready" and self._poller is not None:
+            self._poller.poll_now()  # Start becomes possible now, not at the next poll
+        if not self.controller.running and state in ("starting", "stopping"):
+            self.tray.set_state(TrayState.OFFLINE, f"holodesk: model server {state}")
+
+    def _on_server_progress(self, text: str) -> None:
+        if self.server.state == "starting":
+            self.task_window.set_model_status(f"Model server starting: {text}", "loading")
+        if not self.controller.running:
+            self.tray.set_state(self.tray.state, f"holodesk: {text}")
+
+    def _on_server_failed(self, message: str, fix: str) -> None:
+        self._update_server_action()
+        log_path = self.server.log_path
+        where = f" (its log: {log_path})" if log_path is not None else ""
+        self.report_error(f"Model server: {message.rstrip('.')}. {fix}{where}".strip())
+
     def show_task_window(self) -> None:
         self.task_window.show()
         self.task_window.raise_()
@@ -348,6 +400,7 @@ class HolodeskApp(QObject):
             self.settings = dialog.settings
             self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
             self._retarget_probe()
+            self._update_server_action()  # the endpoint may have moved to or off this machine
 
     def _retarget_probe(self) -> None:
         """Point the server probe at the settings' endpoint, with its key from the keyring.
@@ -382,6 +435,7 @@ class HolodeskApp(QObject):
         self.controller.wait(5.0)
         if self._poller is not None:
             self._poller.stop()
+        self.server.shutdown()  # never leave a vLLM behind (bounded wait)
         if self.log_window is not None:
             self.log_window.shutdown()
         self._reload_timer.stop()

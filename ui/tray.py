@@ -72,13 +72,15 @@ class TrayActions(QObject):
         self.automations = QAction("Automations…", self)
         self.action_log = QAction("Action log", self)
         self.settings = QAction("Settings", self)
+        # Start or stop the local vLLM; shown only when the endpoint is this machine.
+        self.server = QAction("Start model server", self)
         self.stop = QAction("Stop", self)
         self.quit = QAction("Quit", self)
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
-        return [self.new_task, self.automations, self.action_log, self.settings, self.stop,
-                self.quit]
+        return [self.new_task, self.automations, self.action_log, self.settings, self.server,
+                self.stop, self.quit]
 
 
 class Tray(QObject):
@@ -180,6 +182,12 @@ class FallbackTrayWindow(QWidget):
         for action in actions.all():
             button = QToolButton()
             button.setDefaultAction(action)
+            if action is actions.server:
+                # A tool button does not follow its action's visibility by itself.
+                button.setVisible(action.isVisible())
+                action.changed.connect(
+                    lambda b=button, a=action: b.setVisible(a.isVisible())
+                )
             if action is actions.automations and run_menu is not None:
                 # Click: manage them; the arrow: run one.
                 button.setMenu(run_menu)
