@@ -7,31 +7,19 @@ as pynput does (tests/test_automations_x11.py presses real keys).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from PIL import Image
 from pytestqt.qtbot import QtBot
 
-from app.agent import AgentParts
 from app.automations import Automation, load_automations, save_automations
-from app.events import Event, RunFinished, RunStarted
-from app.pause import PauseGate
-from app.session import Session
-from app.settings import Settings
-from app.store import ActionLog
-from control.capture import FakeCapturer
 from control.hotkeys import FakeHotkeys
-from control.input import DryRunBackend, Executor
-from control.policy import ConfirmMode, SafetyPolicy
-from control.stop import StopLatch
-from model.client import ClientConfig, HolotronClient
+from control.policy import ConfirmMode
+from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
-from ui.app import HolodeskApp
 from ui.automations_dialog import AutomationsDialog
 from ui.tray import Tray, TrayActions
 
@@ -206,53 +194,8 @@ def test_the_tray_lists_the_automations_and_a_click_runs_one(qtbot: QtBot) -> No
 # -- the app -------------------------------------------------------------------------------------
 
 
-class Rig:
-    """The app's runs over real parts; ``settings`` holds the settings each run got."""
-
-    def __init__(self, server: FakeVLLM) -> None:
-        self.server = server
-        self.settings: list[Settings] = []
-        self.events: list[Event] = []
-
-    def factory(self, settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-        self.settings.append(settings)
-        parts = AgentParts(
-            client=HolotronClient(ClientConfig(base_url=self.server.base_url)),
-            capturer=FakeCapturer(lambda: np.asarray(Image.new("RGB", (1280, 800), "grey"))),
-            executor=Executor(DryRunBackend(), latch),
-            policy=SafetyPolicy(settings.confirm),
-            store=ActionLog.open(),
-            latch=latch,
-        )
-        return Session(task=task, settings=settings, dry_run=True, parts=parts)
-
-    def started(self) -> list[str]:
-        return [e.task for e in self.events if isinstance(e, RunStarted)]
-
-    def finished(self) -> int:
-        return sum(isinstance(e, RunFinished) for e in self.events)
-
-
-@pytest.fixture
-def make_app(qtbot: QtBot) -> Iterator[Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]]:
-    apps: list[HolodeskApp] = []
-
-    def make(server: FakeVLLM) -> tuple[HolodeskApp, Rig]:
-        rig = Rig(server)
-        app = HolodeskApp(Settings(endpoint=server.base_url, confirm=ConfirmMode.NEVER),
-                          session_factory=rig.factory, use_system_tray=False, probe=False)
-        app.controller.run_event.connect(rig.events.append)
-        apps.append(app)
-        return app, rig
-
-    yield make
-    for app in apps:
-        app.close()
-    qtbot.wait(50)
-
-
 def test_a_hotkey_runs_its_automation_and_never_a_second_run(
-        qtbot: QtBot, path: Path, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+        qtbot: QtBot, path: Path, make_app: MakeApp
 ) -> None:
     save_automations([_a(hotkey="ctrl+alt+1", confirm="always", monitor="mouse"),
                       _a(name="mail", task="send it", hotkey="ctrl+alt+2")], path)
@@ -260,7 +203,7 @@ def test_a_hotkey_runs_its_automation_and_never_a_second_run(
     hotkeys.register(STOP, lambda: None)
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
-        app, rig = make_app(server)
+        app, rig = make_app(server, confirm=ConfirmMode.NEVER)
         app.set_hotkey_listener(hotkeys, STOP)
         assert sorted(hotkeys.combos) == sorted([STOP, "ctrl+alt+1", "ctrl+alt+2"])
         assert [a.text() for a in app.tray.automation_actions] == [
@@ -288,10 +231,10 @@ def test_a_hotkey_runs_its_automation_and_never_a_second_run(
 
 
 def test_a_trigger_runs_the_named_automation(
-        qtbot: QtBot, path: Path, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+        qtbot: QtBot, path: Path, make_app: MakeApp
 ) -> None:
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
-        app, rig = make_app(server)
+        app, rig = make_app(server, confirm=ConfirmMode.NEVER)
         assert app.handle_message({"cmd": "automation", "name": "mail"})["ok"] is False
         # Saved after the app started (by the CLI, say): the trigger finds it at once.
         save_automations([_a(name="mail", task="send it", monitor="2")], path)
@@ -302,13 +245,13 @@ def test_a_trigger_runs_the_named_automation(
 
 
 def test_the_app_follows_the_file_and_keeps_the_stop_hotkey_first(
-        qtbot: QtBot, path: Path, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+        qtbot: QtBot, path: Path, make_app: MakeApp
 ) -> None:
     hotkeys = FakeHotkeys()
     hotkeys.register(STOP, lambda: None)
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
-        app, _rig = make_app(server)
+        app, _rig = make_app(server, confirm=ConfirmMode.NEVER)
         app.set_hotkey_listener(hotkeys, STOP)
         assert app.registered_hotkeys == []
         save_automations([_a(hotkey="ctrl+alt+1")], path)  # as the CLI would
@@ -329,12 +272,12 @@ def test_the_app_follows_the_file_and_keeps_the_stop_hotkey_first(
 
 
 def test_the_window_from_the_tray_saves_and_test_runs(
-        qtbot: QtBot, path: Path, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+        qtbot: QtBot, path: Path, make_app: MakeApp
 ) -> None:
     hotkeys = FakeHotkeys()
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
-        app, rig = make_app(server)
+        app, rig = make_app(server, confirm=ConfirmMode.NEVER)
         app.set_hotkey_listener(hotkeys, STOP)
         app.actions.automations.trigger()
         dialog = app.automations_dialog

@@ -7,27 +7,16 @@ the dry-run input backend recording every primitive); only the screen is a pictu
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from PIL import Image, ImageDraw
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from pytestqt.qtbot import QtBot
 
-from app.agent import AgentParts
-from app.events import Event, Outcome, RunFinished
-from app.pause import PauseGate
-from app.session import Session
+from app.events import Outcome, RunFinished
 from app.settings import Settings
-from app.store import ActionLog
-from control.capture import FakeCapturer
-from control.input import DryRunBackend, Executor
-from control.policy import SafetyPolicy
-from control.stop import StopLatch
-from model.client import ClientConfig, HolotronClient
+from tests.support.app_rig import MakeApp, Rig
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 from ui.app import HolodeskApp
@@ -37,55 +26,9 @@ DELETE = {"thought": "delete it",
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
 
 
-def _screen() -> Any:
-    image = Image.new("RGB", (1280, 800), (200, 200, 200))
-    ImageDraw.Draw(image).rectangle((100, 100, 299, 199), fill=(255, 0, 0))
-    return np.asarray(image)
-
-
-class Rig:
-    """The app over real parts; ``backends`` holds each run's recorded input."""
-
-    def __init__(self, server: FakeVLLM) -> None:
-        self.server = server
-        self.backends: list[DryRunBackend] = []
-        self.events: list[Event] = []
-
-    def factory(self, settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-        backend = DryRunBackend()
-        self.backends.append(backend)
-        parts = AgentParts(
-            client=HolotronClient(ClientConfig(base_url=self.server.base_url)),
-            capturer=FakeCapturer(_screen),
-            executor=Executor(backend, latch),
-            policy=SafetyPolicy(settings.confirm),
-            store=ActionLog.open(),
-            latch=latch,
-        )
-        return Session(task=task, settings=settings, dry_run=True, parts=parts)
-
-
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def make_app(qtbot: QtBot) -> Iterator[Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]]:
-    apps: list[HolodeskApp] = []
-
-    def make(server: FakeVLLM) -> tuple[HolodeskApp, Rig]:
-        rig = Rig(server)
-        app = HolodeskApp(Settings(endpoint=server.base_url), session_factory=rig.factory,
-                          use_system_tray=False, probe=False)
-        app.controller.run_event.connect(rig.events.append)
-        apps.append(app)
-        return app, rig
-
-    yield make
-    for app in apps:
-        app.close()
-    qtbot.wait(50)  # let the deleteLater()s run
 
 
 def _finished(rig: Rig) -> RunFinished | None:
@@ -94,7 +37,7 @@ def _finished(rig: Rig) -> RunFinished | None:
 
 
 def test_approve_in_the_confirmation_panel_runs_the_click(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
@@ -113,7 +56,7 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
 
 
 def test_the_tray_stop_works_while_a_confirmation_is_open(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
@@ -129,7 +72,7 @@ def test_the_tray_stop_works_while_a_confirmation_is_open(
 
 
 def test_the_event_loop_never_stalls_during_a_run(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     wait = {"thought": "wait", "action": {"action": "wait", "seconds": 0.2}}
     with FakeVLLM(ScriptedPolicy([wait, wait, wait, ANSWER])) as server:
@@ -158,7 +101,7 @@ def test_the_event_loop_never_stalls_during_a_run(
 
 
 def test_a_second_run_is_refused_while_one_is_active(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
@@ -171,7 +114,7 @@ def test_a_second_run_is_refused_while_one_is_active(
 
 
 def test_trigger_from_another_process_reaches_the_running_app(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     from app.instance import send
     from ui.instance import InstanceServer
@@ -194,7 +137,7 @@ def test_trigger_from_another_process_reaches_the_running_app(
 
 
 def test_holodesks_own_windows_are_kept_out_of_the_screenshots(
-    qtbot: QtBot, make_app: Callable[[FakeVLLM], tuple[HolodeskApp, Rig]]
+    qtbot: QtBot, make_app: MakeApp
 ) -> None:
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, _rig = make_app(server)

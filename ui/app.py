@@ -275,6 +275,43 @@ class HolodeskApp(QObject):
         self._stop_combo = stop_combo
         self._register_hotkeys()
 
+    def apply_stop_hotkey(self, combo: str) -> bool:
+        """Make ``combo`` the emergency stop hotkey now (after a change in Settings).
+
+        The new one is listened for before the old one is dropped, so there is never a moment
+        without a stop hotkey; automations whose hotkeys now clash with it are left out and
+        the person is told. False (the old hotkey kept) when the new one cannot be used.
+        """
+        from control.hotkeys import parse_combo
+
+        listener, old = self._hotkeys, self._stop_combo
+        if listener is None or not old or parse_combo(combo) == parse_combo(old):
+            return listener is not None
+        for automation_combo in self._registered:  # re-registered below against the new stop
+            listener.unregister(automation_combo)
+        self._registered = []
+        try:
+            listener.register(combo, self._stop_callback(combo))
+        except Exception as e:
+            self.report_error(f"The stop hotkey {combo} cannot be used ({e}); {old} still "
+                              "stops a run.")
+            self._register_hotkeys()
+            return False
+        listener.unregister(old)
+        self._stop_combo = combo
+        self.stop_button.set_hint(f"or press {parse_combo(combo).label()}")
+        if self.automations_dialog is not None:
+            self.automations_dialog.stop_hotkey = combo
+        log.info("the stop hotkey is now %s", combo)
+        self._register_hotkeys()
+        return True
+
+    def _stop_callback(self, combo: str) -> Callable[[], None]:
+        def stop() -> None:  # on the listener's thread; RunController.stop is thread-safe
+            self.controller.stop("hotkey", combo)
+
+        return stop
+
     @property
     def registered_hotkeys(self) -> list[str]:
         """The automation hotkeys listened for now."""
@@ -401,6 +438,7 @@ class HolodeskApp(QObject):
             self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
             self._retarget_probe()
             self._update_server_action()  # the endpoint may have moved to or off this machine
+            self.apply_stop_hotkey(self.settings.stop_hotkey)
 
     def _retarget_probe(self) -> None:
         """Point the server probe at the settings' endpoint, with its key from the keyring.
@@ -631,7 +669,7 @@ def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
 
     combo = main.settings.stop_hotkey
     hotkeys = PynputHotkeys()
-    hotkeys.register(combo, lambda: main.controller.stop("hotkey", combo))
+    hotkeys.register(combo, main._stop_callback(combo))
     try:
         hotkeys.start()
     except ListenerError as e:

@@ -1,0 +1,94 @@
+"""The desktop app over real parts, for pytest-qt tests (a plugin: see tests/conftest.py).
+
+``make_app(server, **settings)`` builds a :class:`ui.app.HolodeskApp` whose runs talk to the
+fake model server over HTTP, see a drawn screen and record their input instead of acting;
+every app made is closed after the test. Qt is imported only when the fixture is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+from pytestqt.qtbot import QtBot
+
+from app.agent import AgentParts
+from app.events import Event, RunFinished, RunStarted
+from app.pause import PauseGate
+from app.session import Session
+from app.settings import Settings
+from app.store import ActionLog
+from control.capture import FakeCapturer
+from control.input import DryRunBackend, Executor
+from control.policy import SafetyPolicy
+from control.stop import StopLatch
+from model.client import ClientConfig, HolotronClient
+from tests.support.fake_vllm import FakeVLLM
+
+if TYPE_CHECKING:
+    from ui.app import HolodeskApp
+
+
+def screen() -> Any:
+    """A grey 1280x800 screen with a red box at (100, 100)-(299, 199)."""
+    image = Image.new("RGB", (1280, 800), (200, 200, 200))
+    ImageDraw.Draw(image).rectangle((100, 100, 299, 199), fill=(255, 0, 0))
+    return np.asarray(image)
+
+
+class Rig:
+    """The app's runs over real parts: ``settings`` and ``backends`` hold each run's settings
+    and recorded input, ``events`` every event the app's controller relayed."""
+
+    def __init__(self, server: FakeVLLM) -> None:
+        self.server = server
+        self.settings: list[Settings] = []
+        self.backends: list[DryRunBackend] = []
+        self.events: list[Event] = []
+
+    def factory(self, settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
+        self.settings.append(settings)
+        backend = DryRunBackend()
+        self.backends.append(backend)
+        parts = AgentParts(
+            client=HolotronClient(ClientConfig(base_url=self.server.base_url)),
+            capturer=FakeCapturer(screen),
+            executor=Executor(backend, latch),
+            policy=SafetyPolicy(settings.confirm),
+            store=ActionLog.open(),
+            latch=latch,
+        )
+        return Session(task=task, settings=settings, dry_run=True, parts=parts)
+
+    def started(self) -> list[str]:
+        return [e.task for e in self.events if isinstance(e, RunStarted)]
+
+    def finished(self) -> int:
+        return sum(isinstance(e, RunFinished) for e in self.events)
+
+
+#: ``make_app(server, **settings)``: the app and its rig.
+MakeApp = Callable[..., "tuple[HolodeskApp, Rig]"]
+
+
+@pytest.fixture
+def make_app(qtbot: QtBot) -> Iterator[MakeApp]:
+    from ui.app import HolodeskApp
+
+    apps: list[HolodeskApp] = []
+
+    def make(server: FakeVLLM, **settings: Any) -> tuple[HolodeskApp, Rig]:
+        rig = Rig(server)
+        app = HolodeskApp(Settings(endpoint=server.base_url, **settings),
+                          session_factory=rig.factory, use_system_tray=False, probe=False)
+        app.controller.run_event.connect(rig.events.append)
+        apps.append(app)
+        return app, rig
+
+    yield make
+    for app in apps:
+        app.close()
+    qtbot.wait(50)  # let the deleteLater()s run
