@@ -164,3 +164,21 @@ def test_the_server_probe_gates_the_start_button(qtbot: QtBot) -> None:
     finally:
         app.close()
         qtbot.wait(50)
+
+
+def test_check_set_up_opens_the_doctor_window_and_runs_the_checks(
+    qtbot: QtBot, make_app: MakeApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No display for the checks: they must not look at the developer's screen.
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeVLLM(ScriptedPolicy([ANSWER], repeat_last=True)) as server:
+        app, _rig = make_app(server)
+        app.actions.check.trigger()
+        window = app.doctor_window
+        assert window is not None and window.isVisible()
+        qtbot.waitUntil(lambda: not window.running and len(window.results) == 12,
+                        timeout=60_000)
+        by_name = {r.name: str(r.status.value).lower() for r in window.results}
+        assert by_name["endpoint"] == "pass", window.report_text()
+        assert by_name["display server"] == "fail"

@@ -42,6 +42,7 @@ from ui.automations_dialog import AutomationsDialog
 from ui.bridge import RunController, SessionFactory, real_session
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
+from ui.doctor_window import DoctorWindow
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
@@ -97,6 +98,7 @@ class HolodeskApp(QObject):
         self.stop_button = FloatingStopButton()
         self._stop_button_placed = False
         self.log_window: LogWindow | None = None
+        self.doctor_window: DoctorWindow | None = None
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
             self._keep_out_of_capture(window)
@@ -117,6 +119,7 @@ class HolodeskApp(QObject):
         a.new_task.triggered.connect(self.show_task_window)
         a.action_log.triggered.connect(self.show_log)
         a.settings.triggered.connect(self.show_settings)
+        a.check.triggered.connect(self.show_doctor)
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
         a.automations.triggered.connect(self.show_automations)
@@ -431,6 +434,13 @@ class HolodeskApp(QObject):
         self.log_window.show()
         self.log_window.raise_()
 
+    def show_doctor(self) -> None:
+        """Open the set-up checks (`holodesk doctor`) and run them afresh."""
+        if self.doctor_window is None:
+            self.doctor_window = DoctorWindow(lambda: self.settings)
+            self._keep_out_of_capture(self.doctor_window)
+        self.doctor_window.show_and_run()
+
     def show_settings(self) -> None:
         dialog = SettingsDialog()
         if dialog.exec():
@@ -483,7 +493,7 @@ class HolodeskApp(QObject):
             self._registered = []
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
-            self.log_window, self.automations_dialog, self.tray.window,
+            self.log_window, self.automations_dialog, self.doctor_window, self.tray.window,
         ]
         for window in windows:
             if window is not None:

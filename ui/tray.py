@@ -72,6 +72,7 @@ class TrayActions(QObject):
         self.automations = QAction("Automations…", self)
         self.action_log = QAction("Action log", self)
         self.settings = QAction("Settings", self)
+        self.check = QAction("Check set-up…", self)  # holodesk doctor, as a window
         # Start or stop the local vLLM; shown only when the endpoint is this machine.
         self.server = QAction("Start model server", self)
         self.stop = QAction("Stop", self)
@@ -79,8 +80,8 @@ class TrayActions(QObject):
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
-        return [self.new_task, self.automations, self.action_log, self.settings, self.server,
-                self.stop, self.quit]
+        return [self.new_task, self.automations, self.action_log, self.settings, self.check,
+                self.server, self.stop, self.quit]
 
 
 class Tray(QObject):
