@@ -73,8 +73,17 @@ def _error(message: str) -> None:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    try:
+        return _bench(args)
+    except KeyboardInterrupt:  # Ctrl+C while preparing (re-encoding screenshots, probing)
+        _error("interrupted")
+        return EXIT_RUN_FAILED
+
+
+def _bench(args: argparse.Namespace) -> int:
     # Heavy imports here: the parser is built for every command.
     from app import paths
+    from app.logs import mask
     from app.secrets import api_key
     from app.settings import load_settings
     from model.benchframes import GeneratedFrames
@@ -104,9 +113,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         reference = Reference.parse(args.reference) if args.reference else None
         if args.max_tokens < 1:
             raise ValueError("--max-tokens must be at least 1")
+        key = api_key(settings.endpoint)
+        mask(key)  # as a run does: the key never reaches a log line, even inside an error
         client = ClientConfig(
             base_url=settings.endpoint,
-            api_key=api_key(settings.endpoint),
+            api_key=key,
             model=settings.model,
             request_timeout=settings.request_timeout,
             temperature=settings.temperature,
@@ -206,20 +217,25 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print()
         print(errors)
     stamp = report.started.strftime("%Y%m%d-%H%M%S")
-    csv_path = write_csv(report, out_dir / f"bench-{stamp}.csv")
-    png_path = save_chart(report, out_dir / f"bench-{stamp}.png", reference)
     print()
+    written = True
+    try:
+        print(f"CSV: {write_csv(report, out_dir / f'bench-{stamp}.csv')}")
+        print(f"Chart: {save_chart(report, out_dir / f'bench-{stamp}.png', reference)}")
+    except OSError as e:  # a full disk must not lose the table printed above
+        _error(f"cannot write the results to {out_dir}: {e}\nFix: free some space or pass "
+               "--out with another folder")
+        written = False
     if reference is not None:
+        # Last, as the README promises: the one line to compare with the published number.
         print(compare(report, reference))
-    print(f"CSV: {csv_path}")
-    print(f"Chart: {png_path}")
     if report.interrupted:
         _error("stopped: the levels above are the ones that finished")
         return EXIT_RUN_FAILED
     if not report.ok:
         _error("some steps failed (see above); the numbers of those levels are not comparable")
         return EXIT_RUN_FAILED
-    return EXIT_OK
+    return EXIT_OK if written else EXIT_RUN_FAILED
 
 
 def _log_screenshots(settings: Settings) -> list[Screenshot]:

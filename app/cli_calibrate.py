@@ -7,6 +7,7 @@ The target window is Qt, which app/ never imports: ``ui.main`` hands a screen fa
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 from types import FrameType
@@ -147,6 +148,12 @@ def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport 
             return run_with_screen(factory, latch, calibrator.run)
         except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
             print(f"holodesk: the calibration failed: {e}", file=sys.stderr)
+            return None
+        except Exception as e:  # e.g. mss's ScreenShotError: a message, never a traceback
+            logging.getLogger(__name__).exception("calibration failed")
+            print(f"holodesk: the calibration failed: {type(e).__name__}: {e}\n"
+                  "Fix: run `holodesk doctor` to check the screen capture; details are in the "
+                  "log file", file=sys.stderr)
             return None
         finally:
             signal.signal(signal.SIGINT, old_int)

@@ -64,7 +64,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(f"holodesk doctor: checking this desktop and {settings.endpoint}", flush=True)
-    results = run_doctor(config, None if args.json else show)
+    try:
+        results = run_doctor(config, None if args.json else show)
+    except KeyboardInterrupt:  # a check can wait a minute for the model: Ctrl+C, no traceback
+        print("\nholodesk: doctor stopped before every check ran", file=sys.stderr)
+        return EXIT_RUN_FAILED
     ok = all_passed(results)
     if args.json:
         print(json.dumps({"ok": ok, "endpoint": settings.endpoint,

@@ -27,7 +27,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from app import paths
-from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED
+from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from model.launcher import (
     API_KEY_ENV,
     DEFAULT_PORT,
@@ -163,9 +163,33 @@ def _shown_executable(found: str | None) -> str:
     return found
 
 
+# Extra flags holodesk must not let through: it polls --host/--port for /health, finds its
+# server by the served name, and keeps the key out of argv (`ps` shows it).
+_MANAGED_FLAGS = {
+    "--port": "use `holodesk serve --port N`",
+    "--host": "use `holodesk serve --host ADDRESS`",
+    "--served-model-name": f"holodesk always serves the model as {SERVED_MODEL_NAME!r}",
+    "--api-key": "store the key with `holodesk config set api_key -`; holodesk hands it to "
+    f"vLLM in ${API_KEY_ENV}, never on the command line",
+}
+
+
+def _managed_flag(extra: Sequence[str]) -> tuple[str, str] | None:
+    for arg in extra:
+        flag = arg.split("=", 1)[0]
+        if flag in _MANAGED_FLAGS:
+            return flag, _MANAGED_FLAGS[flag]
+    return None
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from model.launcher import find_vllm
 
+    managed = _managed_flag(args.extra)
+    if managed is not None:
+        print(f"holodesk: {managed[0]} cannot be passed after `--`\nFix: {managed[1]}",
+              file=sys.stderr)
+        return EXIT_USAGE
     settings = _settings(args)
     cfg = serve_config(settings, host=args.host, extra_args=args.extra)
     key = serve_api_key(settings, cfg)
@@ -178,7 +202,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 f"would show it).\n# To run this by hand: export {API_KEY_ENV}=<your key> first."
             )
         return EXIT_OK
-    return _serve(settings, cfg, key, executable, args.vllm)
+    try:
+        return _serve(settings, cfg, key, executable, args.vllm)
+    except KeyboardInterrupt:  # Ctrl+C during the checks, before vLLM is started
+        print("\nholodesk: stopped; vLLM was not started", file=sys.stderr)
+        return EXIT_RUN_FAILED
 
 
 def _serve(
@@ -216,6 +244,14 @@ def _serve(
         print(f"{label}: {problem.message}\nFix: {problem.fix}", file=sys.stderr)
     if executable is None or any(p.fatal for p in problems):
         return EXIT_RUN_FAILED
+    if not key and not _loopback_only(cfg.host):
+        print(
+            f"holodesk: warning: vLLM will listen on {cfg.host} without an API key: anyone who "
+            "can reach this machine can use the model.\nFix: store a key first with "
+            "`holodesk config set api_key -` (holodesk hands it to vLLM in "
+            f"${API_KEY_ENV}), or serve on --host 127.0.0.1",
+            file=sys.stderr,
+        )
     _note_endpoint(settings, cfg)
 
     server = VLLMServer(cfg, executable=executable, api_key=key)
@@ -245,7 +281,10 @@ def _run(
     if key:
         print(f"(with the API key in ${API_KEY_ENV})")
     print(f"log: {log_path}", flush=True)
-    server.start(log_path)
+    try:
+        server.start(log_path)
+    except ServeError as exc:  # the executable cannot be run (a broken venv, a bad shebang)
+        return _report_failure(exc, log_path)
     print(
         f"starting vLLM (pid {server.pid}); loading the model takes minutes, the first time "
         "also a download of about 25 GB. Ctrl+C stops it.",
@@ -290,6 +329,11 @@ class _Reporter:
         if new_phase or progress.percent in (None, 100) or now - self._last >= self._interval:
             self._phase, self._last = progress.phase, now
             print(f"  {progress.text}", flush=True)
+
+
+def _loopback_only(host: str) -> bool:
+    """Whether binding ``host`` keeps the server reachable from this machine only."""
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _note_endpoint(settings: Settings, cfg: ServeConfig) -> None:

@@ -762,7 +762,8 @@ def run_doctor(config: DoctorConfig,
 
 
 def _with_detail(message: str, detail: str | None) -> str:
-    return f"{message} ({detail})" if detail else message
+    # "No server answers at URL. (ConnectError...)" reads badly: the detail before the stop.
+    return f"{message.rstrip('.')} ({detail})." if detail else message
 
 
 def _describe_x_display(name: str) -> str:

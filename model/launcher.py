@@ -34,8 +34,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -389,6 +387,11 @@ def find_running(
 
 
 def _get(url: str, api_key: str | None, timeout: float) -> tuple[int | None, bytes]:
+    # Imported here: app.settings imports this module, so every `holodesk` command would pay
+    # for urllib.request (http.client, ssl) at start-up.
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url)
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
@@ -676,9 +679,11 @@ class VLLMServer:
             )
         except OSError as exc:
             self._close_log()
-            raise ServeError(
-                f"cannot run {self.executable} ({exc.strerror or exc})", vllm_missing().fix
-            ) from exc
+            why = exc.strerror or str(exc)
+            if exc.errno == errno.ENOENT and Path(self.executable).is_file():
+                # The file is there: what is missing is the interpreter its first line names.
+                why += " (its #! interpreter is missing: a moved or deleted environment)"
+            raise ServeError(f"cannot run {self.executable}: {why}", vllm_missing().fix) from exc
         _log.info(
             "started vLLM (pid %d) on port %d, log %s", self._proc.pid, self.cfg.port, log_path
         )

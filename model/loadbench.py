@@ -422,8 +422,14 @@ class _Session:
 
     def run(self, ready: threading.Barrier, limit: int | None) -> None:
         """Wait for the level to start, then step until the level stops (or ``limit`` steps)."""
-        with contextlib.suppress(HolotronError):  # the first step reports it, as an error
+        try:
             self.client.resolve_model()
+        except HolotronError:
+            pass  # the first step reports it, as an error of the level
+        except Exception:
+            # Anything else too: a thread that dies here never reaches the barrier, and the
+            # level would wait for it forever.
+            logger.exception("bench session %d could not resolve the model", self.key)
         try:
             ready.wait()
         except threading.BrokenBarrierError:

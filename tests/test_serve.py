@@ -242,6 +242,28 @@ def test_bad_option_is_a_usage_error(home: Home, shims: Path) -> None:
     assert "serve_gpu_memory" in result.stderr
 
 
+@pytest.mark.parametrize("flag", ["--port", "--port=9001", "--api-key", "--served-model-name"])
+def test_flags_holodesk_manages_are_refused_after_the_dashes(
+    home: Home, shims: Path, flag: str
+) -> None:
+    result = run_serve(home, shims, "--print-command", "--", "--enforce-eager", flag, "x")
+    assert result.returncode == 2
+    assert "cannot be passed after `--`" in result.stderr and "Fix: " in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_vllm_that_cannot_be_executed_is_a_message_not_a_traceback(
+    home: Home, shims: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "vllm-broken"
+    broken.write_text("#!/nonexistent/python\n")  # a venv that was moved or deleted
+    broken.chmod(0o755)
+    result = run_serve(home, shims, "--port", str(free_port()), "--vllm", str(broken))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"cannot run {broken}" in result.stderr and "interpreter" in result.stderr
+
+
 # --------------------------------------------------------------------------- checks
 
 
