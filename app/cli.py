@@ -18,7 +18,7 @@ from app.events import Event, Outcome, RunFinished
 from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.lock import DesktopBusyError, DesktopLock
 from app.logs import setup_logging
-from app.settings import Settings, SettingsError, load_settings
+from app.settings import Settings, SettingsError, load_settings, load_with_overrides
 
 if TYPE_CHECKING:
     from app.calibrate import ScreenFactory
@@ -118,14 +118,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run_settings(args: argparse.Namespace) -> Settings:
-    settings = load_settings()
-    overrides: dict[str, object] = {}
-    for name in ("confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model",
-                 "convention"):
-        value = getattr(args, name, None)
-        if value is not None:
-            overrides[name] = value
-    return settings.with_overrides(overrides) if overrides else settings
+    return load_with_overrides({name: getattr(args, name, None) for name in (
+        "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention")})
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

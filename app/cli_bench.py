@@ -84,11 +84,12 @@ def _bench(args: argparse.Namespace) -> int:
     # Heavy imports here: the parser is built for every command.
     from app import paths
     from app.logs import mask
+    from app.parts import client_config
     from app.secrets import api_key
-    from app.settings import load_settings
+    from app.settings import load_with_overrides
     from model.benchframes import GeneratedFrames
     from model.benchplot import save_chart
-    from model.client import ClientConfig, HolotronClient
+    from model.client import HolotronClient
     from model.errors import HolotronError
     from model.loadbench import (
         BenchConfig,
@@ -104,10 +105,7 @@ def _bench(args: argparse.Namespace) -> int:
         write_csv,
     )
 
-    settings = load_settings()
-    overrides = {k: v for k in ("endpoint", "model") if (v := getattr(args, k)) is not None}
-    if overrides:
-        settings = settings.with_overrides(overrides)
+    settings = load_with_overrides({k: getattr(args, k) for k in ("endpoint", "model")})
     try:
         levels = parse_levels(args.levels)
         reference = Reference.parse(args.reference) if args.reference else None
@@ -115,14 +113,7 @@ def _bench(args: argparse.Namespace) -> int:
             raise ValueError("--max-tokens must be at least 1")
         key = api_key(settings.endpoint)
         mask(key)  # as a run does: the key never reaches a log line, even inside an error
-        client = ClientConfig(
-            base_url=settings.endpoint,
-            api_key=key,
-            model=settings.model,
-            request_timeout=settings.request_timeout,
-            temperature=settings.temperature,
-            max_tokens=args.max_tokens,
-        )
+        client = client_config(settings, key, max_tokens=args.max_tokens)
         config = BenchConfig(
             client=client,
             levels=levels,

@@ -46,12 +46,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    from app.settings import load_settings
+    from app.settings import load_with_overrides
 
-    settings = load_settings()
-    overrides = {name: getattr(args, name) for name in ("monitor", "endpoint", "model")
-                 if getattr(args, name, None) is not None}
-    return settings.with_overrides(overrides) if overrides else settings
+    return load_with_overrides({name: getattr(args, name, None)
+                                for name in ("monitor", "endpoint", "model")})
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -97,11 +95,11 @@ def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport 
     """Run the calibration; None after printing why it could not run."""
     from app.calibrate import TARGETS, Calibrator, run_with_screen
     from app.logs import mask
+    from app.parts import client_config, make_capturer
     from app.secrets import api_key
-    from control.capture import CaptureTarget, MssCapturer
     from control.display import NoDisplayError, check_display
     from control.stop import StopLatch
-    from model.client import ClientConfig, HolotronClient
+    from model.client import HolotronClient
     from model.errors import HolotronError
 
     try:
@@ -111,13 +109,8 @@ def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport 
         return None
     key = api_key(settings.endpoint)
     mask(key)
-    client = HolotronClient(ClientConfig(
-        base_url=settings.endpoint, api_key=key, model=settings.model,
-        request_timeout=settings.request_timeout, temperature=0.0,
-    ))
-    capturer = MssCapturer(CaptureTarget.parse(settings.monitor), max_side=settings.max_side,
-                           image_format=settings.image_format,
-                           jpeg_quality=settings.jpeg_quality)
+    client = HolotronClient(client_config(settings, key, temperature=0.0))
+    capturer = make_capturer(settings)
     try:
         # Both checked before a full-screen window appears for nothing.
         try:

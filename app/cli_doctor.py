@@ -44,14 +44,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         format_result,
         run_doctor,
     )
-    from app.settings import load_settings
+    from app.settings import load_with_overrides
 
-    settings = load_settings()
-    overrides = {name: getattr(args, name) for name in ("endpoint", "model", "monitor",
-                                                        "convention")
-                 if getattr(args, name) is not None}
-    if overrides:
-        settings = settings.with_overrides(overrides)  # SettingsError: main() says EXIT_USAGE
+    # SettingsError: main() says EXIT_USAGE
+    settings = load_with_overrides({name: getattr(args, name) for name in (
+        "endpoint", "model", "monitor", "convention")})
     if args.timeout <= 0:
         print("holodesk: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE

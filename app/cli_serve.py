@@ -145,15 +145,9 @@ def server_log_path(cfg: ServeConfig) -> Path:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    from app.settings import load_settings
+    from app.settings import load_with_overrides
 
-    settings = load_settings()
-    overrides = {
-        key: getattr(args, dest)
-        for dest, key in _OPTIONS.items()
-        if getattr(args, dest, None) is not None
-    }
-    return settings.with_overrides(overrides) if overrides else settings
+    return load_with_overrides({key: getattr(args, dest, None) for dest, key in _OPTIONS.items()})
 
 
 def _shown_executable(found: str | None) -> str:

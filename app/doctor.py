@@ -436,12 +436,9 @@ class Doctor:
         return display_result(self.env, self.config.platform, _describe_x_display)
 
     def _capturer(self) -> Any:
-        from control.capture import CaptureTarget, MssCapturer
+        from app.parts import make_capturer
 
-        s = self.settings
-        return MssCapturer(CaptureTarget.parse(s.monitor), max_side=s.max_side,
-                           image_format=s.image_format, jpeg_quality=s.jpeg_quality,
-                           display=self._display_name())
+        return make_capturer(self.settings, display=self._display_name())
 
     def check_capture(self) -> CheckResult:
         """2. One grab of the configured monitor; an all-black frame fails."""
@@ -562,7 +559,8 @@ class Doctor:
     # ------------------------------------------------------------------ the model server
 
     def _get_client(self) -> HolotronClient:
-        from model.client import ClientConfig, HolotronClient
+        from app.parts import client_config
+        from model.client import HolotronClient
 
         with self._client_lock:
             if self._client is None:
@@ -570,10 +568,8 @@ class Doctor:
                     # The keyring check may have timed out or not run: the environment still
                     # counts.
                     self._key = self.env.get(ENV_API_KEY, "").strip() or None
-                self._client = HolotronClient(ClientConfig(
-                    base_url=self.settings.endpoint,
-                    api_key=self._key,
-                    model=self.settings.model,
+                self._client = HolotronClient(client_config(
+                    self.settings, self._key,
                     connect_timeout=5.0,
                     request_timeout=self.config.request_timeout,
                     max_retries=0,  # one answer tells whether the schema is applied

@@ -9,17 +9,18 @@ from dataclasses import dataclass, field
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
+from app.parts import client_config, make_capturer
 from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
-from control.capture import CaptureTarget, ExcludeRects, MssCapturer
+from control.capture import ExcludeRects
 from control.display import check_display
 from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
 from control.touch import TouchDetector
-from model.client import ClientConfig, HolotronClient
+from model.client import HolotronClient
 
 log = logging.getLogger(__name__)
 
@@ -105,22 +106,8 @@ def build_session(
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)
     mask(key)
-    client = HolotronClient(
-        ClientConfig(
-            base_url=settings.endpoint,
-            api_key=key,
-            model=settings.model,
-            request_timeout=settings.request_timeout,
-            temperature=settings.temperature,
-        )
-    )
-    capturer = MssCapturer(
-        CaptureTarget.parse(settings.monitor),
-        max_side=settings.max_side,
-        image_format=settings.image_format,
-        jpeg_quality=settings.jpeg_quality,
-        exclude=exclude,
-    )
+    client = HolotronClient(client_config(settings, key))
+    capturer = make_capturer(settings, exclude=exclude)
     # A monitor that does not exist is a bad argument: say so before anything starts.
     try:
         capturer.monitor()

@@ -327,6 +327,16 @@ def setting_names() -> list[str]:
     return list(Settings.model_fields)
 
 
+def load_with_overrides(overrides: Mapping[str, object]) -> Settings:
+    """The saved settings with a command line's options on top; a None option was not given.
+
+    Raises :class:`SettingsError` naming the option's setting when a value is invalid.
+    """
+    settings = load_settings()
+    given = {name: value for name, value in overrides.items() if value is not None}
+    return settings.with_overrides(given) if given else settings
+
+
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """The settings in effect: defaults, then the file (missing = defaults), then environment.
 
