@@ -280,18 +280,32 @@ def keyring_result(backend: str, *, plaintext: bool, problem: str | None, key_so
     fix = ("install and unlock a Secret Service (gnome-keyring or KWallet; on a headless "
            "machine e.g. `gnome-keyring-daemon --unlock` inside a D-Bus session), or set "
            f"{ENV_API_KEY} in the environment for each run")
+    # Without a key stored nothing is at risk, and a loopback server needs none: a keyring that
+    # could not keep one safely is then a note, not a failure (else a plain set-up without a
+    # Secret Service could never pass). A key that is needed but missing fails the endpoint
+    # check with its own fix.
+    later = "if the server needs a key: " + fix
     if problem is not None or backend.startswith("unavailable"):
         if from_env:
             return CheckResult(KEYRING, Status.PASS,
                                f"{env_note}; the keyring is not usable ({backend})")
+        if key_source == "none":
+            return CheckResult(KEYRING, Status.PASS,
+                               f"no usable keyring ({problem or backend}); no API key is "
+                               "needed so far", later)
         return CheckResult(KEYRING, Status.FAIL,
                            f"no usable keyring to keep the API key ({problem or backend})", fix)
     if plaintext:
         if from_env:
             return CheckResult(KEYRING, Status.PASS,
                                f"{env_note}; the keyring is a plaintext file ({backend})")
+        if key_source == "none":
+            return CheckResult(KEYRING, Status.PASS,
+                               f"{backend} would keep a key unencrypted on disk; no API key is "
+                               "stored", later)
         return CheckResult(KEYRING, Status.FAIL,
-                           f"the keyring backend {backend} keeps keys unencrypted on disk", fix)
+                           f"the keyring backend {backend} keeps the API key unencrypted on "
+                           "disk", fix)
     where = {"env": env_note, "keyring": "an API key is stored for this endpoint",
              "none": "no API key stored for this endpoint (fine when the server has none)"}
     return CheckResult(KEYRING, Status.PASS, f"{backend}; {where.get(key_source, key_source)}")

@@ -145,12 +145,22 @@ def test_keyring_judgement() -> None:
     assert good.status is Status.PASS
     assert "SecretService" in good.detail
     plain = keyring_result("keyrings.alt.file.PlaintextKeyring", plaintext=True, problem=None,
-                           key_source="none")
+                           key_source="keyring")
     assert plain.status is Status.FAIL
     assert "gnome-keyring" in plain.fix and "HOLODESK_API_KEY" in plain.fix
     broken = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
-                            problem="No usable system keyring", key_source="none")
+                            problem="No usable system keyring", key_source="keyring")
     assert broken.status is Status.FAIL
+    # No key stored: nothing at risk, and a loopback server needs none; a note says what to do.
+    for backend, plaintext, problem in (
+        ("keyrings.alt.file.PlaintextKeyring", True, None),
+        ("unavailable (keyring.backends.fail.Keyring)", False, "No usable system keyring"),
+    ):
+        unneeded = keyring_result(backend, plaintext=plaintext, problem=problem,
+                                  key_source="none")
+        assert unneeded.status is Status.PASS
+        assert unneeded.fix.startswith("if the server needs a key") and "gnome-keyring" in (
+            unneeded.fix)
     # A key in the environment makes the keyring unnecessary.
     env = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
                          problem="No usable system keyring", key_source="env")
