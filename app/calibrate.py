@@ -23,13 +23,15 @@ import math
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from model.coords import Convention, FrameGeometry, Point, Rect, from_screen, to_screen
 
 if TYPE_CHECKING:
+    from app.settings import Settings
     from control.capture import Capturer, Frame
     from control.stop import StopLatch
     from model.client import StepReply
@@ -643,3 +645,63 @@ def verdict_lines(report: CalibrationReport) -> list[str]:
         "what it sees).",
     ]
     return lines
+
+
+# -- the real parts ------------------------------------------------------------------------------
+
+
+class CalibrationUnavailable(Exception):
+    """The calibration cannot start: no display, no such monitor, no model server, ...
+
+    ``message`` and ``fix`` are for the person; nothing was shown on the screen yet.
+    """
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+
+@contextmanager
+def open_calibrator(
+    settings: Settings,
+    latch: StopLatch,
+    *,
+    on_result: Callable[[TargetResult], None] | None = None,
+) -> Iterator[Calibrator]:
+    """A :class:`Calibrator` over the real client and capturer, as a run would build them.
+
+    Checks the display, the monitor and the model server first (raising
+    :class:`CalibrationUnavailable`), so a full-screen window never appears for nothing; the
+    client and the capturer are closed on leaving.
+    """
+    from app.logs import mask
+    from app.parts import client_config, make_capturer
+    from app.secrets import api_key
+    from control.display import NoDisplayError, check_display
+    from model.client import HolotronClient
+    from model.errors import HolotronError
+
+    try:
+        check_display()
+    except NoDisplayError as e:
+        raise CalibrationUnavailable(str(e)) from None
+    key = api_key(settings.endpoint)
+    mask(key)
+    client = HolotronClient(client_config(settings, key, temperature=0.0))
+    capturer = make_capturer(settings)
+    try:
+        try:
+            capturer.monitor()
+        except ValueError as e:
+            raise CalibrationUnavailable(str(e)) from None
+        try:
+            model = client.resolve_model()
+        except HolotronError as e:
+            raise CalibrationUnavailable(e.message, e.fix) from None
+        yield Calibrator(client, capturer, latch, convention=settings.convention,
+                         thinking=settings.thinking, model=model,
+                         monitor_label=settings.monitor, on_result=on_result)
+    finally:
+        client.close()
+        capturer.close()

@@ -93,67 +93,40 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport | None:
     """Run the calibration; None after printing why it could not run."""
-    from app.calibrate import TARGETS, Calibrator, run_with_screen
-    from app.logs import mask
-    from app.parts import client_config, make_capturer
-    from app.secrets import api_key
-    from control.display import NoDisplayError, check_display
+    from app.calibrate import TARGETS, CalibrationUnavailable, open_calibrator, run_with_screen
     from control.stop import StopLatch
-    from model.client import HolotronClient
-    from model.errors import HolotronError
 
+    latch = StopLatch()
     try:
-        check_display()
-    except NoDisplayError as e:
-        print(f"holodesk: {e}", file=sys.stderr)
+        with open_calibrator(settings, latch, on_result=_progress) as calibrator:
+
+            def on_signal(signum: int, _frame: FrameType | None) -> None:
+                latch.stop("signal", f"{signal.Signals(signum).name} received")
+                # A second Ctrl+C kills the process outright, should anything ever hang.
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+
+            old_int = signal.signal(signal.SIGINT, on_signal)
+            old_term = signal.signal(signal.SIGTERM, on_signal)
+            print(f"Calibrating monitor {settings.monitor} with {calibrator.model!r} at "
+                  f"{settings.endpoint}: {len(TARGETS)} targets, one at a time (Esc or Ctrl+C "
+                  "stops).", file=sys.stderr)
+            try:
+                return run_with_screen(factory, latch, calibrator.run)
+            finally:
+                signal.signal(signal.SIGINT, old_int)
+                signal.signal(signal.SIGTERM, old_term)
+    except CalibrationUnavailable as e:
+        print(f"holodesk: {e.message}" + (f"\nFix: {e.fix}" if e.fix else ""), file=sys.stderr)
         return None
-    key = api_key(settings.endpoint)
-    mask(key)
-    client = HolotronClient(client_config(settings, key, temperature=0.0))
-    capturer = make_capturer(settings)
-    try:
-        # Both checked before a full-screen window appears for nothing.
-        try:
-            capturer.monitor()
-        except ValueError as e:
-            print(f"holodesk: {e}", file=sys.stderr)
-            return None
-        try:
-            model = client.resolve_model()
-        except HolotronError as e:
-            print(f"holodesk: {e.message}\nFix: {e.fix}", file=sys.stderr)
-            return None
-        latch = StopLatch()
-        calibrator = Calibrator(client, capturer, latch, convention=settings.convention,
-                                thinking=settings.thinking, model=model,
-                                monitor_label=settings.monitor, on_result=_progress)
-
-        def on_signal(signum: int, _frame: FrameType | None) -> None:
-            latch.stop("signal", f"{signal.Signals(signum).name} received")
-            # A second Ctrl+C kills the process outright, should anything ever hang.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-
-        old_int = signal.signal(signal.SIGINT, on_signal)
-        old_term = signal.signal(signal.SIGTERM, on_signal)
-        print(f"Calibrating monitor {settings.monitor} with {model!r} at {settings.endpoint}: "
-              f"{len(TARGETS)} targets, one at a time (Esc or Ctrl+C stops).", file=sys.stderr)
-        try:
-            return run_with_screen(factory, latch, calibrator.run)
-        except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
-            print(f"holodesk: the calibration failed: {e}", file=sys.stderr)
-            return None
-        except Exception as e:  # e.g. mss's ScreenShotError: a message, never a traceback
-            logging.getLogger(__name__).exception("calibration failed")
-            print(f"holodesk: the calibration failed: {type(e).__name__}: {e}\n"
-                  "Fix: run `holodesk doctor` to check the screen capture; details are in the "
-                  "log file", file=sys.stderr)
-            return None
-        finally:
-            signal.signal(signal.SIGINT, old_int)
-            signal.signal(signal.SIGTERM, old_term)
-    finally:
-        client.close()
-        capturer.close()
+    except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
+        print(f"holodesk: the calibration failed: {e}", file=sys.stderr)
+        return None
+    except Exception as e:  # e.g. mss's ScreenShotError: a message, never a traceback
+        logging.getLogger(__name__).exception("calibration failed")
+        print(f"holodesk: the calibration failed: {type(e).__name__}: {e}\n"
+              "Fix: run `holodesk doctor` to check the screen capture; details are in the "
+              "log file", file=sys.stderr)
+        return None
 
 
 def _progress(result: TargetResult) -> None:
