@@ -40,6 +40,7 @@ from control.hotkeys import HotkeyListener, conflicts
 from control.stop import StopLatch
 from ui.automations_dialog import AutomationsDialog
 from ui.bridge import RunController, SessionFactory, real_session
+from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
 from ui.doctor_window import DoctorWindow
@@ -74,6 +75,7 @@ class HolodeskApp(QObject):
         session_factory: SessionFactory | None = None,
         use_system_tray: bool | None = None,
         probe: bool = True,
+        calibration: CalibrationFlow | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -99,6 +101,12 @@ class HolodeskApp(QObject):
         self._stop_button_placed = False
         self.log_window: LogWindow | None = None
         self.doctor_window: DoctorWindow | None = None
+        self.calibration = calibration or CalibrationFlow()
+        self.calibration.setParent(self)
+        self.calibration.finished.connect(self._on_calibrated)
+        self.calibration.failed.connect(self._on_calibration_failed)
+        self.calibration_dialog: CalibrationReportDialog | None = None
+        self._hidden_for_calibration: list[QWidget] = []
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
             self._keep_out_of_capture(window)
@@ -120,6 +128,7 @@ class HolodeskApp(QObject):
         a.action_log.triggered.connect(self.show_log)
         a.settings.triggered.connect(self.show_settings)
         a.check.triggered.connect(self.show_doctor)
+        a.calibrate.triggered.connect(self.calibrate)
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
         a.automations.triggered.connect(self.show_automations)
@@ -175,6 +184,9 @@ class HolodeskApp(QObject):
         """Start a run; False (and the reason shown) when it cannot start now."""
         if self.controller.running:
             self.report_error("A run is already active: stop it before starting another.")
+            return False
+        if self.calibration.running:
+            self.report_error("A calibration is running: let it finish or press Esc first.")
             return False
         if self.status is not None and self.status.state != "ok":
             self.report_error(
@@ -441,6 +453,58 @@ class HolodeskApp(QObject):
             self._keep_out_of_capture(self.doctor_window)
         self.doctor_window.show_and_run()
 
+    def calibrate(self) -> bool:
+        """Find the model's coordinate convention on the configured monitor (as `holodesk
+        calibrate`); the report opens when done. False when it cannot start now."""
+        if self.controller.running:
+            self._tell_busy("A run is active: stop it before calibrating.")
+            return False
+        if not self.calibration.start(self.settings):
+            return False
+        # Our windows out of the way: the targets must be the only thing on the screen.
+        windows: list[QWidget | None] = [self.task_window, self.tray.window, self.log_window,
+                                         self.automations_dialog, self.doctor_window,
+                                         self.calibration_dialog]
+        self._hidden_for_calibration = [w for w in windows if w is not None and w.isVisible()]
+        for window in self._hidden_for_calibration:
+            window.hide()
+        return True
+
+    def _restore_after_calibration(self) -> None:
+        for window in self._hidden_for_calibration:
+            window.show()
+        self._hidden_for_calibration = []
+
+    def _on_calibrated(self, report: Any) -> None:
+        self._restore_after_calibration()
+        if self.calibration_dialog is not None:
+            self.calibration_dialog.close()
+            self.calibration_dialog.deleteLater()
+        dialog = CalibrationReportDialog(report, self.settings.convention)
+        dialog.use_convention.connect(self._save_convention)
+        self._keep_out_of_capture(dialog)
+        self.calibration_dialog = dialog
+        dialog.show()
+        dialog.raise_()
+
+    def _on_calibration_failed(self, text: str) -> None:
+        self._restore_after_calibration()
+        self.report_error(text)
+
+    def _save_convention(self, value: str) -> None:
+        from app.settings import set_value
+
+        def save() -> Settings:
+            set_value("convention", value)
+            return load_settings()
+
+        def saved(settings: Settings) -> None:
+            self.settings = settings
+            log.info("convention set to %s by calibration", value)
+
+        self._background.run(save, saved,
+                             lambda e: self.report_error(f"The convention was not saved: {e}"))
+
     def show_settings(self) -> None:
         dialog = SettingsDialog()
         if dialog.exec():
@@ -481,6 +545,7 @@ class HolodeskApp(QObject):
         """
         self.controller.stop("quit", "holodesk is quitting")
         self.controller.wait(5.0)
+        self.calibration.close()
         if self._poller is not None:
             self._poller.stop()
         self.server.shutdown()  # never leave a vLLM behind (bounded wait)
@@ -493,7 +558,8 @@ class HolodeskApp(QObject):
             self._registered = []
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
-            self.log_window, self.automations_dialog, self.doctor_window, self.tray.window,
+            self.log_window, self.automations_dialog, self.doctor_window,
+            self.calibration_dialog, self.tray.window,
         ]
         for window in windows:
             if window is not None:
