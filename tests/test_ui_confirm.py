@@ -1,5 +1,7 @@
 """The confirmation panel, offscreen: the answers by key and by button, the guard against an
-early Enter, and the crop around the target with the marker on it."""
+early Enter, the crop around the target with the marker on it, and editing an action."""
+# pytest-qt's key and mouse helpers carry no annotations.
+# mypy: disable-error-code="no-untyped-call"
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ import pytest
 from PIL import Image, ImageDraw
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from app.events import Answer, ConfirmReply, ConfirmRequest
 from model.coords import FrameGeometry, Point, Rect
-from model.schema import Action, Click, Drag, Hotkey, Type
-from ui.confirm_panel import ConfirmPanel
+from model.schema import Action, Click, DoubleClick, Drag, Hotkey, Move, Scroll, Type
+from ui.confirm_panel import ConfirmPanel, HotkeyEditor, ScrollEditor, TypeEditor
 from ui.marker import MARKER_RGB
 
 BACKGROUND = (30, 30, 30)
@@ -204,3 +207,301 @@ def test_an_unreadable_screenshot_still_asks(panel: ConfirmPanel, qtbot: QtBot,
     qtbot.waitUntil(lambda: "could not be read" in panel.image_label.text(), timeout=5000)
     assert answer_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Return)) \
         is Answer.APPROVE
+
+
+# -- editing -----------------------------------------------------------------------------------
+
+ALT = Qt.KeyboardModifier.AltModifier
+
+
+def typing_request(shot: str, action: Type | None = None, description: str = 'type "helo wrold"',
+                   ) -> ConfirmRequest:
+    return request(shot, action or Type(text="helo wrold"), points=(), element="",
+                   description=description)
+
+
+def reply_of(qtbot: QtBot, panel: ConfirmPanel, act: object) -> ConfirmReply:
+    with qtbot.waitSignal(panel.answered, timeout=2000) as blocker:
+        assert callable(act)
+        act()
+    reply = blocker.args[0]
+    assert isinstance(reply, ConfirmReply)
+    assert panel.request is None and panel.editor is None
+    return reply
+
+
+def open_editor(qtbot: QtBot, panel: ConfirmPanel) -> None:
+    assert panel.edit_button.isVisible()
+    qtbot.keyClick(panel, Qt.Key.Key_E, ALT)
+    assert panel.editor is not None and panel.edit_frame.isVisible()
+
+
+def test_an_edited_text_is_approved_as_an_edit(panel: ConfirmPanel, qtbot: QtBot,
+                                                shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QPlainTextEdit)
+    assert editor.text_field.hasFocus()
+    assert editor.text() == "helo wrold"
+    # While editing, Enter approves the edit, the rest of the run cannot be approved, and Esc
+    # no longer reads as Stop.
+    assert panel.approve_button.text() == "Approve edit (Enter)"
+    assert not panel.approve_rest_button.isEnabled() and not panel.edit_button.isVisible()
+    assert "Esc" in panel.cancel_edit_button.text() and "Esc" not in panel.stop_button.text()
+    assert "Esc cancels the edit" in panel.edit_hint_label.text()
+    editor.text_field.clear()
+    qtbot.keyClicks(editor.text_field, "hello world")
+    editor.press_enter_box.click()
+    reply = reply_of(qtbot, panel,
+                     lambda: qtbot.keyClick(editor.text_field, Qt.Key.Key_Return))
+    assert reply.answer is Answer.EDIT
+    assert reply.edited == Type(text="hello world", press_enter=True)
+    assert panel.approve_button.text() == "Approve (Enter)"
+
+
+def test_the_approve_button_approves_an_edit_too(panel: ConfirmPanel, qtbot: QtBot,
+                                                  shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor)
+    qtbot.keyClicks(editor.text_field, "line one")
+    # Shift+Enter is a line break in the text, never an answer.
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(editor.text_field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(editor.text_field, "two")
+    editor.clear_first_box.click()
+    reply = reply_of(qtbot, panel,
+                     lambda: qtbot.mouseClick(panel.approve_button, Qt.MouseButton.LeftButton))
+    assert reply.answer is Answer.EDIT
+    assert reply.edited == Type(text="helo wroldline one\ntwo", clear_first=True)
+
+
+def test_untouched_text_is_kept_exactly(panel: ConfirmPanel, qtbot: QtBot, shot: str) -> None:
+    # The text editor stores line breaks its own way and no-break spaces are easily lost.
+    original = Type(text="a\u00a0b\r\nc")
+    panel.show_request(typing_request(shot, original, 'type "a\u00a0b\\r\\nc"'))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QPlainTextEdit)
+    editor.press_enter_box.click()
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Return))
+    assert reply.edited == Type(text="a\u00a0b\r\nc", press_enter=True)
+
+
+def test_an_edit_that_changes_nothing_is_an_approval(panel: ConfirmPanel, qtbot: QtBot,
+                                                     shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor)
+    reply = reply_of(qtbot, panel,
+                     lambda: qtbot.keyClick(editor.text_field, Qt.Key.Key_Return))
+    assert reply.answer is Answer.APPROVE and reply.edited is None
+
+
+def test_an_invalid_edit_cannot_be_approved(panel: ConfirmPanel, qtbot: QtBot,
+                                            shot: str) -> None:
+    panel.show_request(request(shot, Hotkey(keys=["ctrl", "s"]), points=(), element="",
+                               description="press ctrl+s"))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, HotkeyEditor)
+    assert editor.keys_field.text() == "ctrl+s" and panel.edit_error is None
+    for bad, why in (("ctrl+frobnicate", "unknown key 'frobnicate'"),
+                     ("", "Enter the keys"),
+                     ("ctrl+alt+shift+a+b+c", "at most 5")):
+        editor.keys_field.setText(bad)
+        assert panel.edit_error is not None and why in panel.edit_error
+        assert panel.edit_error_label.isVisible()
+        assert why in panel.edit_error_label.text()
+        assert not panel.approve_button.isEnabled()
+        with qtbot.assertNotEmitted(panel.answered):
+            qtbot.keyClick(editor.keys_field, Qt.Key.Key_Return)
+            qtbot.keyClick(panel, Qt.Key.Key_Return)
+            panel.approve_button.click()
+        assert panel.editor is editor and panel.request is not None
+    editor.keys_field.setText("ctrl + shift + s")
+    assert panel.edit_error is None and not panel.edit_error_label.isVisible()
+    assert panel.approve_button.isEnabled()
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(editor.keys_field, Qt.Key.Key_Return))
+    assert reply.answer is Answer.EDIT
+    assert reply.edited == Hotkey(keys=["ctrl", "shift", "s"])
+
+
+def test_typing_nothing_at_all_is_not_an_action(panel: ConfirmPanel, qtbot: QtBot,
+                                                shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor)
+    editor.text_field.clear()
+    assert panel.edit_error is not None and "Nothing to do" in panel.edit_error
+    assert not panel.approve_button.isEnabled()
+    # Clearing the field is something to do, even with nothing typed after it.
+    editor.clear_first_box.click()
+    assert panel.edit_error is None
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Enter,
+                                                          Qt.KeyboardModifier.KeypadModifier))
+    assert reply.edited == Type(text="", clear_first=True)
+
+
+def test_esc_while_editing_cancels_the_edit_only(panel: ConfirmPanel, qtbot: QtBot,
+                                                 shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor)
+    qtbot.keyClicks(editor.text_field, "something else")
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(editor.text_field, Qt.Key.Key_Escape)
+    assert panel.editor is None and not panel.edit_frame.isVisible()
+    assert panel.request is not None and panel.hasFocus()
+    assert panel.edit_button.isVisible() and panel.approve_rest_button.isEnabled()
+    assert panel.stop_button.text() == "Stop (Esc)"
+    # The proposal stands as it was: Enter approves it unchanged.
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Return))
+    assert reply.answer is Answer.APPROVE and reply.edited is None
+    # Esc with the focus on the panel (not in a field) cancels the edit as well ...
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    assert panel.editor is None and panel.request is not None
+    # ... and the next Esc, with no editor open, stops the run as before.
+    assert answer_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Escape)) \
+        is Answer.STOP
+
+
+def test_stop_and_skip_still_work_while_editing(panel: ConfirmPanel, qtbot: QtBot,
+                                                shot: str) -> None:
+    for button, expected in ((panel.stop_button, Answer.STOP), (panel.skip_button, Answer.SKIP),
+                             (panel.cancel_edit_button, None)):
+        panel.show_request(typing_request(shot))
+        open_editor(qtbot, panel)
+        editor = panel.editor
+        assert isinstance(editor, TypeEditor)
+        qtbot.keyClicks(editor.text_field, "!")
+        if expected is None:  # Cancel edit: back to the proposal, nothing answered
+            with qtbot.assertNotEmitted(panel.answered):
+                qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+            assert panel.editor is None and panel.request is not None
+            continue
+        reply = reply_of(qtbot, panel,
+                         lambda b=button: qtbot.mouseClick(b, Qt.MouseButton.LeftButton))
+        assert reply.answer is expected and reply.edited is None
+
+
+def test_scroll_direction_and_amount_are_editable(panel: ConfirmPanel, qtbot: QtBot,
+                                                  shot: str) -> None:
+    scroll = Scroll(element="list", x=390, y=486, direction="down", amount=5)
+    panel.show_request(request(shot, scroll, description='scroll down 5 over "list"'))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, ScrollEditor) and editor.direction_box.hasFocus()
+    assert (editor.amount_box.minimum(), editor.amount_box.maximum()) == (1, 50)
+    editor.direction_box.setCurrentText("up")
+    editor.amount_box.setValue(2)
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(editor.amount_box, Qt.Key.Key_Return))
+    assert reply.answer is Answer.EDIT
+    # The point and the element stay the model's.
+    assert reply.edited == Scroll(element="list", x=390, y=486, direction="up", amount=2)
+
+
+def test_actions_without_editable_fields_show_no_edit(panel: ConfirmPanel, qtbot: QtBot,
+                                                      shot: str) -> None:
+    for action in (Click(element="Delete button", x=390, y=486),
+                   DoubleClick(element="file", x=1, y=1),
+                   Move(element="menu", x=1, y=1),
+                   Drag(element="file", x=1, y=1, to_x=2, to_y=2)):
+        panel.show_request(request(shot, action))
+        assert not panel.edit_button.isVisible()
+        qtbot.keyClick(panel, Qt.Key.Key_E, ALT)
+        panel.start_edit()
+        assert panel.editor is None and not panel.edit_frame.isVisible()
+        assert answer_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Return)) \
+            is Answer.APPROVE
+    assert not panel.edit_button.isVisible()  # nothing to confirm, nothing to edit
+
+
+def test_edit_and_the_enter_in_the_editor_are_held_back(qtbot: QtBot, shot: str) -> None:
+    panel = ConfirmPanel(arm_ms=300)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.show_request(typing_request(shot))
+    assert panel.edit_button.isVisible() and not panel.edit_button.isEnabled()
+    qtbot.keyClick(panel, Qt.Key.Key_E, ALT)  # an Alt+E meant for another app's Edit menu
+    assert panel.editor is None
+    qtbot.waitUntil(panel.edit_button.isEnabled, timeout=5000)
+    qtbot.keyClick(panel, Qt.Key.Key_E, ALT)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor)
+    # Opening the editor changed what Enter means: the hold-back starts again.
+    assert not panel.approve_button.isEnabled()
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(editor.text_field, Qt.Key.Key_Return)
+    assert editor.text() == "helo wrold"  # nor did the early Enter become a line break
+    qtbot.waitUntil(panel.approve_button.isEnabled, timeout=5000)
+    qtbot.keyClicks(editor.text_field, "!")
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(editor.text_field, Qt.Key.Key_Return))
+    assert reply.edited == Type(text="helo wrold!")
+    # Cancelling changes what Enter means again.
+    panel.show_request(typing_request(shot))
+    qtbot.waitUntil(panel.edit_button.isEnabled, timeout=5000)
+    panel.start_edit()
+    qtbot.waitUntil(panel.approve_button.isEnabled, timeout=5000)
+    panel.cancel_edit()
+    assert not panel.approve_button.isEnabled()
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(panel, Qt.Key.Key_Return)
+    qtbot.waitUntil(panel.approve_button.isEnabled, timeout=5000)
+    assert answer_of(qtbot, panel, lambda: qtbot.keyClick(panel, Qt.Key.Key_Return)) \
+        is Answer.APPROVE
+
+
+def test_hidden_text_is_edited_in_a_password_field(panel: ConfirmPanel, qtbot: QtBot,
+                                                   shot: str) -> None:
+    panel.show_request(typing_request(shot, Type(text="Hunter2!x"),
+                                      "type [hidden text, 9 characters]"))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QLineEdit)
+    assert editor.text_field.echoMode() is QLineEdit.EchoMode.Password
+    assert editor.show_box is not None
+    editor.show_box.click()
+    assert editor.text_field.echoMode() is QLineEdit.EchoMode.Normal
+    editor.text_field.setText("Hunter3!x")
+    reply = reply_of(qtbot, panel, lambda: qtbot.keyClick(editor.text_field, Qt.Key.Key_Return))
+    assert reply.edited == Type(text="Hunter3!x")
+
+
+def test_text_the_description_does_not_show_counts_as_hidden(
+        panel: ConfirmPanel, qtbot: QtBot, shot: str) -> None:
+    # Failing closed: a description in an unexpected form never reveals the text.
+    panel.show_request(typing_request(shot, Type(text="s3cret"), "type something"))
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QLineEdit)
+    assert editor.text_field.echoMode() is QLineEdit.EchoMode.Password
+    # A long text is cut in the description; its beginning still shows, so it is not hidden.
+    long = Type(text="x" * 100)
+    panel.show_request(typing_request(shot, long, 'type "' + "x" * 77 + '..."'))
+    open_editor(qtbot, panel)
+    assert isinstance(panel.editor, TypeEditor)
+    assert isinstance(panel.editor.text_field, QPlainTextEdit)
+
+
+def test_a_new_request_closes_the_editor(panel: ConfirmPanel, qtbot: QtBot,
+                                         shot: str) -> None:
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    panel.show_request(request(shot))
+    assert panel.editor is None and not panel.edit_frame.isVisible()
+    assert panel.approve_button.text() == "Approve (Enter)"
+    panel.show_request(typing_request(shot))
+    open_editor(qtbot, panel)
+    panel.clear()  # answered elsewhere (a stop)
+    assert panel.editor is None and not panel.edit_button.isVisible()
+    with qtbot.assertNotEmitted(panel.answered):
+        qtbot.keyClick(panel, Qt.Key.Key_Return)
