@@ -7,6 +7,7 @@ The loop runs on one worker thread. It never talks to a person directly: it emit
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import time
@@ -64,6 +65,8 @@ UNCHANGED_THRESHOLD = 0.5
 
 #: What the model hears about a step discarded because the run was paused before it ran.
 OUTCOME_PAUSED = "not done: the person paused the run here; the screen may have changed"
+#: Starts the reason shown when the person's edit could not be used and they are asked again.
+EDIT_REFUSED = "your edit was not used"
 
 
 @dataclass(frozen=True)
@@ -249,7 +252,7 @@ class Agent:
             self._finish_step(cur, "skipped", "time limit reached")
             return _time_limit(config.limits)
 
-        decision, action, points, outcome = self._decide(
+        decision, action, points, outcome, verdict = self._decide(
             cur, action, points, verdict, description, frame, config.convention, history.previous
         )
         cur.record.decision = decision.value
@@ -266,6 +269,9 @@ class Agent:
             if decision is Decision.EDITED:
                 cur.record.action = action.model_dump(mode="json")
                 cur.record.screen_point = _points_text(points)
+                # What is done is the edit: the log and the task window must say so (and mask
+                # its text if the edit looks like a secret).
+                description = _describe(action, points, verdict)
             self._act(cur, action, points, description, config.limits)
             self._finish_step(cur, "ok")
         history.add(
@@ -426,17 +432,19 @@ class Agent:
         frame: Frame,
         convention: Convention,
         previous: Action | None,
-    ) -> tuple[Decision, Action, tuple[Point, ...], str]:
-        """Ask the person when the policy says so; returns what to do and the outcome text."""
+    ) -> tuple[Decision, Action, tuple[Point, ...], str, Verdict]:
+        """Ask the person when the policy says so: what to do, the outcome text, and the
+        verdict on what is done (the edit's, when the person edited the action)."""
         p = self.parts
         run_id, step_no = cur.run_id, cur.no
         if verdict.forbidden:
             self._emit(StepDecided(run_id, step_no, Decision.FORBIDDEN, action))
             why = "; ".join(verdict.reasons)
-            return Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}"
+            return (Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}",
+                    verdict)
         if not verdict.confirm or self._approve_rest:
             self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
-            return Decision.AUTO, action, points, OUTCOME_DONE
+            return Decision.AUTO, action, points, OUTCOME_DONE, verdict
         request = ConfirmRequest(
             description=description,
             element=getattr(action, "element", ""),
@@ -445,6 +453,7 @@ class Agent:
             action=action,
             screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
+            secret=verdict.secret,
         )
         t0 = p.clock()
         self._emit(AwaitingConfirmation(run_id, step_no, request))
@@ -459,23 +468,47 @@ class Agent:
             p.latch.check()
         if reply.answer is Answer.SKIP:
             self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
-            return Decision.SKIPPED, action, points, OUTCOME_SKIPPED
-        if reply.answer is Answer.EDIT and reply.edited is not None:
-            action = reply.edited
-            mapped = _map_points(action, convention, frame.geometry)
-            points = tuple(m.point for m in mapped)
-            # The person's edit gets the same hard limits as the model's proposal.
-            edited = p.policy.assess(action, previous=previous,
-                                     outside_monitor=any(m.clamped for m in mapped))
-            if edited.forbidden:
-                return self._decide(cur, action, points, edited, description, frame,
+            return Decision.SKIPPED, action, points, OUTCOME_SKIPPED, verdict
+        if reply.answer is Answer.EDIT:
+            checked = self._check_edit(action, reply.edited, frame, convention, previous)
+            if isinstance(checked, str):
+                # Ask again about the model's action, saying why the edit was not used: never
+                # run the original the person meant to change, never skip it silently.
+                kept = tuple(r for r in verdict.reasons if not r.startswith(EDIT_REFUSED))
+                again = dataclasses.replace(verdict, confirm=True,
+                                            reasons=(f"{EDIT_REFUSED}: {checked}", *kept))
+                return self._decide(cur, action, points, again, description, frame,
                                     convention, previous)
-            self._emit(StepDecided(run_id, step_no, Decision.EDITED, action))
-            return Decision.EDITED, action, points, "done as edited by the person"
+            edited, edited_points, edited_verdict = checked
+            self._emit(StepDecided(run_id, step_no, Decision.EDITED, edited))
+            return (Decision.EDITED, edited, edited_points, "done as edited by the person",
+                    edited_verdict)
         if reply.answer is Answer.APPROVE_REST:
             self._approve_rest = True
         self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
-        return Decision.APPROVED, action, points, OUTCOME_DONE
+        return Decision.APPROVED, action, points, OUTCOME_DONE, verdict
+
+    def _check_edit(
+        self,
+        proposed: Action,
+        edited: Action | None,
+        frame: Frame,
+        convention: Convention,
+        previous: Action | None,
+    ) -> tuple[Action, tuple[Point, ...], Verdict] | str:
+        """The person's edit with its points and verdict, or why it cannot be used."""
+        if edited is None:
+            return "the edit was empty"
+        if edited.action != proposed.action:
+            # An edited answer or question would not end the run as the person expects.
+            return f"an edit keeps the kind of action ({proposed.action}), not {edited.action}"
+        mapped = _map_points(edited, convention, frame.geometry)
+        # The person's edit gets the same hard limits as the model's proposal.
+        verdict = self.parts.policy.assess(edited, previous=previous,
+                                           outside_monitor=any(m.clamped for m in mapped))
+        if verdict.forbidden:
+            return "; ".join(verdict.reasons) or "the safety policy forbids it"
+        return edited, tuple(m.point for m in mapped), verdict
 
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict

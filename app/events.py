@@ -182,6 +182,8 @@ class ConfirmRequest:
     action: Action
     screenshot_path: str
     geometry: FrameGeometry
+    #: The typed text looks like a secret: show it masked (the description already does).
+    secret: bool = False
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _reply: ConfirmReply | None = field(default=None, repr=False)
 

@@ -311,18 +311,58 @@ def test_stop_at_the_confirmation_is_logged_as_the_steps_decision(
     assert h.backend.calls == []
 
 
-def test_an_edit_into_a_forbidden_combination_is_refused(
+def test_an_edit_into_a_forbidden_combination_is_refused_and_asked_again(
     harness_for: Callable[..., Harness],
 ) -> None:
     from model.schema import Hotkey
 
-    edited = Hotkey(keys=["ctrl", "alt", "delete"])
-    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
-        h = harness_for(server, mode=ConfirmMode.ALWAYS,
-                        answer=lambda _e: ConfirmReply(Answer.EDIT, edited))
+    hotkey = {"thought": "close", "action": {"action": "hotkey", "keys": ["ctrl", "w"]}}
+    forbidden = Hotkey(keys=["ctrl", "alt", "delete"])
+    replies = iter([ConfirmReply(Answer.EDIT, forbidden), ConfirmReply(Answer.SKIP)])
+    with FakeVLLM(ScriptedPolicy([hotkey, ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=lambda _e: next(replies))
         h.run()
-    assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
+    asked = h.of(AwaitingConfirmation)
+    assert len(asked) == 2  # the same proposal again, saying why the edit was not used
+    assert asked[1].request.action == asked[0].request.action
+    assert asked[1].request.reasons[0].startswith("your edit was not used")
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
     assert h.backend.calls == []
+
+
+@pytest.mark.parametrize("edited", [None, "answer"])
+def test_an_empty_edit_or_one_of_another_kind_is_never_run(
+    harness_for: Callable[..., Harness], edited: str | None,
+) -> None:
+    from model.schema import Answer as AnswerAction
+
+    edit = None if edited is None else AnswerAction(text="done")
+    replies = iter([ConfirmReply(Answer.EDIT, edit), ConfirmReply(Answer.SKIP)])
+    with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=lambda _e: next(replies))
+        finished = h.run()
+    asked = h.of(AwaitingConfirmation)
+    assert len(asked) == 2
+    why = asked[1].request.reasons[0]
+    assert why.startswith("your edit was not used") and (
+        "empty" in why if edited is None else "kind of action" in why)
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
+    assert h.backend.calls == []
+    assert finished.outcome is Outcome.ANSWERED  # the model's own answer, not the edit
+
+
+def test_an_edited_type_is_described_as_typed(harness_for: Callable[..., Harness]) -> None:
+    from model.schema import Type
+
+    typo = {"thought": "type", "action": {"action": "type", "text": "helo wrold"}}
+    fixed = Type(text="hello world")
+    with FakeVLLM(ScriptedPolicy([typo, ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS,
+                        answer=lambda _e: ConfirmReply(Answer.EDIT, fixed))
+        h.run()
+    done = h.of(ActionExecuted)
+    assert len(done) == 1 and "hello world" in done[0].description
+    assert "helo" not in done[0].description
 
 
 def test_the_time_limit_holds_even_when_one_answer_is_slow(

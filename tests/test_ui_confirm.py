@@ -5,6 +5,7 @@ early Enter, the crop around the target with the marker on it, and editing an ac
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -505,3 +506,14 @@ def test_a_new_request_closes_the_editor(panel: ConfirmPanel, qtbot: QtBot,
     assert panel.editor is None and not panel.edit_button.isVisible()
     with qtbot.assertNotEmitted(panel.answered):
         qtbot.keyClick(panel, Qt.Key.Key_Return)
+
+
+def test_the_requests_secret_flag_hides_the_text_even_if_the_description_shows_it(
+        panel: ConfirmPanel, qtbot: QtBot, shot: str) -> None:
+    secret = dataclasses.replace(typing_request(shot, Type(text="hunter2"), 'type "hunter2"'),
+                                 secret=True)
+    panel.show_request(secret)
+    open_editor(qtbot, panel)
+    editor = panel.editor
+    assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QLineEdit)
+    assert editor.text_field.echoMode() is QLineEdit.EchoMode.Password

@@ -281,14 +281,14 @@ def editor_for(request: ConfirmRequest) -> ActionEditor | None:
 
 
 def _text_is_masked(request: ConfirmRequest) -> bool:
-    """Whether the policy hid the typed text in the description (it looks like a secret).
+    """Whether the policy hid the typed text (it looks like a secret): edit it masked too.
 
-    The request does not carry the verdict's ``secret`` flag, so this reads the description,
-    failing closed: the text counts as hidden unless the description shows its beginning.
+    The request's ``secret`` flag says so; a description that does not show the text's
+    beginning counts as hidden as well (failing closed, whoever built the request).
     """
     action = request.action
     assert isinstance(action, Type)
-    if f"[hidden text, {len(action.text)} characters]" in request.description:
+    if request.secret or f"[hidden text, {len(action.text)} characters]" in request.description:
         return True
     # The description quotes the text as JSON, cut after 77 characters.
     probe = json.dumps(action.text[:20], ensure_ascii=False)[:-1]
