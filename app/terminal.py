@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from pydantic import ValidationError
+
 from app.events import (
     ActionExecuted,
     Answer,
@@ -23,6 +25,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from model.schema import Type
 
 _ANSWERS = {
     "a": Answer.APPROVE,
@@ -90,21 +93,48 @@ class TerminalFrontEnd:
                       + f" on monitor {request.geometry.monitor}")
         for reason in request.reasons:
             self._say(f"  why:     {reason}")
+        # Only text that is shown may be edited here: a terminal would echo a secret's edit.
+        editable = isinstance(request.action, Type) and not request.secret
+        question = ("  [a]pprove / [e]dit the text / approve [r]est of run / [s]kip / [q] stop? "
+                    if editable else "  [a]pprove / approve [r]est of run / [s]kip / [q] stop? ")
         while True:
-            self.out.write("  [a]pprove / approve [r]est of run / [s]kip / [q] stop? ")
+            self.out.write(question)
             self.out.flush()
             line = self._read_line(request)
-            if line is None:  # stopped meanwhile (Ctrl+C, the failsafe)
+            if line is None or not line:  # stopped meanwhile, or end of input: do not act
                 self._say("")
                 return ConfirmReply(Answer.STOP)
-            if not line:  # end of input: nobody can confirm, so do not act
-                self._say("")
-                return ConfirmReply(Answer.STOP)
-            answer = _ANSWERS.get(line.strip().lower())
+            choice = line.strip().lower()
+            if editable and choice in ("e", "edit"):
+                reply = self._edit_text(request)
+                if reply is not None:
+                    return reply
+                continue
+            answer = _ANSWERS.get(choice)
             if answer is not None:
                 return ConfirmReply(answer)
             # Enter alone is not an answer: approving a risky action takes a deliberate key.
-            self._say("  please answer a, r, s or q")
+            self._say("  please answer a, e, r, s or q" if editable
+                      else "  please answer a, r, s or q")
+
+    def _edit_text(self, request: ConfirmRequest) -> ConfirmReply | None:
+        """Read the text to type instead; None (ask again) when cancelled or invalid."""
+        self.out.write("  type instead (Enter alone keeps the proposal): ")
+        self.out.flush()
+        line = self._read_line(request)
+        if line is None or not line:
+            return ConfirmReply(Answer.STOP)
+        text = line.removesuffix("\n").removesuffix("\r")
+        if not text:
+            self._say("  not edited")
+            return None
+        try:
+            edited = Type.model_validate({**request.action.model_dump(), "text": text})
+        except ValidationError as e:
+            self._say(f"  that cannot be typed: {e.errors()[0]['msg']}")
+            return None
+        self._say(f"  will type {text!r} instead")
+        return ConfirmReply(Answer.EDIT, edited)
 
     def _read_line(self, request: ConfirmRequest) -> str | None:
         """A line of input, or None once the run is stopped; a stop never waits for typing."""
