@@ -9,8 +9,11 @@ about the same server without a second setting to keep in step; ``serve_port`` r
 the rare case of serving for another client.
 
 Exit codes: 0 after a clean stop (Ctrl+C, SIGTERM) and for ``--print-command``; 1 when a check
-fails (vLLM not installed, no GPU, port taken) or vLLM dies; 2 for bad options or settings; 3
-when our model is already served on that port.
+fails (not Linux, vLLM not installed, no GPU, port taken) or vLLM dies; 2 for bad options or
+settings; 3 when our model is already served on that port.
+
+``--print-command`` never reads the keyring (a locked one could prompt or stall a command that
+runs nothing): its note about the API key is printed only when ``$HOLODESK_API_KEY`` is set.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from app import paths
 from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.secrets import ENV_API_KEY
 from model.launcher import (
     API_KEY_ENV,
     DEFAULT_PORT,
@@ -85,7 +89,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--vllm", metavar="PATH",
                    help="the vllm executable (default: next to this Python, then PATH)")
     p.add_argument("--print-command", action="store_true",
-                   help="print the vllm command and exit; runs nothing")
+                   help="print the vllm command and exit; runs nothing (an API key is never "
+                   f"printed: vLLM takes it from ${API_KEY_ENV})")
     p.add_argument("extra", nargs="*", metavar="-- VLLM_FLAG",
                    help="more flags for `vllm serve`, after `--` (e.g. -- --enforce-eager)")
     p.set_defaults(func=_cmd_serve)
@@ -150,6 +155,65 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_with_overrides({key: getattr(args, dest, None) for dest, key in _OPTIONS.items()})
 
 
+def _option_problem(args: argparse.Namespace) -> tuple[str, str] | None:
+    """``(message, fix)`` for the first option given with a value its setting refuses.
+
+    Named as typed (``--gpu-memory 2``), not as the setting it overrides: the person never
+    wrote ``serve_gpu_memory``. The settings file and the environment are checked later, by
+    :func:`_settings`, whose messages name those.
+    """
+    from pydantic import ValidationError
+
+    from app.settings import Settings
+
+    for dest, key in _OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        try:
+            Settings.model_validate({key: value})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            low, high = _bounds(key)
+            if err["type"] in _RANGE_ERRORS and low is not None and high is not None:
+                return (
+                    f"{flag} {shown} is out of range",
+                    f"use {flag} from {low:g} to {high:g} ({_MEANING[dest]})",
+                )
+            ctx = err.get("ctx") or {}
+            reason = str(ctx.get("error") or err["msg"])
+            return f"{flag} {shown!r}: {reason}", f"see `holodesk serve --help` for {flag}"
+    return None
+
+
+_RANGE_ERRORS = frozenset({"greater_than", "greater_than_equal", "less_than", "less_than_equal"})
+_MEANING = {
+    "model": "a model name or folder",
+    "port": "a TCP port",
+    "gpu_memory": "the share of GPU memory vLLM may take",
+    "max_model_len": "the context length in tokens",
+    "image_limit": "images per request; a step sends 3",
+}
+
+
+def _bounds(key: str) -> tuple[float | None, float | None]:
+    """The inclusive bounds the settings field ``key`` declares (ge / le), None when open."""
+    import annotated_types
+
+    from app.settings import Settings
+
+    low: float | None = None
+    high: float | None = None
+    for meta in Settings.model_fields[key].metadata:
+        if isinstance(meta, annotated_types.Ge):
+            low = float(meta.ge)  # type: ignore[arg-type]
+        elif isinstance(meta, annotated_types.Le):
+            high = float(meta.le)  # type: ignore[arg-type]
+    return low, high
+
+
 def _shown_executable(found: str | None) -> str:
     # The plain name when PATH finds this one: the command then pastes anywhere.
     if found is None or shutil.which("vllm") == found:
@@ -177,6 +241,8 @@ def _managed_flag(extra: Sequence[str]) -> tuple[str, str] | None:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
     from model.launcher import find_vllm
 
     managed = _managed_flag(args.extra)
@@ -184,18 +250,23 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         print(f"holodesk: {managed[0]} cannot be passed after `--`\nFix: {managed[1]}",
               file=sys.stderr)
         return EXIT_USAGE
+    bad = _option_problem(args)
+    if bad is not None:
+        print(f"holodesk: {bad[0]}\nFix: {bad[1]}", file=sys.stderr)
+        return EXIT_USAGE
     settings = _settings(args)
     cfg = serve_config(settings, host=args.host, extra_args=args.extra)
-    key = serve_api_key(settings, cfg)
     executable = find_vllm(args.vllm)
     if args.print_command:
         print(format_command(build_command(cfg, _shown_executable(executable))))
-        if key:
+        # Only the environment, never the keyring: see the module docstring.
+        if os.environ.get(ENV_API_KEY, "").strip():
             print(
                 f"# The API key is passed in ${API_KEY_ENV}, never on the command line (`ps` "
                 f"would show it).\n# To run this by hand: export {API_KEY_ENV}=<your key> first."
             )
         return EXIT_OK
+    key = serve_api_key(settings, cfg)
     try:
         return _serve(settings, cfg, key, executable, args.vllm)
     except KeyboardInterrupt:  # Ctrl+C during the checks, before vLLM is started
@@ -256,7 +327,11 @@ def _serve(
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         stop.set()
 
-    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    # SIGHUP: the terminal was closed. (preflight refused non-Linux platforms already; the
+    # getattr keeps a platform without SIGHUP an error message, never an AttributeError.)
+    handled = tuple(
+        sig for name in ("SIGINT", "SIGTERM", "SIGHUP") if (sig := getattr(signal, name, None))
+    )
     previous = {sig: signal.signal(sig, on_signal) for sig in handled}
     try:
         return _run(server, cfg, key, log_path, stop)
@@ -280,7 +355,7 @@ def _run(
     except ServeError as exc:  # the executable cannot be run (a broken venv, a bad shebang)
         return _report_failure(exc, log_path)
     print(
-        f"starting vLLM (pid {server.pid}); loading the model takes minutes, the first time "
+        f"starting vLLM (pid {server.vllm_pid}); loading the model takes minutes, the first time "
         "also a download of about 25 GB. Ctrl+C stops it.",
         flush=True,
     )

@@ -8,7 +8,11 @@ Qt-free and standard-library only, so the CLI and the GUI share it::
     server.start(log_dir / "vllm-8000.log")
     server.wait_ready(on_progress=lambda p: print(p.text))   # raises ServerExited on a crash
     ...
-    server.stop()                                    # SIGINT, SIGTERM, SIGKILL to its group
+    server.stop()                                    # SIGINT, SIGTERM, SIGKILL
+
+vLLM runs under :mod:`model.serve_guard`, a small supervisor that stops it when holodesk is
+gone however holodesk ended (SIGKILL, a crash): vLLM never sits orphaned on ~25 GB of GPU
+memory. Serving is Linux-only (vLLM with CUDA): :func:`check_platform`.
 
 The command is the one in ``shared/docs/holotron.md`` plus ``--gpu-memory-utilization``.
 The API key never goes on the command line (``ps`` and shell history show it): vLLM's API
@@ -40,6 +44,8 @@ from pathlib import Path
 from typing import IO, Literal
 from urllib.parse import urlsplit
 
+from model import serve_guard
+
 __all__ = [
     "API_KEY_ENV",
     "DEFAULT_MODEL",
@@ -57,6 +63,7 @@ __all__ = [
     "VLLMServer",
     "build_command",
     "check_gpu",
+    "check_platform",
     "check_port",
     "explain_failure",
     "find_running",
@@ -80,7 +87,8 @@ INSTALL_FIX = "pip install 'holodesk[server]' (it brings vllm, torch and transfo
 # BF16 weights are about 25 GB; with the vision encoder, activations and a 32K context the
 # reference setup (shared/docs/holotron.md) needs a 40 GB-or-larger card.
 MIN_GPU_MIB = 40_000
-LOG_HEADER = "# holodesk serve: "  # the first line of the log: the command that was run
+# The log's first line is the command that was run; the guard's own notes carry it too.
+LOG_HEADER = serve_guard.LOG_PREFIX
 GPU_NEED = "a CUDA GPU with 40 GB or more (an NVIDIA H100 is the reference)"
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "::1"})
@@ -242,6 +250,24 @@ def vllm_missing(explicit: str | None = None) -> Problem:
         f"{INSTALL_FIX}, in the environment holodesk runs from; "
         "or run the model on another machine and set its endpoint with "
         "`holodesk config set endpoint URL`",
+    )
+
+
+def check_platform(platform: str | None = None) -> Problem | None:
+    """None on Linux; else the problem: vLLM serves Holotron-12B on Linux with CUDA only.
+
+    ``platform`` defaults to :data:`sys.platform` (read at call time, so tests can patch it).
+    """
+    platform = sys.platform if platform is None else platform
+    if platform.startswith("linux"):
+        return None
+    name = {"win32": "Windows", "cygwin": "Windows (Cygwin)", "darwin": "macOS"}.get(
+        platform, platform
+    )
+    return Problem(
+        f"holodesk serve runs vLLM, which serves this model on Linux only (this is {name})",
+        "run `holodesk serve` on a Linux machine with a CUDA GPU (on Windows: inside WSL2), "
+        "and point holodesk here at it with `holodesk config set endpoint URL`",
     )
 
 
@@ -413,7 +439,13 @@ def preflight(
     explicit_executable: str | None = None,
     nvidia_smi: str | None = None,
 ) -> list[Problem]:
-    """Everything in the way of ``vllm serve`` with ``cfg``, fatal ones first."""
+    """Everything in the way of ``vllm serve`` with ``cfg``, fatal ones first.
+
+    On a platform vLLM cannot serve on, that is the only problem reported.
+    """
+    platform = check_platform()
+    if platform is not None:
+        return [platform]
     problems: list[Problem] = []
     if executable is None:
         problems.append(vllm_missing(explicit_executable))
@@ -602,7 +634,12 @@ class _LogReader:
 
 
 class VLLMServer:
-    """One ``vllm serve`` process in its own process group, with its log in a file.
+    """One ``vllm serve`` under holodesk's guard (:mod:`model.serve_guard`), log in a file.
+
+    Processes: the guard leads a new session and process group; vLLM is its child in that
+    group, with the engine workers vLLM forks. :attr:`pid` is the guard's (SIGINT or SIGTERM
+    to it stop vLLM cleanly; it is also the group id), :attr:`vllm_pid` vLLM's own. The guard
+    exits with vLLM's exit code, and stops vLLM by itself when this process is gone.
 
     Thread use: one thread may sit in :meth:`wait_ready` while another calls :meth:`stop`;
     ``wait_ready`` then returns False (pass ``should_stop``) or raises :class:`ServerExited`.
@@ -615,12 +652,20 @@ class VLLMServer:
         executable: str = "vllm",
         api_key: str | None = None,
         environ: Mapping[str, str] | None = None,
+        stop_timeouts: serve_guard.StopTimeouts | None = None,
+        guard_poll: float = 0.5,
     ) -> None:
+        """``stop_timeouts``: the waits after SIGINT, SIGTERM and SIGKILL of :meth:`stop`'s
+        defaults and of the guard when it stops vLLM itself; ``guard_poll``: how often the
+        guard checks that this process is alive (seconds)."""
         self.cfg = cfg
         self.executable = executable
         self._api_key = api_key
         self._environ = environ
+        self._timeouts = stop_timeouts or serve_guard.StopTimeouts()
+        self._guard_poll = guard_poll
         self._proc: subprocess.Popen[bytes] | None = None
+        self._vllm_pid: int | None = None
         self._log_file: IO[bytes] | None = None
         self._log_path: Path | None = None
         self._lock = threading.Lock()
@@ -628,7 +673,7 @@ class VLLMServer:
 
     @property
     def command(self) -> list[str]:
-        """The argv it runs (no key in it)."""
+        """The vLLM argv it runs (no key in it; the guard in front of it is not shown)."""
         return build_command(self.cfg, self.executable)
 
     @property
@@ -638,12 +683,20 @@ class VLLMServer:
 
     @property
     def pid(self) -> int | None:
-        """The vLLM process id (also its process group id), once started."""
+        """The guard's process id, once started: vLLM's parent and its process group id.
+
+        SIGINT or SIGTERM to it stop vLLM as :meth:`stop` does; it exits when vLLM has.
+        """
         return self._proc.pid if self._proc is not None else None
 
     @property
+    def vllm_pid(self) -> int | None:
+        """vLLM's own process id, once started (the one ``nvidia-smi`` lists, or its parent)."""
+        return self._vllm_pid
+
+    @property
     def returncode(self) -> int | None:
-        """The exit code once it has exited, else None."""
+        """vLLM's exit code (the guard repeats it) once it has exited, else None."""
         return self._proc.poll() if self._proc is not None else None
 
     @property
@@ -656,37 +709,97 @@ class VLLMServer:
         """:meth:`stop` was called: an exit from now on is not a crash."""
         return self._stopping
 
-    def start(self, log_path: Path) -> None:
-        """Start vLLM with its stdout and stderr going to ``log_path`` (replaced)."""
+    def _guard_command(self, status_fd: int) -> list[str]:
+        t = self._timeouts
+        return [
+            # -P: the current folder (a person's own `model/` package) must not shadow stdlib
+            # modules; the guard is run by path, so nothing of holodesk needs to be importable.
+            sys.executable, "-P", str(Path(serve_guard.__file__).resolve()),
+            "--parent", str(os.getpid()),
+            *(["--parent-start", str(start)]
+              if (start := serve_guard.process_start_time(os.getpid())) is not None else []),
+            "--status-fd", str(status_fd),
+            "--poll", f"{self._guard_poll:g}",
+            "--int-timeout", f"{t.after_int:g}",
+            "--term-timeout", f"{t.after_term:g}",
+            "--kill-timeout", f"{t.after_kill:g}",
+            "--", *self.command,
+        ]  # fmt: skip
+
+    def start(self, log_path: Path, timeout: float = 60.0) -> None:
+        """Start vLLM (under its guard) with its output going to ``log_path`` (replaced).
+
+        Returns once vLLM's process exists (at most ``timeout`` seconds for the guard's
+        Python to start). Raises :class:`ServeError` when it cannot be run.
+        """
         if self._proc is not None:
             raise RuntimeError("this server was started already")
+        platform = check_platform()
+        if platform is not None:
+            raise ServeError(platform.message, platform.fix)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log_path = log_path
         self._log_file = log_path.open("wb")
         header = f"{LOG_HEADER}{shlex.join(self.command)}\n"
         self._log_file.write(header.encode())
         self._log_file.flush()
+        read_fd, write_fd = os.pipe()
         try:
-            # Its own session and process group: a Ctrl+C in our terminal does not reach it
+            # A new session and process group: a Ctrl+C in our terminal does not reach vLLM
             # before we decide, and stop() can signal it with every worker it forked.
             self._proc = subprocess.Popen(
-                self.command,
+                self._guard_command(write_fd),
                 stdin=subprocess.DEVNULL,
                 stdout=self._log_file,
                 stderr=subprocess.STDOUT,
                 env=server_env(self._api_key, self._environ),
                 start_new_session=True,
+                pass_fds=(write_fd,),
             )
         except OSError as exc:
+            os.close(read_fd)
             self._close_log()
-            why = exc.strerror or str(exc)
-            if exc.errno == errno.ENOENT and Path(self.executable).is_file():
+            raise ServeError(
+                f"cannot start Python ({sys.executable}) to run vLLM: {exc.strerror or exc}",
+                "reinstall holodesk in a working Python environment",
+            ) from exc
+        finally:
+            os.close(write_fd)
+        try:
+            status = _read_status(read_fd, self._proc, timeout)
+        finally:
+            os.close(read_fd)
+        kind, _, rest = status.partition(" ")
+        if kind == "started" and rest.isdigit():
+            self._vllm_pid = int(rest)
+            _log.info(
+                "started vLLM (pid %d, guard %d) on port %d, log %s",
+                self._vllm_pid, self._proc.pid, self.cfg.port, log_path,
+            )  # fmt: skip
+            return
+        self._abandon()
+        if kind == "error":
+            code, _, why = rest.partition(" ")
+            if code == str(errno.ENOENT) and Path(self.executable).is_file():
                 # The file is there: what is missing is the interpreter its first line names.
                 why += " (its #! interpreter is missing: a moved or deleted environment)"
-            raise ServeError(f"cannot run {self.executable}: {why}", vllm_missing().fix) from exc
-        _log.info(
-            "started vLLM (pid %d) on port %d, log %s", self._proc.pid, self.cfg.port, log_path
-        )
+            raise ServeError(f"cannot run {self.executable}: {why}", vllm_missing().fix)
+        raise ServeError(
+            "holodesk's server guard did not start vLLM"
+            + (f" (it exited with code {self._proc.returncode})"
+               if self._proc.returncode is not None else f" within {timeout:g} s"),
+            f"read the log ({log_path}); check that {sys.executable} runs",
+            log_tail=self.tail(15),
+        )  # fmt: skip
+
+    def _abandon(self) -> None:
+        """Make sure a guard that did not start vLLM is gone, and close the log."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            _killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+        self._close_log()
 
     def tail(self, count: int = 20) -> list[str]:
         """The last ``count`` lines of the log (a tqdm bar counts with its last state)."""
@@ -764,32 +877,47 @@ class VLLMServer:
             return None
 
     def stop(
-        self, int_timeout: float = 30.0, term_timeout: float = 10.0, kill_timeout: float = 5.0
+        self,
+        int_timeout: float | None = None,
+        term_timeout: float | None = None,
+        kill_timeout: float | None = None,
     ) -> int | None:
-        """Stop vLLM and every process of its group: SIGINT (vLLM's clean shutdown), then
-        SIGTERM, then SIGKILL, each after its timeout. Returns the exit code (None if never
-        started). Safe to call twice and from another thread than :meth:`wait_ready`'s.
+        """Stop vLLM, its guard and every process of their group: SIGINT (vLLM's clean
+        shutdown), then SIGTERM, then SIGKILL, each after its timeout (None: the
+        ``stop_timeouts`` given to the constructor, by default 30, 10 and 5 s). Returns vLLM's
+        exit code (None if never started). Safe to call twice and from another thread than
+        :meth:`wait_ready`'s.
         """
+        t = self._timeouts
+        int_wait = t.after_int if int_timeout is None else int_timeout
+        term_wait = t.after_term if term_timeout is None else term_timeout
+        kill_wait = t.after_kill if kill_timeout is None else kill_timeout
         with self._lock:
             self._stopping = True
             proc = self._proc
             if proc is None:
                 return None
-            pgid = proc.pid  # start_new_session: the group id is the leader's pid
-            for sig, wait in ((signal.SIGINT, int_timeout), (signal.SIGTERM, term_timeout)):
+            pgid = proc.pid  # start_new_session: the group id is the guard's pid
+            # SIGINT and SIGTERM go to the guard alone: it passes them on to vLLM and its
+            # workers. Signalling the group too would hand vLLM two SIGINTs, and uvicorn takes
+            # a second one as "exit now, skip the clean shutdown".
+            for sig, wait in ((signal.SIGINT, int_wait), (signal.SIGTERM, term_wait)):
                 if proc.poll() is not None:
                     break
-                _killpg(pgid, sig)
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(sig)
                 try:
                     proc.wait(wait)
                 except subprocess.TimeoutExpired:
-                    _log.warning("vLLM (pid %d) still running %g s after %s", pgid, wait, sig.name)
+                    _log.warning(
+                        "vLLM (group %d) still running %g s after %s", pgid, wait, sig.name
+                    )
             if proc.poll() is None:
                 _killpg(pgid, signal.SIGKILL)
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(kill_timeout)
-            # The leader is gone; workers it forked (vLLM's engine core) may not be.
-            _reap_group(pgid, term_timeout)
+                    proc.wait(kill_wait)
+            # The guard is gone; workers vLLM forked (its engine core) may not be.
+            _reap_group(pgid, term_wait)
             self._close_log()
             return proc.returncode
 
@@ -798,6 +926,28 @@ class VLLMServer:
             with contextlib.suppress(OSError):
                 self._log_file.close()
             self._log_file = None
+
+
+def _read_status(fd: int, proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """The guard's status line from ``fd``: ``""`` when it exited (or timed out) without one."""
+    import select
+
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"\n" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:  # the guard closed it: exited, or wrote its line already
+            break
+        data += chunk
+    return data.decode("utf-8", errors="replace").split("\n", 1)[0].strip()
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> bool:

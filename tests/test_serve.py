@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -17,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from app.cli_serve import serve_config, serve_port
-from app.settings import Settings
+from app.settings import Settings, SettingsError, set_value
 from model.launcher import (
     ServeConfig,
+    ServeError,
     ServerExited,
     VLLMServer,
     build_command,
@@ -27,7 +29,9 @@ from model.launcher import (
     explain_failure,
     format_command,
     parse_progress,
+    preflight,
 )
+from model.serve_guard import parent_alive, process_start_time
 from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
@@ -40,6 +44,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def port_free(port: int) -> bool:
+    return check_port("127.0.0.1", port) is None
 
 
 def alive(pid: int) -> bool:
@@ -236,10 +248,86 @@ def test_print_command_never_shows_the_key(home: Home, shims: Path) -> None:
     assert "$VLLM_API_KEY" in result.stdout
 
 
-def test_bad_option_is_a_usage_error(home: Home, shims: Path) -> None:
-    result = run_serve(home, shims, "--print-command", "--gpu-memory", "1.5")
+@pytest.mark.parametrize(
+    ("args", "said", "fix"),
+    [
+        (("--gpu-memory", "1.5"), "--gpu-memory 1.5 is out of range",
+         "use --gpu-memory from 0.1 to 0.98"),
+        (("--max-model-len", "8192"), "--max-model-len 8192 is out of range",
+         "use --max-model-len from 16384 to 131072"),
+        (("--image-limit", "2"), "--image-limit 2 is out of range",
+         "use --image-limit from 3 to 16"),
+        (("--port", "70000"), "--port 70000 is out of range", "use --port from 1 to 65535"),
+    ],
+)  # fmt: skip
+def test_an_option_out_of_range_is_named_as_typed(
+    home: Home, shims: Path, args: tuple[str, ...], said: str, fix: str
+) -> None:
+    result = run_serve(home, shims, "--print-command", *args)
     assert result.returncode == 2
-    assert "serve_gpu_memory" in result.stderr
+    assert result.stderr.startswith(f"holodesk: {said}\nFix: {fix}"), result.stderr
+    assert "serve_" not in result.stderr  # the setting's name is not what the person typed
+    assert result.stdout == ""
+
+
+def test_config_set_still_names_the_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    isolate_home(monkeypatch, tmp_path)
+    with pytest.raises(SettingsError) as caught:
+        set_value("serve_gpu_memory", "2")
+    assert "serve_gpu_memory = '2'" in str(caught.value)
+    assert "is out of range: at least 0.1 and at most 0.98" in str(caught.value)
+
+
+def test_print_command_never_reads_the_keyring(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A locked keyring could prompt or stall: --print-command must not ask it anything."""
+    import keyring
+
+    import app.secrets
+    from app.cli import main
+
+    isolate_home(monkeypatch, tmp_path)
+
+    def trap(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the keyring was asked")
+
+    for name in ("get_keyring", "get_password", "get_credential"):
+        monkeypatch.setattr(keyring, name, trap)
+    for name in ("lookup_api_key", "api_key", "KeyringStore"):
+        monkeypatch.setattr(app.secrets, name, trap)
+    assert main(["serve", "--print-command"]) == 0
+    assert capsys.readouterr().out == format_command(EXPECTED_ARGV) + "\n"
+    # With HOLODESK_API_KEY set, the note says how the key reaches vLLM (never the key).
+    monkeypatch.setenv("HOLODESK_API_KEY", KEY)
+    assert main(["serve", "--print-command"]) == 0
+    out = capsys.readouterr().out
+    assert "$VLLM_API_KEY" in out and KEY not in out
+
+
+def test_not_linux_says_serving_is_linux_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.cli import main
+
+    isolate_home(monkeypatch, tmp_path)
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    monkeypatch.setattr(sys, "platform", "win32")
+    problems = preflight(ServeConfig(port=free_port()), "vllm")
+    assert [p.fatal for p in problems] == [True]
+    assert "Linux only" in problems[0].message and "Windows" in problems[0].message
+    assert "WSL2" in problems[0].fix and "config set endpoint" in problems[0].fix
+    with pytest.raises(ServeError, match="Linux only"):
+        VLLMServer(ServeConfig()).start(tmp_path / "never.log")
+    assert main(["serve", "--port", str(free_port())]) == 1
+    err = capsys.readouterr().err
+    assert "holodesk serve runs vLLM, which serves this model on Linux only" in err
+    assert "Traceback" not in err
+    # Printing the command is fine anywhere: it can be run on the Linux machine.
+    assert main(["serve", "--print-command"]) == 0
+    assert capsys.readouterr().out.startswith("vllm serve Hcompany/Holotron-12B")
 
 
 @pytest.mark.parametrize("flag", ["--port", "--port=9001", "--api-key", "--served-model-name"])
@@ -338,7 +426,14 @@ def test_serves_until_ctrl_c(
     assert isinstance(argv, list) and KEY not in " ".join(argv)
     vllm_pid, child_pid = record["pid"], record["child"]
     assert isinstance(vllm_pid, int) and isinstance(child_pid, int)
-    assert KEY.encode() not in Path(f"/proc/{vllm_pid}/cmdline").read_bytes()
+    assert f"starting vLLM (pid {vllm_pid})" in out
+    guard_pid = parent_of(vllm_pid)
+    for pid in (vllm_pid, guard_pid):
+        assert KEY.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    # The log starts with the vLLM command, not the guard's.
+    first = log.read_text().splitlines()[0]
+    assert first.startswith("# holodesk serve: /") and first.endswith(" " + shlex.join(argv))
+    assert "serve_guard" not in first
     # The key went through the environment: the server demands it.
     assert http_status(f"http://127.0.0.1:{port}/v1/models") == 401
     assert http_status(f"http://127.0.0.1:{port}/v1/models", KEY) == 200
@@ -346,7 +441,7 @@ def test_serves_until_ctrl_c(
     server.proc.send_signal(signal.SIGINT)
     assert server.wait_exit() == 0, server.stderr
     assert "stopped." in server.stdout
-    assert not alive(vllm_pid)
+    assert not alive(vllm_pid) and not alive(guard_pid)
     wait_for(lambda: not alive(child_pid), 15, "the engine worker to go")
 
 
@@ -464,3 +559,161 @@ def test_port_follows_a_local_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path
         Settings(serve_gpu_memory=0.8, serve_max_model_len=65536, serve_image_limit=4)
     )
     assert (cfg.gpu_memory, cfg.max_model_len, cfg.image_limit) == (0.8, 65536, 4)
+
+
+# --------------------------------------------------------------------------- the guard
+
+
+def test_vllm_dies_with_a_killed_holodesk_serve(
+    home: Home, shims: Path, tmp_path: Path, started: list[Started]
+) -> None:
+    port = free_port()
+    server = Started(home, shims, tmp_path / "run", "--port", str(port), FAKE_VLLM_CHILD="1")
+    started.append(server)
+    server.wait_output("ready at")
+    record = server.recorded()
+    vllm_pid, child_pid = record["pid"], record["child"]
+    assert isinstance(vllm_pid, int) and isinstance(child_pid, int)
+    guard_pid = parent_of(vllm_pid)
+    assert guard_pid != server.proc.pid and parent_of(guard_pid) == server.proc.pid
+    assert not port_free(port)
+
+    server.proc.kill()  # no handler runs: only the guard is left to stop vLLM
+    server.proc.wait(10)
+    wait_for(lambda: not alive(vllm_pid), 30, "vLLM to stop after holodesk was killed")
+    wait_for(lambda: not alive(child_pid) and not alive(guard_pid), 30, "worker and guard")
+    wait_for(lambda: port_free(port), 30, "the port to be free")
+    log = (home.state / "holodesk" / f"vllm-{port}.log").read_text()
+    assert f"holodesk (pid {server.proc.pid}) is gone; stopping vLLM (pid {vllm_pid})" in log
+    assert "Shutting down" in log  # SIGINT first: vLLM's clean shutdown
+
+
+OWNER = """
+import sys, time
+from pathlib import Path
+from model.launcher import ServeConfig, VLLMServer
+from model.serve_guard import StopTimeouts
+
+server = VLLMServer(ServeConfig(port=int(sys.argv[1])), executable=sys.argv[2],
+                    stop_timeouts=StopTimeouts(1.0, 5.0, 5.0), guard_poll=0.2)
+server.start(Path(sys.argv[3]))
+assert server.wait_ready(timeout=60)
+print("ready", server.pid, server.vllm_pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_vllm_that_ignores_sigint_dies_with_a_killed_owner(tmp_path: Path, shims: Path) -> None:
+    """Any owner of a VLLMServer (the GUI too): SIGKILLed, the guard escalates to SIGTERM."""
+    port = free_port()
+    record = tmp_path / "record.json"
+    env = {
+        **os.environ, "PATH": shim_path(shims), "FAKE_VLLM_STUBBORN": "1",
+        "FAKE_VLLM_CHILD": "1", "FAKE_VLLM_LOAD_SECONDS": "0.5",
+        "FAKE_VLLM_RECORD": str(record),
+    }  # fmt: skip
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(port), str(shims / "vllm"), str(tmp_path / "v.log")],
+        env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    data: dict[str, int] = {}
+    try:
+        assert owner.stdout is not None
+        line = owner.stdout.readline().split()
+        assert line[:1] == ["ready"], line
+        guard_pid, vllm_pid = int(line[1]), int(line[2])
+        data = json.loads(record.read_text())
+        assert data["pid"] == vllm_pid and parent_of(vllm_pid) == guard_pid
+        owner.kill()
+        owner.wait(10)
+        wait_for(lambda: not alive(vllm_pid), 30, "vLLM to stop after its owner was killed")
+        wait_for(lambda: not alive(data["child"]) and not alive(guard_pid), 30, "the rest")
+        wait_for(lambda: port_free(port), 30, "the port to be free")
+        assert "ignored SIGINT" not in (tmp_path / "v.log").read_text()  # SIGTERM sufficed
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        for pid in (data.get("pid"), data.get("child")):
+            if isinstance(pid, int) and alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_sigint_to_the_guard_stops_vllm_cleanly(
+    tmp_path: Path, shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.2")
+    monkeypatch.setenv("FAKE_VLLM_CHILD", "1")
+    record = tmp_path / "record.json"
+    monkeypatch.setenv("FAKE_VLLM_RECORD", str(record))
+    server = VLLMServer(ServeConfig(port=free_port()), executable=str(shims / "vllm"))
+    server.start(tmp_path / "vllm.log")
+    try:
+        assert server.wait_ready(timeout=60)
+        data = json.loads(record.read_text())
+        assert server.vllm_pid == data["pid"] and server.pid != data["pid"]
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGINT)  # as `kill -INT PID` by hand: forwarded to vLLM
+        assert server.wait(30) == 0
+        assert not alive(data["pid"]) and not alive(data["child"])
+    finally:
+        assert server.stop() == 0
+
+
+def test_the_guard_exits_with_the_signal_that_killed_vllm(
+    tmp_path: Path, shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "60")
+    server = VLLMServer(ServeConfig(port=free_port()), executable=str(shims / "vllm"))
+    server.start(tmp_path / "vllm.log")
+    try:
+        assert server.vllm_pid is not None
+        os.kill(server.vllm_pid, signal.SIGKILL)
+        with pytest.raises(ServerExited) as caught:
+            server.wait_ready(timeout=60)
+        assert caught.value.returncode == -signal.SIGKILL
+    finally:
+        server.stop()
+
+
+def test_parent_alive_sees_an_exited_or_reused_pid() -> None:
+    me = os.getpid()
+    start = process_start_time(me)
+    assert start is not None
+    assert parent_alive(me, start, direct=False)
+    assert not parent_alive(me, start + 1, direct=False)  # same pid, another process
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    assert not parent_alive(done.pid, None, direct=False)
+    assert not parent_alive(me, start, direct=True)  # we are not our own parent
+
+
+def test_the_guard_runs_nothing_for_a_parent_already_gone(tmp_path: Path) -> None:
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    marker = tmp_path / "ran"
+    guard = subprocess.run(
+        [sys.executable, "-P", str(REPO_ROOT / "model" / "serve_guard.py"),
+         "--parent", str(done.pid), "--", "touch", str(marker)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert guard.returncode == 1
+    assert not marker.exists()
+
+
+def test_vllm_dies_with_a_killed_guard(
+    tmp_path: Path, shims: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard itself SIGKILLed: PR_SET_PDEATHSIG hands vLLM a SIGTERM."""
+    monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.2")
+    port = free_port()
+    server = VLLMServer(ServeConfig(port=port), executable=str(shims / "vllm"))
+    server.start(tmp_path / "vllm.log")
+    try:
+        assert server.wait_ready(timeout=60)
+        vllm_pid = server.vllm_pid
+        assert server.pid is not None and vllm_pid is not None
+        os.kill(server.pid, signal.SIGKILL)
+        wait_for(lambda: not alive(vllm_pid), 30, "vLLM to stop after its guard was killed")
+        wait_for(lambda: port_free(port), 30, "the port to be free")
+    finally:
+        server.stop()

@@ -158,3 +158,28 @@ def test_death_after_ready_is_noticed(
         os.kill(pid, signal.SIGKILL)
     assert failed.args[0].startswith("vLLM stopped")
     assert states[-1] == "failed"
+
+
+def test_stop_during_the_checks_ends_quietly(
+    qtbot: QtBot, home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    controls: list[ServerControl],
+) -> None:  # fmt: skip
+    """Stopped while it checks the GPU, a start that would fail there shows no failure."""
+    folder = install_shims(tmp_path / "nogpu", gpus="")  # nvidia-smi lists no GPU: fatal
+    monkeypatch.setenv("PATH", shim_path(folder))
+    monkeypatch.setenv("FAKE_NVIDIA_SMI_DELAY", "3")  # the check is still running at the stop
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    control, states = make(controls, folder, free_port())
+    failures: list[tuple[str, str]] = []
+    control.failed.connect(lambda message, fix: failures.append((message, fix)))
+    with qtbot.waitSignal(control.progress, timeout=30_000) as checking:
+        control.start()
+    assert checking.args == ["checking vLLM and the GPU"]
+    control.stop()
+    qtbot.waitUntil(lambda: control.state == "stopped", timeout=60_000)
+    qtbot.wait(200)  # nothing more arrives
+    assert states == ["starting", "stopping", "stopped"]
+    assert failures == []
+    control.start()  # and it can be started again (and fail visibly now, with no stop)
+    qtbot.waitUntil(lambda: control.state == "failed", timeout=60_000)
+    assert failures and "lists no GPU" in failures[0][0]

@@ -13,7 +13,11 @@ The tray wires it up like this::
 The launcher (:mod:`model.launcher`) runs on a one-thread :class:`~ui.workers.Background`: its
 checks (``nvidia-smi``, the keyring) and the wait for ``/health`` block; their results come back
 on the GUI thread. A timer notices a server that dies after it was ready. The server is stopped
-when the application quits (``aboutToQuit``), so holodesk never leaves a vLLM behind.
+when the application quits (``aboutToQuit``); should holodesk crash or be killed instead, the
+launcher's guard (:mod:`model.serve_guard`) stops vLLM, so holodesk never leaves one behind.
+
+A :meth:`ServerControl.stop` while the start is still in its checks ends quietly in "stopped":
+whatever the interrupted start then fails with is logged, not shown (the person asked to stop).
 """
 
 from __future__ import annotations
@@ -114,7 +118,8 @@ class ServerControl(QObject):
 
     @property
     def pid(self) -> int | None:
-        """The vLLM process id, while one started here exists."""
+        """The server's process id, while one started here exists: the guard vLLM runs under
+        (:attr:`model.launcher.VLLMServer.pid`; SIGTERM to it stops vLLM cleanly)."""
         server = self._server
         return server.pid if server is not None else None
 
@@ -226,6 +231,12 @@ class ServerControl(QObject):
         self._set_state("ready")
 
     def _start_failed(self, exc: BaseException) -> None:
+        if self._state == "stopping" or self._cancel.is_set():
+            # Stopped during the start: the stop job queued behind this start ends in
+            # "stopped". No popup for a start the person called off.
+            _log.info("the server start was stopped; it ended with: %s", exc)
+            self._release()
+            return
         if isinstance(exc, ServeError):
             fix = exc.fix
             if exc.log_tail:

@@ -15,6 +15,7 @@ folder for the test's PATH. Behaviour, from the environment:
 ``FAKE_VLLM_RECORD``        a file to write ``{"argv", "has_key", "pid", "child"}`` to (JSON)
 ``FAKE_VLLM_CHILD``         ``1``: fork a worker that ignores SIGINT (like vLLM's engine core)
 ``FAKE_VLLM_STUBBORN``      ``1``: ignore SIGINT, so a stop needs SIGTERM
+``FAKE_NVIDIA_SMI_DELAY``   seconds the ``nvidia-smi`` shim takes to answer (default 0)
 =========================  ===========================================================
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -207,7 +209,12 @@ def install_shims(folder: Path, *, gpus: str | None = NVIDIA_SMI_H100, vllm: boo
         script.chmod(0o755)
     if gpus is not None:
         smi = folder / "nvidia-smi"
-        smi.write_text(f"#!/bin/sh\nprintf '%s\\n' '{gpus}'\n" if gpus else "#!/bin/sh\nexit 0\n")
+        # The delay keeps the GPU check busy for a while: a stop can come during the checks.
+        # An absolute sleep: the test's PATH holds only the shims.
+        sleep = shutil.which("sleep") or "/bin/sleep"
+        wait = f'if [ -n "$FAKE_NVIDIA_SMI_DELAY" ]; then {sleep} "$FAKE_NVIDIA_SMI_DELAY"; fi\n'
+        answer = f"printf '%s\\n' '{gpus}'\n" if gpus else "exit 0\n"
+        smi.write_text("#!/bin/sh\n" + wait + answer)
         smi.chmod(0o755)
     return folder
 
