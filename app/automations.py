@@ -21,9 +21,11 @@ Rules a person would expect:
   ``.``, ``_`` and ``-``, starting with a letter or digit; names are unique ignoring case, and
   ``show``, ``stop`` and ``run`` are taken by ``holodesk trigger`` itself;
 * a hotkey parses (:func:`control.hotkeys.parse_combo`), can be listened for globally, and
-  is not a chord the person types all day or holodesk's own typing presses (plain letters,
-  Shift+letter, Ctrl+V...): it needs Ctrl, Alt or Super with a key, or a key typing never
-  produces (F-keys, Pause...);
+  is not a chord the person presses all day or holodesk's own typing presses (plain letters,
+  Shift+letter, Ctrl+V, Ctrl+S, Alt+Tab, arrows...), nor one the system acts on (Ctrl+Alt+Del,
+  Ctrl+Alt+F1..F12, Alt+F4): the listener does not grab keys, so the press also reaches the
+  window in front. It needs two of Ctrl, Alt and Super with a key, or an F-key or Pause
+  (alone or with one modifier);
 * no two hotkeys fire together (:func:`control.hotkeys.conflicts`: Ctrl+Alt+S and
   Ctrl+Alt+Shift+S do), and none fires with the emergency stop hotkey. The stop hotkey is a
   setting that may change after an automation was saved, so that check is made when an
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,7 +95,9 @@ def automations_path() -> Path:
 
 def check_name(value: str) -> str:
     """``value`` stripped, if it is a usable automation name; ValueError saying why if not."""
-    name = value.strip()
+    # One spelling of "é" whichever way it was typed (one code point, or e and an accent), so
+    # `holodesk trigger café` finds the automation saved from the app.
+    name = unicodedata.normalize("NFC", value.strip())
     if not name:
         raise ValueError("the name is empty")
     if len(name) > MAX_NAME:
@@ -118,7 +123,10 @@ def validate_hotkey(text: str) -> str:
 
     Like the stop hotkey's rule (:func:`control.hotkeys.validate_stop_hotkey`): a chord the
     person types in daily work, or that holodesk's own typing presses, would start the
-    automation by accident.
+    automation by accident. Stricter than that rule, because the listener does not grab keys:
+    the press also reaches the window in front, so a shortcut people use all day (Ctrl+S,
+    Alt+Tab, Super+L, an arrow key) would both do its usual job and start the automation,
+    and a system chord (Ctrl+Alt+Del, Ctrl+Alt+F2) would start it on a desktop being left.
     """
     combo = parse_combo(text)
     combo.to_pynput()  # raises for keys a global listener cannot hear
@@ -130,7 +138,29 @@ def validate_hotkey(text: str) -> str:
             f"{text!r} is pressed in ordinary typing; use Ctrl+Alt with a key (e.g. "
             "ctrl+alt+1), or a key typing never produces (e.g. f9)"
         )
+    system = _SYSTEM_CHORDS.get(combo.keys)
+    if system:
+        raise HotkeyError(f"{text!r} {system}; choose another, e.g. ctrl+alt+1")
+    if len(combo.modifiers - {"shift"}) < 2 and not combo.main <= _SPARE_KEYS:
+        raise HotkeyError(
+            f"{text!r} is a key or shortcut people press all day, and the press still reaches "
+            "the window in front; use two of Ctrl, Alt and Super with a key (e.g. "
+            "ctrl+alt+1), or an F-key or Pause (e.g. f9, ctrl+f9)"
+        )
     return str(combo)
+
+
+#: Keys no text field or common shortcut needs: a hotkey may use them with one modifier or none.
+_SPARE_KEYS = frozenset({f"f{n}" for n in range(1, 21)} | {"pause", "scrolllock"})
+#: Chords the system or the window manager acts on by itself, and what they do there.
+_SYSTEM_CHORDS: dict[frozenset[str], str] = {
+    frozenset({"ctrl", "alt", "delete"}): "logs out or opens the system's security screen",
+    frozenset({"ctrl", "alt", "backspace"}): "can end the X session (zap)",
+    frozenset({"alt", "f4"}): "closes the window in front",
+    frozenset({"ctrl", "f4"}): "closes the tab or document in front",
+    **{frozenset({"ctrl", "alt", f"f{n}"}): "switches to a text console on Linux"
+       for n in range(1, 13)},
+}
 
 
 class Automation(BaseModel):
@@ -259,7 +289,7 @@ def _conflict_text(a: Automation, other: str) -> str:
 def find_automation(items: Sequence[Automation], name: str) -> Automation:
     """The automation called ``name`` (any case); :class:`AutomationError` listing the known
     names when there is none."""
-    wanted = name.strip().casefold()
+    wanted = unicodedata.normalize("NFC", name.strip()).casefold()
     for item in items:
         if item.key == wanted:
             return item

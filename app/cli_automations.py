@@ -14,7 +14,8 @@ from app.exitcodes import EXIT_OK, EXIT_USAGE
 
 _CONFIRM = ["always", "risky", "never"]
 _MONITOR_HELP = "monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y"
-_HOTKEY_HELP = "a global hotkey such as ctrl+alt+1 (works while the desktop app runs)"
+_HOTKEY_HELP = ("a global hotkey: two of ctrl, alt and super with a key (ctrl+alt+1), or an "
+                "F-key or pause (f9, ctrl+f9); works while the desktop app runs")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

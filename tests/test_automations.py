@@ -81,11 +81,37 @@ def test_names_with_spaces_and_letters_of_any_language_are_fine() -> None:
     ("shift+a", "ordinary typing"),
     ("ctrl+v", "ordinary typing"),
     ("ctrl+alt+shift+1", "with shift, use a letter"),
+    # The press still reaches the window in front: everyday shortcuts would do both.
+    ("ctrl+s", "people press all day"),
+    ("Control+Shift+T", "people press all day"),
+    ("alt+tab", "people press all day"),
+    ("super+l", "people press all day"),
+    ("up", "people press all day"),
+    ("escape", "people press all day"),
+    ("shift+delete", "people press all day"),
+    ("capslock", "people press all day"),
+    ("ctrl+alt+delete", "logs out"),
+    ("ctrl+alt+backspace", "end the X session"),
+    ("ctrl+alt+f2", "text console"),
+    ("alt+f4", "closes the window"),
 ])
 def test_unusable_hotkeys_are_refused_with_the_reason(hotkey: str, why: str) -> None:
     with pytest.raises(AutomationError, match="hotkey") as caught:
         _a(hotkey=hotkey)
     assert why in str(caught.value)
+
+
+@pytest.mark.parametrize(("hotkey", "canonical"), [
+    ("Ctrl+Alt+1", "ctrl+alt+1"),
+    ("<ctrl>+<alt>+t", "ctrl+alt+t"),
+    ("win+alt+m", "alt+super+m"),
+    ("ctrl+super+shift+k", "ctrl+shift+super+k"),
+    ("f9", "f9"),
+    ("ctrl+f9", "ctrl+f9"),
+    ("pause", "pause"),
+])
+def test_hotkeys_out_of_everyday_reach_are_kept(hotkey: str, canonical: str) -> None:
+    assert _a(hotkey=hotkey).hotkey == canonical
 
 
 def test_other_bad_values_name_the_field() -> None:
@@ -137,8 +163,11 @@ def test_a_hotkey_that_fires_with_the_stop_hotkey_is_refused() -> None:
 
 
 def test_find_is_case_insensitive_and_lists_the_known_names() -> None:
-    items = [_a(), _a(name="mail")]
+    items = [_a(), _a(name="mail"), _a(name="caf\u00e9")]
     assert find_automation(items, " MAIL ").name == "mail"
+    assert find_automation(items, "CAFE\u0301").name == "caf\u00e9"  # é typed as e + accent
+    with pytest.raises(AutomationError, match="used twice"):
+        validate_automations([*items, _a(name="cafe\u0301")])
     with pytest.raises(AutomationError, match=r"no automation named 'post'.*'timesheet', 'mail'"):
         find_automation(items, "post")
     with pytest.raises(AutomationError, match="none yet"):

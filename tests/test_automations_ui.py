@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.automations import Automation, load_automations, save_automations
@@ -291,3 +293,118 @@ def test_the_window_from_the_tray_saves_and_test_runs(
         app.controller.stop("test")
         qtbot.waitUntil(lambda: rig.finished() == 1, timeout=TIMEOUT)
     assert [a.name for a in load_automations(path)] == ["quick"]
+
+
+# -- unsaved edits and the keyboard --------------------------------------------------------------
+
+
+class _Answers:
+    """Plays the person answering the unsaved-changes question."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def __call__(self, _parent: object, name: str) -> str:
+        self.asked.append(name)
+        return self.answer
+
+
+def test_unsaved_edits_are_not_lost_when_moving_to_another_entry(
+        qtbot: QtBot, path: Path, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    save_automations([_a(hotkey="ctrl+alt+1"), _a(name="mail", task="send it")], path)
+    answers = _Answers("cancel")
+    dialog = make_dialog(ask_unsaved=answers)
+    assert dialog.editing == "timesheet" and not dialog.is_dirty
+    dialog.hotkey_edit.setText("Ctrl+Alt+1 ")  # the same hotkey, spelled otherwise
+    assert not dialog.is_dirty
+    dialog.task_edit.setPlainText("file the hours of the whole week")
+    assert dialog.is_dirty
+
+    dialog.list.setCurrentRow(1)  # Cancel: the form and the selection stay
+    qtbot.waitUntil(lambda: dialog.list.currentRow() == 0, timeout=TIMEOUT)
+    assert answers.asked == ["timesheet"]
+    assert dialog.task_edit.toPlainText() == "file the hours of the whole week"
+
+    answers.answer = "save"  # Save: saved first, then on to the other entry
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.list.setCurrentRow(1)
+    qtbot.waitUntil(lambda: dialog.editing == "mail", timeout=TIMEOUT)
+    assert dialog.task_edit.toPlainText() == "send it"
+    assert load_automations(path)[0].task == "file the hours of the whole week"
+
+    answers.answer = "discard"  # Discard: New empties the form, the file is as it was
+    dialog.task_edit.setPlainText("never mind")
+    before = path.read_text()
+    dialog.new_button.click()
+    assert dialog.editing is None and dialog.task_edit.toPlainText() == ""
+    assert path.read_text() == before
+    assert len(answers.asked) == 3
+
+
+def test_a_change_to_the_file_elsewhere_keeps_what_is_being_typed(
+        qtbot: QtBot, path: Path, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    save_automations([_a(), _a(name="mail", task="send it")], path)
+    dialog = make_dialog(ask_unsaved=_Answers("cancel"))
+    dialog.task_edit.setPlainText("my new words")
+    save_automations([_a(task="changed by the CLI"), _a(name="mail", task="send it")], path)
+    dialog.reload()
+    assert dialog.task_edit.toPlainText() == "my new words"
+    assert "changed elsewhere" in dialog.message.text()
+    _save(qtbot, dialog)
+    assert load_automations(path)[0].task == "my new words"
+
+    dialog.task_edit.setPlainText("again")
+    save_automations([_a(name="mail", task="send it")], path)  # deleted elsewhere
+    dialog.reload()
+    assert dialog.task_edit.toPlainText() == "again" and dialog.editing is None
+    assert "Save adds them" in dialog.message.text()
+    _save(qtbot, dialog)
+    assert [a.name for a in load_automations(path)] == ["mail", "timesheet"]
+
+    dialog.select("mail")  # a clean form follows the file
+    save_automations([_a(name="mail", task="send it today")], path)
+    dialog.reload()
+    assert dialog.task_edit.toPlainText() == "send it today"
+
+
+def test_the_window_works_from_the_keyboard(
+        qtbot: QtBot, path: Path, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    dialog = make_dialog(confirm_delete=lambda _p, _n: True)
+    with qtbot.waitActive(dialog, timeout=TIMEOUT):  # shortcuts work in the active window
+        dialog.show()
+        dialog.activateWindow()
+    _fill(dialog, "timesheet", "file today's hours", "ctrl+alt+1")
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        QTest.keyClick(dialog.name_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert [a.name for a in load_automations(path)] == ["timesheet"]
+    QTest.keyClick(dialog.name_edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert dialog.editing is None and dialog.name_edit.text() == ""
+    dialog.select("timesheet")
+    dialog.list.setFocus()
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        QTest.keyClick(dialog.list, Qt.Key.Key_Delete)
+    assert load_automations(path) == []
+
+
+def test_saved_stays_shown_when_the_app_reloads_the_window(
+        qtbot: QtBot, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    dialog = make_dialog()
+    dialog.saved.connect(lambda _items: dialog.reload())  # as the app does on every save
+    _fill(dialog, "timesheet", "file today's hours", "ctrl+alt+1")
+    _save(qtbot, dialog)
+    assert dialog.message.text() == "Saved."
+
+
+def test_closing_the_window_during_a_save_leaves_it_usable_next_time(
+        qtbot: QtBot, path: Path, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    dialog = make_dialog()
+    dialog.show()
+    _fill(dialog, "timesheet", "file today's hours", "ctrl+alt+1")
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.save_button.click()
+        dialog.close()  # before the write is delivered
+    dialog.reload()  # as the app does when it shows the window again
+    dialog.show()
+    assert dialog.save_button.isEnabled() and dialog.list.isEnabled()
+    assert [a.name for a in load_automations(path)] == ["timesheet"]

@@ -112,6 +112,7 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             assert "started in the desktop app" in triggered.stdout
             _approve(gui, app, gui.confirm_panel(), clicks=2)
             gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            _wait_run_over(gui)  # else quitting the app can interrupt the run's last step
     assert [e["widget"] for e in app.events("click")] == ["save", "save"]
     runs = _runs(home)
     assert len(runs) == 2 and all("answered" in r for r in runs)

@@ -7,6 +7,11 @@ whole list first: a taken name or a conflicting hotkey is refused with the reaso
 is written). A file that cannot be read is shown with its error and the window edits nothing
 until it is fixed, so that file is never overwritten.
 
+Unsaved edits are never dropped silently: moving to another entry or to New with changes in
+the form asks Save / Discard / Cancel; a change to the file made elsewhere meanwhile leaves
+the form as the person typed it (and says so); closing the window keeps the form as it is for
+the next time it opens.
+
 "Test run" asks for a run of the automation as it stands in the form (saved or not) with every
 step confirmed: the person watches each step and can stop at any of them. The window only
 emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
@@ -18,7 +23,8 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -54,6 +60,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MONITORS = ("1", "2", "0", "primary", "mouse")
 ConfirmDelete = Callable[[QWidget, str], bool]
+#: Asked before unsaved edits are left: returns "save", "discard" or "cancel".
+AskUnsaved = Callable[[QWidget, str], str]
 
 
 def ask_delete(parent: QWidget, name: str) -> bool:
@@ -64,6 +72,16 @@ def ask_delete(parent: QWidget, name: str) -> bool:
         QMessageBox.StandardButton.No,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+def ask_unsaved(parent: QWidget, name: str) -> str:
+    """Ask whether to save the form's changes to ``name`` first: save, discard or cancel."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, "Unsaved changes", f"Save the changes to “{name}” first?",
+        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save,
+    )
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
 
 
 class AutomationsDialog(QDialog):
@@ -88,6 +106,7 @@ class AutomationsDialog(QDialog):
         monitor: str = "1",
         monitors: Sequence[str] = DEFAULT_MONITORS,
         confirm_delete: ConfirmDelete = ask_delete,
+        ask_unsaved: AskUnsaved = ask_unsaved,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("holodesk — automations")
@@ -95,12 +114,19 @@ class AutomationsDialog(QDialog):
         self.stop_hotkey = stop_hotkey
         self._defaults = (confirm, monitor)
         self._confirm_delete = confirm_delete
+        self._ask_unsaved = ask_unsaved
         self._items: list[Automation] = []
         self._editing: str | None = None  # the saved name of the entry in the form
+        self._loaded: Automation | None = None  # that entry as it was put in the form
+        self._after_save: Callable[[], object] | None = None  # what Save in a prompt goes on to
         self._readable = True
         self._busy = False
-        self._tasks = Background(self, max_threads=1)  # writes in the order asked
+        # Writes in the order asked. A write still running when the window closes is
+        # delivered all the same: the app opens this window again, which must not find it
+        # busy for good (and the app learns of the change at once).
+        self._tasks = Background(self, max_threads=1)
         self._build(monitors)
+        self._clean = self._snapshot()
         self.reload()
 
     # -- layout ------------------------------------------------------------------------------
@@ -109,9 +135,9 @@ class AutomationsDialog(QDialog):
         self.list = QListWidget()
         self.list.setMinimumWidth(200)
         self.list.currentItemChanged.connect(self._on_current)
-        self.new_button = QPushButton("New")
+        self.new_button = QPushButton("&New")
         self.new_button.clicked.connect(self.new)
-        self.delete_button = QPushButton("Delete")
+        self.delete_button = QPushButton("&Delete")
         self.delete_button.clicked.connect(self.delete)
         left_buttons = QHBoxLayout()
         left_buttons.addWidget(self.new_button)
@@ -141,22 +167,25 @@ class AutomationsDialog(QDialog):
         self.hotkey_edit = QLineEdit()
         self.hotkey_edit.setPlaceholderText("e.g. ctrl+alt+1 (empty: no hotkey)")
         stop = parse_combo(self.stop_hotkey).label()
-        self.hotkey_edit.setToolTip(f"A global hotkey that runs this automation while holodesk "
-                                    f"runs; not {stop}, the emergency stop")
+        self.hotkey_edit.setToolTip(
+            f"A global hotkey that runs this automation while holodesk runs: two of Ctrl, Alt "
+            f"and Super with a key (ctrl+alt+1), or an F-key or Pause (f9, ctrl+f9); not "
+            f"{stop}, the emergency stop")
         form = QFormLayout()
-        form.addRow("Name:", self.name_edit)
-        form.addRow("Task:", self.task_edit)
-        form.addRow("Confirm:", self.confirm_combo)
-        form.addRow("Monitor:", self.monitor_combo)
-        form.addRow("Hotkey:", self.hotkey_edit)
+        # Alt+letter reaches each field (QFormLayout makes the label its buddy).
+        form.addRow("Na&me:", self.name_edit)
+        form.addRow("&Task:", self.task_edit)
+        form.addRow("&Confirm:", self.confirm_combo)
+        form.addRow("M&onitor:", self.monitor_combo)
+        form.addRow("&Hotkey:", self.hotkey_edit)
 
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.test_button = QPushButton("Test run")
+        self.test_button = QPushButton("Test r&un")
         self.test_button.setToolTip("Run it now with every step confirmed, to watch it safely")
         self.test_button.clicked.connect(self.test_run)
-        self.save_button = QPushButton("Save")
+        self.save_button = QPushButton("&Save")
         self.save_button.setDefault(True)
         self.save_button.clicked.connect(self.save)
         self.close_button = QPushButton("Close")
@@ -176,6 +205,12 @@ class AutomationsDialog(QDialog):
         layout.addLayout(right, 2)
         self.resize(720, 380)
 
+        # The usual keys: Ctrl+S saves, Ctrl+N starts a new one, Delete in the list deletes.
+        QShortcut(QKeySequence.StandardKey.Save, self, self.save)
+        QShortcut(QKeySequence.StandardKey.New, self, self.new)
+        delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.list, self.delete)
+        delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+
     # -- what the window shows ---------------------------------------------------------------
 
     @property
@@ -188,9 +223,31 @@ class AutomationsDialog(QDialog):
         """The saved name of the automation in the form; None for a new one."""
         return self._editing
 
+    @property
+    def is_dirty(self) -> bool:
+        """Whether the form holds changes not saved yet (``Ctrl+Alt+1`` for ``ctrl+alt+1`` or
+        a trailing space is no change)."""
+        if self._snapshot() == self._clean:
+            return False
+        if self._loaded is None:
+            return True
+        try:
+            return self.form_automation() != self._loaded
+        except AutomationError:
+            return True
+
+    def _snapshot(self) -> tuple[str, ...]:
+        return (self.name_edit.text(), self.task_edit.toPlainText(),
+                str(self.confirm_combo.currentData()), self.monitor_combo.currentText(),
+                self.hotkey_edit.text())
+
     @Slot()
     def reload(self) -> None:
-        """Read the file again (keeps the entry being edited selected when it still exists)."""
+        """Read the file again (keeps the entry being edited selected when it still exists).
+
+        Unsaved edits in the form stay as they are: the file changing elsewhere (the CLI, an
+        editor, the app) must not wipe what the person is typing.
+        """
         try:
             items = load_automations(self.path)
         except AutomationError as e:
@@ -207,12 +264,26 @@ class AutomationsDialog(QDialog):
         if was_unreadable:
             self._show_info("")
         keep = self._editing
-        if keep is not None and self._row_of(keep) >= 0:
-            self.list.setCurrentRow(self._row_of(keep))
-        elif self._items and keep is None and not self.name_edit.text():
-            self.list.setCurrentRow(0)
+        row = self._row_of(keep) if keep is not None else -1
+        if self.is_dirty:
+            self._show_row(row)
+            if keep is not None and row < 0:
+                self._editing = self._loaded = None
+                self._show_error(f"“{keep}” was renamed or deleted elsewhere; your changes are "
+                                 "still here, and Save adds them as a new automation.")
+            elif row >= 0 and self._items[row] != self._loaded:
+                self._loaded = self._items[row]  # told once
+                self._show_error(f"“{keep}” was changed elsewhere; your changes are still "
+                                 "here, and Save replaces that version with them.")
+        elif row >= 0:
+            self._show_row(row)
+            if self._items[row] != self._loaded:  # else the form and its message stay
+                self._load_form(self._items[row])
+        elif self._items and keep is None:
+            self._show_row(0)
+            self._load_form(self._items[0])
         elif keep is not None:
-            self.new()
+            self._clear_form()
         self._refresh()
 
     def _fill_list(self) -> None:
@@ -255,46 +326,85 @@ class AutomationsDialog(QDialog):
         if current is None:
             return
         name = str(current.data(Qt.ItemDataRole.UserRole))
-        row = self._row_of(name)
-        if row >= 0:
-            self._load_form(self._items[row])
+        if self._editing is not None and name.casefold() == self._editing.casefold():
+            return  # already in the form
+        if self.is_dirty:
+            # Asked once the click or key press that moved the selection is over: a modal
+            # box inside it, or moving the selection back inside it, confuses the list.
+            QTimer.singleShot(0, lambda: self._leave_for(name))
+            return
+        self.select(name)
+
+    def _leave_for(self, name: str) -> None:
+        if self._may_leave(lambda: self.select(name)):
+            self.select(name)
+        else:
+            self._show_row(self._row_of(self._editing) if self._editing is not None else -1)
+
+    def _may_leave(self, then: Callable[[], object]) -> bool:
+        """Whether the form may be replaced now: no unsaved changes, or the person discards
+        them. Save in the prompt saves first and calls ``then`` once that reached the file."""
+        if not self.is_dirty:
+            return True
+        shown = self.name_edit.text().strip() or self._editing or "the new automation"
+        answer = self._ask_unsaved(self, shown)
+        if answer == "discard":
+            return True
+        if answer == "save":
+            self._after_save = then
+            self.save()
+        return False
+
+    def _show_row(self, row: int) -> None:
+        """Select ``row`` in the list (-1: none) without loading it into the form."""
+        self.list.blockSignals(True)
+        if row < 0:
+            self.list.clearSelection()
+        self.list.setCurrentRow(row)
+        self.list.blockSignals(False)
 
     @Slot(str)
     def select(self, name: str) -> bool:
-        """Show the automation ``name`` in the form; False when there is none."""
+        """Show the automation ``name`` in the form (what was in the form is replaced); False
+        when there is none."""
         row = self._row_of(name)
         if row < 0:
             return False
-        self.list.setCurrentRow(row)
+        self._show_row(row)
         self._load_form(self._items[row])
         return True
 
     def _load_form(self, a: Automation) -> None:
         self._editing = a.name
+        self._loaded = a
         self.name_edit.setText(a.name)
         self.task_edit.setPlainText(a.task)
         self._set_confirm(str(a.confirm))
         self._set_monitor(a.monitor)
         self.hotkey_edit.setText(a.hotkey or "")
+        self._clean = self._snapshot()
         self.message.clear()
         self._refresh()
 
     @Slot()
     def new(self) -> None:
-        """Empty the form for a new automation (the settings' confirm mode and monitor)."""
-        self._editing = None
-        self.list.blockSignals(True)
-        self.list.clearSelection()
-        self.list.setCurrentRow(-1)
-        self.list.blockSignals(False)
+        """Empty the form for a new automation (the settings' confirm mode and monitor); asks
+        first when the form has unsaved changes."""
+        if self._readable and not self._busy and self._may_leave(self.new):
+            self._clear_form()
+            self.name_edit.setFocus()
+
+    def _clear_form(self) -> None:
+        self._editing = self._loaded = None
+        self._show_row(-1)
         self.name_edit.clear()
         self.task_edit.clear()
         self._set_confirm(self._defaults[0])
         self._set_monitor(self._defaults[1])
         self.hotkey_edit.clear()
+        self._clean = self._snapshot()
         self.message.clear()
         self._refresh()
-        self.name_edit.setFocus()
 
     def _set_confirm(self, mode: str) -> None:
         index = self.confirm_combo.findData(mode)
@@ -325,6 +435,7 @@ class AutomationsDialog(QDialog):
         try:
             automation = self.form_automation()
         except AutomationError as e:
+            self._after_save = None
             self._show_error(str(e))
             return
         path, stop, old = self.path, self.stop_hotkey, self._editing
@@ -359,12 +470,16 @@ class AutomationsDialog(QDialog):
         if shown is not None:
             self.select(shown.name)
         else:
-            self.new()
+            self._clear_form()
         self._show_info(text)
         self.saved.emit(list(items))
+        then, self._after_save = self._after_save, None
+        if then is not None:
+            then()  # where the person was going when asked to save
 
     def _failed(self, error: BaseException) -> None:
         self._set_busy(False)
+        self._after_save = None  # they stay on the form, with the reason shown
         if not isinstance(error, AutomationError | OSError):
             log.error("saving the automations failed", exc_info=error)
         self._show_error(str(error) if isinstance(error, AutomationError)
@@ -384,8 +499,3 @@ class AutomationsDialog(QDialog):
             return
         self._show_info(f"Test run of “{automation.name}”: every step waits for your approval.")
         self.test_run_requested.emit(automation.changed(confirm=ConfirmMode.ALWAYS))
-
-    def done(self, result: int) -> None:
-        # A write already running finishes; its result has nobody left to show it to.
-        self._tasks.forget_pending()
-        super().done(result)
