@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app import paths
 from app.settings import Settings, normalize_monitor
-from control.hotkeys import Combo, HotkeyError, conflicts, parse_combo, typing_can_press
+from control.hotkeys import Combo, HotkeyError, check_listenable, conflicts, parse_combo
 from control.policy import ConfirmMode
 
 __all__ = [
@@ -128,16 +128,11 @@ def validate_hotkey(text: str) -> str:
     Alt+Tab, Super+L, an arrow key) would both do its usual job and start the automation,
     and a system chord (Ctrl+Alt+Del, Ctrl+Alt+F2) would start it on a desktop being left.
     """
-    combo = parse_combo(text)
-    combo.to_pynput()  # raises for keys a global listener cannot hear
-    if "shift" in combo.modifiers and any(len(k) == 1 and not k.isalpha() for k in combo.main):
-        # Shift turns "1" into "!" before the listener sees it: such a chord never fires.
-        raise HotkeyError(f"{text!r}: with shift, use a letter or a named key such as f5")
-    if typing_can_press(combo):
-        raise HotkeyError(
-            f"{text!r} is pressed in ordinary typing; use Ctrl+Alt with a key (e.g. "
-            "ctrl+alt+1), or a key typing never produces (e.g. f9)"
-        )
+    combo = check_listenable(
+        text, shift_example="f5",
+        typing="is pressed in ordinary typing; use Ctrl+Alt with a key (e.g. ctrl+alt+1), or "
+               "a key typing never produces (e.g. f9)",
+    )
     system = _SYSTEM_CHORDS.get(combo.keys)
     if system:
         raise HotkeyError(f"{text!r} {system}; choose another, e.g. ctrl+alt+1")

@@ -285,7 +285,9 @@ def _trigger_automation(name: str, extra: str) -> int:
         return EXIT_USAGE
     reply = send({"cmd": "automation", "name": automation.name})
     if reply is None:
-        log.info("no desktop app is running: running automation %r here", automation.name)
+        # Said on the terminal: the person expected the desktop app to take it.
+        print(f"holodesk: the desktop app is not running; running {automation.name!r} here "
+              "(Ctrl+C stops)", file=sys.stderr)
         return run_task(run_settings(load_settings(), automation), automation.task)
     if not reply.get("ok"):
         print(f"holodesk: {reply.get('error', 'the desktop app refused')}", file=sys.stderr)

@@ -286,17 +286,30 @@ def validate_stop_hotkey(text: str) -> str:
     person types in daily work would stop runs by accident: require a modifier other than
     Shift, or a key typing never produces (Escape, Pause, F-keys...).
     """
-    combo = parse_combo(text)
-    combo.to_pynput()  # raises for keys pynput cannot listen for
-    if "shift" in combo.modifiers and any(len(k) == 1 and not k.isalpha() for k in combo.main):
-        # Shift turns "1" into "!" before the listener sees it: such a chord never matches.
-        raise HotkeyError(f"{text!r}: with shift, use a letter or a named key such as escape")
-    if typing_can_press(combo):
-        raise HotkeyError(
-            f"{text!r} can be pressed by holodesk's own typing; use Ctrl+Alt with a key, "
-            f"or a key such as escape or pause (default: {DEFAULT_STOP_HOTKEY})"
-        )
+    combo = check_listenable(
+        text, shift_example="escape",
+        typing=f"can be pressed by holodesk's own typing; use Ctrl+Alt with a key, or a key "
+               f"such as escape or pause (default: {DEFAULT_STOP_HOTKEY})",
+    )
     return str(combo)
+
+
+def check_listenable(text: str, *, shift_example: str, typing: str) -> Combo:
+    """``text`` parsed, if a global listener can hear it and typing never presses it.
+
+    Raises :class:`HotkeyError`: for keys pynput cannot listen for; for Shift with a symbol
+    key (Shift turns "1" into "!" before the listener sees it, so the chord never matches,
+    ``shift_example`` names a key that works); and for a chord ordinary typing (holodesk's or
+    the person's) presses, with ``typing`` as the rest of the message.
+    """
+    combo = parse_combo(text)
+    combo.to_pynput()
+    if "shift" in combo.modifiers and any(len(k) == 1 and not k.isalpha() for k in combo.main):
+        raise HotkeyError(f"{text!r}: with shift, use a letter or a named key such as "
+                          f"{shift_example}")
+    if typing_can_press(combo):
+        raise HotkeyError(f"{text!r} {typing}")
+    return combo
 
 
 # -- listeners -------------------------------------------------------------------------------
