@@ -182,3 +182,10 @@ def test_check_set_up_opens_the_doctor_window_and_runs_the_checks(
         by_name = {r.name: str(r.status.value).lower() for r in window.results}
         assert by_name["endpoint"] == "pass", window.report_text()
         assert by_name["display server"] == "fail"
+
+
+def test_the_task_window_opens_the_automations(qtbot: QtBot, make_app: MakeApp) -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        app, _rig = make_app(server)
+        app.task_window.automations_button.click()
+        assert app.automations_dialog is not None and app.automations_dialog.isVisible()

@@ -121,6 +121,7 @@ class HolodeskApp(QObject):
         self.task_window.stop_requested.connect(lambda: c.stop("task window"))
         self.task_window.pause_requested.connect(c.pause)
         self.task_window.resume_requested.connect(c.resume)
+        self.task_window.automations_requested.connect(self.show_automations)
         self.stop_button.stop_clicked.connect(lambda: c.stop("stop button"))
         self.confirm_panel.answered.connect(self._on_answered)
         a = self.actions

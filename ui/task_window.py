@@ -108,7 +108,8 @@ class TaskWindow(QWidget):
 
     Signals: ``start_requested(task, confirm, monitor)`` (``confirm`` is always, risky or
     never; ``monitor`` a settings monitor string, already validated), ``stop_requested()``,
-    ``pause_requested()``, ``resume_requested()``.
+    ``pause_requested()``, ``resume_requested()``, ``automations_requested()`` (the saved
+    tasks, to run or to edit).
 
     Slots: ``on_event(event)`` for every :mod:`app.events` event, ``set_model_status(text,
     state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
@@ -119,6 +120,7 @@ class TaskWindow(QWidget):
     stop_requested = Signal()
     pause_requested = Signal()
     resume_requested = Signal()
+    automations_requested = Signal()
 
     def __init__(
         self,
@@ -189,6 +191,10 @@ class TaskWindow(QWidget):
         options.addWidget(QLabel("Monitor:"))
         options.addWidget(self.monitor_combo)
         options.addStretch(1)
+        self.automations_button = QPushButton("Automations…")
+        self.automations_button.setToolTip("Saved tasks, each on its own hotkey if you like")
+        self.automations_button.clicked.connect(self.automations_requested)
+        options.addWidget(self.automations_button)
         options.addWidget(self.start_button)
 
         self.model_status = QLabel()
