@@ -160,17 +160,20 @@ class ServerControl(QObject):
 
     @Slot()
     def shutdown(self) -> None:
-        """Stop the server and wait for it (blocking, bounded): for application quit."""
+        """Stop the server and wait for it (blocking, at most about 25 s): for application quit."""
         if self._shut_down:
             return
         self._shut_down = True
         self._cancel.set()
         self._watch.stop()
-        # The start job sees the cancel within half a second; a stop job finishes its stop.
-        self._tasks.close(60_000)
+        # The start job sees the cancel within half a second; a stop job already under way
+        # is not waited for long: the stop below (or the guard, once we are gone) finishes it.
+        self._tasks.close(5_000)
         server, self._server = self._server, None
         if server is not None and self._owned:
-            server.stop()
+            # Shorter than a Stop from the tray: quitting must not hang for a minute. vLLM
+            # normally ends within seconds of SIGINT; what is left dies with its guard.
+            server.stop(int_timeout=10, term_timeout=5, kill_timeout=5)
         self._state = "stopped"
 
     # ------------------------------------------------------------------ worker side
