@@ -18,7 +18,7 @@ import pytest
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
-from tests.support.gui import TRAY_IDLE, HolodeskGui, poll, windows
+from tests.support.gui import TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
 from tests.support.home import Home, make_home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -84,7 +84,7 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
         _ok(home, "automation", "add", "save it", "--task", TASK, "--confirm", "always",
             "--hotkey", "ctrl+alt+1")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
-            tray = gui.move(gui.tray, *TRAY_PLACE)
+            tray = tray_icon(gui.move(gui.tray, *TRAY_PLACE))
             gui.wait_shows(tray, TRAY_IDLE, "the tray to show idle (the model server is up)")
             poll(lambda: "automation hotkeys: ctrl+alt+1" in _log_text(home), TIMEOUT,
                  "the automation's hotkey to be registered", gui.died)

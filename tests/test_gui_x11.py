@@ -43,6 +43,7 @@ from tests.support.gui import (
     XWindow,
     grab,
     poll,
+    tray_icon,
     windows,
 )
 from tests.support.home import REPO_ROOT, Home, make_home
@@ -85,7 +86,7 @@ def _configure(home: Home, **values: str) -> None:
 def _ready(gui: HolodeskGui) -> XWindow:
     """Move the tray stand-in where it can be seen and wait until it shows idle: the server
     probe has answered, so no late status change repaints the tray in the middle of a test."""
-    tray = gui.move(gui.tray, *TRAY_PLACE)
+    tray = tray_icon(gui.move(gui.tray, *TRAY_PLACE))
     gui.wait_shows(tray, TRAY_IDLE, "the tray to show idle (the model server is up)")
     return tray
 

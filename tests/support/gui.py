@@ -157,6 +157,13 @@ def shows_colour(xvfb: Xvfb, window: XWindow, rgb: tuple[int, int, int],
     return colour_box(shot, rgb, tolerance, min_pixels) is not None
 
 
+def tray_icon(window: XWindow) -> XWindow:
+    """The state icon's corner of the tray stand-in ``window`` (its top left): colour checks
+    look there only, since button borders and text elsewhere hold greys near the idle colour."""
+    return XWindow(window.wid, window.name, window.x, window.y, min(window.width, 34),
+                   min(window.height, 34))
+
+
 class HolodeskGui:
     """`holodesk` (the desktop app) running on ``xvfb`` with ``home``; stdout and stderr go
     to files in ``workdir``. Enter waits for the task window."""
