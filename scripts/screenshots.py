@@ -7,8 +7,11 @@ isolates holodesk in a temporary home, and drives real runs through :class:`ui.a
 and the agent loop against the fake vLLM server (tests/support/fake_vllm.py), with a drawn
 desktop as the screen (a file manager, :class:`control.capture.FakeCapturer`) and dry-run
 input. Each window is rendered with ``QWidget.grab()`` at the moment it shows what matters
-(the task window while the thought streams in, the confirmation panel with its target). The
-pictures are reduced to at most 256 colours when that keeps them legible and small.
+(the task window while the thought streams in, the confirmation panel with its target, the
+set-up checks once they have all run, a calibration target while the model is asked about
+it). The `holodesk bench` chart comes from a short in-process sweep against a second fake
+server with a latency model. The pictures are reduced to at most 256 colours when that keeps
+them legible and small.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
-from tests.support.fake_vllm import ChatRequest  # noqa: E402
+from tests.support.fake_vllm import ChatRequest, FakeVLLM  # noqa: E402
 from tests.support.home import make_home  # noqa: E402
 from tests.support.qtwait import wait_until  # noqa: E402
 from tests.support.xvfb import Xvfb  # noqa: E402
@@ -67,31 +71,41 @@ def row_centre(index: int) -> tuple[int, int]:
     return (WINDOW[0] + 360, ROW_TOP + index * ROW_HEIGHT + ROW_HEIGHT // 2)
 
 
+@dataclass(frozen=True)
+class DesktopState:
+    """What the drawn file manager shows: the selected row, deleted rows, a name being edited
+    (Rename) and names changed since."""
+
+    selected: int | None = None
+    deleted: frozenset[int] = frozenset()
+    renaming: int | None = None
+    renamed: tuple[tuple[int, str], ...] = ()
+
+
 class Desktop:
     """The picture on the fake screen; the "model" changes it as its actions would."""
 
     def __init__(self) -> None:
-        self.selected: int | None = None
-        self.deleted: set[int] = set()
+        self.state = DesktopState()
         self._lock = threading.Lock()
-        self._cache: tuple[tuple[int | None, frozenset[int]], Any] | None = None
+        self._cache: tuple[DesktopState, Any] | None = None
 
-    def set(self, selected: int | None = None, deleted: Sequence[int] = ()) -> None:
+    def set(self, selected: int | None = None, deleted: Sequence[int] = (),
+            renaming: int | None = None, renamed: Sequence[tuple[int, str]] = ()) -> None:
         with self._lock:
-            self.selected = selected
-            self.deleted = set(deleted)
+            self.state = DesktopState(selected, frozenset(deleted), renaming, tuple(renamed))
 
     def frame(self) -> Any:
         """The current screen as an RGB array (FakeCapturer's source)."""
         import numpy as np
 
         with self._lock:
-            key = (self.selected, frozenset(self.deleted))
-            if self._cache is None or self._cache[0] != key:
-                self._cache = (key, np.asarray(self.draw(*key)))
+            state = self.state
+            if self._cache is None or self._cache[0] != state:
+                self._cache = (state, np.asarray(self.draw(state)))
             return self._cache[1]
 
-    def draw(self, selected: int | None, deleted: frozenset[int]) -> Image.Image:
+    def draw(self, state: DesktopState) -> Image.Image:
         w, h = SCREEN
         image = Image.new("RGB", SCREEN)
         d = ImageDraw.Draw(image)
@@ -140,20 +154,32 @@ class Desktop:
             d.text((x, header_y), label, font=_font(14, True), fill=(90, 90, 90))
         d.line((x0 + 200, ROW_TOP - 4, x1 - 20, ROW_TOP - 4), fill=(210, 210, 210))
         row = 0
-        for index, (name, size, date) in enumerate(FILES):
-            if index in deleted:
+        names = dict(state.renamed)
+        for index, (original, size, date) in enumerate(FILES):
+            if index in state.deleted:
                 continue
+            name = names.get(index, original)
             y = ROW_TOP + row * ROW_HEIGHT
-            if index == selected:
+            selected = index == state.selected
+            if selected:
                 d.rectangle((x0 + 200, y, x1 - 20, y + ROW_HEIGHT - 4), fill=(53, 132, 228))
-            ink = (255, 255, 255) if index == selected else (30, 30, 30)
+            ink = (255, 255, 255) if selected else (30, 30, 30)
             icon = (120, 160, 220) if name.endswith("photos") else (200, 200, 205)
             d.rectangle((x0 + 210, y + 9, x0 + 228, y + 31), fill=icon)
-            d.text((x0 + 240, y + 11), name, font=_font(16), fill=ink)
+            if index == state.renaming:
+                # The name open for editing, as Files shows it: the stem selected.
+                stem = name.rsplit(".", 1)[0]
+                d.rounded_rectangle((x0 + 234, y + 5, x0 + 560, y + 35), 4, fill=(255, 255, 255),
+                                    outline=(28, 113, 216), width=2)
+                d.rectangle((x0 + 239, y + 9, x0 + 240 + d.textlength(stem, font=_font(16)),
+                             y + 31), fill=(153, 193, 241))
+                d.text((x0 + 240, y + 11), name, font=_font(16), fill=(30, 30, 30))
+            else:
+                d.text((x0 + 240, y + 11), name, font=_font(16), fill=ink)
             d.text((x0 + 640, y + 11), size, font=_font(16), fill=ink)
             d.text((x0 + 780, y + 11), date, font=_font(16), fill=ink)
             row += 1
-        shown = len(FILES) - len(deleted)
+        shown = len(FILES) - len(state.deleted)
         d.text((x0 + 210, y1 - 32), f"{shown} items, 1.3 GB free of 250 GB", font=_font(13),
                fill=(110, 110, 110))
         return image
@@ -182,6 +208,8 @@ class Script:
     def __init__(self, desktop: Desktop) -> None:
         self.desktop = desktop
         self.steps: list[tuple[dict[str, Any], Callable[[], None] | None]] = []
+        # Another policy answering the steps meanwhile (the calibration's, which looks).
+        self.delegate: Callable[[ChatRequest], str] | None = None
         self._lock = threading.Lock()
 
     def load(self, steps: Sequence[tuple[dict[str, Any], Callable[[], None] | None]]) -> None:
@@ -189,8 +217,12 @@ class Script:
             self.steps = list(steps)
 
     def __call__(self, request: ChatRequest) -> str:
-        if request.max_tokens == 1 or not self.steps:
+        if request.max_tokens == 1:
             return "ok"  # the server probe (one token), not a step
+        if self.delegate is not None:
+            return self.delegate(request)
+        if not self.steps:
+            return "ok"
         with self._lock:
             reply, effect = self.steps.pop(0)
         if effect is not None:
@@ -232,11 +264,37 @@ def run_two(desktop: Desktop) -> list[tuple[dict[str, Any], Callable[[], None] |
     ]
 
 
+RENAME_TASK = "Rename draft-notes.txt in Documents to meeting-notes.txt"
+
+
+def run_three(desktop: Desktop) -> list[tuple[dict[str, Any], Callable[[], None] | None]]:
+    """A rename whose typing step the person corrects (the model typed a space)."""
+    return [
+        ({"note": "Documents is open with six files.",
+          "thought": "draft-notes.txt is the third row. To rename it I select it, then use "
+          "Rename in the toolbar.",
+          "action": click("draft-notes.txt row", row_centre(2))},
+         lambda: desktop.set(selected=2)),
+        ({"thought": "draft-notes.txt is selected. Rename in the toolbar opens its name for "
+          "editing.", "action": click("Rename button", BUTTONS["Rename"])},
+         lambda: desktop.set(selected=2, renaming=2)),
+        ({"thought": "The name is open for editing. I will replace it with the new name and "
+          "press Enter to keep it.",
+          "action": {"action": "type", "text": "meeting notes.txt", "press_enter": True,
+                     "clear_first": True}},
+         lambda: desktop.set(selected=2, renamed=[(2, "meeting-notes.txt")])),
+        ({"thought": "The third row now reads meeting-notes.txt.",
+          "action": {"action": "answer", "text": "Renamed draft-notes.txt to "
+                     "meeting-notes.txt."}},
+         None),
+    ]
+
+
 # --------------------------------------------------------------------------- rendering
 
 
-def save_png(image: Any, path: Path) -> int:
-    """Save a QImage/QPixmap as a small PNG; returns its size in bytes."""
+def to_pil(image: Any) -> Image.Image:
+    """A QImage/QPixmap as a Pillow image."""
     from PySide6.QtCore import QBuffer, QIODevice
 
     buffer = QBuffer()
@@ -244,6 +302,12 @@ def save_png(image: Any, path: Path) -> int:
     image.save(buffer, "PNG")
     picture = Image.open(io.BytesIO(bytes(buffer.data().data())))
     picture.load()
+    return picture
+
+
+def save_png(image: Any, path: Path) -> int:
+    """Save a QImage/QPixmap or a Pillow image as a small PNG; returns its size in bytes."""
+    picture = image if isinstance(image, Image.Image) else to_pil(image)
     # UI pictures hold few colours: an adaptive 256-colour palette keeps them crisp and small.
     if picture.mode == "RGBA":
         small = picture.quantize(256, method=Image.Quantize.FASTOCTREE)
@@ -258,6 +322,62 @@ def save_png(image: Any, path: Path) -> int:
     return len(data)
 
 
+def scaled(image: Any, factor: float) -> Image.Image:
+    """A QImage/QPixmap made smaller (a full-screen window for the README)."""
+    picture = to_pil(image).convert("RGB")
+    size = (round(picture.width * factor), round(picture.height * factor))
+    return picture.resize(size, Image.Resampling.LANCZOS)
+
+
+def quiet_dropped_connections(fake: FakeVLLM) -> None:
+    """No traceback from the fake server when a client drops a connection it kept open.
+
+    socketserver prints one for each (a cancelled stream, a session that ended): noise in
+    this script's output, not a failure. Every other error is still printed.
+    """
+    http = fake._server
+    assert http is not None, "start the server first"
+    report = http.handle_error
+
+    def handle_error(request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            report(request, client_address)
+
+    setattr(http, "handle_error", handle_error)  # noqa: B010 (mypy: no method assignment)
+
+
+def render_bench(path: Path) -> int:
+    """Run a short `holodesk bench` sweep in-process against the fake server and save its
+    chart at ``path``; returns the PNG's size in bytes."""
+    from model.benchframes import GeneratedFrames
+    from model.benchplot import render_chart
+    from model.client import ClientConfig
+    from model.loadbench import BenchConfig, format_errors, run_bench
+    from tests.support.fake_vllm import ScriptedPolicy
+
+    step = {"note": "The export dialog is open; the file name is filled in.",
+            "thought": "The file name and the folder are what the task asks for, so the "
+            "export is ready. The Save button at the bottom right of the dialog starts it; "
+            "I will click it and then check that the dialog closed.",
+            "action": {"action": "click", "element": "Save button", "x": 812, "y": 706}}
+    with FakeVLLM(ScriptedPolicy([step], repeat_last=True)) as server:
+        quiet_dropped_connections(server)
+        server.decode_images = False  # the sizes are all the fake needs; spare the 2 cores
+        server.keep_requests = False
+        # The latency model: each request in flight slows the first token and every chunk,
+        # as a GPU sharing its batch does.
+        server.delay = 0.25
+        server.delay_per_active = 0.05
+        server.stream_chunk_delay = 0.004
+        server.chunk_delay_per_active = 0.002
+        config = BenchConfig(client=ClientConfig(base_url=server.base_url, request_timeout=60),
+                             levels=(1, 2, 4, 8), duration=None, steps=4, error_backoff=0.05)
+        report = run_bench(config, GeneratedFrames(640, 360))
+    if not report.ok:
+        raise SystemExit(f"the bench failed:\n{format_errors(report)}")
+    return save_png(render_chart(report), path)
+
+
 def settle(seconds: float) -> None:
     """Let queued events, background loads and repaints happen."""
     end = time.monotonic() + seconds
@@ -267,10 +387,13 @@ def settle(seconds: float) -> None:
 def render(out: Path) -> None:
     """Build the app over real parts and write every window's picture into ``out``."""
     from PySide6.QtCore import QPoint, QRect
-    from PySide6.QtGui import QImage, QPainter
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtGui import QImage, QPainter, QTextCursor
+    from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
     from app.agent import AgentParts
+    from app.automations import Automation, add_automation
+    from app.calibrate import TARGETS
+    from app.doctor import CHECK_NAMES
     from app.events import Event, ModelText, RunFinished, RunStarted
     from app.pause import PauseGate
     from app.secrets import KeyringStore
@@ -283,8 +406,10 @@ def render(out: Path) -> None:
     from control.policy import SafetyPolicy
     from control.stop import StopLatch
     from model.client import ClientConfig, HolotronClient
-    from tests.support.fake_vllm import FakeVLLM
+    from tests.support.fake_vllm import SeeingPolicy, Target
     from ui.app import HolodeskApp
+    from ui.calibrate_screen import CalibrationWindow
+    from ui.confirm_panel import TypeEditor
     from ui.settings_dialog import SettingsDialog
 
     qt = QApplication(["holodesk"])
@@ -293,12 +418,12 @@ def render(out: Path) -> None:
     script = Script(desktop)
     events: list[Event] = []
     out.mkdir(parents=True, exist_ok=True)
-    written: list[tuple[str, int]] = []
 
     def shot(name: str, image: Any) -> None:
-        written.append((name, save_png(image, out / name)))
+        print(f"{out / name}: {save_png(image, out / name) // 1024} KB", flush=True)
 
     with FakeVLLM(script) as server:
+        quiet_dropped_connections(server)
         server.delay = 0.2
 
         def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
@@ -369,7 +494,7 @@ def render(out: Path) -> None:
         button = app.stop_button
         # The hint exactly as ui.app sets it for the stop hotkey in the settings.
         button.set_hint(f"or press {parse_combo(app.settings.stop_hotkey).label()}")
-        backdrop = QImage(desktop.draw(1, frozenset()).tobytes(), SCREEN[0], SCREEN[1],
+        backdrop = QImage(desktop.draw(DesktopState(selected=1)).tobytes(), SCREEN[0], SCREEN[1],
                           SCREEN[0] * 3, QImage.Format.Format_RGB888)
         scene = backdrop.copy(QRect(SCREEN[0] - 300, 0, 300, 120)).convertToFormat(
             QImage.Format.Format_ARGB32)
@@ -407,10 +532,110 @@ def render(out: Path) -> None:
         dialog.close()
         dialog.deleteLater()
 
+        # The confirmation panel in Edit mode: the model typed a space where the task says a
+        # hyphen, and the person corrects the text before approving it.
+        script.load(run_three(desktop))
+        desktop.set()
+        app.task_window.task_edit.setPlainText(RENAME_TASK)
+        assert app.start_task(RENAME_TASK, confirm="risky")
+        wait_until(lambda: app.controller.pending is not None, "the typing step to confirm")
+        panel.resize(680, 740)
+        wait_until(lambda: panel.image() is not None and panel.edit_button.isEnabled(),
+                   "the typing step's panel, armed")
+        panel.start_edit()
+        editor = panel.editor
+        assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QPlainTextEdit)
+        editor.text_field.setPlainText("meeting-notes.txt")
+        editor.text_field.moveCursor(QTextCursor.MoveOperation.End)
+        wait_until(lambda: panel.approve_button.isEnabled(), "the edit to arm")
+        settle(0.2)
+        shot("confirm-edit.png", panel.grab())
+        panel.approve_button.click()
+        wait_until(lambda: finished_runs() == 3, "the third run")
+
+        # Automations: one saved before (by the CLI, say), one made in the window and saved.
+        add_automation(Automation.make(
+            name="tidy downloads", confirm="always", monitor="1",
+            task="In Downloads, move every PDF older than a month into Documents/Archive.",
+        ), stop_hotkey=app.settings.stop_hotkey)
+        app.reload_automations()
+        app.show_automations()
+        automations = app.automations_dialog
+        assert automations is not None
+        automations.setGeometry(200, 150, 780, 400)
+        automations.new()
+        automations.name_edit.setText("timesheet")
+        automations.task_edit.setPlainText(
+            "Open the timesheet page in the browser and file today's hours: 7.5 on project "
+            "Atlas.")
+        automations.hotkey_edit.setText("ctrl+alt+1")
+        automations.save()
+        wait_until(lambda: automations.message.text() == "Saved.", "the automation saved")
+        settle(0.3)
+        shot("automations.png", automations.grab())
+        automations.close()
+
+        # Check set-up: the desktop checks run for real on this display, the server checks
+        # against the fake server, whose "model" holds to the schema and points at a button.
+        target = app.task_window.automations_button
+        centre = target.mapToGlobal(target.rect().center())
+        x, y = (round(centre.x() * 1000 / DISPLAY_SIZE[0]),
+                round(centre.y() * 1000 / DISPLAY_SIZE[1]))
+        script.load([
+            ({"thought": "I am asked for the word OK.",
+              "action": {"action": "answer", "text": "OK"}}, None),
+            ({"note": "The holodesk window is open.",
+              "thought": "The most prominent button is Automations… in the holodesk window.",
+              "action": {"action": "click", "element": "Automations… button", "x": x, "y": y}},
+             None),
+        ])
+        app.show_doctor()
+        doctor = app.doctor_window
+        assert doctor is not None
+        doctor.setGeometry(760, 20, 820, 580)
+        wait_until(lambda: not doctor.running and len(doctor.results) == len(CHECK_NAMES),
+                   "the set-up checks", 120)
+        settle(0.3)
+        shot("doctor.png", doctor.grab())
+        doctor.close()
+
+        # Calibrate…: the real flow on this display (targets in a full-screen window, captured
+        # as a run captures), the "model" finding each target by its colour, answering in
+        # pixels while the settings say norm1000.
+        script.delegate = SeeingPolicy([Target(t.description, t.rgb) for t in TARGETS],
+                                        convention="pixels")
+        server.delay = 0.5  # time to photograph a target before the next one shows
+        assert app.calibrate()
+
+        def showing(index: int) -> CalibrationWindow | None:
+            for widget in qt.topLevelWidgets():
+                if (isinstance(widget, CalibrationWindow) and widget.isVisible()
+                        and widget.target is not None and widget.target.index == index):
+                    return widget
+            return None
+
+        wait_until(lambda: showing(3) is not None, "the centre target")
+        settle(0.1)
+        screen = showing(3)
+        assert screen is not None
+        shot("calibration-target.png", scaled(screen.grab(), 0.6))
+        wait_until(lambda: app.calibration_dialog is not None, "the calibration report", 120)
+        script.delegate = None
+        server.delay = 0.2
+        report = app.calibration_dialog
+        assert report is not None
+        # Wide enough for the table's header lines, which do not wrap.
+        report.resize(1080, 400)
+        settle(0.3)
+        shot("calibration-report.png", report.grab())
+        report.close()
+
         app.close()
         settle(0.2)
-    for name, size in written:
-        print(f"{out / name}: {size // 1024} KB")
+
+    # The `holodesk bench` chart, from a short sweep against a server slowing with its load.
+    bench = out / "bench-chart.png"
+    print(f"{bench}: {render_bench(bench) // 1024} KB", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
