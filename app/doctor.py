@@ -711,7 +711,7 @@ class Doctor:
             return CheckResult(STRUCTURED, Status.FAIL, exc.message, exc.fix)
         return CheckResult(STRUCTURED, Status.PASS,
                            "the answer was held to the step schema even when asked for plain "
-                           f"text (it answered: {describe_action(reply.step.action)})")
+                           f"text (its step: {describe_action(reply.step.action)})")
 
     def check_dry_run(self) -> CheckResult:
         """11. Capture, build the real prompt, ask, parse, map; act on nothing."""

@@ -1,8 +1,10 @@
 """The ``holodesk bench`` chart as a PNG, drawn with Pillow (no plotting library needed).
 
 Two panels sharing the concurrency axis (logarithmic, one tick per measured level): on top
-total and generated tokens/s, with the reference point when one is given; below, step latency
-p50 and p95 and time to first token p50, in seconds.
+total tokens/s (left axis) and generated tokens/s (its own axis on the right: prompt tokens are
+nearly all of the total, so on one axis the generated line would lie flat on zero), with the
+reference point when one is given; below, step latency p50 and p95 and time to first token
+p50, in seconds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from model.loadbench import BenchReport, LevelResult, Reference
 __all__ = ["render_chart", "save_chart"]
 
 WIDTH, HEIGHT = 1200, 900
-_MARGIN_L, _MARGIN_R, _MARGIN_T, _GAP, _MARGIN_B = 110, 40, 70, 90, 70
+_MARGIN_L, _MARGIN_R, _MARGIN_T, _GAP, _MARGIN_B = 110, 80, 70, 90, 70
 _BG = (255, 255, 255)
 _AXIS = (60, 60, 60)
 _GRID = (225, 225, 225)
@@ -41,7 +43,8 @@ def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
     exponent = math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
+    # Fine steps: a coarse one (2.5 -> 5) would leave half a panel empty.
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         top = step * 10**exponent
         if top >= value:
             return float(top)
@@ -156,8 +159,14 @@ def render_chart(report: BenchReport, reference: Reference | None = None) -> Ima
     )
     _draw_panel(draw, top, levels, "Tokens per second vs concurrency", small, big)
     _series(draw, top, rows, lambda r: r.total_tokens_per_s, _BLUE)
-    _series(draw, top, rows, lambda r: r.generated_tokens_per_s, _ORANGE)
-    legend = [("total (prompt + generated)", _BLUE), ("generated", _ORANGE)]
+    gen = _Panel((top.left, top.top, top.right, top.bottom), levels,
+                 _nice_max(max(r.generated_tokens_per_s for r in rows) * 1.05))
+    for i in range(6):  # the generated axis, on the right in its colour
+        value = gen.y_max * i / 5
+        draw.text((gen.right + 6, gen.y(value) - 8), _label(value), fill=_ORANGE, font=small)
+    _series(draw, gen, rows, lambda r: r.generated_tokens_per_s, _ORANGE)
+    legend = [("total (prompt + generated), left axis", _BLUE),
+              ("generated, right axis", _ORANGE)]
     if reference is not None:
         x, y = top.x(reference.concurrency), top.y(reference.tokens_per_s)
         draw.polygon([(x, y - 9), (x + 9, y), (x, y + 9), (x - 9, y)], fill=_RED)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QFontMetrics
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -161,11 +161,23 @@ class CalibrationReportDialog(QDialog):
         self.verdict = QLabel("\n".join(verdict_lines(report)))
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table = QPlainTextEdit(format_report(report))
+        # The table as the CLI prints it, without its closing verdict: the label above has it.
+        lines = format_report(report).rstrip().splitlines()
+        verdict = verdict_lines(report)
+        if verdict and lines[-len(verdict):] == verdict:
+            lines = lines[:-len(verdict)]
+        text = "\n".join(lines).rstrip()
+        self.table = QPlainTextEdit(text)
         self.table.setReadOnly(True)
-        self.table.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.table.setFont(font)
         self.table.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.table.setMinimumSize(720, 320)
+        # Sized to the text, so no line hides behind a scroll bar (up to a sensible screen).
+        metrics = QFontMetrics(font)
+        shown = text.splitlines() or [""]
+        width = max(metrics.horizontalAdvance(line) for line in shown) + 40
+        height = metrics.lineSpacing() * (len(shown) + 1) + 24
+        self.table.setMinimumSize(min(max(width, 560), 1400), min(max(height, 160), 700))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         self.use_button: QPushButton | None = None
