@@ -4,15 +4,13 @@ the dry-run input backend (which records every primitive) and a real action log.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from app.agent import Agent, AgentParts, RunConfig, RunLimits
+from app.agent import Agent, RunConfig
 from app.events import (
     ActionExecuted,
     Answer,
@@ -22,28 +20,15 @@ from app.events import (
     Event,
     FrameCaptured,
     Outcome,
-    RunFinished,
     RunStarted,
     StepDecided,
     StepProposed,
 )
-from app.store import ActionLog
-from control.capture import FakeCapturer
-from control.input import DryRunBackend, Executor
-from control.policy import ConfirmMode, SafetyPolicy
-from control.stop import StopLatch
-from model.client import ClientConfig, HolotronClient
+from control.policy import ConfirmMode
 from model.schema import Click
+from tests.support.agent_harness import AgentHarness, H, HarnessFor, W, red_box_screen
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.home import isolate_home
-
-W, H = 1280, 800
-
-
-def _screen() -> Image.Image:
-    image = Image.new("RGB", (W, H), (200, 200, 200))
-    ImageDraw.Draw(image).rectangle((100, 100, 299, 199), fill=(255, 0, 0))
-    return image
 
 
 def _click(element: str = "Save button", x: int = 156, y: int = 187) -> dict[str, Any]:
@@ -54,64 +39,12 @@ def _click(element: str = "Save button", x: int = 156, y: int = 187) -> dict[str
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
 
 
-class Harness:
-    """One agent over real parts; ``events`` collects everything it emitted."""
-
-    def __init__(self, server: FakeVLLM, tmp_path: Path, *, mode: ConfirmMode = ConfirmMode.NEVER,
-                 screen: Callable[[], Image.Image] = _screen,
-                 answer: Callable[[AwaitingConfirmation], ConfirmReply] | None = None) -> None:
-        self.latch = StopLatch()
-        self.backend = DryRunBackend()
-        self.store = ActionLog.open(tmp_path / "log.db")
-        self.capturer = FakeCapturer(lambda: np.asarray(screen()))
-        self.client = HolotronClient(ClientConfig(base_url=server.base_url))
-        self.events: list[Event] = []
-        self.answer = answer
-        self.parts = AgentParts(
-            client=self.client,
-            capturer=self.capturer,
-            executor=Executor(self.backend, self.latch),
-            policy=SafetyPolicy(mode),
-            store=self.store,
-            latch=self.latch,
-        )
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        if isinstance(event, AwaitingConfirmation) and self.answer is not None:
-            reply = self.answer(event)
-            # Answer from another thread, as a front end does.
-            threading.Thread(target=event.request.reply, args=(reply,)).start()
-
-    def run(self, task: str = "press save", **limits: Any) -> RunFinished:
-        config = RunConfig(task=task, limits=RunLimits(settle_min=0.0, settle_max=0.05, **limits))
-        return Agent(self.parts, self.emit).run(config)
-
-    def of(self, kind: type[Any]) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-@pytest.fixture
-def harness_for(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
-    made: list[Harness] = []
-
-    def make(server: FakeVLLM, **kw: Any) -> Harness:
-        h = Harness(server, tmp_path, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.store.close()
-        h.client.close()
-
-
-def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: Callable[..., Harness]) -> None:
+def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: HarnessFor) -> None:
     with FakeVLLM(SeeingPolicy([Target("Save button", (255, 0, 0))])) as server:
         h = harness_for(server)
         finished = h.run()
@@ -134,7 +67,7 @@ def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: Callable[...,
 
 
 def test_the_same_action_on_an_unchanged_screen_ends_as_a_loop(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click()], repeat_last=True)) as server:
         h = harness_for(server)
@@ -144,11 +77,11 @@ def test_the_same_action_on_an_unchanged_screen_ends_as_a_loop(
     assert "unchanged screen" in finished.reason
 
 
-def test_a_changing_screen_is_not_a_loop(harness_for: Callable[..., Harness]) -> None:
+def test_a_changing_screen_is_not_a_loop(harness_for: HarnessFor) -> None:
     shade = iter(range(0, 250, 10))
 
     def changing() -> Image.Image:
-        image = _screen()
+        image = red_box_screen()
         ImageDraw.Draw(image).rectangle((600, 400, 900, 700), fill=(next(shade), 0, 200))
         return image
 
@@ -158,7 +91,7 @@ def test_a_changing_screen_is_not_a_loop(harness_for: Callable[..., Harness]) ->
     assert finished.outcome is Outcome.ANSWERED
 
 
-def test_the_step_limit_ends_the_run(harness_for: Callable[..., Harness]) -> None:
+def test_the_step_limit_ends_the_run(harness_for: HarnessFor) -> None:
     wait = {"thought": "wait", "action": {"action": "wait", "seconds": 0}}
     with FakeVLLM(ScriptedPolicy([wait], repeat_last=True)) as server:
         h = harness_for(server)
@@ -168,7 +101,7 @@ def test_the_step_limit_ends_the_run(harness_for: Callable[..., Harness]) -> Non
 
 
 def test_a_risky_click_waits_for_the_person_and_a_skip_is_told_to_the_model(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     script = ScriptedPolicy([_click("Delete button"), ANSWER])
     with FakeVLLM(script) as server:
@@ -186,7 +119,7 @@ def test_a_risky_click_waits_for_the_person_and_a_skip_is_told_to_the_model(
     assert "skipped by the person" in second_prompt
 
 
-def test_approve_the_rest_asks_only_once(harness_for: Callable[..., Harness]) -> None:
+def test_approve_the_rest_asks_only_once(harness_for: HarnessFor) -> None:
     script = ScriptedPolicy([_click("Delete button"), _click("Remove button", 400, 400), ANSWER])
     with FakeVLLM(script) as server:
         h = harness_for(server, mode=ConfirmMode.ALWAYS,
@@ -197,7 +130,7 @@ def test_approve_the_rest_asks_only_once(harness_for: Callable[..., Harness]) ->
     assert len(h.of(ActionExecuted)) == 2
 
 
-def test_an_edited_action_is_what_runs(harness_for: Callable[..., Harness]) -> None:
+def test_an_edited_action_is_what_runs(harness_for: HarnessFor) -> None:
     edited = Click(element="Cancel button", x=500, y=500)
     with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
         h = harness_for(server, mode=ConfirmMode.ALWAYS,
@@ -209,7 +142,7 @@ def test_an_edited_action_is_what_runs(harness_for: Callable[..., Harness]) -> N
 
 
 def test_a_stop_during_the_confirmation_ends_the_run_with_no_input(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
         h = harness_for(server, mode=ConfirmMode.ALWAYS)
@@ -225,7 +158,7 @@ def test_a_stop_during_the_confirmation_ends_the_run_with_no_input(
     assert h.backend.calls == []
 
 
-def test_a_forbidden_combination_is_never_pressed(harness_for: Callable[..., Harness]) -> None:
+def test_a_forbidden_combination_is_never_pressed(harness_for: HarnessFor) -> None:
     bad = {"thought": "reboot", "action": {"action": "hotkey", "keys": ["ctrl", "alt", "delete"]}}
     with FakeVLLM(ScriptedPolicy([bad, ANSWER])) as server:
         h = harness_for(server, mode=ConfirmMode.NEVER)
@@ -238,7 +171,7 @@ def test_a_forbidden_combination_is_never_pressed(harness_for: Callable[..., Har
 
 
 def test_a_question_from_the_model_ends_the_run_with_it(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     ask = {"thought": "?", "action": {"action": "ask_user", "question": "Which file?"}}
     with FakeVLLM(ScriptedPolicy([ask])) as server:
@@ -249,7 +182,7 @@ def test_a_question_from_the_model_ends_the_run_with_it(
 
 
 def test_an_unreachable_server_ends_the_run_with_the_fix(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     server = FakeVLLM(ScriptedPolicy([ANSWER]))
     server.start()
@@ -263,7 +196,7 @@ def test_an_unreachable_server_ends_the_run_with_the_fix(
 
 
 def test_a_stop_while_the_model_thinks_is_a_stop_not_an_error(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
         server.delay = 30.0
@@ -278,16 +211,16 @@ def test_a_stop_while_the_model_thinks_is_a_stop_not_an_error(
 
 
 def test_a_stop_while_the_screen_settles_keeps_the_done_step(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
-        holder: list[Harness] = []
+        holder: list[AgentHarness] = []
 
         def screen() -> Image.Image:
             # Once the click went out, the person pulls the stop.
             if holder and holder[0].backend.calls:
                 holder[0].latch.stop("hotkey", "after the click")
-            return _screen()
+            return red_box_screen()
 
         h = harness_for(server, screen=screen)
         holder.append(h)
@@ -299,7 +232,7 @@ def test_a_stop_while_the_screen_settles_keeps_the_done_step(
 
 
 def test_stop_at_the_confirmation_is_logged_as_the_steps_decision(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click("Delete button"), ANSWER])) as server:
         h = harness_for(server, mode=ConfirmMode.RISKY,
@@ -312,7 +245,7 @@ def test_stop_at_the_confirmation_is_logged_as_the_steps_decision(
 
 
 def test_an_edit_into_a_forbidden_combination_is_refused_and_asked_again(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     from model.schema import Hotkey
 
@@ -332,7 +265,7 @@ def test_an_edit_into_a_forbidden_combination_is_refused_and_asked_again(
 
 @pytest.mark.parametrize("edited", [None, "answer"])
 def test_an_empty_edit_or_one_of_another_kind_is_never_run(
-    harness_for: Callable[..., Harness], edited: str | None,
+    harness_for: HarnessFor, edited: str | None,
 ) -> None:
     from model.schema import Answer as AnswerAction
 
@@ -351,7 +284,7 @@ def test_an_empty_edit_or_one_of_another_kind_is_never_run(
     assert finished.outcome is Outcome.ANSWERED  # the model's own answer, not the edit
 
 
-def test_an_edited_type_is_described_as_typed(harness_for: Callable[..., Harness]) -> None:
+def test_an_edited_type_is_described_as_typed(harness_for: HarnessFor) -> None:
     from model.schema import Type
 
     typo = {"thought": "type", "action": {"action": "type", "text": "helo wrold"}}
@@ -366,7 +299,7 @@ def test_an_edited_type_is_described_as_typed(harness_for: Callable[..., Harness
 
 
 def test_the_time_limit_holds_even_when_one_answer_is_slow(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
         server.delay = 1.0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,28 +15,22 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from app.agent import OUTCOME_PAUSED, Agent, AgentParts, RunConfig, RunLimits
+from app.agent import OUTCOME_PAUSED
 from app.events import (
     ActionExecuted,
     Event,
     FrameCaptured,
     Outcome,
-    RunFinished,
     RunPaused,
     RunResumed,
     StepProposed,
 )
 from app.pause import PauseGate
-from app.store import ActionLog
-from control.capture import FakeCapturer
-from control.input import DryRunBackend, Executor
-from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch, StoppedError
-from model.client import ClientConfig, HolotronClient
+from tests.support.agent_harness import H, HarnessFor, W
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 
-W, H = 1280, 800
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
 
 
@@ -114,71 +107,18 @@ class Screen:
         return image
 
 
-class Harness:
-    def __init__(self, server: FakeVLLM, tmp_path: Path,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.latch = StopLatch()
-        self.gate = PauseGate()
-        self.screen = Screen()
-        self.backend = DryRunBackend()
-        self.store = ActionLog.open(tmp_path / "log.db")
-        self.client = HolotronClient(ClientConfig(base_url=server.base_url))
-        self.events: list[Event] = []
-        self.on_event: Callable[[Event], None] = lambda _e: None
-        self.parts = AgentParts(
-            client=self.client,
-            capturer=FakeCapturer(lambda: np.asarray(self.screen())),
-            executor=Executor(self.backend, self.latch),
-            policy=SafetyPolicy(ConfirmMode.NEVER),
-            store=self.store,
-            latch=self.latch,
-            clock=clock,
-            pause=self.gate,
-        )
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
-        self.on_event(event)
-
-    def run(self, **limits: Any) -> RunFinished:
-        config = RunConfig(task="press things",
-                           limits=RunLimits(settle_min=0.0, settle_max=0.05, **limits))
-        return Agent(self.parts, self.emit).run(config)
-
-    def kinds(self) -> list[str]:
-        return [type(e).__name__ for e in self.events if type(e).__name__ != "ModelText"]
-
-    def of(self, kind: type[Any]) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-
 @pytest.fixture(autouse=True)
 def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-@pytest.fixture
-def harness_for(tmp_path: Path) -> Iterator[Callable[..., Harness]]:
-    made: list[Harness] = []
-
-    def make(server: FakeVLLM, **kw: Any) -> Harness:
-        h = Harness(server, tmp_path, **kw)
-        made.append(h)
-        return h
-
-    yield make
-    for h in made:
-        h.store.close()
-        h.client.close()
-
-
 def test_a_pause_before_the_action_discards_it_and_resumes_from_a_new_screenshot(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     script = ScriptedPolicy([_click("Save button", 156, 187), _click("Open button", 500, 500),
                              ANSWER])
     with FakeVLLM(script) as server:
-        h = harness_for(server)
+        h = harness_for(server, screen=Screen())
         calls_while_paused: list[int] = []
 
         def on_event(event: Event) -> None:
@@ -217,10 +157,10 @@ def test_a_pause_before_the_action_discards_it_and_resumes_from_a_new_screenshot
 
 
 def test_a_pause_holds_the_run_before_its_first_screenshot(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
-        h = harness_for(server)
+        h = harness_for(server, screen=Screen())
         h.gate.pause("paused by you")
         frames_while_paused: list[int] = []
 
@@ -241,10 +181,10 @@ def test_a_pause_holds_the_run_before_its_first_screenshot(
 
 
 def test_a_stop_while_paused_ends_the_run_stopped_with_no_input(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     with FakeVLLM(ScriptedPolicy([_click("Save button", 156, 187), ANSWER])) as server:
-        h = harness_for(server)
+        h = harness_for(server, screen=Screen())
 
         def on_event(event: Event) -> None:
             if isinstance(event, StepProposed):
@@ -263,12 +203,12 @@ def test_a_stop_while_paused_ends_the_run_stopped_with_no_input(
 
 
 def test_paused_time_does_not_count_against_the_time_limit(
-    harness_for: Callable[..., Harness],
+    harness_for: HarnessFor,
 ) -> None:
     now = [1000.0]  # a clock that moves only when the test says so
     wait = {"thought": "wait", "action": {"action": "wait", "seconds": 0}}
     with FakeVLLM(ScriptedPolicy([wait, ANSWER])) as server:
-        h = harness_for(server, clock=lambda: now[0])
+        h = harness_for(server, screen=Screen(), clock=lambda: now[0])
 
         def on_event(event: Event) -> None:
             if isinstance(event, StepProposed) and event.step_no == 1:
@@ -286,9 +226,9 @@ def test_paused_time_does_not_count_against_the_time_limit(
     assert finished.outcome is Outcome.ANSWERED, finished.reason
 
 
-def test_without_a_gate_the_loop_is_unchanged(harness_for: Callable[..., Harness]) -> None:
+def test_without_a_gate_the_loop_is_unchanged(harness_for: HarnessFor) -> None:
     with FakeVLLM(ScriptedPolicy([_click("Save button", 156, 187), ANSWER])) as server:
-        h = harness_for(server)
+        h = harness_for(server, screen=Screen())
         h.parts.pause = None
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
