@@ -47,6 +47,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app import paths
+from app.lock import editing
 from app.settings import Settings, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, check_listenable, conflicts, parse_combo
 from control.policy import ConfirmMode
@@ -343,16 +344,18 @@ def add_automation(
     automation: Automation, *, path: Path | None = None, stop_hotkey: str | None = None
 ) -> list[Automation]:
     """Append ``automation`` to the file; the new list. Refuses a taken name or hotkey."""
-    items = load_automations(path)
-    for other in items:
-        if other.key == automation.key:
-            raise AutomationError(
-                f"an automation named {other.name!r} exists already; edit it, or choose "
-                "another name"
-            )
-    items.append(automation)
-    _check_new(items, automation, stop_hotkey)
-    save_automations(items, path)
+    path = automations_path() if path is None else path
+    with editing(path):
+        items = load_automations(path)
+        for other in items:
+            if other.key == automation.key:
+                raise AutomationError(
+                    f"an automation named {other.name!r} exists already; edit it, or choose "
+                    "another name"
+                )
+        items.append(automation)
+        _check_new(items, automation, stop_hotkey)
+        save_automations(items, path)
     return items
 
 
@@ -364,25 +367,29 @@ def replace_automation(
     stop_hotkey: str | None = None,
 ) -> list[Automation]:
     """Replace the automation called ``name`` (it may be renamed); the new list."""
-    items = load_automations(path)
-    old = find_automation(items, name)
-    items = [automation if a is old else a for a in items]
-    for other in items:
-        if other.key == automation.key and other is not automation:
-            raise AutomationError(
-                f"an automation named {other.name!r} exists already; choose another name"
-            )
-    _check_new(items, automation, stop_hotkey)
-    save_automations(items, path)
+    path = automations_path() if path is None else path
+    with editing(path):
+        items = load_automations(path)
+        old = find_automation(items, name)
+        items = [automation if a is old else a for a in items]
+        for other in items:
+            if other.key == automation.key and other is not automation:
+                raise AutomationError(
+                    f"an automation named {other.name!r} exists already; choose another name"
+                )
+        _check_new(items, automation, stop_hotkey)
+        save_automations(items, path)
     return items
 
 
 def remove_automation(name: str, *, path: Path | None = None) -> list[Automation]:
     """Delete the automation called ``name``; the list left."""
-    items = load_automations(path)
-    old = find_automation(items, name)
-    items = [a for a in items if a is not old]
-    save_automations(items, path)
+    path = automations_path() if path is None else path
+    with editing(path):
+        items = load_automations(path)
+        old = find_automation(items, name)
+        items = [a for a in items if a is not old]
+        save_automations(items, path)
     return items
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -73,3 +75,26 @@ def _lock_file(f: IO[str]) -> None:
         import fcntl
 
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+@contextmanager
+def editing(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock next to ``path`` while reading, changing and writing it.
+
+    Waits for another holder (a second holodesk process saving the same file) instead of
+    failing: such sections are short. Atomic writes already prevent a torn file; this keeps
+    two read-modify-write changes from losing one of them.
+    """
+    lock_path = path.with_name(f".{path.name}.lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+", encoding="utf-8") as f:
+        if sys.platform == "win32":
+            import msvcrt
+
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)  # retries for about 10 s
+        else:
+            import fcntl
+
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        yield  # closing the file drops the lock

@@ -347,3 +347,27 @@ def test_trigger_runs_here_when_no_app_runs(home: Home) -> None:
     assert result.returncode == 1, str(result)
     assert "no display" in result.stderr
 
+
+
+def test_changes_at_the_same_time_lose_nothing(path: Path) -> None:
+    import threading
+
+    # Each change reads, changes and rewrites the whole file: without the lock, two at once
+    # would each write a list without the other's entry.
+    start = threading.Barrier(8)
+    failures: list[BaseException] = []
+
+    def add(n: int) -> None:
+        start.wait()
+        try:
+            add_automation(_a(name=f"task {n}", task=f"do thing {n}"), path=path)
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=add, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not failures
+    assert sorted(a.name for a in load_automations(path)) == [f"task {n}" for n in range(8)]
