@@ -21,6 +21,7 @@ from app.events import (
     ActionExecuted,
     Answer,
     AwaitingConfirmation,
+    ConfirmReply,
     ConfirmRequest,
     Decision,
     Event,
@@ -445,19 +446,24 @@ class Agent:
         if not verdict.confirm or self._approve_rest:
             self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
             return Decision.AUTO, action, points, OUTCOME_DONE, verdict
-        request = ConfirmRequest(
-            description=description,
-            element=getattr(action, "element", ""),
-            points=points,
-            reasons=verdict.reasons,
-            action=action,
-            screenshot_path=cur.record.screenshot_path or "",
-            geometry=frame.geometry,
-            secret=verdict.secret,
-        )
         t0 = p.clock()
-        self._emit(AwaitingConfirmation(run_id, step_no, request))
-        reply = request.wait(p.latch)
+        while True:
+            reply = self._ask(cur, action, points, verdict, description, frame)
+            if reply.answer is not Answer.EDIT:
+                break
+            checked = self._check_edit(action, reply.edited, frame, convention, previous)
+            if not isinstance(checked, str):
+                cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
+                edited, edited_points, edited_verdict = checked
+                self._emit(StepDecided(run_id, step_no, Decision.EDITED, edited))
+                return (Decision.EDITED, edited, edited_points, "done as edited by the person",
+                        edited_verdict)
+            # Ask again about the model's action, saying why the edit was not used: never run
+            # the original the person meant to change, never skip it silently. A loop, not a
+            # recursion: however many edits are refused, Approve, Skip and Stop still end it.
+            kept = tuple(r for r in verdict.reasons if not r.startswith(EDIT_REFUSED))
+            verdict = dataclasses.replace(verdict, confirm=True,
+                                          reasons=(f"{EDIT_REFUSED}: {checked}", *kept))
         cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
         if reply.answer is Answer.STOP:
             p.latch.stop("user", "stopped at the confirmation")
@@ -469,24 +475,26 @@ class Agent:
         if reply.answer is Answer.SKIP:
             self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
             return Decision.SKIPPED, action, points, OUTCOME_SKIPPED, verdict
-        if reply.answer is Answer.EDIT:
-            checked = self._check_edit(action, reply.edited, frame, convention, previous)
-            if isinstance(checked, str):
-                # Ask again about the model's action, saying why the edit was not used: never
-                # run the original the person meant to change, never skip it silently.
-                kept = tuple(r for r in verdict.reasons if not r.startswith(EDIT_REFUSED))
-                again = dataclasses.replace(verdict, confirm=True,
-                                            reasons=(f"{EDIT_REFUSED}: {checked}", *kept))
-                return self._decide(cur, action, points, again, description, frame,
-                                    convention, previous)
-            edited, edited_points, edited_verdict = checked
-            self._emit(StepDecided(run_id, step_no, Decision.EDITED, edited))
-            return (Decision.EDITED, edited, edited_points, "done as edited by the person",
-                    edited_verdict)
         if reply.answer is Answer.APPROVE_REST:
             self._approve_rest = True
         self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
         return Decision.APPROVED, action, points, OUTCOME_DONE, verdict
+
+    def _ask(self, cur: _Current, action: Action, points: tuple[Point, ...], verdict: Verdict,
+             description: str, frame: Frame) -> ConfirmReply:
+        """Show the person one confirmation and wait for the answer (Stop when stopped)."""
+        request = ConfirmRequest(
+            description=description,
+            element=getattr(action, "element", ""),
+            points=points,
+            reasons=verdict.reasons,
+            action=action,
+            screenshot_path=cur.record.screenshot_path or "",
+            geometry=frame.geometry,
+            secret=verdict.secret,
+        )
+        self._emit(AwaitingConfirmation(cur.run_id, cur.no, request))
+        return request.wait(self.parts.latch)
 
     def _check_edit(
         self,

@@ -62,7 +62,7 @@ def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: HarnessFor) -
     assert run.outcome == "answered"
     assert [s.result for s in steps] == ["ok", "ok"]
     assert steps[0].element == "Save button"
-    assert steps[0].geometry["sent_width"] == W
+    assert steps[0].geometry is not None and steps[0].geometry["sent_width"] == W
     assert Path(steps[0].screenshot_path or "").exists()
 
 
@@ -261,6 +261,25 @@ def test_an_edit_into_a_forbidden_combination_is_refused_and_asked_again(
     assert asked[1].request.reasons[0].startswith("your edit was not used")
     assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
     assert h.backend.calls == []
+
+
+def test_a_front_end_repeating_a_refused_edit_still_gets_out(harness_for: HarnessFor) -> None:
+    # Far more refusals than Python's recursion limit: asking again is a loop, and the
+    # reason is said once, not piled up; Skip then ends the step as usual.
+    from model.schema import Hotkey
+
+    hotkey = {"thought": "close", "action": {"action": "hotkey", "keys": ["ctrl", "w"]}}
+    forbidden = Hotkey(keys=["ctrl", "alt", "delete"])
+    replies = iter([*[ConfirmReply(Answer.EDIT, forbidden)] * 1200, ConfirmReply(Answer.SKIP)])
+    with FakeVLLM(ScriptedPolicy([hotkey, ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=lambda _e: next(replies))
+        finished = h.run()
+    asked = h.of(AwaitingConfirmation)
+    assert len(asked) == 1201
+    assert sum(r.startswith("your edit was not used") for r in asked[-1].request.reasons) == 1
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
+    assert h.backend.calls == []
+    assert finished.outcome is Outcome.ANSWERED
 
 
 @pytest.mark.parametrize("edited", [None, "answer"])

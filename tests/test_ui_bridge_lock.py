@@ -27,3 +27,26 @@ def test_a_gui_run_refuses_while_another_run_holds_the_desktop(
         qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
     assert "another holodesk run" in failures[0]
     assert "driving the desktop" in failures[0]
+
+
+def test_the_lock_is_released_when_the_input_backend_cannot_start(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import control.input
+
+    isolate_home(monkeypatch, tmp_path)
+
+    class NoDisplay:
+        def __init__(self, *_args: object, **_kwargs: object) -> None:
+            raise RuntimeError("no display for pyautogui")
+
+    monkeypatch.setattr(control.input, "PyAutoGuiBackend", NoDisplay)
+    failures: list[str] = []
+    controller = RunController()  # the real session factory
+    controller.failed.connect(failures.append)
+    assert controller.start("click Save", Settings())
+    qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+    qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
+    assert "no display for pyautogui" in failures[0]
+    with DesktopLock(paths.lock_path()):  # free again at once, not when collected
+        pass

@@ -81,6 +81,10 @@ def test_calibrate_finds_the_convention_and_saves_it(qtbot: QtBot) -> None:
             assert app.calibration.running
             assert not app.task_window.isVisible()  # out of the way of the targets
             assert not app.start_task("anything")  # no run while calibrating
+            # ... and saying so does not put the task window over the targets: it comes back
+            # with the message when the calibration ends.
+            assert app._errors[-1].startswith("A calibration is running")
+            assert not app.task_window.isVisible()
             qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
             dialog = app.calibration_dialog
             assert dialog is not None
@@ -134,3 +138,29 @@ def test_without_a_server_it_says_why(qtbot: QtBot, monkeypatch: pytest.MonkeyPa
     finally:
         app.close()
         qtbot.wait(50)
+
+
+def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
+    from control.hotkeys import DEFAULT_STOP_HOTKEY, FakeHotkeys
+
+    RecordingScreen.current = None
+    wild = {"thought": "there", "action": {"action": "click", "element": "target",
+                                            "x": 3, "y": 997}}
+    hotkeys = FakeHotkeys()
+    with FakeVLLM(ScriptedPolicy([wild], repeat_last=True)) as server:
+        app = HolodeskApp(Settings(endpoint=server.base_url), use_system_tray=False,
+                          probe=False, calibration=_flow(server, []))
+        try:
+            hotkeys.register(DEFAULT_STOP_HOTKEY, app._stop_callback(DEFAULT_STOP_HOTKEY))
+            hotkeys.start()
+            app.set_hotkey_listener(hotkeys, DEFAULT_STOP_HOTKEY)
+            assert app.calibrate()
+            assert hotkeys.fire(DEFAULT_STOP_HOTKEY)  # the target window may lack the focus
+            qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
+            dialog = app.calibration_dialog
+            assert dialog is not None and dialog.report.stopped
+            assert dialog.use_button is None
+            assert not app.calibration.running
+        finally:
+            app.close()
+            qtbot.wait(50)

@@ -8,6 +8,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.automations import Automation, save_automations
+from app.events import RunFinished
 from control.hotkeys import DEFAULT_STOP_HOTKEY, FakeHotkeys
 from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp
@@ -42,7 +43,8 @@ def test_the_new_stop_hotkey_stops_a_run_and_the_old_one_is_gone(
         assert not hotkeys.fire(DEFAULT_STOP_HOTKEY)  # the old one does nothing now
         assert hotkeys.fire(NEW_STOP)
         qtbot.waitUntil(lambda: rig.finished() == 1, timeout=20_000)
-        assert rig.events[-1].outcome.value == "stopped"  # type: ignore[attr-defined]
+        last = rig.events[-1]
+        assert isinstance(last, RunFinished) and last.outcome.value == "stopped"
         assert rig.backends[0].calls == []
 
 
@@ -61,4 +63,6 @@ def test_an_automation_clashing_with_the_new_stop_hotkey_is_left_out(
         assert app.apply_stop_hotkey("ctrl+alt+9")
         assert app.registered_hotkeys == []  # the stop wins
         assert hotkeys.combos == ["ctrl+alt+9"]
-        assert any("emergency stop hotkey" in e for e in app._errors)
+        told = [e for e in app._errors if "emergency stop hotkey" in e]
+        assert told and told[0].startswith("The hotkey ")
+        assert "choose another hotkey. Until then" in told[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -309,6 +310,8 @@ class HolodeskApp(QObject):
         try:
             listener.register(combo, self._stop_callback(combo))
         except Exception as e:
+            with contextlib.suppress(Exception):  # a half-registered combo must not linger
+                listener.unregister(combo)
             self.report_error(f"The stop hotkey {combo} cannot be used ({e}); {old} still "
                               "stops a run.")
             self._register_hotkeys()
@@ -323,8 +326,11 @@ class HolodeskApp(QObject):
         return True
 
     def _stop_callback(self, combo: str) -> Callable[[], None]:
-        def stop() -> None:  # on the listener's thread; RunController.stop is thread-safe
+        def stop() -> None:  # on the listener's thread; both stops only pull a latch
             self.controller.stop("hotkey", combo)
+            # Also a calibration's way out when its full-screen window lost the focus Esc
+            # needs (the tray is under that window).
+            self.calibration.stop(f"stopped with {combo}")
 
         return stop
 
@@ -346,7 +352,8 @@ class HolodeskApp(QObject):
             self._told_conflicts = problems
             for problem in problems:
                 # The stop hotkey always wins: the automation's hotkey is left out.
-                self.report_error(f"{problem} Until then it runs only from the tray menu.")
+                self.report_error(f"{problem[:1].upper()}{problem[1:]}. Until then it runs "
+                                  "only from the tray menu.")
         for automation in self.automations:
             hotkey = automation.hotkey
             if not hotkey or (stop and conflicts(hotkey, stop)):
@@ -425,7 +432,9 @@ class HolodeskApp(QObject):
     def _on_server_failed(self, message: str, fix: str) -> None:
         self._update_server_action()
         log_path = self.server.log_path
-        where = f" (its log: {log_path})" if log_path is not None else ""
+        # The fix may already quote the log's last lines under its path.
+        where = (f" (its log: {log_path})"
+                 if log_path is not None and str(log_path) not in fix else "")
         self.report_error(f"Model server: {message.rstrip('.')}. {fix}{where}".strip())
 
     def show_task_window(self) -> None:
@@ -577,6 +586,12 @@ class HolodeskApp(QObject):
         self._errors.append(text)
         if not self.tray.notify("holodesk", text, error=True):
             self.task_window.show_error(text)
+            if self.calibration.running:
+                # Not over the targets (it would also take the focus Escape needs): the
+                # task window comes back, with the message, when the calibration ends.
+                if self.task_window not in self._hidden_for_calibration:
+                    self._hidden_for_calibration.append(self.task_window)
+                return
             self.show_task_window()
 
     # -- what the run says ---------------------------------------------------------------
@@ -663,6 +678,7 @@ class HolodeskApp(QObject):
             return {"ok": True}
         if cmd == "stop":
             self.controller.stop("trigger", "holodesk trigger stop")
+            self.calibration.stop("holodesk trigger stop")
             return {"ok": True}
         if cmd == "run":
             task = str(message.get("task", "")).strip()

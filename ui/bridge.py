@@ -54,9 +54,13 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
     # one mouse. DesktopBusyError's message says who holds it; the controller shows it.
     lock = DesktopLock(paths.lock_path())
     lock.acquire()
-    detector = TouchDetector(lambda kind: gate.pause(f"you used the {kind}; resume when ready"))
-    backend = detector.wrap(PyAutoGuiBackend(latch))
     try:
+        # Inside the try: the backend imports pyautogui, which fails without a display, and
+        # the lock must not stay held until the garbage collector closes its file.
+        detector = TouchDetector(
+            lambda kind: gate.pause(f"you used the {kind}; resume when ready")
+        )
+        backend = detector.wrap(PyAutoGuiBackend(latch))
         session = build_session(settings, task=task, latch=latch, backend=backend,
                                 exclude=exclude)
     except BaseException:

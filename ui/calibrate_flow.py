@@ -108,9 +108,11 @@ class CalibrationFlow(QObject):
         return True
 
     def stop(self, reason: str = "stopped") -> None:
-        """Stop the calibration under way (its report keeps what was measured)."""
-        if self._latch is not None:
-            self._latch.stop("app", reason)
+        """Stop the calibration under way (its report keeps what was measured); any thread
+        (the stop hotkey's listener calls it)."""
+        latch = self._latch  # read once: the GUI thread may clear it meanwhile
+        if latch is not None:
+            latch.stop("app", reason)
 
     def close(self) -> None:
         """Stop and wait for the worker (quit); bounded by the client's own timeouts."""
