@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.logs import mask
 from app.pause import PauseGate
 from app.store import ActionLog, StepRecord
 from control.capture import Capturer, Frame, thumbnail
@@ -54,7 +56,7 @@ from model.prompt import (
     build_messages,
     describe_action,
 )
-from model.schema import Action, AskUser, Drag, Step
+from model.schema import Action, AskUser, Drag, Step, Type
 from model.schema import Answer as AnswerAction
 from model.structured import step_output_schema
 
@@ -226,6 +228,7 @@ class Agent:
         verdict = p.policy.assess(
             action, previous=history.previous, outside_monitor=any(m.clamped for m in mapped)
         )
+        self._hide_secret(action, verdict)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
         self._emit(StepProposed(cur.run_id, cur.no, step, points, description, verdict, raw))
@@ -272,6 +275,7 @@ class Agent:
                 cur.record.screen_point = _points_text(points)
                 # What is done is the edit: the log and the task window must say so (and mask
                 # its text if the edit looks like a secret).
+                self._hide_secret(action, verdict)
                 description = _describe(action, points, verdict)
             self._act(cur, action, points, description, config.limits)
             self._finish_step(cur, "ok")
@@ -517,6 +521,17 @@ class Agent:
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
         return edited, tuple(m.point for m in mapped), verdict
+
+    def _hide_secret(self, action: Action, verdict: Verdict) -> None:
+        """Text that looks like a password or card number never reaches the action log or the
+        log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
+        stored action and the model's raw answer)."""
+        if not (verdict.secret and isinstance(action, Type)):
+            return
+        text = action.text
+        for form in {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}:
+            self.parts.store.add_secret(form)
+        mask(text)
 
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict

@@ -327,3 +327,18 @@ def test_the_time_limit_holds_even_when_one_answer_is_slow(
     assert finished.outcome is Outcome.LIMIT
     assert h.backend.calls == []  # the late answer was not acted on
     assert [s.result for s in h.store.steps(finished.run_id)] == ["skipped"]
+
+
+def test_typed_secrets_never_reach_the_action_log(harness_for: HarnessFor) -> None:
+    password = 'Hunter2!x9"q'  # a quote: JSON-escaped in the stored action and raw answer
+    typing = {"thought": "sign in", "action": {"action": "type", "text": password}}
+    with FakeVLLM(ScriptedPolicy([typing, ANSWER])) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    typed = "".join(str(c.args[0]) for c in h.backend.calls if c.name == "write_char")
+    assert typed == password  # typed in full; only the log is masked
+    steps = h.store.steps(h.store.get_run(finished.run_id).id)
+    stored = " ".join(str(v) for s in steps for v in vars(s).values())
+    assert "Hunter2" not in stored
+    assert "***" in stored
