@@ -36,7 +36,7 @@ class DesktopLock:
             holder = f.read().strip() or "unknown"
             f.close()
             raise DesktopBusyError(
-                f"another holodesk run (pid {holder}) is driving the desktop; "
+                f"another holodesk run or calibration (pid {holder}) is driving the desktop; "
                 "wait for it to finish or stop it first"
             ) from None
         f.seek(0)

@@ -34,6 +34,7 @@ class Session:
     dry_run: bool
     parts: AgentParts
     _closers: list[Callable[[], None]] = field(default_factory=list)
+    _last_closers: list[Callable[[], None]] = field(default_factory=list)
     #: The run's hand-back-on-touch detector, when the front end set one up.
     touch: TouchDetector | None = None
 
@@ -70,9 +71,11 @@ class Session:
         )
         return Agent(self.parts, emit).run(config)
 
-    def on_close(self, closer: Callable[[], None]) -> None:
-        """Also call ``closer`` when the session closes (e.g. a listener tied to the run)."""
-        self._closers.append(closer)
+    def on_close(self, closer: Callable[[], None], *, last: bool = False) -> None:
+        """Also call ``closer`` when the session closes (e.g. a listener tied to the run):
+        before the parts close, or with ``last`` after them (e.g. the desktop lock, freed only
+        once every key and button is released)."""
+        (self._last_closers if last else self._closers).append(closer)
 
     def close(self) -> None:
         """Release the capture, the log and the input backend; safe to call twice."""
@@ -81,6 +84,8 @@ class Session:
         self._closers = []
         if callable(backend_close):
             closers.append(backend_close)
+        closers += self._last_closers
+        self._last_closers = []
         for closer in closers:
             try:
                 closer()

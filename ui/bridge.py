@@ -66,7 +66,7 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
     except BaseException:
         lock.release()
         raise
-    session.on_close(lock.release)
+    session.on_close(lock.release, last=True)
     try:
         detector.start()
     except Exception:
