@@ -25,6 +25,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from control.policy import is_card_number, looks_like_password
 from model.schema import Type
 
 _ANSWERS = {
@@ -133,7 +134,10 @@ class TerminalFrontEnd:
         except ValidationError as e:
             self._say(f"  that cannot be typed: {e.errors()[0]['msg']}")
             return None
-        self._say(f"  will type {text!r} instead")
+        # The person's own line showed it already; the scrollback need not repeat a password.
+        shown = (f"{len(text)} characters" if looks_like_password(text) or is_card_number(text)
+                 else repr(text))
+        self._say(f"  will type {shown} instead")
         return ConfirmReply(Answer.EDIT, edited)
 
     def _read_line(self, request: ConfirmRequest) -> str | None:

@@ -55,3 +55,10 @@ def test_hidden_text_is_not_editable_here() -> None:
 def test_end_of_input_stops() -> None:
     assert _ask(_request(Type(text="x")), "e\n")[0] is Answer.STOP
     assert _ask(_request(Type(text="x")), "")[0] is Answer.STOP
+
+
+def test_an_edit_that_looks_like_a_password_is_not_repeated() -> None:
+    answer, edited, shown = _ask(_request(Type(text="x")), "e\nHunter2!x9\n")
+    assert answer is Answer.EDIT and edited == Type(text="Hunter2!x9")
+    assert "will type 10 characters instead" in shown
+    assert shown.count("Hunter2!x9") == 0  # the StringIO input is not echoed here
