@@ -401,8 +401,10 @@ class HolodeskApp(QObject):
 
     def _update_server_action(self) -> None:
         action = self.actions.server
-        action.setVisible(ServerControl.available(self.settings))
         state = self.server.state
+        # A server started here stays stoppable even after the endpoint moved elsewhere.
+        ours = self.server.owned and state not in ("stopped", "failed")
+        action.setVisible(ServerControl.available(self.settings) or ours)
         texts: dict[ServerState, str] = {
             "stopped": "Start model server",
             "failed": "Start model server",
