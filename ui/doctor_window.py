@@ -262,7 +262,9 @@ class DoctorWindow(QWidget):
         self._endpoint = ""
         self._error: str | None = None
         self._results: list[CheckResult] = []
-        self._courier: _Courier | None = None
+        # Every run's courier with its worker: a courier is let go only here, on the GUI
+        # thread, once its worker has ended (a QObject must not be deleted on another thread).
+        self._couriers: list[tuple[_Courier, threading.Thread]] = []
         self._thread: threading.Thread | None = None
 
         self.setWindowTitle("holodesk: check set-up")
@@ -387,12 +389,12 @@ class DoctorWindow(QWidget):
         courier = _Courier()
         courier.checked.connect(self._on_checked, Qt.ConnectionType.QueuedConnection)
         courier.done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
-        # Kept until the next run, so that it is usually deleted here, on its own thread.
-        self._courier = courier
         self._thread = threading.Thread(
             target=_work, args=(courier, self._run_id, self._factory, settings),
             name="doctor-window", daemon=True,
         )
+        self._couriers = [(c, t) for c, t in self._couriers if t.is_alive()]
+        self._couriers.append((courier, self._thread))
         self._thread.start()
         self.started.emit()
 
