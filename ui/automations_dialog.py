@@ -26,7 +26,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QFormLayout,
     QHBoxLayout,
@@ -52,13 +51,13 @@ from app.automations import (
 )
 from control.hotkeys import DEFAULT_STOP_HOTKEY, parse_combo
 from control.policy import ConfirmMode
+from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 from ui.workers import Background
 
 __all__ = ["AutomationsDialog"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MONITORS = ("1", "2", "0", "primary", "mouse")
 ConfirmDelete = Callable[[QWidget, str], bool]
 #: Asked before unsaved edits are left: returns "save", "discard" or "cancel".
 AskUnsaved = Callable[[QWidget, str], str]
@@ -152,18 +151,8 @@ class AutomationsDialog(QDialog):
         self.task_edit.setPlaceholderText("What should holodesk do? In plain words, as for a "
                                           "new task.")
         self.task_edit.setTabChangesFocus(True)
-        self.confirm_combo = QComboBox()
-        for mode, label in ((ConfirmMode.ALWAYS, "always"), (ConfirmMode.RISKY, "risky only"),
-                            (ConfirmMode.NEVER, "never")):
-            self.confirm_combo.addItem(label, str(mode))
-        self.confirm_combo.setToolTip("Which actions wait for your approval before they run")
-        self.monitor_combo = QComboBox()
-        self.monitor_combo.setEditable(True)
-        self.monitor_combo.addItems(list(monitors))
-        self.monitor_combo.setToolTip(
-            "The screen holodesk sees and acts on: a monitor number (1 = first, 0 = all), "
-            "'mouse' (the one under the pointer), 'primary', or a region WxH+X+Y"
-        )
+        self.confirm_combo = confirm_combo()
+        self.monitor_combo = monitor_combo(monitors)
         self.hotkey_edit = QLineEdit()
         self.hotkey_edit.setPlaceholderText("e.g. ctrl+alt+1 (empty: no hotkey)")
         stop = parse_combo(self.stop_hotkey).label()

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -42,12 +41,11 @@ from app.events import (
     StepProposed,
 )
 from app.settings import normalize_monitor
-from control.policy import ConfirmMode
 from model.coords import FrameGeometry, Point
 from ui.marker import ImageLoader, image_points, mark_image, read_scaled
+from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
 SCREENSHOT_BOUNDS = QSize(640, 400)
-DEFAULT_MONITORS = ("1", "2", "0", "primary", "mouse")
 STATE_COLOURS = {
     "online": "#1a7f37",
     "ready": "#1a7f37",
@@ -161,21 +159,8 @@ class TaskWindow(QWidget):
         self.task_edit.setMaximumHeight(110)
         self.task_edit.textChanged.connect(self._refresh)
 
-        self.confirm_combo = QComboBox()
-        for mode, label in (
-            (ConfirmMode.ALWAYS, "always"),
-            (ConfirmMode.RISKY, "risky only"),
-            (ConfirmMode.NEVER, "never"),
-        ):
-            self.confirm_combo.addItem(label, str(mode))
-        self.confirm_combo.setToolTip("Which actions wait for your approval before they run")
-        self.monitor_combo = QComboBox()
-        self.monitor_combo.setEditable(True)
-        self.monitor_combo.addItems(list(monitors))
-        self.monitor_combo.setToolTip(
-            "The screen holodesk sees and acts on: a monitor number (1 = first, 0 = all), "
-            "'mouse' (the one under the pointer), 'primary', or a region WxH+X+Y"
-        )
+        self.confirm_combo = confirm_combo()
+        self.monitor_combo = monitor_combo(monitors)
         self.start_button = QPushButton("Start")
         self.start_button.setDefault(True)
         self.start_button.clicked.connect(self._start)
