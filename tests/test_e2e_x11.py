@@ -186,7 +186,8 @@ def test_server_dying_mid_run_gives_a_clear_error_and_keeps_the_log(
     with FakeVLLM(script) as server:
         proc = start_holodesk(home, "run", "wait around", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "run")
-        server.wait_for_request(timeout=30)
+        # Served, not just arrived: the first step must reach holodesk before the server dies.
+        server.wait_for_served(timeout=60)
         server.kill()
         code = wait_exit(proc)
     stderr = (tmp_path / "run" / "stderr").read_text()

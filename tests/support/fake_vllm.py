@@ -505,6 +505,8 @@ class FakeVLLM:
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
+        # Notified whenever a count above changes: tests wait on conditions, never on sleeps.
+        self._changed = threading.Condition(self._lock)
         self._policy_lock = threading.Lock()
         self._created = int(time.time())
         self.received = threading.Event()  # set on every chat request received (tests wait on it)
@@ -573,14 +575,55 @@ class FakeVLLM:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def wait_for_request(self, count: int = 1, timeout: float = 10.0) -> ChatRequest:
-        """Block until ``count`` chat requests have arrived; return the last one."""
+    def wait_until(
+        self, condition: Callable[[FakeVLLM], bool], what: str, timeout: float = 30.0
+    ) -> None:
+        """Block until ``condition(self)`` holds (checked whenever a count changes).
+
+        Raises ``TimeoutError`` naming ``what`` and the counts so far.
+        """
         deadline = time.monotonic() + timeout
-        while len(self.requests) < count:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"only {len(self.requests)} of {count} requests arrived")
-            time.sleep(0.01)
+        with self._changed:
+            while not condition(self):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(
+                        f"timed out after {timeout:g} s waiting for {what} (received "
+                        f"{self.chat_requests}, served {self.served}, disconnects "
+                        f"{self.disconnects}, errors {len(self.errors)})"
+                    )
+                self._changed.wait(remaining)
+
+    def wait_for_request(self, count: int = 1, timeout: float = 10.0) -> ChatRequest:
+        """Block until ``count`` chat requests have *arrived*; return the last one.
+
+        Arrived is not answered: the answer may still be on its way. A test that then breaks
+        the server and expects the client to have seen the answer wants :meth:`wait_for_served`.
+        """
+        self.wait_until(
+            lambda fake: len(fake.requests) >= count, f"{count} request(s) to arrive", timeout
+        )
         return self.requests[count - 1]
+
+    def wait_for_served(self, count: int = 1, timeout: float = 10.0) -> None:
+        """Block until ``count`` chat answers have been written in full (the last byte flushed)."""
+        self.wait_until(lambda fake: fake.served >= count, f"{count} answer(s) served", timeout)
+
+    def wait_for_disconnect(self, count: int = 1, timeout: float = 10.0) -> None:
+        """Block until ``count`` chat requests were abandoned by their client mid-answer."""
+        self.wait_until(
+            lambda fake: fake.disconnects >= count, f"{count} client disconnect(s)", timeout
+        )
+
+    def _record_error(self, status: int, message: str) -> None:
+        with self._changed:
+            self.errors.append((status, message))
+            self._changed.notify_all()
+
+    def _count_disconnect(self) -> None:
+        with self._changed:
+            self.disconnects += 1
+            self._changed.notify_all()
 
     def _track(self, conn: socket.socket) -> None:
         with self._lock:
@@ -603,7 +646,7 @@ class FakeVLLM:
             key = self.api_key
             if path.startswith("/v1") and key is not None and not self._authorized(h, key):
                 self._send_json(h, 401, {"error": "Unauthorized"})
-                self.errors.append((401, "Unauthorized"))
+                self._record_error(401, "Unauthorized")
                 return
             if method == "GET" and path == "/health":
                 self._send_empty(h, 503 if self.loading else 200)
@@ -620,7 +663,7 @@ class FakeVLLM:
             else:
                 self._send_json(h, 404, {"detail": "Not Found"})
         except _BadRequest as err:
-            self.errors.append((err.status, err.message))
+            self._record_error(err.status, err.message)
             body = {
                 "error": {
                     "message": err.message,
@@ -635,8 +678,7 @@ class FakeVLLM:
             h.close_connection = True
         except OSError:
             # The client hung up while we wrote: it cancelled, or we are being killed.
-            with self._lock:
-                self.disconnects += 1
+            self._count_disconnect()
             h.close_connection = True
 
     @staticmethod
@@ -670,10 +712,11 @@ class FakeVLLM:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             raise _BadRequest(400, "Field required: messages", "BadRequestError", "messages")
         request = self._parse(body, h)
-        with self._lock:
+        with self._changed:
             self.chat_requests += 1
-        if self.keep_requests:
-            self.requests.append(request)
+            if self.keep_requests:
+                self.requests.append(request)
+            self._changed.notify_all()
         self.received.set()
 
         if request.model != self.served_model_name:
@@ -755,10 +798,11 @@ class FakeVLLM:
             self._send_stream(h, request, content, finish_reason, usage)
         else:
             self._send_json(h, 200, self._completion_body(request, content, finish_reason, usage))
-        with self._lock:
+        with self._changed:
             self.served += 1
             self.served_prompt_tokens += tokens
             self.served_completion_tokens += completion_tokens
+            self._changed.notify_all()
 
     def _parse(self, body: dict[str, Any], h: _Handler) -> ChatRequest:
         images: list[SentImage] = []
@@ -886,8 +930,7 @@ class FakeVLLM:
                 except OSError:
                     peek = b""
                 if not peek:  # EOF: the client closed its end (vLLM aborts the request here)
-                    with self._lock:
-                        self.disconnects += 1
+                    self._count_disconnect()
                     raise _Abort()
                 time.sleep(min(remaining, 0.05))
 
