@@ -1,0 +1,258 @@
+"""A stop while the model thinks ends the in-flight request, on every stop path (Xvfb).
+
+The stand-in server holds each step request for ten minutes (``HOLD``): only a client that
+hangs up ends it sooner, and the server counts that hang-up (``disconnects``). So a run that
+ends within ``BOUND`` *and* a disconnect the server saw prove the stop cancelled the request;
+a stop that merely waited for the answer (or for holodesk's own request timeout, 120 s) fails
+here instead of passing slowly.
+
+Paths: in the desktop app (driven as a person does, see tests/support/gui.py) the global stop
+hotkey, the tray's Stop (the stand-in window's button: Xvfb has no system tray), the floating
+Stop button and the task window's Stop button; in `holodesk run`, Ctrl+C typed into the
+terminal it runs in (a pseudo-terminal whose line discipline turns ^C into SIGINT) and the
+stop hotkey. Each test also checks, in the action log, that the path it pulled is the one that
+stopped the run. The failsafe corner is tests/test_e2e_x11.py's.
+
+Nothing waits on a sleep: the request arrived (``wait_until``), then the stop, then the
+disconnect (``wait_for_disconnect``) and the app's or the process's state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.e2e import holodesk_argv, holodesk_env, run_holodesk, wait_exit
+from tests.support.fake_vllm import ChatRequest, FakeVLLM
+from tests.support.fixtures import xvfb_fixture
+from tests.support.gui import (
+    TRAY_IDLE,
+    TRAY_STOPPED,
+    TRAY_WORKING,
+    HolodeskGui,
+    XWindow,
+    grab,
+    tray_icon,
+)
+from tests.support.home import REPO_ROOT, Home, make_home
+from tests.support.target_app import RunningApp
+from tests.support.xvfb import Xvfb
+
+pytestmark = pytest.mark.x11
+
+xvfb = xvfb_fixture(1920, 1080)
+
+HOLD = 600.0  # seconds the stand-in "thinks" about a step: far beyond any bound below
+BOUND = 10.0  # loose: stop to disconnect and to the run's end, on a busy 2-core machine
+TIMEOUT = 60.0  # for start-up (Qt, Tk and Python starting in parallel), never for the stop
+TARGET_GEOMETRY = "1000x660+900+400"  # bottom right: the app's windows are at the top left
+TRAY_PLACE = (0, 1000)  # the tray stand-in, moved out from under the task window
+TASK = "press the save button"
+
+#: What the model would answer, had it finished thinking: a click on Save. It never arrives.
+ANSWER = json.dumps({"note": "", "thought": "Save is visible; click it.",
+                     "action": {"action": "click", "element": "Save button", "x": 100,
+                                "y": 100}})
+
+
+@pytest.fixture
+def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
+    # The pointer away from the failsafe corners and every window, wherever a test left it.
+    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
+    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    return make_home(tmp_path)
+
+
+def _configure(home: Home, **values: str) -> None:
+    for key, value in values.items():
+        result = run_holodesk(home, "config", "set", key, value)
+        assert result.returncode == 0, str(result)
+
+
+def _is_step(request: ChatRequest) -> bool:
+    """A run's step (a screenshot), not the desktop app's server probe (tiny images)."""
+    shot = request.latest_image
+    return shot is not None and shot.width >= 200
+
+
+def _wait_for_step(server: FakeVLLM) -> None:
+    server.wait_until(lambda s: any(_is_step(r) for r in s.requests),
+                      "the run's first step request", TIMEOUT)
+
+
+def _log_show(home: Home) -> str:
+    result = run_holodesk(home, "log", "show", "last")
+    assert result.returncode == 0, str(result)
+    return result.stdout
+
+
+def _assert_cancelled(server: FakeVLLM, served: int, stopped_at: float,
+                      ended: Callable[[], None]) -> None:
+    """The request was abandoned and the run over, both within BOUND of the stop, and no
+    answer was served after the ``served`` before the run."""
+    server.wait_for_disconnect(timeout=BOUND)
+    ended()
+    took = time.monotonic() - stopped_at
+    assert took < BOUND, f"the stop took {took:.1f} s"
+    assert server.served == served, "a step was answered: the stop waited for the model"
+
+
+# --------------------------------------------------------------------------- the desktop app
+
+
+def _stop_label_point(idle: np.ndarray, busy: np.ndarray, tray: XWindow) -> tuple[int, int]:
+    """The tray stand-in's Stop button: the one button whose label changed (grey, disabled,
+    while idle; dark, enabled, during a run). The state line above the buttons changes too,
+    so only the lower half (the row of buttons) is compared."""
+    half = tray.height // 2
+    changed = np.any(np.abs(idle[half:] - busy[half:]) > 40, axis=2)
+    ys, xs = np.nonzero(changed)
+    assert len(xs) >= 10, "no button of the tray stand-in changed when the run started"
+    assert int(xs.max()) - int(xs.min()) < 80, "more than one button changed"
+    return tray.x + int(xs.min() + xs.max()) // 2, tray.y + half + int(ys.min() + ys.max()) // 2
+
+
+def _tray_pixels(xvfb: Xvfb, tray: XWindow) -> np.ndarray:
+    shot = grab(xvfb).crop((tray.x, tray.y, tray.x + tray.width, tray.y + tray.height))
+    return np.asarray(shot, dtype=np.int16)
+
+
+def _task_stop_point(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
+    """The task window's red Stop button (in its top half: the screenshot preview below may
+    hold red too)."""
+    top = grab(xvfb).crop((task.x, task.y, task.x + task.width, task.y + task.height // 2))
+    rgb = np.asarray(top, dtype=np.int16)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    # The style's gradient lightens #cf222e: "strongly red" rather than one colour.
+    ys, xs = np.nonzero((r >= 190) & (r - g >= 90) & (r - b >= 80))
+    assert len(xs) >= 200, "the task window's Stop button is not on screen"
+    return task.x + int(xs.min() + xs.max()) // 2, task.y + int(ys.min() + ys.max()) // 2
+
+
+def _start_task(gui: HolodeskGui) -> None:
+    """Click into the task box, type the task, Ctrl+Enter: the run starts."""
+    gui.click(*gui.task.point(100, 30))
+    gui.xdotool("type", "--delay", "15", TASK)
+    gui.focus(gui.task)  # no window manager hands it the focus on the click
+    gui.xdotool("key", "ctrl+Return")
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("hotkey", "hotkey"),
+        ("tray", "tray"),
+        ("stop button", "stop button"),
+        ("task window", "task window"),
+    ],
+)
+def test_a_stop_in_the_app_cancels_the_request_in_flight(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path, path: str, source: str
+) -> None:
+    with FakeVLLM(lambda _request: ANSWER) as server:
+        _configure(home, endpoint=server.base_url, confirm="never")
+        with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
+            tray = gui.move(gui.tray, *TRAY_PLACE)
+            icon = tray_icon(tray)
+            # Idle: the app's server probe (a chat request of its own) has been answered, so
+            # the hold below applies to the run's steps only.
+            gui.wait_shows(icon, TRAY_IDLE, "the tray to show idle (the model server is up)")
+            idle = _tray_pixels(xvfb, tray)
+            served = server.served
+            server.delay = HOLD
+            _start_task(gui)
+            _wait_for_step(server)
+            gui.wait_shows(icon, TRAY_WORKING, "the tray to show the run working")
+            assert server.disconnects == 0
+            if path == "hotkey":
+                stopped_at = time.monotonic()
+                gui.xdotool("key", "ctrl+alt+shift+Escape")
+            elif path == "tray":
+                point = _stop_label_point(idle, _tray_pixels(xvfb, tray), tray)
+                stopped_at = time.monotonic()
+                gui.click(*point)
+            elif path == "stop button":
+                button = gui.window("^holodesk — Stop$")
+                stopped_at = time.monotonic()
+                gui.click(*button.point(button.width // 2, button.height // 2))
+            else:
+                point = _task_stop_point(xvfb, gui.refresh(gui.task))
+                stopped_at = time.monotonic()
+                gui.click(*point)
+            _assert_cancelled(server, served, stopped_at, lambda: gui.wait_shows(
+                icon, TRAY_STOPPED, "the tray to show the run stopped", timeout=BOUND))
+            assert gui.died() is None  # a stop ends the run, not the app
+    assert not app.events("pointer_press"), "acted after the stop"
+    shown = _log_show(home)
+    assert f"stopped by {source}" in shown, shown
+
+
+# --------------------------------------------------------------------------- holodesk run
+
+
+def _start_in_terminal(home: Home, xvfb: Xvfb, workdir: Path,
+                       *args: str) -> tuple[subprocess.Popen[str], int]:
+    """`holodesk ARGS` with a pseudo-terminal as its controlling terminal; the terminal's
+    master side is returned to type into (stdout and stderr go to files in ``workdir``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    master, slave = pty.openpty()
+    try:
+        # setsid -c: a session of its own whose controlling terminal is stdin (the pty), so
+        # the pty's foreground process group is holodesk's and ^C reaches it as it would in
+        # a terminal window.
+        proc = subprocess.Popen(
+            ["setsid", "-c", *holodesk_argv(*args)], env=holodesk_env(home, xvfb),
+            cwd=REPO_ROOT, stdin=slave, stdout=(workdir / "stdout").open("w"),
+            stderr=(workdir / "stderr").open("w"), text=True,
+        )
+    finally:
+        os.close(slave)
+    return proc, master
+
+
+@pytest.mark.parametrize("path", ["ctrl+c", "hotkey"])
+def test_a_stop_in_the_terminal_cancels_the_request_in_flight(
+    xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path, path: str
+) -> None:
+    out = tmp_path / "run"
+    with FakeVLLM(lambda _request: ANSWER) as server:
+        server.delay = HOLD
+        proc, terminal = _start_in_terminal(
+            home, xvfb, out, "run", TASK, "--confirm", "never", "--endpoint", server.base_url)
+        try:
+            # The stop hotkey's listener is ready before the run's first request is sent.
+            _wait_for_step(server)
+            stopped_at = time.monotonic()
+            if path == "ctrl+c":
+                os.write(terminal, b"\x03")  # Ctrl+C, typed into the terminal
+            else:
+                subprocess.run(["xdotool", "key", "ctrl+alt+shift+Escape"], env=xvfb.env(),
+                               check=True)
+            codes: list[int] = []
+            _assert_cancelled(server, 0, stopped_at,
+                              lambda: codes.append(wait_exit(proc, timeout=BOUND)))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(5)
+            os.close(terminal)
+    stderr = (out / "stderr").read_text()
+    assert codes == [1], stderr
+    assert "run stopped" in stderr
+    assert "SIGINT" in stderr if path == "ctrl+c" else "stopped by hotkey" in stderr
+    assert not app.events("pointer_press"), "acted after the stop"
+    assert "stopped" in _log_show(home)
