@@ -304,13 +304,14 @@ def test_the_failsafe_corner_stops_a_run_while_the_model_thinks(
 ) -> None:
     policy = SeeingPolicy([Target("Save button", RED)])
     with FakeVLLM(policy) as server:
-        server.delay = 30.0  # a slow model: the run sits in the request
+        server.delay = 600.0  # the model thinks for minutes: only a cancel ends it in time
         proc = start_holodesk(home, "run", "press save", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb,
                               workdir=tmp_path / "run")
         server.wait_for_request(timeout=30)
         subprocess.run(["xdotool", "mousemove", "0", "0"], env=xvfb.env(), check=True)
-        code = wait_exit(proc, timeout=15)  # well before the model would have answered
+        server.wait_for_disconnect(timeout=10)  # the stop hung up on the request in flight
+        code = wait_exit(proc, timeout=10)
     assert code == 1
     assert "failsafe-corner" in (tmp_path / "run" / "stderr").read_text()
     assert not app.events("click", widget="save")
