@@ -8,7 +8,7 @@ Run it on a test's Xvfb::
 Every event it receives is appended to EVENTS as one JSON object per line, flushed at once
 (``type`` is pointer_press (any widget), press, release, click, double_click, triple_click,
 motion_count, key_down, key_up, text, scroll, yview, focus_in, animate_start, animate_frame,
-animate_end, ready). Each carries ``t``
+animate_end, ready, sync). Each carries ``t``
 (``time.monotonic()``, comparable across processes on Linux). When the window is mapped it
 writes LAYOUT (atomically): the window rectangle and, per widget, its screen rectangle, its
 colour and a ``solid`` sub-rectangle guaranteed to be that colour alone.
@@ -20,6 +20,10 @@ CLIPBOARD (Tk's own binding, through UTF8_STRING, so non-ASCII text arrives inta
 
 ``--image`` shows only that picture filling the window: the capture bench uses it as busy,
 realistic screen content.
+
+A test proves that nothing more is on its way (after a stop, a dry run, a refused step) with
+:meth:`RunningApp.sync`, never with a sleep: it sends the window a ``HOLODESK_SYNC`` client
+message, which the app logs as a ``sync`` event (see there why that is a proof).
 """
 
 from __future__ import annotations
@@ -57,6 +61,19 @@ LIST = (40, 320, 440, 170, "#ffffff")
 ANIM = (540, 330, 420, 290, "#000000")
 LABEL_H = 28  # the button label sits in the top strip; the rest is solid colour
 DEFAULT_GEOMETRY = "1000x660+0+0"
+SYNC_PROTOCOL = "HOLODESK_SYNC"  # a WM_PROTOCOLS client message the app logs as "sync"
+
+# Sends SYNC_PROTOCOL to window argv[1] and waits until the X server has processed the request.
+_SEND_SYNC = (
+    "import sys\n"
+    "from Xlib import X, display, protocol\n"
+    "d = display.Display()\n"
+    "w = d.create_resource_object('window', int(sys.argv[1]))\n"
+    "data = [d.intern_atom(sys.argv[2]), X.CurrentTime, 0, 0, 0]\n"
+    "w.send_event(protocol.event.ClientMessage(\n"
+    "    window=w, client_type=d.intern_atom('WM_PROTOCOLS'), data=(32, data)), event_mask=0)\n"
+    "d.sync()\n"
+)
 
 
 class EventLog:
@@ -330,6 +347,7 @@ class TargetApp:
             ],
             "widgets": widgets,
             "pid": os.getpid(),
+            "wid": int(self.root.wm_frame(), 16),
         }
         if self.layout_path is not None:
             tmp = self.layout_path.with_suffix(".tmp")
@@ -355,6 +373,7 @@ def _show_image(root: tk.Tk, path: Path, log: EventLog, layout_path: Path | None
             ],
             "widgets": {},
             "pid": os.getpid(),
+            "wid": int(root.wm_frame(), 16),
         }
         if layout_path is not None:
             tmp = layout_path.with_suffix(".tmp")
@@ -434,6 +453,7 @@ class RunningApp:
             stderr=self._stderr,
         )
         self._workdir = workdir
+        self._env = env
         deadline = time.monotonic() + timeout
         while not self.layout_path.exists():
             if self.proc.poll() is not None:
@@ -444,6 +464,7 @@ class RunningApp:
             time.sleep(0.02)
         raw = json.loads(self.layout_path.read_text(encoding="utf-8"))
         self.window: tuple[int, int, int, int] = tuple(raw["window"])
+        self.wid = int(raw["wid"])  # the top-level (wrapper) window, for sync()
         self.widgets: dict[str, Widget] = {
             name: Widget(name, w["kind"], w["colour"], tuple(w["rect"]), tuple(w["solid"]))
             for name, w in raw["widgets"].items()
@@ -499,6 +520,22 @@ class RunningApp:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}")
             time.sleep(0.02)
 
+    def sync(self, timeout: float = 30.0) -> None:
+        """Return once the app has handled every event the X server had queued for it.
+
+        Sends the window a client message and waits until the app logs it. The server queues
+        a client's events in the order it makes them, and Tk handles them in that order, so
+        every input the server processed before the message has reached the app by then.
+        Input from holodesk (pyautogui) and xdotool is processed before they go on: both wait
+        for the server after each request (XSync). So after a process that sent input has
+        returned or exited, ``sync`` proves that all of its input arrived, and nothing more
+        is on its way: the condition a test of "nothing happened" must wait on.
+        """
+        mark = self.mark()
+        subprocess.run([sys.executable, "-c", _SEND_SYNC, str(self.wid), SYNC_PROTOCOL],
+                       env=self._env, check=True, timeout=timeout)
+        self.wait_for(lambda: self.events_since(mark, "sync"), timeout, "the sync message")
+
     def text(self, widget: str = "field") -> str:
         """The field's last logged contents."""
         changes = self.events("text", widget=widget)
@@ -528,6 +565,7 @@ def main(argv: list[str] | None = None) -> None:
     root = tk.Tk(className="HolodeskTarget")
     root.title("holodesk target")
     root.geometry(args.geometry)
+    root.protocol(SYNC_PROTOCOL, lambda: log.write("sync"))  # RunningApp.sync
     root.update_idletasks()
     if args.image is not None:
         _show_image(root, args.image, log, args.layout)
