@@ -11,14 +11,21 @@ import json
 import os
 import signal
 import subprocess
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
-from tests.support.fake_vllm import FakeVLLM, GarbagePolicy, ScriptedPolicy, SeeingPolicy, Target
+from tests.support.fake_vllm import (
+    ChatRequest,
+    FakeVLLM,
+    GarbagePolicy,
+    ScriptedPolicy,
+    SeeingPolicy,
+    Target,
+)
 from tests.support.fixtures import xvfb_fixture
 from tests.support.home import Home, make_home
 from tests.support.target_app import RunningApp
@@ -99,7 +106,7 @@ def test_terminal_confirmation_approve_and_stop(xvfb: Xvfb, app: RunningApp, hom
                                "--endpoint", server.base_url, xvfb=xvfb, stdin="q\n")
     assert stopped.returncode != 0, str(stopped)
     assert "stopped" in stopped.stderr
-    time.sleep(0.3)
+    app.sync()  # whatever the ended run sent has arrived now
     assert not app.events_since(mark, "click")
 
 
@@ -110,7 +117,7 @@ def test_dry_run_touches_nothing(xvfb: Xvfb, app: RunningApp, home: Home) -> Non
         result = run_holodesk(home, "run", "press save", "--dry-run", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb)
     assert result.returncode == 0, str(result)
-    time.sleep(0.3)
+    app.sync()  # whatever the ended run sent has arrived now
     assert not app.events_since(mark, "pointer_press")
     assert "Save button" in _log_show(home)
 
@@ -133,7 +140,8 @@ def _focus_field(xvfb: Xvfb, app: RunningApp) -> None:
 def test_emergency_stop_cuts_a_long_type_short(
     xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path, how: str
 ) -> None:
-    text = "abcdefghij" * 60
+    # Long enough (20 s of typing) that a loaded machine cannot finish before the stop lands.
+    text = "abcdefghij" * 300
     _focus_field(xvfb, app)
     with FakeVLLM(_long_type_policy(text)) as server:
         proc = start_holodesk(home, "run", "type a lot", "--confirm", "never",
@@ -147,11 +155,12 @@ def test_emergency_stop_cuts_a_long_type_short(
     stderr = (tmp_path / "run" / "stderr").read_text()
     assert code != 0
     assert "stopped" in stderr
+    app.sync()  # every key the process sent before it ended has been handled
     typed = app.text("field")
     assert text.startswith(typed)
     assert 20 <= len(typed) < len(text)
     # Nothing arrives after the process has gone: the stop really stopped.
-    time.sleep(0.5)
+    app.sync()
     assert app.text("field") == typed
     # No key is left held down.
     downs = len(app.events("key_down"))
@@ -201,13 +210,25 @@ def test_server_dying_mid_run_gives_a_clear_error_and_keeps_the_log(
 def test_a_second_run_is_refused_while_one_drives_the_desktop(
     xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path
 ) -> None:
-    script = ScriptedPolicy([{"thought": "wait", "action": {"action": "wait", "seconds": 3}},
+    script = ScriptedPolicy([{"thought": "wait", "action": {"action": "wait", "seconds": 0.1}},
                              {"thought": "done", "action": {"action": "answer", "text": "ok"}}])
-    with FakeVLLM(script) as server:
+    release = threading.Event()
+
+    def held(request: ChatRequest) -> str:
+        # The first run's step is answered only once the second run is over: it holds the
+        # desktop for as long as that takes, however slowly the second one starts.
+        release.wait(120)
+        return script(request)
+
+    with FakeVLLM(held) as server:
         first = start_holodesk(home, "run", "wait", "--confirm", "never",
                                "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "a")
-        server.wait_for_request(timeout=30)
-        second = run_holodesk(home, "run", "other", "--endpoint", server.base_url, xvfb=xvfb)
+        try:
+            server.wait_for_request(timeout=30)  # the first run holds the desktop lock now
+            second = run_holodesk(home, "run", "other", "--endpoint", server.base_url,
+                                  xvfb=xvfb)
+        finally:
+            release.set()
         assert wait_exit(first) == 0
     assert second.returncode == 3, str(second)
     assert "another holodesk run" in second.stderr
@@ -270,8 +291,8 @@ def test_a_run_killed_with_sigkill_leaves_a_readable_log(
     with FakeVLLM(script) as server:
         proc = start_holodesk(home, "run", "wait around", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb, workdir=tmp_path / "run")
-        server.wait_for_request(count=3, timeout=60)
-        time.sleep(0.5)  # well inside the 10 s wait of step 3
+        # Step 3's answer served: steps 1 and 2 are committed, the run is in its 10 s wait.
+        server.wait_for_served(count=3, timeout=60)
         proc.send_signal(signal.SIGKILL)
         wait_exit(proc)
     shown = _log_show(home)
