@@ -132,6 +132,9 @@ class TouchDetector:
                 self.on_touch(kind)
             except Exception:  # an exception would end the listener thread
                 log.exception("touch callback failed")
+            else:
+                # After the callback: once this is in the log, the run has been told.
+                log.info("hand back on touch: the person used the %s", kind)
         return True
 
     def _pointer(self, x: float, y: float, injected: bool) -> bool:

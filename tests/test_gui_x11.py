@@ -107,6 +107,11 @@ def _log_show(home: Home) -> str:
     return result.stdout
 
 
+def _log_text(home: Home) -> str:
+    """The app's own log file(s)."""
+    return "".join(p.read_text(errors="replace") for p in home.state.rglob("*.log"))
+
+
 def _field_text(app: RunningApp, mark: int) -> str:
     changes = app.events_since(mark, "text", widget="field")
     return str(changes[-1]["value"]) if changes else ""
@@ -142,10 +147,9 @@ def test_type_a_task_and_approve_the_click(xvfb: Xvfb, app: RunningApp, home: Ho
             assert left <= centre[0] < left + width and top <= centre[1] < top + height, (
                 overlay, app.widgets["save"])
             gui.wait_shows(tray, TRAY_WAITING, "the tray to show it waits for approval")
-            time.sleep(0.5)
+            app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("pointer_press"), "clicked before the approval"
             # The panel took the focus itself; Enter approves once it is armed (350 ms).
-            time.sleep(1.0)
             _approve_with_enter(gui, app, panel)
             gui.hidden(panel)
             gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
@@ -172,8 +176,12 @@ def test_the_stop_hotkey_stops_a_long_type(xvfb: Xvfb, app: RunningApp, home: Ho
             assert stop.x >= gui.task.x + gui.task.width and stop.x + stop.width <= xvfb.width
             gui.xdotool("key", "ctrl+alt+shift+Escape")
             gui.wait_shows(tray, TRAY_STOPPED, "the tray to show the run stopped")
+            # The run's worker has ended (the floating Stop button goes once it has), and
+            # every key it sent has been handled: nothing more can come from it.
+            gui.hidden(stop)
+            app.sync()
             typed = _field_text(app, mark)
-            time.sleep(1.0)
+            app.sync()
             typed_later = _field_text(app, mark)
             assert gui.died() is None  # a stop ends the run, not the app
     assert LONG_TEXT.startswith(typed)
@@ -234,20 +242,25 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
             app.wait_for(lambda: app.events("click", widget="save"), timeout=TIMEOUT,
                          what="the click on Save")
             poll(lambda: policy.calls >= 2, TIMEOUT, "the second question", gui.died)
-            # The person takes the mouse while the model thinks.
+            # The person takes the mouse while the model thinks; the model answers once the
+            # app's input listener has reported it (the run is told before the log says so).
             gui.xdotool("mousemove", "--sync", "600", "900")
             gui.xdotool("mousemove", "--sync", "620", "880")
-            time.sleep(1.0)  # for the app's input listener to see it (loose: a busy machine)
+            poll(lambda: "the person used the mouse" in _log_text(home), TIMEOUT,
+                 "the app to notice the mouse", gui.died)
             policy.release.set()
             gui.wait_shows(tray, TRAY_WAITING, "the tray to show the run paused")
-            time.sleep(2.0)
+            app.sync()  # whatever the run sent before it paused has arrived now
             assert not app.events("click", widget="cancel"), "acted while paused"
             assert not app.events("pointer_press", widget="cancel")
+            resumed_at = time.monotonic()
             gui.click(*_resume_button(xvfb, gui.refresh(gui.task)))
             app.wait_for(lambda: app.events("click", widget="cancel"), timeout=TIMEOUT,
                          what="the click on Cancel after Resume")
             gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
     assert [e["widget"] for e in app.events("click")] == ["save", "cancel"]
+    # Cancel was clicked once, after the Resume (the target app's ``t`` is this clock too).
+    assert all(e["t"] > resumed_at for e in app.events("pointer_press", widget="cancel"))
     shown = _log_show(home)
     assert "paused before execution" in shown
     assert "answered" in shown
