@@ -93,6 +93,7 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             panel = gui.confirm_panel()
             poll(lambda: gui.refresh(gui.task).name == f"holodesk — {TASK}", TIMEOUT,
                  "the task window to show the automation's run", gui.died)
+            app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("click")  # nothing before the approval
 
             gui.xdotool("key", "ctrl+alt+1")  # again, during the run
@@ -130,9 +131,9 @@ def _log_text(home: Home) -> str:
 
 def _approve(gui: HolodeskGui, app: RunningApp, panel: object, clicks: int = 1) -> None:
     """Press Enter on the confirmation panel (it takes the focus itself) until the click
-    arrives; again only while the panel is still up (an early Enter is ignored)."""
+    arrives; again only while the panel is still up (the panel ignores an Enter that comes
+    before it is armed, 350 ms after it appears)."""
     wid = getattr(panel, "wid", "")
-    time.sleep(1.0)  # the panel ignores an Enter already on its way when it appears
     deadline = time.monotonic() + TIMEOUT
     while len(app.events("click", widget="save")) < clicks:
         if time.monotonic() > deadline:
