@@ -23,8 +23,10 @@ from tests.support.xvfb import Xvfb
 
 #: Digits only: Tk's entry has no Ctrl/Alt bindings for them, so a character that arrives
 #: while the chord's modifiers are already down inserts nothing instead of editing the field
-#: (Ctrl+H would erase, Ctrl+A select all), and the typed text stays a prefix.
-LONG_TEXT = "0123456789" * 60
+#: (Ctrl+H would erase, Ctrl+A select all), and the typed text stays a prefix. 3000 of them,
+#: about 20 s of typing: a loaded machine, where the target app (and so the test) sees the
+#: typing late, cannot finish it before the stop lands.
+LONG_TEXT = "0123456789" * 300
 
 # Keysyms the chord itself produces (xdotool's presses, not holodesk's input).
 _CHORD_KEYSYMS = {"Control_L", "Control_R", "Alt_L", "Alt_R", "Meta_L", "Meta_R", "Shift_L",
@@ -37,8 +39,8 @@ class StopTrial:
 
     code: int
     stderr: str
-    typed: str  # the field's text when the run had ended
-    typed_later: str  # ... and 0.5 s later
+    typed: str  # the field's text once the run had ended and its input had all arrived
+    typed_later: str  # ... and after one more round trip to the target app
     hotkey_at: float  # monotonic, just before xdotool ran
     chord_at: float | None  # when the target app got the chord's last key (its Escape/key)
     last_input_at: float | None  # the last key event holodesk caused
@@ -107,8 +109,9 @@ def run_stop_trial(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(5)
+    app.sync()  # every key the ended run sent has been handled
     typed = _typed_since(app, mark)
-    time.sleep(0.5)
+    app.sync()
     typed_later = _typed_since(app, mark)
     chord = _CHORD_KEYSYMS | chord_keysyms
     keys: list[dict[str, Any]] = app.events_since(mark, "key_down") + app.events_since(
