@@ -151,19 +151,67 @@ def test_the_wrapped_backend_marks_every_primitive_as_ours(
 # -- real listeners on Xvfb ------------------------------------------------------------------------
 
 _WORKER = """
-import json, sys, time
+import json, sys, threading, time
 from control.input import PyAutoGuiBackend
 from control.stop import StopLatch
 from control.touch import TouchDetector
 
+
+class Watched(TouchDetector):
+    # Notes each event its listeners delivered, once it has been decided on: the test waits
+    # on these, never on time for the listeners to catch up.
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = threading.Condition()
+        self.moves = []
+        self.keys = 0
+
+    def mouse_moved(self, x, y, injected=False):
+        try:
+            return super().mouse_moved(x, y, injected)
+        finally:
+            with self.seen:
+                self.moves.append((x, y))
+                self.seen.notify_all()
+
+    def key_pressed(self, injected=False):
+        try:
+            return super().key_pressed(injected)
+        finally:
+            with self.seen:
+                self.keys += 1
+                self.seen.notify_all()
+
+
 touches = []
-detector = TouchDetector(touches.append)
-backend = detector.wrap(PyAutoGuiBackend(StopLatch()))
+detector = Watched(touches.append)
+inner = PyAutoGuiBackend(StopLatch())
+backend = detector.wrap(inner)
 detector.start()
+own_keys = 0  # key presses we sent
+marks = []  # the marker moves we made
+
+
+def caught_up(person_keys):
+    # The pointer listener delivers in order: once it has delivered a marker move of ours,
+    # it has delivered every pointer event before it. The marker is announced as ours with
+    # expect() alone: an own-input window would hide a key the person presses next. Keys
+    # have no such marker (any key of ours opens that window), so the keyboard listener is
+    # waited on by count: every press we sent and the person's presses the test names.
+    marks.append((40 + len(marks) % 2, 700))  # never where the pointer is now
+    detector.expect(*marks[-1])
+    inner.move_to(*marks[-1])
+    with detector.seen:
+        return detector.seen.wait_for(
+            lambda: detector.moves.count(marks[-1]) >= marks.count(marks[-1])
+            and detector.keys >= own_keys + person_keys, timeout=30)
+
+
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cmd = json.loads(line)
     op = cmd["op"]
+    reply = {}
     if op == "move":
         for x, y in cmd["points"]:
             backend.move_to(x, y)
@@ -174,14 +222,21 @@ for line in sys.stdin:
     elif op == "type":
         for ch in cmd["text"]:
             backend.write_char(ch)
+            own_keys += 1
     elif op == "touches":
-        time.sleep(cmd.get("settle", 0.6))  # let the listeners catch up
+        reply["caught_up"] = caught_up(cmd.get("person_keys", 0))
+        reply["seen"] = {"moves": len(detector.moves), "keys": detector.keys,
+                         "own_keys": own_keys}
     elif op == "rearm":
+        # Also past the grace after our last own input: a key pressed in it counts as ours.
+        while detector._in_own_window(detector.clock()):
+            time.sleep(0.01)
         touches.clear()
         detector.rearm()
     elif op == "quit":
         break
-    print(json.dumps({"touches": touches}), flush=True)
+    reply["touches"] = touches
+    print(json.dumps(reply), flush=True)
 detector.stop()
 """
 
@@ -205,11 +260,18 @@ class Worker:
         reply: dict[str, Any] = json.loads(line)
         return reply
 
-    def send(self, op: str, **fields: Any) -> list[str]:
+    def send(self, op: str, **fields: Any) -> dict[str, Any]:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
         self.proc.stdin.flush()
-        return list(self._read()["touches"])
+        return self._read()
+
+    def touches(self, person_keys: int = 0) -> list[str]:
+        """The touches reported once the listeners have delivered everything sent so far
+        (``person_keys``: how many keys the person, xdotool, has pressed in all)."""
+        reply = self.send("touches", person_keys=person_keys)
+        assert reply["caught_up"], f"the listeners fell behind: {reply}"
+        return list(reply["touches"])
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -241,14 +303,14 @@ def test_our_own_input_is_not_a_touch_but_xdotool_is(xvfb: Xvfb, worker: Worker)
     worker.send("move", points=[[100, 100], [700, 500], [300, 600]])
     worker.send("click")
     worker.send("type", text="hello")
-    assert worker.send("touches") == []
+    assert worker.touches() == []
     # The person's: the pointer moves somewhere holodesk did not put it.
     _xdotool(xvfb, "mousemove", "900", "200")
-    assert worker.send("touches") == ["mouse"]
+    assert worker.touches() == ["mouse"]
     worker.send("rearm")
     _xdotool(xvfb, "key", "a")
-    assert worker.send("touches") == ["keyboard"]
+    assert worker.touches(person_keys=1) == ["keyboard"]
     # Once re-armed, our own input is still ours.
     worker.send("rearm")
     worker.send("move", points=[[200, 200], [250, 260]])
-    assert worker.send("touches") == []
+    assert worker.touches(person_keys=1) == []
