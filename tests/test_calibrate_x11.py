@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,8 +144,7 @@ def test_ctrl_c_stops_cleanly(wide: Xvfb, tmp_path: Path) -> None:
             text=True,
         )
         try:
-            server.wait_for_request(1, timeout=60)
-            time.sleep(0.3)
+            server.wait_for_request(1, timeout=60)  # in flight: Ctrl+C must cut it
             os.kill(proc.pid, signal.SIGINT)
             code = proc.wait(timeout=30)
         finally:

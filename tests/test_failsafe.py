@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 from control.failsafe import STOP_REASON, CornerWatch, corners
 from control.stop import StopLatch
@@ -15,10 +15,18 @@ def test_the_corners_of_a_screen() -> None:
 def test_a_pointer_in_a_corner_pulls_the_stop() -> None:
     latch = StopLatch()
     where = [(500, 500)]
-    watch = CornerWatch(latch, lambda: where[-1], corners(1920, 1080), interval=0.01)
+    looked = threading.Semaphore(0)
+
+    def position() -> tuple[int, int]:
+        here = where[-1]
+        looked.release()
+        return here
+
+    watch = CornerWatch(latch, position, corners(1920, 1080), interval=0.01)
     watch.start()
     try:
-        time.sleep(0.1)
+        for _ in range(3):  # it looked at the middle (and went on) a few times
+            assert looked.acquire(timeout=5)
         assert not latch.is_set  # the middle of the screen is no stop
         where.append((1919, 1079))
         assert latch.wait(5.0)

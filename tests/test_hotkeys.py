@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,12 +261,27 @@ def _xdotool(xvfb: Xvfb, *args: str) -> None:
     subprocess.run(["xdotool", *args], env=xvfb.env(), check=True)
 
 
-def _finish(proc: subprocess.Popen[str]) -> list[str]:
+def _finish(proc: subprocess.Popen[str], last: str = "other", timeout: float = 30.0) -> list[str]:
+    """What the probe printed: up to ``last``, the hotkey each test presses last (the listener
+    sees keys in order, so it has handled everything before it), then up to its exit."""
     assert proc.stdin is not None and proc.stdout is not None
-    time.sleep(0.5)  # let the listener see everything sent so far
+    lines: queue.Queue[str] = queue.Queue()
+    stdout = proc.stdout
+    reader = threading.Thread(target=lambda: [lines.put(line.strip()) for line in stdout],
+                              daemon=True)
+    reader.start()
+    out: list[str] = []
+    deadline = time.monotonic() + timeout
+    while last not in out:
+        try:
+            out.append(lines.get(timeout=max(0.0, deadline - time.monotonic())))
+        except queue.Empty:
+            raise AssertionError(f"the probe never printed {last!r}: {out}") from None
     proc.stdin.close()
-    out = proc.stdout.read().split()
     proc.wait(10)
+    reader.join(10)  # the pipe is closed: it has read everything
+    while not lines.empty():
+        out.append(lines.get())
     return out
 
 

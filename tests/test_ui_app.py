@@ -46,7 +46,8 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
         assert app.confirm_panel.isVisible()
         assert app.stop_button.isVisible()
         assert rig.backends[0].calls == []  # nothing before the approval
-        qtbot.wait(600)  # the panel ignores an Enter already on its way when it appears
+        # The panel ignores an Enter already on its way when it appears: wait until it is armed.
+        qtbot.waitUntil(app.confirm_panel.approve_button.isEnabled, timeout=10_000)
         qtbot.keyClick(app.confirm_panel, Qt.Key.Key_Return)
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=20000)
     finished = _finished(rig)
