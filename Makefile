@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint sysdeps bench screenshots clean
+.PHONY: run test lint sysdeps bench screenshots stress clean
 
 run: $(STAMP)
 	$(VENV)/bin/holodesk $(ARGS)
@@ -25,6 +25,13 @@ test: sysdeps $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+
+# The race hunt, not part of `make test` (about an hour): the race-prone X11 tests STRESS_RUNS
+# times and the whole x11 suite STRESS_SUITE_RUNS times with every core busy (scripts/stress.sh).
+STRESS_RUNS ?= 20
+STRESS_SUITE_RUNS ?= 3
+stress: sysdeps $(STAMP)
+	STRESS_RUNS=$(STRESS_RUNS) STRESS_SUITE_RUNS=$(STRESS_SUITE_RUNS) bash scripts/stress.sh
 
 bench: sysdeps $(STAMP)
 	$(PY) bench/capture.py

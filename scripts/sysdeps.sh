@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages the tests, the benches and the Qt app need, when missing.
 # Only as root (CI, a fresh container); otherwise it prints the apt-get line to run.
+# With arguments, those packages instead (`make stress` asks for stress-ng this way).
 set -euo pipefail
 wanted=(
   xvfb xdotool xclip x11-utils python3-tk            # the X11 tests: display, input, target app
@@ -9,6 +10,9 @@ wanted=(
   libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
   libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-xkb1
 )
+if [ $# -gt 0 ]; then
+  wanted=("$@")
+fi
 need=()
 for pkg in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
