@@ -449,8 +449,15 @@ def test_the_failsafe_corner_is_an_emergency_stop(
 def test_setting_the_clipboard_does_not_hold_our_output_open(xvfb: Xvfb) -> None:
     # xclip stays alive owning the selection; it must not keep the caller's pipes open, or
     # anyone reading holodesk's output to the end waits as long as the clipboard lives.
-    code = ("from control.clipboard import SystemClipboard; c = SystemClipboard(); "
-            "c.set('kept'); print(c.get())")
+    # xclip takes the selection in the background after set() returns: read until it has.
+    code = ("import time\n"
+            "from control.clipboard import SystemClipboard\n"
+            "c = SystemClipboard()\n"
+            "c.set('kept')\n"
+            "deadline = time.monotonic() + 10\n"
+            "while c.get() != 'kept' and time.monotonic() < deadline:\n"
+            "    time.sleep(0.01)\n"
+            "print(c.get())\n")
     env = xvfb.env()
     env["PYTHONPATH"] = str(REPO_ROOT)
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO_ROOT,

@@ -127,6 +127,11 @@ def main() -> None:
             reply["text"] = clipboard.get()
         elif op == "clipboard_set":
             clipboard.set(cmd["text"])
+            # xclip takes the selection in the background after set() returns: the person's
+            # copy is done once the clipboard reads it back.
+            deadline = time.monotonic() + 10
+            while clipboard.get() != cmd["text"] and time.monotonic() < deadline:
+                time.sleep(0.01)
         elif op == "position":
             reply["position"] = list(backend.inner.position())
         elif op == "reset":
