@@ -38,6 +38,7 @@ from tests.support.fake_vllm import (
     FakeVLLM,
     GarbagePolicy,
     ScriptedPolicy,
+    StructuredOutputs,
 )
 from tests.support.home import isolate_home
 
@@ -359,7 +360,7 @@ def test_small_context_names_the_vllm_flag() -> None:
 
 
 def test_a_server_ignoring_the_schema_fails_structured_output() -> None:
-    with FakeVLLM(GarbagePolicy("OK")) as server:
+    with FakeVLLM(GarbagePolicy("OK"), structured_outputs=StructuredOutputs.IGNORED) as server:
         results = _server_checks(server.base_url)
     assert results[STRUCTURED].status is Status.FAIL
     assert "ignored the step schema" in results[STRUCTURED].detail

@@ -12,7 +12,13 @@ import pytest
 
 from tests.support.e2e import Result, holodesk_argv, holodesk_env
 from tests.support.fake_tray import FakeTray
-from tests.support.fake_vllm import FakeVLLM, GarbagePolicy, SeeingPolicy, Target
+from tests.support.fake_vllm import (
+    FakeVLLM,
+    GarbagePolicy,
+    SeeingPolicy,
+    StructuredOutputs,
+    Target,
+)
 from tests.support.home import REPO_ROOT, Home, make_home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -148,7 +154,7 @@ def test_small_context(xvfb: Xvfb, target_app: RunningApp, home: Home) -> None:
 
 
 def test_structured_output_ignored(xvfb: Xvfb, target_app: RunningApp, home: Home) -> None:
-    with FakeVLLM(GarbagePolicy()) as server:
+    with FakeVLLM(GarbagePolicy(), structured_outputs=StructuredOutputs.IGNORED) as server:
         result = doctor(home, "--endpoint", server.base_url, xvfb=xvfb)
     assert result.returncode == 1, str(result)
     found = statuses(result)

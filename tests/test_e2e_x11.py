@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from model.structured import step_output_schema
 from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
 from tests.support.fake_vllm import (
     ChatRequest,
@@ -24,6 +25,7 @@ from tests.support.fake_vllm import (
     GarbagePolicy,
     ScriptedPolicy,
     SeeingPolicy,
+    StructuredOutputs,
     Target,
 )
 from tests.support.fixtures import xvfb_fixture
@@ -69,8 +71,13 @@ def test_click_and_type_through_real_pixels(xvfb: Xvfb, app: RunningApp, home: H
         result = run_holodesk(home, "run", "save, then write hello world in the name field",
                               "--confirm", "never", "--endpoint", server.base_url, xvfb=xvfb)
         sent = server.requests[0].images[-1].size
+        steps = [r for r in server.requests if r.images and r.images[-1].width > 100]
     assert result.returncode == 0, str(result)
     assert sent == (1920, 1080)
+    # The schema the real run sent, in vLLM's field, on every step (never guided_json).
+    assert len(steps) == 4
+    assert all(r.structured_outputs == {"json": step_output_schema()} for r in steps)
+    assert not any(k.startswith("guided_") for r in server.requests for k in r.body)
     assert app.wait_for(lambda: app.events("click", widget="save"), what="click on save")
     assert app.wait_for(lambda: app.text("field") == "hello world", what="typed text")
     assert not app.events("click", widget="cancel")
@@ -173,7 +180,9 @@ def test_a_model_answering_garbage_ends_the_run_clearly(
     xvfb: Xvfb, app: RunningApp, home: Home
 ) -> None:
     mark = app.mark()
-    with FakeVLLM(GarbagePolicy("Sure! I will click the Save button.")) as server:
+    # Garbage can only come from a server that ignores the schema (a real vLLM enforces it).
+    garbage = GarbagePolicy("Sure! I will click the Save button.")
+    with FakeVLLM(garbage, structured_outputs=StructuredOutputs.IGNORED) as server:
         result = run_holodesk(home, "run", "press save", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb)
         attempts = len(server.requests)

@@ -13,14 +13,18 @@ import httpx2
 import pytest
 from PIL import Image
 
+from model.structured import step_output_schema
 from tests.support.fake_vllm import (
-    IMAGE_TOKENS,
     ChatRequest,
+    ContextWording,
     FakeHTTPError,
+    FakeStreamError,
     FakeVLLM,
     GarbagePolicy,
     ScriptedPolicy,
     SeeingPolicy,
+    StandInMisuse,
+    StructuredOutputs,
     Target,
     data_url,
     find_color,
@@ -29,8 +33,10 @@ from tests.support.fake_vllm import (
     jpeg_bytes,
     screenshot,
 )
+from tests.support.fake_vllm_tokens import image_tokens, pieces
 
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "ok"}}
+STEP_SCHEMA = {"json": step_output_schema()}
 RED = (220, 30, 30)
 BLUE = (30, 60, 220)
 
@@ -99,6 +105,17 @@ def test_models_in_vllm_format(http: httpx2.Client) -> None:
     assert card["max_model_len"] == 16384
     assert isinstance(card["created"], int)
     assert card["root"]
+    assert card["parent"] is None
+    # vLLM lists one permission object per card, never an empty list.
+    (permission,) = card["permission"]
+    assert permission["object"] == "model_permission"
+    assert permission["id"].startswith("modelperm-")
+    assert permission["allow_sampling"] is True and permission["organization"] == "*"
+    assert set(permission) == {
+        "id", "object", "created", "allow_create_engine", "allow_sampling", "allow_logprobs",
+        "allow_search_indices", "allow_view", "allow_fine_tuning", "organization", "group",
+        "is_blocking",
+    }
 
 
 def test_non_streamed_completion_with_usage(fake: FakeVLLM, http: httpx2.Client) -> None:
@@ -111,8 +128,32 @@ def test_non_streamed_completion_with_usage(fake: FakeVLLM, http: httpx2.Client)
     assert json.loads(body["choices"][0]["message"]["content"]) == ANSWER
     assert body["choices"][0]["finish_reason"] == "stop"
     usage = body["usage"]
-    assert usage["prompt_tokens"] == (400 + 1 + len("Step 1\n") + 3) // 4 + IMAGE_TOKENS
+    # 800x450 is 16:9 below 1,048,576 pixels: 2x1 tiles and a thumbnail.
+    assert usage["prompt_tokens"] == (400 + 1 + len("Step 1\n") + 3) // 4 + 3 * 256
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert list(usage) == ["prompt_tokens", "total_tokens", "completion_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("size", "tokens"),
+    [
+        ((1920, 1080), 2304),  # 16:9 above 1,048,576 px: 4x2 + thumbnail
+        ((2048, 1152), 2304),
+        ((1366, 768), 2304),
+        ((1280, 720), 768),  # at or below it: 2x1 + thumbnail
+        ((1920, 1200), 1792),  # 16:10: 3x2 + thumbnail
+        ((1000, 1000), 1280),  # square: 2x2 + thumbnail
+        ((28, 28), 256),  # one tile, no thumbnail
+    ],
+)
+def test_image_tokens_follow_the_tiling(size: tuple[int, int], tokens: int) -> None:
+    assert image_tokens(*size) == tokens
+
+
+def test_prompt_tokens_count_each_image_by_its_size(fake: FakeVLLM, http: httpx2.Client) -> None:
+    messages = [image_message(screenshot(size), "x") for size in ((1920, 1080), (1280, 720))]
+    usage = post(http, fake, chat_body(messages)).json()["usage"]
+    assert usage["prompt_tokens"] == 2304 + 768 + 1  # "x\nx": three characters, one token
 
 
 def test_streamed_completion_sends_chunks_usage_and_done(
@@ -132,9 +173,27 @@ def test_streamed_completion_sends_chunks_usage_and_done(
     content_chunks = [c for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")]
     assert len(content_chunks) > 5  # really streamed, a few characters at a time
     assert chunks[-1]["choices"] == []
-    assert chunks[-1]["usage"]["completion_tokens"] > 0
+    assert chunks[-1]["usage"]["completion_tokens"] == len(content_chunks)  # a token a delta
     finishes = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]]
-    assert finishes[-1] == "stop"
+    # As vLLM: the end-of-sequence token is an empty delta that carries the reason.
+    assert finishes[-1] == "stop" and finishes.count("stop") == 1
+    assert chunks[-2]["choices"][0]["delta"] == {"content": ""}
+    assert all(len(c["choices"][0]["delta"].get("content", "")) <= 4 for c in chunks[1:-1])
+    assert [c["id"] for c in chunks] == [chunks[0]["id"]] * len(chunks)
+
+
+def test_a_stream_cut_at_max_tokens_ends_on_its_last_piece(
+    fake: FakeVLLM, http: httpx2.Client
+) -> None:
+    body = chat_body(stream=True, max_tokens=5, stream_options={"include_usage": True})
+    with http.stream("POST", f"{fake.base_url}/chat/completions", json=body) as response:
+        chunks = [json.loads(p) for p in list(iter_sse(response.iter_lines()))[:-1]]
+    deltas = [c["choices"][0] for c in chunks if c["choices"]]
+    assert deltas[-1]["finish_reason"] == "length"
+    assert deltas[-1]["delta"]["content"]  # the reason rides on the last piece of text
+    text = "".join(d["delta"].get("content", "") for d in deltas)
+    assert text == "".join(pieces(json.dumps(ANSWER, ensure_ascii=False))[:5])
+    assert chunks[-1]["usage"]["completion_tokens"] == 5
 
 
 def test_stream_without_include_usage_has_no_usage_chunk(
@@ -150,7 +209,9 @@ def test_stream_without_include_usage_has_no_usage_chunk(
 def test_max_tokens_cuts_the_answer(fake: FakeVLLM, http: httpx2.Client) -> None:
     body = post(http, fake, chat_body(max_tokens=3)).json()
     assert body["choices"][0]["finish_reason"] == "length"
-    assert len(body["choices"][0]["message"]["content"]) == 12
+    expected = "".join(pieces(json.dumps(ANSWER, ensure_ascii=False))[:3])
+    assert body["choices"][0]["message"]["content"] == expected
+    assert body["usage"]["completion_tokens"] == 3
 
 
 # --------------------------------------------------------------------------- what vLLM rejects
@@ -158,21 +219,32 @@ def test_max_tokens_cuts_the_answer(fake: FakeVLLM, http: httpx2.Client) -> None
 
 def test_unknown_model_is_404(fake: FakeVLLM, http: httpx2.Client) -> None:
     response = post(http, fake, chat_body(model="gpt-4o"))
-    assert assert_vllm_error(response, 404, "NotFoundError") == "The model `gpt-4o` does not exist."
+    message = assert_vllm_error(response, 404, "NotFoundError")
+    assert message == "The model `gpt-4o` does not exist. Valid aliases: holotron."
     assert response.json()["error"]["param"] == "model"
 
 
 def test_too_many_images_is_400(fake: FakeVLLM, http: httpx2.Client) -> None:
     shot = jpeg_bytes(screenshot((320, 180)))
     messages = [image_message(shot, f"Step {i}\n") for i in range(4)]
-    message = assert_vllm_error(post(http, fake, chat_body(messages)), 400, "BadRequestError")
-    assert message == "At most 3 image(s) may be provided in one prompt."
+    response = post(http, fake, chat_body(messages))
+    message = assert_vllm_error(response, 400, "BadRequestError")
+    assert message.startswith("At most 3 image(s) may be provided in one prompt.")
+    assert response.json()["error"]["param"] == "image"
     assert post(http, fake, chat_body(messages[:3])).status_code == 200
 
 
-def test_guided_json_is_rejected(fake: FakeVLLM, http: httpx2.Client) -> None:
-    response = post(http, fake, chat_body(guided_json={"type": "object"}))
-    assert "guided_json" in assert_vllm_error(response, 400, "BadRequestError")
+def test_guided_json_is_ignored_with_a_warning_and_fails_the_test(http: httpx2.Client) -> None:
+    # As vLLM: 200 and unconstrained output (garbage goes out), a warning in the log...
+    # ...and the test that sent it fails when the server goes.
+    with (
+        pytest.raises(StandInMisuse, match="guided_json"),
+        FakeVLLM(GarbagePolicy()) as fake,
+    ):
+        response = post(http, fake, chat_body(guided_json={"type": "object"}))
+        assert response.status_code == 200
+        assert fake.removed_fields == ["guided_json"]
+        assert "NOT be constrained" in fake.warnings[0]
 
 
 @pytest.mark.parametrize(
@@ -189,22 +261,54 @@ def test_malformed_image_url_is_400(fake: FakeVLLM, http: httpx2.Client, url: st
     assert_vllm_error(post(http, fake, chat_body(messages)), 400, "BadRequestError")
 
 
-def test_context_too_long_is_400() -> None:
-    with FakeVLLM(GarbagePolicy(), max_model_len=4096) as fake, httpx2.Client(timeout=10) as http:
-        shot = jpeg_bytes(screenshot((320, 180)))
-        messages = [image_message(shot), image_message(shot)]
-        message = assert_vllm_error(post(http, fake, chat_body(messages)), 400, "BadRequestError")
+def _frames(count: int) -> list[dict[str, Any]]:
+    shot = jpeg_bytes(screenshot((1920, 1080)))  # 2,304 tokens each; two: 4,609 with their "\n"
+    return [image_message(shot, "") for _ in range(count)]
+
+
+def test_a_prompt_over_the_window_is_400_in_both_wordings(http: httpx2.Client) -> None:
+    with FakeVLLM(GarbagePolicy(), max_model_len=4096) as fake:
+        response = post(http, fake, chat_body(_frames(2)))
+        message = assert_vllm_error(response, 400, "BadRequestError")
+        assert message.startswith(
+            "This model's maximum context length is 4096 tokens. However, your prompt contains "
+            "4609 input tokens, which exceeds this limit even without any output tokens."
+        )
+        assert response.json()["error"]["param"] == "input_tokens"
+        fake.context_wording = ContextWording.INPUT_LENGTH
+        message = assert_vllm_error(post(http, fake, chat_body(_frames(2))), 400, "BadRequestError")
+        assert message == "Input length (4609) exceeds model's maximum context length (4096)."
+
+
+def test_max_tokens_beyond_what_is_left_is_clamped_silently(http: httpx2.Client) -> None:
+    # Current vLLM: no error; the answer stops where the window ends.
+    with FakeVLLM(GarbagePolicy("word " * 500), max_model_len=2400) as fake:
+        body = post(http, fake, chat_body(_frames(1), max_tokens=1000)).json()
+    usage = body["usage"]
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert usage["total_tokens"] == 2400
+    assert usage["completion_tokens"] == 2400 - usage["prompt_tokens"]
+
+
+def test_max_tokens_over_the_whole_window_is_400(fake: FakeVLLM, http: httpx2.Client) -> None:
+    response = post(http, fake, chat_body(max_tokens=40000))
+    message = assert_vllm_error(response, 400, "BadRequestError")
+    assert message.startswith("max_tokens=40000 cannot be greater than max_model_len=32768.")
+
+
+def test_legacy_vllm_refuses_a_max_tokens_that_does_not_fit(http: httpx2.Client) -> None:
+    with FakeVLLM(GarbagePolicy(), max_model_len=4096, legacy=True) as fake:
+        message = assert_vllm_error(post(http, fake, chat_body(_frames(2))), 400, "BadRequestError")
         assert message.startswith(
             "This model's maximum context length is 4096 tokens. However, your request has "
+            "4609 input tokens."
         )
-        # The prompt fits, but not with the answer budget: vLLM's other message.
         message = assert_vllm_error(
-            post(http, fake, chat_body([image_message(shot)], max_tokens=2000)),
-            400,
-            "BadRequestError",
+            post(http, fake, chat_body(_frames(1), max_tokens=2000)), 400, "BadRequestError"
         )
         assert "'max_tokens' or 'max_completion_tokens' is too large: 2000" in message
         assert "maximum context length is 4096 tokens" in message
+        assert message.endswith(" None")  # vLLM 0.12 appends the exception's (absent) cause
 
 
 def test_api_key_guards_v1_but_not_health(http: httpx2.Client) -> None:
@@ -229,6 +333,161 @@ def test_policy_errors_become_http_errors(http: httpx2.Client) -> None:
         message = assert_vllm_error(post(http, fake, chat_body()), 500, "InternalServerError")
         assert "exhausted" in message
         assert fake.errors[0] == (500, "CUDA out of memory")
+
+
+# --------------------------------------------------------------------------- structured outputs
+
+
+def _stream(http: httpx2.Client, fake: FakeVLLM, body: dict[str, Any]) -> tuple[int, list[Any]]:
+    """A streamed request's status and its events (JSON, then the final "[DONE]" as is)."""
+    body = {**body, "stream": True}
+    with http.stream("POST", f"{fake.base_url}/chat/completions", json=body) as response:
+        if response.status_code != 200:
+            response.read()
+            return response.status_code, [response.json()]
+        payloads = list(iter_sse(response.iter_lines()))
+    return 200, [p if p == "[DONE]" else json.loads(p) for p in payloads]
+
+
+def test_a_valid_answer_passes_the_grammar(fake: FakeVLLM, http: httpx2.Client) -> None:
+    response = post(http, fake, chat_body(structured_outputs=STEP_SCHEMA))
+    assert response.status_code == 200
+    assert fake.requests[0].schema == step_output_schema()
+    assert not fake.grammar_violations
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"action": {"action": "answer", "text": "ok"}, "thought": "t"}, "keys out of order"),
+        ({"thought": "t", "action": {"text": "ok", "action": "answer"}}, "tag not first"),
+        ({"thought": "t", "action": {"action": "click", "x": 1, "y": 2}}, "no element"),
+        ({"thought": "t", "action": {"action": "wait", "seconds": 99}}, "out of range"),
+        ("<think>hmm</think>" + json.dumps(ANSWER), "text before the JSON"),
+        (json.dumps(ANSWER) + " Done!", "text after the JSON"),
+        ("Sure! I will click it.", "not JSON"),
+    ],
+)
+def test_an_answer_the_grammar_forbids_never_reaches_the_client(
+    http: httpx2.Client, answer: Any, why: str
+) -> None:
+    with (
+        pytest.raises(StandInMisuse, match="grammar would never allow"),
+        FakeVLLM(ScriptedPolicy([answer])) as fake,
+    ):
+        body = chat_body(structured_outputs=STEP_SCHEMA)
+        message = assert_vllm_error(post(http, fake, body), 500, "InternalServerError")
+        assert "grammar would never allow" in message, why
+        assert len(fake.grammar_violations) == 1
+
+
+def test_a_server_that_ignores_structured_outputs_lets_anything_out(http: httpx2.Client) -> None:
+    with FakeVLLM(GarbagePolicy(), structured_outputs=StructuredOutputs.IGNORED) as fake:
+        response = post(http, fake, chat_body(structured_outputs={"json": {"type": "strin"}}))
+        assert response.status_code == 200
+        assert response.json()["choices"][0]["message"]["content"] == GarbagePolicy().text
+
+
+@pytest.mark.parametrize(
+    ("schema", "error"),
+    [
+        ({"type": "strin"}, "Grammar error: Invalid type: strin"),
+        ({"$ref": "#/$defs/Nope"}, "Grammar error: Pointer '/$defs/Nope' does not exist"),
+        ({"type": "integer", "minimum": 5, "maximum": 1}, "Grammar error: Unsatisfiable schema"),
+    ],
+)
+def test_a_schema_the_grammar_engine_refuses_is_vllms_400(
+    fake: FakeVLLM, http: httpx2.Client, schema: dict[str, Any], error: str
+) -> None:
+    body = chat_body(structured_outputs={"json": schema})
+    assert assert_vllm_error(post(http, fake, body), 400, "BadRequestError").startswith(error)
+    # Streamed, current vLLM has already answered 200 when the engine compiles the grammar.
+    status, events = _stream(http, fake, body)
+    assert status == 200
+    assert events[0]["error"]["message"].startswith(error)
+    assert events[0]["error"]["code"] == 400
+    assert events[1:] == ["[DONE]"]
+
+
+def test_legacy_vllm_refuses_a_bad_schema_before_streaming(http: httpx2.Client) -> None:
+    with FakeVLLM(GarbagePolicy(), legacy=True) as fake:
+        status, (body,) = _stream(http, fake, chat_body(structured_outputs={"json": {"type": 5}}))
+    assert status == 400
+    assert body["error"]["message"].startswith("Grammar error: type must be a string")
+
+
+@pytest.mark.parametrize(
+    ("structured", "error"),
+    [
+        ({"json": {"type": "object"}, "strict": True}, "unknown key(s) ['strict']"),
+        ({"json_schema": {"type": "object"}}, "unknown key(s) ['json_schema']"),
+        ({}, "You must use one kind of structured outputs constraint but none are specified"),
+        ({"json": {"type": "object"}, "regex": "a+"}, "You can only use one kind"),
+        ("a string", "Input should be a dictionary"),
+    ],
+)
+def test_malformed_structured_outputs_are_400(
+    fake: FakeVLLM, http: httpx2.Client, structured: Any, error: str
+) -> None:
+    response = post(http, fake, chat_body(structured_outputs=structured))
+    assert error in assert_vllm_error(response, 400, "BadRequestError")
+    # Refused before any generation: streamed too.
+    assert _stream(http, fake, chat_body(structured_outputs=structured))[0] == 400
+
+
+def test_regex_and_choice_constraints_are_held_too(http: httpx2.Client) -> None:
+    with FakeVLLM(ScriptedPolicy(["yes", "maybe"])) as fake:
+        body = chat_body(structured_outputs={"choice": ["yes", "no"]})
+        assert post(http, fake, body).json()["choices"][0]["message"]["content"] == "yes"
+        assert post(http, fake, body).status_code == 500
+        assert fake.grammar_violations[0].answer == "maybe"
+        fake.grammar_violations.clear()  # provoked on purpose
+
+
+# --------------------------------------------------------------------------- reasoning, errors
+
+
+def test_the_reasoning_parser_streams_thinking_apart(http: httpx2.Client) -> None:
+    script = ScriptedPolicy([ANSWER], think="The dialog is open.", repeat_last=True)
+    with FakeVLLM(script, reasoning_parser=True) as fake:
+        body = chat_body(structured_outputs=STEP_SCHEMA, stream_options={"include_usage": True})
+        status, events = _stream(http, fake, body)
+        whole = post(http, fake, chat_body(structured_outputs=STEP_SCHEMA)).json()
+    assert status == 200
+    deltas = [e["choices"][0]["delta"] for e in events[:-1] if isinstance(e, dict) and e["choices"]]
+    reasoning = "".join(d.get("reasoning", "") for d in deltas)
+    content = "".join(d.get("content", "") for d in deltas)
+    assert reasoning == "The dialog is open."
+    assert json.loads(content) == ANSWER  # the grammar held the content only
+    assert all("reasoning_content" not in d for d in deltas)
+    message = whole["choices"][0]["message"]
+    assert message["reasoning"] == "The dialog is open."
+    assert json.loads(message["content"]) == ANSWER
+
+
+def test_legacy_vllm_mirrors_reasoning_into_reasoning_content(http: httpx2.Client) -> None:
+    script = ScriptedPolicy([ANSWER], think="hmm")
+    with FakeVLLM(script, reasoning_parser=True, legacy=True) as fake:
+        _status, events = _stream(http, fake, chat_body())
+    deltas = [e["choices"][0]["delta"] for e in events[:-1] if e["choices"]]
+    assert all("reasoning_content" in d for d in deltas)
+    assert "".join(d["reasoning_content"] or "" for d in deltas) == "hmm"
+
+
+def test_an_error_after_the_200_comes_inside_the_stream(http: httpx2.Client) -> None:
+    failure = FakeStreamError(500, "Internal server error", partial='{"thought": "I')
+    with FakeVLLM(ScriptedPolicy([failure, failure])) as fake:
+        status, events = _stream(http, fake, chat_body())
+        assert status == 200
+        assert events[0]["choices"][0]["delta"]["role"] == "assistant"
+        text = "".join(e["choices"][0]["delta"].get("content", "") for e in events[1:-2])
+        assert text == '{"thought": "I'
+        assert events[-2] == {"error": {"message": "Internal server error",
+                                        "type": "InternalServerError", "param": None,
+                                        "code": 500}}
+        assert events[-1] == "[DONE]"
+        # Not streamed: the plain HTTP error.
+        assert_vllm_error(post(http, fake, chat_body()), 500, "InternalServerError")
 
 
 # --------------------------------------------------------------------------- parsing
@@ -422,10 +681,29 @@ def test_delay_notices_a_client_that_hangs_up(fake: FakeVLLM) -> None:
             + request
         )
         fake.wait_for_request()
-    deadline = time.monotonic() + 5
-    while fake.disconnects == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    fake.wait_for_disconnect()
     assert fake.disconnects == 1
+
+
+def test_wait_for_served_means_the_whole_answer_was_written(http: httpx2.Client) -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as fake:
+        fake.stream_chunk_delay = 0.01
+        done = threading.Event()
+
+        def call() -> None:
+            with http.stream("POST", f"{fake.base_url}/chat/completions",
+                             json=chat_body(stream=True)) as response:
+                list(response.iter_lines())
+            done.set()
+
+        worker = threading.Thread(target=call)
+        worker.start()
+        fake.wait_for_request()
+        fake.wait_for_served(timeout=30)
+        # Served: the last byte is out, so the client finishes without the server's help.
+        fake.kill()
+        worker.join(timeout=30)
+    assert done.is_set()
 
 
 def test_image_data_url_helper_round_trips() -> None:

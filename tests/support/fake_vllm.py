@@ -1,9 +1,10 @@
-"""A fake Holotron/vLLM server: a real HTTP server on 127.0.0.1 that answers like vLLM does.
+"""A stand-in Holotron/vLLM server: a real HTTP server on 127.0.0.1 as strict as vLLM.
 
 It speaks the parts of vLLM's OpenAI-compatible API that holodesk uses (``GET /health``,
-``GET /v1/models``, ``POST /v1/chat/completions`` streamed and not), rejects what vLLM rejects
-with vLLM's error body (``{"error": {"message", "type", "param", "code"}}``, messages copied from
-vLLM's source), and lets a *policy* decide what the "model" answers::
+``GET /v1/models``, ``POST /v1/chat/completions`` streamed and not), refuses what vLLM refuses
+with vLLM's error body (``{"error": {"message", "type", "param", "code"}}``, messages as vLLM
+words them) and lets a *policy* (tests/support/fake_policies.py) decide what the "model"
+answers::
 
     answer = {"thought": "t", "action": {"action": "answer", "text": "ok"}}
     with FakeVLLM(ScriptedPolicy([answer])) as fake:
@@ -11,17 +12,44 @@ vLLM's source), and lets a *policy* decide what the "model" answers::
         ...
         fake.requests[0].images[0].size   # what the client really sent, decoded
 
-Differences from vLLM, on purpose:
+What it holds a request to, as vLLM does (the behaviour of vLLM 0.34; ``legacy=True`` gives
+vLLM 0.12's where they differ; docs/vllm-protocol.md has the sources):
 
-* ``guided_json`` in a request is a 400 here. vLLM 0.12+ ignores it with a log warning, which
-  silently drops the schema; rejecting it makes a test catch us sending it.
-* Loading: vLLM's API server does not listen at all until the model is loaded (the client sees
-  "connection refused", tested with :meth:`FakeVLLM.stop`). Deployments behind a proxy or an
-  orchestrator answer 503 instead, and vLLM itself answers ``/health`` with 503 when its engine
-  is dead. ``loading = True`` models that second case: ``/health`` is 503 and every ``/v1``
-  route answers 503 with a body saying the model is loading.
-* Prompt tokens are estimated (text characters / 4 + 2,304 per image: a 16:9 screenshot's cost
-  for this model), not counted by a tokenizer.
+* **Structured outputs.** ``structured_outputs`` is compiled with llguidance as vLLM's guidance
+  backend compiles it (tests/support/fake_vllm_grammar.py); what cannot compile is vLLM's
+  ``"Grammar error: …"`` 400 (inside the stream after a 200 for a streamed request, as vLLM 0.34
+  does; a 400 before streaming with ``legacy``). Every answer a policy gives is then checked
+  against that grammar: an answer a grammar-bound model could not have written is refused with
+  a 500 and kept in :attr:`FakeVLLM.grammar_violations` (``__exit__`` raises on any), so a
+  test cannot pass on output the real server would never produce. ``structured_outputs=
+  StructuredOutputs.IGNORED`` is a server that ignores the field (an old or foreign server),
+  for the tests of garbage output. The removed ``guided_*`` fields are ignored with a warning,
+  as vLLM ignores them (the output is then unconstrained); :attr:`FakeVLLM.removed_fields` keeps
+  every one seen, and ``__exit__`` raises on any: holodesk must never send them.
+* **Streaming.** A role chunk, then one delta per token-sized piece, ``finish_reason`` on the
+  chunk with the last output (for ``stop`` an empty delta: the end-of-sequence token), a usage
+  chunk with ``choices: []`` when asked for, ``data: [DONE]``. With ``reasoning_parser`` a
+  leading ``<think>…</think>`` of the answer streams as ``reasoning`` deltas (and
+  ``reasoning_content`` with ``legacy``), the rest as content. A :class:`FakeStreamError` in a
+  script fails the stream after the 200 with ``data: {"error": …}``.
+* **The context window.** Prompt tokens are counted with the model's image tiling (512-pixel
+  tiles, up to 12 plus a thumbnail, 256 tokens each) and text estimated at four characters a
+  token. A prompt over the window is a 400 (``context_wording`` picks vLLM's wording); a
+  ``max_tokens`` that does not fit what is left is silently clamped, so a long history shows up
+  as an answer cut short with ``finish_reason: "length"``; with ``legacy`` it is vLLM 0.12's
+  400 instead.
+
+Where it is stricter than vLLM, on purpose (each a mistake worth a failing test):
+
+* the grammar rules in :data:`tests.support.fake_vllm_grammar.STRICTER_THAN_VLLM` (unknown keys
+  inside ``structured_outputs``, llguidance alone deciding what compiles);
+* only base64 ``data:`` image URLs are accepted (holodesk never sends a remote URL);
+* ``__exit__`` fails the test on a ``guided_*`` field or a grammar violation.
+
+Loading: vLLM's API server does not listen at all until the model is loaded (the client sees
+"connection refused", tested with :meth:`FakeVLLM.stop`). Deployments behind a proxy or an
+orchestrator answer 503 instead, and vLLM itself answers ``/health`` with 503 when its engine is
+dead. ``loading = True`` models that second case.
 
 Load (for ``holodesk bench``): ``delay_per_active`` and ``chunk_delay_per_active`` make the
 answer slower the more chat requests are in flight, like a GPU sharing its batch: the first
@@ -39,105 +67,119 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import enum
 import io
 import json
 import logging
-import math
 import re
 import select
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-import numpy as np
 from PIL import Image
+
+from tests.support.fake_policies import (
+    Convention,
+    Found,
+    GarbagePolicy,
+    ScriptedPolicy,
+    ScriptExhausted,
+    ScriptItem,
+    SeeingPolicy,
+    Target,
+    data_url,
+    find_color,
+    image_message,
+    jpeg_bytes,
+    screenshot,
+    to_convention,
+)
+from tests.support.fake_vllm_grammar import (
+    Constraint,
+    ConstraintError,
+    Grammar,
+    Violation,
+    compile_constraint,
+    read_constraint,
+    schema_of,
+)
+from tests.support.fake_vllm_request import (
+    ChatRequest,
+    FakeHTTPError,
+    FakeStreamError,
+    Policy,
+    SentImage,
+)
+from tests.support.fake_vllm_tokens import image_tokens, pieces
+
+__all__ = [
+    "IMAGE_TOKENS",
+    "ChatRequest",
+    "ContextWording",
+    "Convention",
+    "FakeHTTPError",
+    "FakeStreamError",
+    "FakeVLLM",
+    "Found",
+    "GarbagePolicy",
+    "Policy",
+    "ScriptExhausted",
+    "ScriptItem",
+    "ScriptedPolicy",
+    "SeeingPolicy",
+    "SentImage",
+    "StructuredOutputs",
+    "Target",
+    "data_url",
+    "find_color",
+    "image_message",
+    "iter_sse",
+    "jpeg_bytes",
+    "screenshot",
+    "to_convention",
+]
 
 logger = logging.getLogger(__name__)
 
-IMAGE_TOKENS = 2304  # a 16:9 frame: 4x2 tiles + thumbnail, 256 tokens each (holotron.md)
+#: A 16:9 frame above 1,048,576 pixels: 4x2 tiles + thumbnail, 256 tokens each.
+IMAGE_TOKENS = image_tokens(1920, 1080)
 
-Convention = Literal["norm1000", "norm1", "pixels"]
-
-
-# --------------------------------------------------------------------------- requests
-
-
-@dataclass(frozen=True)
-class SentImage:
-    """One image of a request, decoded: what the model would have seen."""
-
-    image: Image.Image
-    width: int
-    height: int
-    mime: str
-
-    @property
-    def size(self) -> tuple[int, int]:
-        return self.width, self.height
+#: The top-level request fields vLLM 0.12 removed; vLLM ignores them with a warning.
+REMOVED_FIELDS = frozenset(
+    {
+        "guided_json",
+        "guided_regex",
+        "guided_choice",
+        "guided_grammar",
+        "guided_decoding_backend",
+        "guided_whitespace_pattern",
+    }
+)
 
 
-@dataclass
-class ChatRequest:
-    """One chat completion request as the fake received it, parsed."""
+class StructuredOutputs(enum.Enum):
+    """Whether the server applies ``structured_outputs``."""
 
-    body: dict[str, Any]
-    model: str
-    messages: list[dict[str, Any]]
-    images: list[SentImage]
-    schema: dict[str, Any] | None
-    temperature: float | None
-    stream: bool
-    include_usage: bool
-    max_tokens: int | None
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def latest_image(self) -> SentImage | None:
-        """The last image of the conversation: the current screenshot."""
-        return self.images[-1] if self.images else None
-
-    @property
-    def text(self) -> str:
-        """All text parts of all messages, joined (for assertions and token estimates)."""
-        parts: list[str] = []
-        for message in self.messages:
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts.extend(
-                    str(part.get("text", ""))
-                    for part in content
-                    if isinstance(part, dict) and part.get("type") == "text"
-                )
-        return "\n".join(parts)
-
-    @property
-    def prompt_tokens(self) -> int:
-        """The fake's estimate of the prompt size in tokens."""
-        return math.ceil(len(self.text) / 4) + IMAGE_TOKENS * len(self.images)
+    ENFORCED = "enforced"  # compiled, every answer checked against it (vLLM 0.12 and later)
+    IGNORED = "ignored"  # a server that does not know the field: answers go out as they are
 
 
-Policy = Callable[[ChatRequest], str]
-"""What the model answers: the assistant message content for a request."""
+class ContextWording(enum.Enum):
+    """Which of vLLM's messages a prompt over the window gets (both are in current releases)."""
+
+    PROMPT_CONTAINS = "prompt_contains"  # "This model's maximum context length is M tokens. …"
+    INPUT_LENGTH = "input_length"  # "Input length (N) exceeds model's maximum context length (M)."
 
 
-class FakeHTTPError(Exception):
-    """Raised by a policy (or put in a script) to make the server answer an HTTP error."""
-
-    def __init__(
-        self, status: int, message: str = "Injected failure", err_type: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.err_type = err_type or ("InternalServerError" if status >= 500 else "BadRequestError")
+class StandInMisuse(AssertionError):
+    """A test let through what the real server would have caught (see the module doc)."""
 
 
 class _BadRequest(Exception):
@@ -153,262 +195,29 @@ class _Abort(Exception):
     """The handler must stop without answering (server stopping, or the client went away)."""
 
 
-# --------------------------------------------------------------------------- policies
-
-
-class ScriptExhausted(RuntimeError):
-    """A ScriptedPolicy was asked for more replies than it holds."""
-
-
-ScriptItem = str | Mapping[str, Any] | FakeHTTPError
-
-
-class ScriptedPolicy:
-    """Replies from a list, in order: strings as they are, dicts as JSON, errors raised.
-
-    When the script is exhausted it raises :class:`ScriptExhausted` (the server then answers 500)
-    unless ``repeat_last`` is set: a test that gets more requests than it scripted has a bug
-    worth seeing, so repeating silently is opt-in.
-    """
-
-    def __init__(
-        self, replies: Sequence[ScriptItem], *, repeat_last: bool = False, think: str | None = None
-    ) -> None:
-        if not replies:
-            raise ValueError("a script needs at least one reply")
-        self._replies = list(replies)
-        self._repeat_last = repeat_last
-        self._think = think
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def __call__(self, request: ChatRequest) -> str:
-        with self._lock:
-            index = self.calls
-            self.calls += 1
-        if index >= len(self._replies):
-            if not self._repeat_last:
-                raise ScriptExhausted(
-                    f"ScriptedPolicy exhausted after {len(self._replies)} replies"
-                )
-            index = len(self._replies) - 1
-        item = self._replies[index]
-        if isinstance(item, FakeHTTPError):
-            raise item
-        text = item if isinstance(item, str) else json.dumps(dict(item), ensure_ascii=False)
-        return _with_think(text, self._think)
-
-
-class GarbagePolicy:
-    """Always answers text that is not JSON (a model ignoring the schema)."""
-
-    def __init__(self, text: str = "Sure! I will click the Save button for you.") -> None:
-        self.text = text
-        self.calls = 0
-
-    def __call__(self, request: ChatRequest) -> str:
-        self.calls += 1
-        return self.text
-
-
 @dataclass(frozen=True)
-class Target:
-    """Something SeeingPolicy looks for by colour and acts on.
+class _Answer:
+    """What goes out for one request: reasoning and content, cut to the token budget."""
 
-    ``action`` is the pointing action at the target's centre; ``type_text``, when set, is typed
-    in the next step (click the field, then type). ``tolerance`` is the largest per-channel
-    difference still counted as the colour (JPEG shifts colours, most at edges).
-    """
-
-    element: str
-    color: tuple[int, int, int]
-    action: Literal["click", "double_click", "move"] = "click"
-    button: Literal["left", "right", "middle"] = "left"
-    type_text: str | None = None
-    press_enter: bool = False
-    tolerance: int = 48
-    min_pixels: int = 30
-
-
-@dataclass(frozen=True)
-class Found:
-    """Where a target's colour is in an image: centroid (pixel centres) and pixel count."""
-
-    x: float
-    y: float
-    pixels: int
-
-
-def find_color(
-    image: Image.Image, color: tuple[int, int, int], tolerance: int = 48, min_pixels: int = 30
-) -> Found | None:
-    """The centroid of the pixels within ``tolerance`` of ``color``, or None when too few match."""
-    pixels = np.asarray(image.convert("RGB"), dtype=np.int16)
-    diff = np.abs(pixels - np.array(color, dtype=np.int16))
-    mask = np.all(diff <= tolerance, axis=2)
-    count = int(mask.sum())
-    if count < min_pixels:
-        return None
-    ys, xs = np.nonzero(mask)
-    # +0.5: pixel i covers [i, i+1), so its centre is i + 0.5
-    return Found(float(xs.mean()) + 0.5, float(ys.mean()) + 0.5, count)
-
-
-def to_convention(
-    x: float, y: float, width: int, height: int, convention: Convention
-) -> tuple[float, float]:
-    """A pixel position of an image of ``width`` x ``height`` in a coordinate convention."""
-    if convention == "norm1000":
-        return float(round(x / width * 1000)), float(round(y / height * 1000))
-    if convention == "norm1":
-        return round(x / width, 4), round(y / height, 4)
-    return float(round(x)), float(round(y))
-
-
-class SeeingPolicy:
-    """A model that really looks: finds each target by colour in the latest screenshot.
-
-    The plan is the targets in order: a pointing action at each target's centre (in
-    ``convention``, relative to the size of the image that was sent), followed by a ``type``
-    step when the target has ``type_text``; when the plan is done it answers ``then`` (by
-    default an ``answer``). A target whose colour is not visible gets ``on_missing`` (ask_user
-    or answer with a failure text) and the plan does not advance, so it can go on once the
-    target shows up.
-
-    The plan advances by one step per request: retries and re-asks consume steps. ``think``
-    prefixes a ``<think>…</think>`` block, as a reasoning model does.
-    """
-
-    def __init__(
-        self,
-        targets: Sequence[Target],
-        convention: Convention = "norm1000",
-        *,
-        then: Mapping[str, Any] | None = None,
-        on_missing: Literal["ask_user", "answer"] = "ask_user",
-        think: bool = False,
-    ) -> None:
-        self.targets = list(targets)
-        self.convention: Convention = convention
-        self.then = dict(then) if then is not None else {"action": "answer", "text": "All done."}
-        self.on_missing = on_missing
-        self.think = think
-        self.plan: list[tuple[Literal["point", "type"], Target]] = []
-        for target in self.targets:
-            self.plan.append(("point", target))
-            if target.type_text is not None:
-                self.plan.append(("type", target))
-        self.position = 0
-        self.missing: list[str] = []
-        self._lock = threading.Lock()
+    reasoning: list[str]  # token-sized pieces
+    content: list[str]
+    finish_reason: str
+    prompt_tokens: int
 
     @property
-    def done(self) -> bool:
-        return self.position >= len(self.plan)
+    def completion_tokens(self) -> int:
+        return len(self.reasoning) + len(self.content)
 
-    def reset(self) -> None:
-        with self._lock:
-            self.position = 0
-            self.missing.clear()
-
-    def __call__(self, request: ChatRequest) -> str:
-        with self._lock:
-            step = self._next(request)
-        text = json.dumps(step, ensure_ascii=False)
-        return _with_think(
-            text,
-            "I look at the screenshot and find the target by its colour." if self.think else None,
-        )
-
-    def _next(self, request: ChatRequest) -> dict[str, Any]:
-        if self.done:
-            return {"note": "", "thought": "Every target is handled.", "action": dict(self.then)}
-        kind, target = self.plan[self.position]
-        if kind == "type":
-            self.position += 1
-            assert target.type_text is not None
-            action: dict[str, Any] = {"action": "type", "text": target.type_text}
-            if target.press_enter:
-                action["press_enter"] = True
-            return {
-                "note": "",
-                "thought": f"The {target.element} has focus; type the text.",
-                "action": action,
-            }
-        shot = request.latest_image
-        found = (
-            find_color(shot.image, target.color, target.tolerance, target.min_pixels)
-            if shot
-            else None
-        )
-        if shot is None or found is None:
-            self.missing.append(target.element)
-            words = f"I cannot see the {target.element} on the screen."
-            miss: dict[str, Any] = (
-                {"action": "ask_user", "question": f"{words} Where is it?"}
-                if self.on_missing == "ask_user"
-                else {"action": "answer", "text": f"Failed: {words}"}
-            )
-            return {"note": "", "thought": words, "action": miss}
-        self.position += 1
-        x, y = to_convention(found.x, found.y, shot.width, shot.height, self.convention)
-        pointed: dict[str, Any] = {
-            "action": target.action,
-            "element": target.element,
-            "x": x,
-            "y": y,
-        }
-        if target.action == "click" and target.button != "left":
-            pointed["button"] = target.button
+    def usage(self) -> dict[str, int]:
+        # vLLM's key order: prompt, total, completion.
         return {
-            "note": "",
-            "thought": f"The {target.element} is visible; {target.action} it.",
-            "action": pointed,
+            "prompt_tokens": self.prompt_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "completion_tokens": self.completion_tokens,
         }
 
 
-def _with_think(text: str, think: str | None) -> str:
-    return f"<think>{think}</think>\n{text}" if think else text
-
-
-# --------------------------------------------------------------------------- images for tests
-
-
-def jpeg_bytes(image: Image.Image, quality: int = 90) -> bytes:
-    """Encode an image as JPEG (4:2:0 chroma, the harsher case for colour matching)."""
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, format="JPEG", quality=quality)
-    return buffer.getvalue()
-
-
-def data_url(data: bytes, mime: str = "image/jpeg") -> str:
-    """A ``data:`` URL as the client sends images."""
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def screenshot(
-    size: tuple[int, int] = (1536, 864),
-    rects: Sequence[tuple[tuple[int, int, int, int], tuple[int, int, int]]] = (),
-    background: tuple[int, int, int] = (236, 236, 236),
-) -> Image.Image:
-    """A synthetic screenshot: a plain background with filled rectangles ``((l, t, r, b), rgb)``."""
-    image = Image.new("RGB", size, background)
-    pixels = np.array(image)
-    for (left, top, right, bottom), color in rects:
-        pixels[top:bottom, left:right] = color
-    return Image.fromarray(pixels)
-
-
-def image_message(image: Image.Image | bytes, text: str = "Step 1\n") -> dict[str, Any]:
-    """One user message holding one screenshot and a text part, in OpenAI chat format."""
-    data = image if isinstance(image, bytes) else jpeg_bytes(image)
-    return {
-        "role": "user",
-        "content": [
-            {"type": "image_url", "image_url": {"url": data_url(data)}},
-            {"type": "text", "text": text},
-        ],
-    }
+_THINK = re.compile(r"\A\s*<think>(?P<reasoning>.*?)</think>\s*", re.DOTALL)
 
 
 # --------------------------------------------------------------------------- the server
@@ -455,13 +264,16 @@ class _Handler(BaseHTTPRequestHandler):
 _DATA_URL = re.compile(r"data:(?P<mime>image/[\w.+-]+);base64,(?P<data>.*)", re.DOTALL)
 
 
+_DATA_URL = re.compile(r"data:(?P<mime>image/[\w.+-]+);base64,(?P<data>.*)", re.DOTALL)
+
+
 class FakeVLLM:
     """A real HTTP server on 127.0.0.1 answering like vLLM serving Holotron (see module doc).
 
     Use as a context manager or with :meth:`start` / :meth:`stop`. ``delay`` (seconds before a
     chat response starts) and ``stream_chunk_delay`` (between streamed chunks) simulate
     generation time; ``loading`` can be flipped at any time; :meth:`kill` simulates the server
-    dying mid-run.
+    dying mid-run. Tests wait with :meth:`wait_until` and its shorthands, never with sleeps.
     """
 
     def __init__(
@@ -474,6 +286,10 @@ class FakeVLLM:
         api_key: str | None = None,
         loading: bool = False,
         port: int = 0,
+        structured_outputs: StructuredOutputs = StructuredOutputs.ENFORCED,
+        reasoning_parser: bool = False,
+        legacy: bool = False,
+        context_wording: ContextWording = ContextWording.PROMPT_CONTAINS,
     ) -> None:
         self.policy = policy
         self.served_model_name = served_model_name
@@ -481,9 +297,13 @@ class FakeVLLM:
         self.max_model_len = max_model_len
         self.api_key = api_key
         self.loading = loading
+        self.structured_outputs = structured_outputs
+        self.reasoning_parser = reasoning_parser
+        self.legacy = legacy
+        self.context_wording = context_wording
         self.delay = 0.0
         self.stream_chunk_delay = 0.0
-        self.chunk_chars = 4  # characters per streamed chunk: about one token
+        self.chunk_chars = 4  # the longest token-sized piece of a streamed answer
         # The latency model under load (see the module doc); zero: no load effect.
         self.delay_per_active = 0.0
         self.chunk_delay_per_active = 0.0
@@ -498,6 +318,12 @@ class FakeVLLM:
         self.requests: list[ChatRequest] = []
         self.errors: list[tuple[int, str]] = []  # every error answered: (status, message)
         self.disconnects = 0  # chat requests whose client went away before the answer ended
+        #: Answers a policy gave that the request's grammar would not have allowed.
+        self.grammar_violations: list[Violation] = []
+        #: Every removed ``guided_*`` field a request carried (vLLM ignores them, unconstrained).
+        self.removed_fields: list[str] = []
+        #: What vLLM would have logged as a warning (removed fields, ...).
+        self.warnings: list[str] = []
         self.killed = False
         self._port = port  # 0: any free port, chosen on start()
         self._server: _Server | None = None
@@ -509,6 +335,7 @@ class FakeVLLM:
         self._changed = threading.Condition(self._lock)
         self._policy_lock = threading.Lock()
         self._created = int(time.time())
+        self._permission_id = f"modelperm-{uuid.uuid4().hex[:16]}"
         self.received = threading.Event()  # set on every chat request received (tests wait on it)
 
     # ------------------------------------------------------------------ lifecycle
@@ -572,8 +399,27 @@ class FakeVLLM:
     def __enter__(self) -> FakeVLLM:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+        if exc_type is None:
+            self.check_client()
+
+    def check_client(self) -> None:
+        """Raise :class:`StandInMisuse` when a request carried a removed ``guided_*`` field or a
+        policy answered what the grammar forbids. Called on leaving a ``with`` block; a test
+        that provokes either on purpose clears the list it checked."""
+        if self.removed_fields:
+            raise StandInMisuse(
+                f"a request carried the removed field(s) {sorted(set(self.removed_fields))}: "
+                "vLLM ignores them and the output is then unconstrained; send "
+                "structured_outputs={'json': schema}"
+            )
+        if self.grammar_violations:
+            first = self.grammar_violations[0]
+            raise StandInMisuse(
+                f"{len(self.grammar_violations)} answer(s) the grammar would never allow reached "
+                f"the stand-in, first {first.answer[:200]!r}: {first.problem}"
+            )
 
     def wait_until(
         self, condition: Callable[[FakeVLLM], bool], what: str, timeout: float = 30.0
@@ -664,16 +510,8 @@ class FakeVLLM:
                 self._send_json(h, 404, {"detail": "Not Found"})
         except _BadRequest as err:
             self._record_error(err.status, err.message)
-            body = {
-                "error": {
-                    "message": err.message,
-                    "type": err.err_type,
-                    "param": err.param,
-                    "code": err.status,
-                }
-            }
             with contextlib.suppress(OSError):
-                self._send_json(h, err.status, body)
+                self._send_json(h, err.status, _error_body(err))
         except _Abort:
             h.close_connection = True
         except OSError:
@@ -686,6 +524,20 @@ class FakeVLLM:
         return h.headers.get("Authorization", "") == f"Bearer {key}"
 
     def _models_body(self) -> dict[str, Any]:
+        permission = {
+            "id": self._permission_id,
+            "object": "model_permission",
+            "created": self._created,
+            "allow_create_engine": False,
+            "allow_sampling": True,
+            "allow_logprobs": True,
+            "allow_search_indices": False,
+            "allow_view": True,
+            "allow_fine_tuning": False,
+            "organization": "*",
+            "group": None,
+            "is_blocking": False,
+        }
         return {
             "object": "list",
             "data": [
@@ -697,7 +549,7 @@ class FakeVLLM:
                     "root": "Hcompany/Holotron-12B",
                     "parent": None,
                     "max_model_len": self.max_model_len,
-                    "permission": [],
+                    "permission": [permission],
                 }
             ],
         }
@@ -705,12 +557,7 @@ class FakeVLLM:
     # ------------------------------------------------------------------ chat
 
     def _chat(self, h: _Handler, raw: bytes) -> None:
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise _BadRequest(400, f"JSON decode error: {exc}", "BadRequestError") from exc
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            raise _BadRequest(400, "Field required: messages", "BadRequestError", "messages")
+        body = self._read_body(raw)
         request = self._parse(body, h)
         with self._changed:
             self.chat_requests += 1
@@ -719,90 +566,256 @@ class FakeVLLM:
             self._changed.notify_all()
         self.received.set()
 
+        self._note_ignored_fields(body)
+        # In the order vLLM checks: the model, the request's own fields, the images while the
+        # chat template is rendered, the prompt against the window; then the engine compiles
+        # the grammar (for a stream: after the 200, vLLM 0.34).
         if request.model != self.served_model_name:
-            raise _BadRequest(
-                404, f"The model `{request.model}` does not exist.", "NotFoundError", "model"
-            )
-        if "guided_json" in body:
+            message = f"The model `{request.model}` does not exist."
+            if not self.legacy:
+                message += f" Valid aliases: {self.served_model_name}."
+            raise _BadRequest(404, message, "NotFoundError", "model")
+        if request.stream is False and "stream_options" in body:
             raise _BadRequest(
                 400,
-                "guided_json was removed in vLLM 0.12 (and is ignored there): send "
-                "structured_outputs={'json': schema} instead.",
+                self._worded(
+                    "Stream options can only be defined when `stream=True`.", "stream_options"
+                ),
                 "BadRequestError",
-                "guided_json",
+                None if self.legacy else "stream_options",
             )
+        constraint = self._constraint(body)
         if len(request.images) > self.image_limit:
             raise _BadRequest(
                 400,
-                f"At most {self.image_limit} image(s) may be provided in one prompt.",
+                self._worded(
+                    f"At most {self.image_limit} image(s) may be provided in one prompt."
+                    + ("" if self.legacy else " Set `--limit-mm-per-prompt` to increase this "
+                       "limit."),
+                    "image",
+                ),
                 "BadRequestError",
+                None if self.legacy else "image",
             )
         tokens = request.prompt_tokens
-        if tokens >= self.max_model_len:
-            raise _BadRequest(
-                400,
-                f"This model's maximum context length is {self.max_model_len} tokens. "
-                f"However, your request has {tokens} input tokens. "
-                "Please reduce the length of the input messages.",
-                "BadRequestError",
-                "input_tokens",
-            )
-        max_tokens = request.max_tokens
-        if max_tokens is not None and tokens + max_tokens > self.max_model_len:
-            raise _BadRequest(
-                400,
-                f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This model's "
-                f"maximum context length is {self.max_model_len} tokens and your request has "
-                f"{tokens} input tokens ({max_tokens} > {self.max_model_len} - {tokens}).",
-                "BadRequestError",
-                "max_tokens",
-            )
+        max_tokens = self._answer_budget(tokens, request.max_tokens)
+        grammar: Grammar | None = None
+        if constraint is not None and self.structured_outputs is StructuredOutputs.ENFORCED:
+            try:
+                grammar = compile_constraint(constraint)
+            except ConstraintError as exc:
+                if request.stream and not self.legacy:
+                    self._send_stream_error(h, 400, str(exc), "BadRequestError", opened=False)
+                    return
+                raise _BadRequest(400, self._worded(str(exc)), "BadRequestError") from exc
 
         with self._lock:
             self.active += 1
             active = self.active
             self.max_active = max(self.max_active, active)
         try:
-            self._answer(h, request, tokens, max_tokens, active)
+            self._answer(h, request, tokens, max_tokens, grammar, active)
         finally:
             with self._lock:
                 self.active -= 1
 
+    def _read_body(self, raw: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise _BadRequest(400, f"JSON decode error: {exc}", "Bad Request") from exc
+        if not isinstance(body, dict):
+            raise _BadRequest(400, "Input should be a valid dictionary", "Bad Request")
+        if not isinstance(body.get("messages"), list):
+            raise _BadRequest(
+                400,
+                "1 validation error:\n  {'type': 'missing', 'loc': 'body.messages', 'msg': "
+                "'Field required'}",
+                "Bad Request",
+                "body.messages",
+            )
+        temperature = body.get("temperature")
+        if temperature is not None and (
+            not isinstance(temperature, int | float) or temperature < 0
+        ):
+            raise _BadRequest(400, "temperature must be >= 0", "BadRequestError", "temperature")
+        return body
+
+    def _note_ignored_fields(self, body: dict[str, Any]) -> None:
+        removed = sorted(REMOVED_FIELDS & set(body))
+        if not removed:
+            return
+        # vLLM logs this and answers 200, unconstrained: the stand-in does the same and keeps
+        # the field, so __exit__ can fail the test that sent it.
+        warning = (
+            f"Request contains the removed guided-decoding field(s) {removed}, which are "
+            "ignored; output will NOT be constrained. Use `structured_outputs` (or "
+            "`response_format`) instead."
+        )
+        logger.warning("fake vllm: %s", warning)
+        with self._lock:
+            self.removed_fields.extend(removed)
+            self.warnings.append(warning)
+
+    def _constraint(self, body: dict[str, Any]) -> Constraint | None:
+        if "structured_outputs" not in body or body["structured_outputs"] is None:
+            return None
+        try:
+            return read_constraint(body["structured_outputs"], legacy=self.legacy)
+        except ConstraintError as exc:
+            raise _BadRequest(
+                400, self._worded(str(exc)), "BadRequestError", None
+            ) from exc
+
+    def _answer_budget(self, tokens: int, max_tokens: int | None) -> int:
+        """What may be generated: vLLM's checks of the prompt and ``max_tokens`` against the
+        window, then (vLLM 0.34) a budget that does not fit clamped to what is left."""
+        window = self.max_model_len
+        if self.legacy:
+            if tokens >= window:
+                raise _BadRequest(
+                    400,
+                    self._worded(
+                        f"This model's maximum context length is {window} tokens. However, "
+                        f"your request has {tokens} input tokens. Please reduce the length of "
+                        "the input messages."
+                    ),
+                    "BadRequestError",
+                )
+            if max_tokens is not None and tokens + max_tokens > window:
+                raise _BadRequest(
+                    400,
+                    self._worded(
+                        f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. "
+                        f"This model's maximum context length is {window} tokens and your "
+                        f"request has {tokens} input tokens ({max_tokens} > {window} - "
+                        f"{tokens})."
+                    ),
+                    "BadRequestError",
+                )
+            return max_tokens if max_tokens is not None else window - tokens
+        if max_tokens is not None and max_tokens > window:
+            raise _BadRequest(
+                400,
+                self._worded(
+                    f"max_tokens={max_tokens} cannot be greater than max_model_len={window}. "
+                    "Please request fewer output tokens.",
+                    "max_tokens",
+                    max_tokens,
+                ),
+                "BadRequestError",
+                "max_tokens",
+            )
+        if tokens > window:
+            if self.context_wording is ContextWording.INPUT_LENGTH:
+                message = (
+                    f"Input length ({tokens}) exceeds model's maximum context length ({window})."
+                )
+                raise _BadRequest(400, message, "BadRequestError")
+            raise _BadRequest(
+                400,
+                self._worded(
+                    f"This model's maximum context length is {window} tokens. However, your "
+                    f"prompt contains {tokens} input tokens, which exceeds this limit even "
+                    "without any output tokens. Please reduce the length of the input prompt.",
+                    "input_tokens",
+                    tokens,
+                ),
+                "BadRequestError",
+                "input_tokens",
+            )
+        left = window - tokens
+        if left < 1:
+            raise _BadRequest(
+                400,
+                self._worded("max_tokens must be at least 1, got 0.", "max_tokens", 0),
+                "BadRequestError",
+                "max_tokens",
+            )
+        return left if max_tokens is None else min(max_tokens, left)
+
+    def _worded(self, message: str, parameter: str | None = None, value: object = None) -> str:
+        """A 400's message as vLLM words it: 0.34 names the parameter (and value) in brackets,
+        0.12 appends the exception's cause, which is None."""
+        if self.legacy:
+            return f"{message} None"
+        if parameter is None:
+            return message
+        shown = f", value={value}" if value is not None else ""
+        return f"{message} (parameter={parameter}{shown})"
+
     def _answer(
-        self, h: _Handler, request: ChatRequest, tokens: int, max_tokens: int | None, active: int
+        self,
+        h: _Handler,
+        request: ChatRequest,
+        tokens: int,
+        max_tokens: int,
+        grammar: Grammar | None,
+        active: int,
     ) -> None:
         delay = self.delay + self.delay_per_active * active
         if delay > 0:
             self._wait(h, delay)
         try:
             with self._policy_lock:
-                content = self.policy(request)
+                text = self.policy(request)
+        except FakeStreamError as err:
+            if not request.stream:
+                raise _BadRequest(err.status, err.message, err.err_type) from err
+            self._send_stream_error(
+                h, err.status, err.message, err.err_type, opened=True, partial=err.partial,
+                model=request.model,
+            )
+            return
         except FakeHTTPError as err:
             raise _BadRequest(err.status, err.message, err.err_type) from err
         except Exception as exc:
             logger.exception("fake vllm policy failed")
             raise _BadRequest(500, f"{type(exc).__name__}: {exc}", "InternalServerError") from exc
 
-        finish_reason = "stop"
-        completion_tokens = math.ceil(len(content) / 4)
-        if max_tokens is not None and completion_tokens > max_tokens:
-            content = content[: max_tokens * 4]
-            completion_tokens = max_tokens
-            finish_reason = "length"
-        usage = {
-            "prompt_tokens": tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": tokens + completion_tokens,
-        }
+        answer = self._shape(text, tokens, max_tokens, grammar)
         if request.stream:
-            self._send_stream(h, request, content, finish_reason, usage)
+            self._send_stream(h, request, answer)
         else:
-            self._send_json(h, 200, self._completion_body(request, content, finish_reason, usage))
+            self._send_json(h, 200, self._completion_body(request, answer))
         with self._changed:
             self.served += 1
             self.served_prompt_tokens += tokens
-            self.served_completion_tokens += completion_tokens
+            self.served_completion_tokens += answer.completion_tokens
             self._changed.notify_all()
+
+    def _shape(
+        self, text: str, tokens: int, max_tokens: int, grammar: Grammar | None
+    ) -> _Answer:
+        """Split off reasoning, hold the content to the grammar, cut both to the budget."""
+        reasoning = ""
+        content = text
+        if self.reasoning_parser:
+            think = _THINK.match(text)
+            if think is not None:
+                reasoning, content = think.group("reasoning"), text[think.end() :]
+            elif text.lstrip().startswith("<think>"):
+                reasoning, content = text.lstrip()[len("<think>") :], ""
+        if grammar is not None:
+            violation = grammar.check(content)
+            if violation is not None:
+                with self._lock:
+                    self.grammar_violations.append(violation)
+                raise _BadRequest(
+                    500,
+                    "stand-in server: the policy's answer is one the request's grammar would "
+                    f"never allow ({violation.problem}); script what a grammar-bound model can "
+                    "write, or start the stand-in with structured_outputs=IGNORED",
+                    "InternalServerError",
+                )
+        reasoning_pieces = pieces(reasoning, self.chunk_chars) if reasoning else []
+        content_pieces = pieces(content, self.chunk_chars)
+        finish = "stop"
+        if len(reasoning_pieces) + len(content_pieces) > max_tokens:
+            finish = "length"
+            reasoning_pieces = reasoning_pieces[:max_tokens]
+            content_pieces = content_pieces[: max_tokens - len(reasoning_pieces)]
+        return _Answer(reasoning_pieces, content_pieces, finish, tokens)
 
     def _parse(self, body: dict[str, Any], h: _Handler) -> ChatRequest:
         images: list[SentImage] = []
@@ -815,7 +828,6 @@ class FakeVLLM:
                     url = part.get("image_url", {}).get("url", "")
                     images.append(_decode_image(str(url), load=self.decode_images))
         structured = body.get("structured_outputs")
-        schema = structured.get("json") if isinstance(structured, dict) else None
         options = body.get("stream_options")
         max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
         temperature = body.get("temperature")
@@ -824,88 +836,110 @@ class FakeVLLM:
             model=str(body.get("model", "")),
             messages=body["messages"],
             images=images,
-            schema=schema if isinstance(schema, dict) else None,
+            schema=schema_of(structured),
             temperature=float(temperature) if temperature is not None else None,
             stream=bool(body.get("stream", False)),
             include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
             max_tokens=int(max_tokens) if max_tokens is not None else None,
             headers={k.lower(): v for k, v in h.headers.items() if k.lower() != "authorization"},
+            structured_outputs=structured,
         )
 
-    def _completion_body(
-        self, request: ChatRequest, content: str, finish_reason: str, usage: dict[str, int]
-    ) -> dict[str, Any]:
+    # ------------------------------------------------------------------ answers
+
+    def _completion_body(self, request: ChatRequest, answer: _Answer) -> dict[str, Any]:
+        reasoning = "".join(answer.reasoning) or None
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(answer.content),
+            "reasoning": reasoning,
+            "tool_calls": [],
+        }
+        if self.legacy:
+            message["reasoning_content"] = reasoning
         return {
-            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "id": f"chatcmpl-{uuid.uuid4().hex[:16]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model,
             "choices": [
                 {
                     "index": 0,
-                    "message": {
-                        "role": "assistant",
-                        "content": content,
-                        "reasoning_content": None,
-                        "tool_calls": [],
-                    },
+                    "message": message,
                     "logprobs": None,
-                    "finish_reason": finish_reason,
+                    "finish_reason": answer.finish_reason,
                     "stop_reason": None,
                 }
             ],
-            "usage": usage,
+            "usage": answer.usage(),
             "prompt_logprobs": None,
         }
 
-    def _send_stream(
-        self,
-        h: _Handler,
-        request: ChatRequest,
-        content: str,
-        finish_reason: str,
-        usage: dict[str, int],
-    ) -> None:
-        chunk_id = f"chatcmpl-{uuid.uuid4().hex}"
-        created = int(time.time())
-
-        def chunk(
-            choices: list[dict[str, Any]], extra: dict[str, Any] | None = None
-        ) -> dict[str, Any]:
-            body: dict[str, Any] = {
-                "id": chunk_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": request.model,
-                "choices": choices,
-            }
-            body.update(extra or {})
-            return body
-
-        def delta(d: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
-            return [{"index": 0, "delta": d, "logprobs": None, "finish_reason": finish}]
-
+    def _open_stream(self, h: _Handler) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream; charset=utf-8")
         h.send_header("Cache-Control", "no-cache")
         h.send_header("Transfer-Encoding", "chunked")
         h.end_headers()
-        self._write_event(h, chunk(delta({"role": "assistant", "content": ""})))
-        step = max(1, self.chunk_chars)
-        for start in range(0, len(content), step):
-            chunk_delay = self.stream_chunk_delay + self.chunk_delay_per_active * self.active
-            if chunk_delay > 0:
-                self._wait(h, chunk_delay)
-            self._write_event(h, chunk(delta({"content": content[start : start + step]})))
-        self._write_event(h, chunk(delta({"content": ""}, finish_reason)))
-        if request.include_usage:
-            self._write_event(h, chunk([], {"usage": usage}))
+
+    def _close_stream(self, h: _Handler) -> None:
         self._write_chunk(h, b"data: [DONE]\n\n")
         h.wfile.write(b"0\r\n\r\n")
         h.wfile.flush()
 
+    def _send_stream(self, h: _Handler, request: ChatRequest, answer: _Answer) -> None:
+        chunk = _Chunks(request.model, legacy=self.legacy)
+        self._open_stream(h)
+        self._write_event(h, chunk.delta({"role": "assistant", "content": ""}))
+        stream = [("reasoning", piece) for piece in answer.reasoning] + [
+            ("content", piece) for piece in answer.content
+        ]
+        for index, (kind, piece) in enumerate(stream):
+            chunk_delay = self.stream_chunk_delay + self.chunk_delay_per_active * self.active
+            if chunk_delay > 0:
+                self._wait(h, chunk_delay)
+            last = index == len(stream) - 1 and answer.finish_reason == "length"
+            self._write_event(
+                h, chunk.delta({kind: piece}, answer.finish_reason if last else None)
+            )
+        if answer.finish_reason == "stop" or not stream:
+            # The end-of-sequence token decodes to nothing: an empty delta carries the reason.
+            self._write_event(h, chunk.delta({"content": ""}, answer.finish_reason))
+        if request.include_usage:
+            self._write_event(h, chunk.usage(answer.usage()))
+        self._close_stream(h)
+
+    def _send_stream_error(
+        self,
+        h: _Handler,
+        status: int,
+        message: str,
+        err_type: str,
+        *,
+        opened: bool,
+        partial: str = "",
+        model: str = "",
+    ) -> None:
+        """A failure after the 200: ``data: {"error": …}`` then ``[DONE]`` (vLLM 0.34).
+
+        ``opened``: the role chunk and ``partial`` go first, as when the engine fails while it
+        generates; otherwise the error is the stream's first event (a grammar refused when the
+        engine takes the request).
+        """
+        self._record_error(status, message)
+        self._open_stream(h)
+        if opened:
+            chunk = _Chunks(model, legacy=self.legacy)
+            self._write_event(h, chunk.delta({"role": "assistant", "content": ""}))
+            for piece in pieces(partial, self.chunk_chars):
+                self._write_event(h, chunk.delta({"content": piece}))
+        error = {"message": message, "type": err_type, "param": None, "code": status}
+        self._write_event(h, {"error": error})
+        self._close_stream(h)
+
     def _write_event(self, h: _Handler, data: dict[str, Any]) -> None:
-        self._write_chunk(h, f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        self._write_chunk(h, f"data: {text}\n\n".encode())
 
     def _write_chunk(self, h: _Handler, payload: bytes) -> None:
         if self._stopping.is_set():
@@ -950,6 +984,58 @@ class FakeVLLM:
         h.send_header("Content-Length", "0")
         h.end_headers()
         h.wfile.flush()
+
+
+class _Chunks:
+    """The ``chat.completion.chunk`` events of one stream, shaped as vLLM serialises them."""
+
+    def __init__(self, model: str, *, legacy: bool) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex[:16]}"
+        self.created = int(time.time())
+        self.model = model
+        self.legacy = legacy
+
+    def _base(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+        }
+
+    def delta(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        if self.legacy:
+            # vLLM 0.12 mirrors reasoning into the deprecated field, null on every other delta.
+            delta = {**delta, "reasoning_content": delta.get("reasoning")}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "delta": delta,
+            "logprobs": None,
+            "finish_reason": finish,
+        }
+        if finish is not None:
+            choice["stop_reason"] = None
+        if not self.legacy:
+            choice["token_ids"] = None
+        body = self._base([choice])
+        if not self.legacy:
+            body["kv_transfer_params"] = None
+        return body
+
+    def usage(self, usage: dict[str, int]) -> dict[str, Any]:
+        return {**self._base([]), "usage": usage}
+
+
+def _error_body(err: _BadRequest) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": err.message,
+            "type": err.err_type,
+            "param": err.param,
+            "code": err.status,
+        }
+    }
 
 
 def _decode_image(url: str, *, load: bool = True) -> SentImage:
