@@ -36,6 +36,7 @@ from model.errors import (
     AuthFailed,
     BadRequest,
     Cancelled,
+    ContextFull,
     ContextTooLong,
     HolotronError,
     InvalidOutput,
@@ -163,6 +164,32 @@ def _summarize(exc: ValidationError) -> str:
         parts.append(f"{where}: {error['msg']}")
     more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
     return "; ".join(parts) + more
+
+
+def _reasoning_of(delta: Any) -> str:
+    """The reasoning text of a streamed delta, when the server runs a reasoning parser.
+
+    vLLM sends it as ``reasoning`` (0.12 also mirrors it into the deprecated
+    ``reasoning_content``; read one, never both, or it would count twice; see
+    docs/vllm-protocol.md).
+    """
+    extra = getattr(delta, "model_extra", None) or {}
+    for name in ("reasoning", "reasoning_content"):
+        value = getattr(delta, name, None) or extra.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _joined(reasoning: str, content: str) -> str:
+    """One answer text from a reasoning parser's two streams, as a model without one writes
+    it: the thinking in a leading ``<think>`` block (left open while it goes on), then the
+    JSON. Everything downstream (the live view, the log, :func:`parse_step`) reads this form."""
+    if not reasoning:
+        return content
+    if not content:
+        return f"<think>{reasoning}"
+    return f"<think>{reasoning}</think>\n{content}"
 
 
 # --------------------------------------------------------------------------- cancellable sockets
@@ -336,6 +363,7 @@ class HolotronClient:
         self._sdk.project = None
         self._sdk.admin_api_key = None
         self._model: str | None = None
+        self._window: int | None = None  # the served model's max_model_len, once known
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
 
@@ -414,7 +442,8 @@ class HolotronClient:
         """The model name to send: the configured one once verified, else the served one."""
         if self._model is not None:
             return self._model
-        names = self.models()
+        served = self.served_models()
+        names = [entry.name for entry in served]
         wanted = self.config.model
         if wanted:
             if wanted not in names:
@@ -424,6 +453,7 @@ class HolotronClient:
             if not names:
                 raise ModelNotFound("(any)", names, detail="GET /v1/models listed no model")
             self._model = names[0]
+        self._window = next(e.max_model_len for e in served if e.name == self._model)
         logger.info("using model %r at %s", self._model, self.base_url)
         return self._model
 
@@ -508,6 +538,9 @@ class HolotronClient:
                 try:
                     step = parse_step(done.text, done.finish_reason, self.config.max_tokens)
                 except ValueError as exc:
+                    full = self._window_full(done)
+                    if full is not None:
+                        raise full from exc
                     problem = str(exc)
                     logger.warning("answer %d is not a valid step: %s", attempt, problem)
                     logger.debug("rejected answer: %.500s", done.text)
@@ -550,6 +583,30 @@ class HolotronClient:
             with self._lock:
                 if self._flight is flight:
                     self._flight = None
+
+    def _window_full(self, done: _Done) -> ContextFull | None:
+        """The error for an answer cut short by the end of the context window, if it was.
+
+        Current vLLM clamps ``max_tokens`` to what is left of the window without a word, so an
+        answer that stops at the length limit before the budget we asked for hit the window
+        (docs/vllm-protocol.md, "The context window").
+        Without usage figures it cannot be told from a model that rambles: None then.
+        """
+        if done.finish_reason != "length" or done.completion_tokens is None:
+            return None
+        if done.completion_tokens >= self.config.max_tokens:
+            return None
+        logger.warning(
+            "the answer stopped after %d of %d tokens: the context window is full",
+            done.completion_tokens,
+            self.config.max_tokens,
+        )
+        window = self._window
+        if window is None and done.prompt_tokens is not None:
+            window = done.prompt_tokens + done.completion_tokens
+        return ContextFull(
+            window, done.prompt_tokens, done.completion_tokens, detail=done.text[-200:] or None
+        )
 
     def _attempt_with_retries(
         self,
@@ -641,7 +698,8 @@ class HolotronClient:
         """Worker thread: one streamed request, reported as events. Never raises."""
         sent = time.monotonic()
         first: float | None = None
-        text = ""
+        reasoning = ""
+        content = ""
         finish: str | None = None
         prompt_tokens: int | None = None
         completion_tokens: int | None = None
@@ -667,13 +725,16 @@ class HolotronClient:
                         details = chunk.usage.prompt_tokens_details
                         cached = details.cached_tokens if details is not None else None
                     for choice in chunk.choices:
-                        if choice.delta.content:
+                        thought = _reasoning_of(choice.delta)
+                        if thought or choice.delta.content:
                             if first is None:
                                 first = time.monotonic() - sent
-                            text += choice.delta.content
-                            events.put(_Text(text))
+                            reasoning += thought
+                            content += choice.delta.content or ""
+                            events.put(_Text(_joined(reasoning, content)))
                         if choice.finish_reason is not None:
                             finish = choice.finish_reason
+            text = _joined(reasoning, content)
             events.put(_Done(text, finish, prompt_tokens, completion_tokens, cached, first))
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
@@ -710,6 +771,15 @@ class HolotronClient:
             )
         return ServerError(None, detail=f"{type(exc).__name__}: {exc}")
 
+    def _context_error(self, lowered: str, message: str) -> ContextTooLong:
+        window = _number(_WINDOW, lowered) or self._window
+        return ContextTooLong(
+            window,
+            _number(_PROMPT, lowered),
+            answer_tokens=_number(_BUDGET, lowered),
+            detail=message,
+        )
+
     def _map_status(self, status: int, message: str) -> HolotronError:
         lowered = message.lower()
         if status in (401, 403):
@@ -731,15 +801,32 @@ class HolotronClient:
         if "may be provided in one" in lowered:  # "...in one prompt" (older vLLM: "in one request")
             limit = re.search(r"at most (\d+)", lowered)
             return TooManyImages(int(limit.group(1)) if limit else None, detail=message)
-        if "maximum context length" in lowered or "max_model_len" in lowered:
-            window = re.search(r"maximum context length is (\d+)", lowered)
-            prompt = re.search(r"(?:has|requested) (\d+) (?:input )?tokens", lowered)
-            return ContextTooLong(
-                int(window.group(1)) if window else None,
-                int(prompt.group(1)) if prompt else None,
-                detail=message,
-            )
+        if _CONTEXT_WORDS.search(lowered):
+            return self._context_error(lowered, message)
         return BadRequest(status, detail=message)
+
+
+# vLLM's ways of saying a request does not fit the window (docs/vllm-protocol.md): "This model's
+# maximum context length is M tokens. However, your prompt contains N input tokens, …" (current),
+# "… your request has N input tokens" (0.12), "Input length (N) exceeds model's maximum context
+# length (M)." and, for the answer budget, "'max_tokens' or 'max_completion_tokens' is too
+# large: X. …" (0.12), "max_tokens=X cannot be greater than max_model_len=M" and, for a prompt
+# that fills the window exactly, "max_tokens must be at least 1, got 0".
+_CONTEXT_WORDS = re.compile(
+    r"maximum context length|max_model_len|max_tokens must be at least 1, got 0"
+)
+_WINDOW = re.compile(r"maximum context length (?:is |\()(\d+)|max_model_len=(\d+)")
+_PROMPT = re.compile(
+    r"(?:has|contains|requested) (?:at least )?(\d+) (?:input )?tokens|input length \((\d+)\)"
+)
+_BUDGET = re.compile(r"is too large: (\d+)|max_(?:completion_)?tokens=(\d+) cannot be greater")
+
+
+def _number(pattern: re.Pattern[str], text: str) -> int | None:
+    match = pattern.search(text)
+    if match is None:
+        return None
+    return int(next(group for group in match.groups() if group is not None))
 
 
 def _server_message(body: object) -> str | None:

@@ -94,23 +94,79 @@ class TooManyImages(HolotronError):
 
 
 class ContextTooLong(HolotronError):
-    """The prompt (plus the answer budget) does not fit the server's context window."""
+    """The prompt (plus the answer budget) does not fit the server's context window.
+
+    ``answer_tokens`` is set when the prompt itself fits but the answer budget does not: an
+    older vLLM refuses such a request, a current one clamps the budget (see
+    :class:`ContextFull`).
+    """
 
     def __init__(
         self,
         max_model_len: int | None,
         prompt_tokens: int | None = None,
         *,
+        answer_tokens: int | None = None,
         detail: str | None = None,
     ) -> None:
         self.max_model_len = max_model_len
         self.prompt_tokens = prompt_tokens
+        self.answer_tokens = answer_tokens
         window = f"{max_model_len} tokens" if max_model_len is not None else "its context window"
-        size = f" ({prompt_tokens} tokens)" if prompt_tokens is not None else ""
+        if answer_tokens is not None and prompt_tokens is not None:
+            message = (
+                f"The conversation ({prompt_tokens} tokens) leaves no room in the server's "
+                f"context window ({window}) for an answer of up to {answer_tokens} tokens."
+            )
+        elif answer_tokens is not None:
+            message = (
+                f"The answer budget ({answer_tokens} tokens) is larger than the server's whole "
+                f"context window ({window})."
+            )
+        else:
+            size = f" ({prompt_tokens} tokens)" if prompt_tokens is not None else ""
+            message = f"The request{size} is too long for the server: it accepts at most {window}."
         super().__init__(
-            f"The request{size} is too long for the server: it accepts at most {window}.",
+            message,
             "restart vLLM with a larger `--max-model-len` (32768 is the recommended value), "
             "or keep fewer screenshots and past steps in history",
+            detail=detail,
+        )
+
+
+class ContextFull(ContextTooLong):
+    """The answer was cut short because the conversation filled the context window.
+
+    Current vLLM clamps the answer budget to what is left of the window without an error, so
+    a long history shows up as an answer that stops (``finish_reason: "length"``) well before
+    the budget the client asked for. Asking again cannot help: the history only grows.
+    """
+
+    def __init__(
+        self,
+        max_model_len: int | None,
+        prompt_tokens: int | None,
+        answer_tokens: int | None,
+        *,
+        detail: str | None = None,
+    ) -> None:
+        self.max_model_len = max_model_len
+        self.prompt_tokens = prompt_tokens
+        self.answer_tokens = answer_tokens
+        window = f" ({max_model_len} tokens)" if max_model_len is not None else ""
+        used = f" of {prompt_tokens} tokens" if prompt_tokens is not None else ""
+        left = (
+            f"only {answer_tokens} token(s) were left for the answer, which was cut off"
+            if answer_tokens is not None
+            else "the answer was cut off"
+        )
+        # Past ContextTooLong's wording, straight to the base: the window is full, not exceeded.
+        HolotronError.__init__(
+            self,
+            f"The conversation{used} has filled the model's context window{window}: {left}.",
+            "start a new run (it begins with an empty history), or restart vLLM with a larger "
+            "`--max-model-len` (32768 is the recommended value), or keep fewer screenshots and "
+            "past steps in history",
             detail=detail,
         )
 

@@ -25,6 +25,7 @@ from model.errors import (
     AuthFailed,
     BadRequest,
     Cancelled,
+    ContextFull,
     ContextTooLong,
     HolotronError,
     InvalidOutput,
@@ -38,11 +39,14 @@ from model.errors import (
 from model.schema import Answer, Click, Type, step_json_schema
 from model.structured import step_output_schema
 from tests.support.fake_vllm import (
+    ContextWording,
     FakeHTTPError,
+    FakeStreamError,
     FakeVLLM,
     GarbagePolicy,
     ScriptedPolicy,
     SeeingPolicy,
+    StructuredOutputs,
     Target,
     image_message,
     jpeg_bytes,
@@ -54,7 +58,17 @@ CLICK = {
     "thought": "Save it.",
     "action": {"action": "click", "element": "Save button", "x": 932, "y": 880},
 }
-SCHEMA = step_json_schema()
+SCHEMA = step_output_schema()
+
+
+def _schema_with_refs() -> dict[str, Any]:
+    """The step schema with its action variants behind ``$ref``s, as a hand-written one may be."""
+    schema = step_output_schema()
+    variants = schema["properties"]["action"]["anyOf"]
+    schema["$defs"] = {f"V{i}": variant for i, variant in enumerate(variants)}
+    schema["properties"]["action"] = {"anyOf": [{"$ref": f"#/$defs/V{i}"} for i in
+                                                range(len(variants))]}
+    return schema
 RED = (220, 30, 30)
 BLUE = (30, 60, 220)
 
@@ -214,9 +228,11 @@ def test_next_step_streams_and_parses(fake: FakeVLLM) -> None:
 
 
 def test_request_carries_structured_outputs_not_guided_json(fake: FakeVLLM) -> None:
-    client_for(fake, temperature=0.0, max_tokens=512).next_step(messages(2), SCHEMA)
+    client_for(fake, temperature=0.0, max_tokens=512).next_step(messages(2), _schema_with_refs())
     (request,) = fake.requests
-    assert "guided_json" not in request.body
+    assert not any(key.startswith("guided_") for key in request.body)
+    assert set(request.structured_outputs) == {"json"}
+    assert request.schema == step_output_schema()  # every $ref inlined, nothing else changed
     assert request.schema is not None
     assert "$ref" not in json.dumps(request.schema)
     assert request.schema["required"] == ["thought", "action"]
@@ -244,15 +260,20 @@ def test_on_text_sees_streaming_progress(fake: FakeVLLM) -> None:
     assert texts[-1] == reply.raw
 
 
+IGNORES_SCHEMA = StructuredOutputs.IGNORED  # an old or foreign server: anything can come back
+
+
 def test_think_block_is_tolerated() -> None:
-    with FakeVLLM(ScriptedPolicy([ANSWER], think="The window shows the result.")) as fake:
+    script = ScriptedPolicy([ANSWER], think="The window shows the result.")
+    with FakeVLLM(script, structured_outputs=IGNORES_SCHEMA) as fake:
         reply = client_for(fake).next_step(messages(), SCHEMA)
     assert reply.step.action == Answer(text="ok")
     assert reply.raw.startswith("<think>")
 
 
 def test_invalid_answer_is_retried_hotter_then_accepted() -> None:
-    with FakeVLLM(ScriptedPolicy(["I will click Save.", '{"thought": "x"}', CLICK])) as fake:
+    script = ScriptedPolicy(["I will click Save.", '{"thought": "x"}', CLICK])
+    with FakeVLLM(script, structured_outputs=IGNORES_SCHEMA) as fake:
         reply = client_for(fake, temperature=0.0, retry_temperature=0.5).next_step(
             messages(), SCHEMA
         )
@@ -262,7 +283,7 @@ def test_invalid_answer_is_retried_hotter_then_accepted() -> None:
 
 
 def test_retries_exhausted_raise_invalid_output_with_every_raw_text() -> None:
-    with FakeVLLM(GarbagePolicy("Sure thing!")) as fake:
+    with FakeVLLM(GarbagePolicy("Sure thing!"), structured_outputs=IGNORES_SCHEMA) as fake:
         with pytest.raises(InvalidOutput) as caught:
             client_for(fake, max_retries=2).next_step(messages(), SCHEMA)
         assert len(fake.requests) == 3
@@ -323,9 +344,120 @@ def test_context_too_long_names_the_flag() -> None:
     assert "--max-model-len" in caught.value.fix
 
 
-def test_answer_budget_over_the_window_is_context_too_long() -> None:
-    with FakeVLLM(GarbagePolicy(), max_model_len=4096) as fake, pytest.raises(ContextTooLong):
+def test_the_input_length_wording_is_context_too_long_too() -> None:
+    with (
+        FakeVLLM(GarbagePolicy(), max_model_len=4096,
+                 context_wording=ContextWording.INPUT_LENGTH) as fake,
+        pytest.raises(ContextTooLong) as caught,
+    ):
+        client_for(fake).next_step(messages(2), SCHEMA)
+    error = caught.value
+    assert error.max_model_len == 4096
+    assert error.prompt_tokens is not None and error.prompt_tokens > 4096
+    assert f"{error.prompt_tokens} tokens" in error.message and "4096 tokens" in error.message
+    assert "--max-model-len" in caught.value.fix
+
+
+def test_a_history_that_fills_the_window_is_context_full_not_retried() -> None:
+    # Current vLLM clamps max_tokens to what is left: the answer just stops early.
+    with FakeVLLM(ScriptedPolicy([CLICK], repeat_last=True), max_model_len=2330) as fake:
+        with pytest.raises(ContextFull) as caught:
+            client_for(fake, max_tokens=512).next_step(messages(1), step_output_schema())
+        assert len(fake.requests) == 1  # asking again cannot help: the history only grows
+    error = caught.value
+    assert isinstance(error, ContextTooLong)  # every handler of a too-long context sees it
+    assert error.max_model_len == 2330
+    assert error.answer_tokens is not None and 0 < error.answer_tokens < 512
+    assert "filled the model's context window (2330 tokens)" in error.message
+    assert "new run" in error.fix and "--max-model-len" in error.fix
+
+
+def test_an_answer_cut_at_our_own_budget_is_still_retried() -> None:
+    # Cut at max_tokens, not by the window: a model that rambles; a retry may do better.
+    with FakeVLLM(ScriptedPolicy([CLICK], repeat_last=True)) as fake:
+        with pytest.raises(InvalidOutput) as caught:
+            client_for(fake, max_tokens=5, max_retries=1).next_step(messages(), SCHEMA)
+        assert len(fake.requests) == 2
+    assert "cut off at the length limit of 5 tokens" in caught.value.problem
+
+
+def test_legacy_vllm_refusing_the_answer_budget_is_context_too_long() -> None:
+    with (
+        FakeVLLM(GarbagePolicy(), max_model_len=4096, legacy=True) as fake,
+        pytest.raises(ContextTooLong) as caught,
+    ):
         client_for(fake, max_tokens=3000).next_step(messages(1), SCHEMA)
+    error = caught.value
+    assert (error.max_model_len, error.answer_tokens) == (4096, 3000)
+    assert error.prompt_tokens is not None and error.prompt_tokens < 4096
+    assert "leaves no room" in error.message and "3000 tokens" in error.message
+
+
+def test_an_answer_budget_over_the_whole_window_is_context_too_long() -> None:
+    with (
+        FakeVLLM(GarbagePolicy(), max_model_len=2048) as fake,
+        pytest.raises(ContextTooLong) as caught,
+    ):
+        client_for(fake, max_tokens=3000).next_step(messages(0), SCHEMA)
+    assert (caught.value.max_model_len, caught.value.answer_tokens) == (2048, 3000)
+    assert "larger than the server's whole context window" in caught.value.message
+
+
+def test_reasoning_deltas_are_shown_as_thinking_and_the_step_still_parses() -> None:
+    script = ScriptedPolicy([ANSWER], think="The dialog says saved.")
+    with FakeVLLM(script, reasoning_parser=True) as fake:
+        texts: list[str] = []
+        reply = client_for(fake).next_step(messages(), step_output_schema(), on_text=texts.append)
+    assert reply.step.action == Answer(text="ok")
+    assert reply.raw == "<think>The dialog says saved.</think>\n" + json.dumps(ANSWER)
+    assert texts[-1] == reply.raw
+    assert all(reply.raw.startswith(t) for t in texts)  # the thinking streams first
+
+
+def test_legacy_reasoning_content_is_not_counted_twice() -> None:
+    script = ScriptedPolicy([ANSWER], think="hmm")
+    with FakeVLLM(script, reasoning_parser=True, legacy=True) as fake:
+        reply = client_for(fake).next_step(messages(), step_output_schema())
+    assert reply.raw.startswith("<think>hmm</think>")
+
+
+def test_thinking_cut_off_before_the_answer_says_so() -> None:
+    script = ScriptedPolicy([ANSWER], think="Let me think about this at great length. " * 40,
+                            repeat_last=True)
+    with (
+        FakeVLLM(script, reasoning_parser=True) as fake,
+        pytest.raises(InvalidOutput) as caught,
+    ):
+        client_for(fake, max_tokens=50, max_retries=0).next_step(messages(), SCHEMA)
+    assert "inside its <think> block" in caught.value.problem
+
+
+def test_an_error_inside_the_stream_is_mapped_with_the_servers_words() -> None:
+    failure = FakeStreamError(500, "Internal server error", partial='{"thought": "Sa')
+    with FakeVLLM(ScriptedPolicy([failure, failure])) as fake:
+        texts: list[str] = []
+        with pytest.raises(ServerError) as caught:
+            client_for(fake).next_step(messages(), SCHEMA, on_text=texts.append)
+        assert len(fake.requests) == 2  # a 5xx is retried once
+    assert caught.value.status == 500
+    assert caught.value.detail == "Internal server error"
+    assert texts and texts[-1] == '{"thought": "Sa'
+
+
+def test_pydantics_plain_schema_is_refused_by_the_grammar_engine() -> None:
+    # Why the run sends step_output_schema(): llguidance, as vLLM configures it, has no oneOf.
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as fake, pytest.raises(BadRequest) as caught:
+        client_for(fake).next_step(messages(), step_json_schema())
+    assert caught.value.detail is not None and "oneOf" in caught.value.detail
+
+
+def test_a_schema_vllm_cannot_compile_is_a_bad_request_naming_the_grammar() -> None:
+    # Streamed, current vLLM has answered 200 before its engine refuses the grammar.
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as fake, pytest.raises(BadRequest) as caught:
+        client_for(fake).next_step(messages(), {"type": "object", "properties": {
+            "thought": {"type": "strin"}}})
+    assert caught.value.detail == "Grammar error: Invalid type: strin"
+    assert "vLLM" in caught.value.fix
 
 
 def test_auth(fake: FakeVLLM) -> None:
@@ -519,6 +651,7 @@ def test_logs_hold_no_key_and_no_image_bytes(
     client = client_for(fake, api_key="s3cret-key-123")
     client.next_step(messages(), SCHEMA)
     fake.policy = GarbagePolicy()
+    fake.structured_outputs = IGNORES_SCHEMA
     with pytest.raises(InvalidOutput):
         client.next_step(messages(), SCHEMA)
     with pytest.raises(TooManyImages):
