@@ -26,6 +26,7 @@ from app.events import (
 )
 from control.policy import ConfirmMode
 from model.schema import Click
+from model.structured import step_output_schema
 from tests.support.agent_harness import AgentHarness, H, HarnessFor, W, red_box_screen
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.home import isolate_home
@@ -64,6 +65,11 @@ def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: HarnessFor) -
     assert steps[0].element == "Save button"
     assert steps[0].geometry is not None and steps[0].geometry["sent_width"] == W
     assert Path(steps[0].screenshot_path or "").exists()
+    # What vLLM is held to: the step schema made for constrained decoding, in its one field.
+    assert [r.structured_outputs for r in server.requests] == [
+        {"json": step_output_schema()}
+    ] * 2
+    assert not any(k.startswith("guided_") for r in server.requests for k in r.body)
 
 
 def test_the_same_action_on_an_unchanged_screen_ends_as_a_loop(
