@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+import jsonschema  # a test dependency: missing, it is an error, never a skip
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -20,8 +21,6 @@ from model.structured import (
     step_output_schema,
     step_output_schema_json,
 )
-
-jsonschema = pytest.importorskip("jsonschema")
 
 
 def _step(action: dict[str, Any], **top: Any) -> dict[str, Any]:
