@@ -39,6 +39,7 @@ from app.events import (
 )
 from app.logs import mask
 from app.pause import PauseGate
+from app.secrets import redact
 from app.store import ActionLog, StepRecord
 from control.capture import Capturer, Frame, thumbnail
 from control.input import Executor
@@ -197,7 +198,8 @@ class Agent:
                 p.store.finish_run(run_id, end.outcome.value, end.reason)
             except Exception:  # the person must still hear how the run ended
                 log.exception("could not record the end of run %s", run_id)
-        finished = RunFinished(run_id, end.outcome, end.reason, self._steps_done, end.answer)
+        finished = RunFinished(run_id, end.outcome, self._masked(end.reason), self._steps_done,
+                               self._masked(end.answer))
         self._emit(finished)
         return finished
 
@@ -231,7 +233,12 @@ class Agent:
         self._hide_secret(action, verdict)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
-        self._emit(StepProposed(cur.run_id, cur.no, step, points, description, verdict, raw))
+        # The front ends print and show the thought: the secrets masked in the log are masked
+        # there too (the step's own action keeps its text: an edit at the confirmation needs it).
+        shown = step.model_copy(update={"thought": self._masked(step.thought),
+                                        "note": self._masked(step.note)})
+        self._emit(StepProposed(cur.run_id, cur.no, shown, points, description, verdict,
+                                self._masked(raw)))
 
         if isinstance(action, AnswerAction | AskUser):
             cur.record.decision = Decision.AUTO.value
@@ -354,7 +361,10 @@ class Agent:
         )
 
         def on_text(text: str) -> None:
-            self._emit(ModelText(cur.run_id, cur.no, text))
+            # The secrets known so far (the API key, text typed as a secret in earlier steps)
+            # never stream to a screen. One this very step types is known only once its action
+            # is parsed: StepProposed then replaces the streamed thought with a masked one.
+            self._emit(ModelText(cur.run_id, cur.no, self._masked(text)))
 
         t0 = p.clock()
         try:
@@ -522,6 +532,11 @@ class Agent:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
         return edited, tuple(m.point for m in mapped), verdict
 
+    def _masked(self, text: str) -> str:
+        """``text`` with every secret the action log masks (the API key, typed secrets)
+        replaced by ``***``: for what the front ends print and show."""
+        return redact(text, self.parts.store.secrets())
+
     def _hide_secret(self, action: Action, verdict: Verdict) -> None:
         """Text that looks like a password or card number never reaches the action log or the
         log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
@@ -531,7 +546,7 @@ class Agent:
         text = action.text
         for form in {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}:
             self.parts.store.add_secret(form)
-        mask(text)
+            mask(form)  # the log file too: the client logs a rejected answer as raw JSON
 
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict
