@@ -8,10 +8,10 @@ here instead of passing slowly.
 
 Paths: in the desktop app (driven as a person does, see tests/support/gui.py) the global stop
 hotkey, the tray's Stop (the stand-in window's button: Xvfb has no system tray), the floating
-Stop button and the task window's Stop button; in `holodesk run`, Ctrl+C typed into the
-terminal it runs in (a pseudo-terminal whose line discipline turns ^C into SIGINT) and the
-stop hotkey. Each test also checks, in the action log, that the path it pulled is the one that
-stopped the run. The failsafe corner is tests/test_e2e_x11.py's.
+Stop button, the task window's Stop button and `holodesk trigger stop`; in `holodesk run`,
+Ctrl+C typed into the terminal it runs in (a pseudo-terminal whose line discipline turns ^C
+into SIGINT) and the stop hotkey. Each test also checks, in the action log, that the path it
+pulled is the one that stopped the run. The failsafe corner is tests/test_e2e_x11.py's.
 
 Nothing waits on a sleep: the request arrived (``wait_until``), then the stop, then the
 disconnect (``wait_for_disconnect``) and the app's or the process's state.
@@ -158,6 +158,7 @@ def _start_task(gui: HolodeskGui) -> None:
         ("tray", "tray"),
         ("stop button", "stop button"),
         ("task window", "task window"),
+        ("holodesk trigger stop", "trigger"),
     ],
 )
 def test_a_stop_in_the_app_cancels_the_request_in_flight(
@@ -189,10 +190,13 @@ def test_a_stop_in_the_app_cancels_the_request_in_flight(
                 button = gui.window("^holodesk — Stop$")
                 stopped_at = time.monotonic()
                 gui.click(*button.point(button.width // 2, button.height // 2))
-            else:
+            elif path == "task window":
                 point = _task_stop_point(xvfb, gui.refresh(gui.task))
                 stopped_at = time.monotonic()
                 gui.click(*point)
+            else:
+                stopped_at = time.monotonic()
+                assert run_holodesk(home, "trigger", "stop").returncode == 0
             _assert_cancelled(server, served, stopped_at, lambda: gui.wait_shows(
                 icon, TRAY_STOPPED, "the tray to show the run stopped", timeout=BOUND))
             assert gui.died() is None  # a stop ends the run, not the app
