@@ -88,6 +88,10 @@ def window(qtbot: QtBot) -> TaskWindow:
     ("```json\n{", ""),
     ("I will click the Save button.", "I will click the Save button."),
     ('{"thought":"raw\nnewline', "raw\nnewline"),
+    # A server's reasoning parser streams thinking first (the client writes it as <think>).
+    ("<think>The dialog is still open", "The dialog is still open"),
+    ('<think>Open.</think>\n{"note": "", "thought": "Click OK', "Click OK"),
+    ("<think>Open.</think>\n", ""),
 ])
 def test_extract_thought_from_partial_json(text: str, thought: str) -> None:
     assert extract_thought(text) == thought

@@ -73,11 +73,16 @@ def extract_thought(text: str) -> str:
     ``text`` is the whole answer so far: complete JSON, JSON cut anywhere (inside the thought,
     inside an escape sequence), or no JSON at all. The thought is read up to its closing quote
     or to the end; escapes are decoded, a half-received one at the end is dropped. Text that
-    is not JSON is returned as it is; JSON without a thought yet gives "".
+    is not JSON is returned as it is; JSON without a thought yet gives "". A leading
+    ``<think>`` block still open is shown as the thought while it streams.
     """
     match = _THOUGHT_KEY.search(text)
     if match is None:
         stripped = text.strip()
+        if stripped.startswith("<think>"):
+            # A reasoning model's thinking, still streaming (or done, with no step yet).
+            thinking, closed, _ = stripped[len("<think>") :].partition("</think>")
+            return "" if closed else thinking.strip()
         return "" if stripped.startswith(("{", "```")) else stripped
     body = text[match.end() :]
     end = len(body)
