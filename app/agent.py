@@ -39,7 +39,7 @@ from app.events import (
 )
 from app.logs import mask
 from app.pause import PauseGate
-from app.secrets import redact
+from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord
 from control.capture import Capturer, Frame, thumbnail
 from control.input import Executor
@@ -362,9 +362,11 @@ class Agent:
 
         def on_text(text: str) -> None:
             # The secrets known so far (the API key, text typed as a secret in earlier steps)
-            # never stream to a screen. One this very step types is known only once its action
-            # is parsed: StepProposed then replaces the streamed thought with a masked one.
-            self._emit(ModelText(cur.run_id, cur.no, self._masked(text)))
+            # never stream to a screen, not even their first characters while the rest is on
+            # its way. One this very step types is known only once its action is parsed:
+            # StepProposed then replaces the streamed thought with a masked one.
+            shown = redact_unfinished(text, self.parts.store.secrets())
+            self._emit(ModelText(cur.run_id, cur.no, shown))
 
         t0 = p.clock()
         try:

@@ -319,6 +319,21 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def redact_unfinished(text: str, secrets: Iterable[str]) -> str:
+    """:func:`redact` for text still arriving (a streamed answer so far): also holds back an
+    end that may be the start of a secret, since its rest is not there yet to be recognized.
+    Once the rest arrives, the whole secret is masked; a look-alike end shows with it."""
+    usable = [s for s in secrets if len(s) >= _MIN_REDACT_LEN]
+    text = redact(text, usable)
+    held = 0
+    for secret in usable:
+        for size in range(min(len(secret) - 1, len(text)), held, -1):
+            if text.endswith(secret[:size]):
+                held = size
+                break
+    return text[: len(text) - held]
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that masks known secrets in messages and tracebacks.
 
