@@ -201,21 +201,6 @@ def test_an_unreachable_server_ends_the_run_with_the_fix(
     assert not h.of(FrameCaptured)
 
 
-def test_a_stop_while_the_model_thinks_is_a_stop_not_an_error(
-    harness_for: HarnessFor,
-) -> None:
-    with FakeVLLM(ScriptedPolicy([_click(), ANSWER])) as server:
-        server.delay = 30.0
-        h = harness_for(server)
-        threading.Timer(0.5, h.latch.stop, args=("hotkey", "test")).start()
-        finished = h.run()
-    assert finished.outcome is Outcome.STOPPED
-    assert "hotkey" in finished.reason
-    steps = h.store.steps(finished.run_id)
-    assert [s.result for s in steps] == ["stopped"]
-    assert h.backend.calls == []
-
-
 def test_a_stop_while_the_screen_settles_keeps_the_done_step(
     harness_for: HarnessFor,
 ) -> None:
