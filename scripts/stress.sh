@@ -17,9 +17,11 @@ RUNS=${STRESS_RUNS:-20}
 SUITE_RUNS=${STRESS_SUITE_RUNS:-3}
 CPUS=${STRESS_CPUS:-$(nproc)}
 LOGS=${STRESS_LOGS:-$(mktemp -d /tmp/holodesk-stress.XXXXXX)}
-# End to end, the desktop app, the stop hotkey, automations; and the tests of the input
-# listeners and of stops mid-input, which race the same way (only their X11 tests run).
+# End to end, the desktop app, the stop hotkey, every stop while the model thinks, automations;
+# and the tests of the input listeners and of stops mid-input, which race the same way (only
+# their X11 tests run).
 TESTS=${STRESS_TESTS:-tests/test_e2e_x11.py tests/test_gui_x11.py tests/test_stop_hotkey_x11.py
+tests/test_stop_while_thinking_x11.py tests/test_reserved_hotkey_x11.py
 tests/test_automations_x11.py tests/test_touch.py tests/test_hotkeys.py tests/test_input_x11.py}
 
 if ! command -v stress-ng >/dev/null; then

@@ -20,18 +20,13 @@ import pytest
 
 from tests.support.e2e import Result, run_holodesk
 from tests.support.fake_vllm import FakeVLLM
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 
 KEY = "sk-holodesk-headless-4be21c9d07"
 ANSWER = json.dumps({"note": "", "thought": "Nothing to do.",
                      "action": {"action": "answer", "text": "OK"}})
 #: The doctor's checks that talk to the server (see app/doctor.py).
 SERVER_CHECKS = ("endpoint", "model", "context length", "image limit", "structured output")
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
 
 
 def _checks(result: Result) -> dict[str, str]:

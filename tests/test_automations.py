@@ -24,7 +24,7 @@ from app.settings import Settings
 from control.policy import ConfirmMode
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 
 STOP = "ctrl+alt+shift+escape"
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "ok"}}
@@ -265,11 +265,6 @@ def test_every_bad_entry_is_reported_at_once(path: Path) -> None:
 
 
 # -- the command line --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
 
 
 def _ok(home: Home, *args: str) -> str:

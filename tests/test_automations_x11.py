@@ -8,18 +8,16 @@ proves the automation's run went all the way through.
 
 from __future__ import annotations
 
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
-from tests.support.fixtures import xvfb_fixture
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -34,17 +32,7 @@ TIMEOUT = 60.0  # loose: a busy 2-core machine starts Qt, Tk and Python in paral
 TASK = "press the save button"
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+app = target_app_fixture(TARGET_GEOMETRY, pointer=(600, 900))
 
 
 def _ok(home: Home, *args: str) -> str:

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 from tests.support.xvfb import Xvfb
 
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "ok"}}
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
 
 
 def test_help_lists_the_commands(home: Home) -> None:

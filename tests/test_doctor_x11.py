@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +18,7 @@ from tests.support.fake_vllm import (
     StructuredOutputs,
     Target,
 )
-from tests.support.home import REPO_ROOT, Home, make_home
+from tests.support.home import REPO_ROOT, Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -33,11 +32,6 @@ ORDER = ["display server", "screen capture", "input injection", "global hotkeys"
 
 def _seeing() -> SeeingPolicy:
     return SeeingPolicy([Target("Save button", RED)])
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
 
 
 def doctor(home: Home, *args: str, xvfb: Xvfb | None,

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +27,8 @@ from tests.support.fake_vllm import (
     StructuredOutputs,
     Target,
 )
-from tests.support.fixtures import xvfb_fixture
-from tests.support.home import Home, make_home
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
+from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -42,19 +41,7 @@ CYAN = (0, 255, 255)
 xvfb = xvfb_fixture(1920, 1080)
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    """A fresh target window per test, so each test reads only its own events."""
-    # The pointer away from the failsafe corners, wherever an earlier test left it.
-    subprocess.run(["xdotool", "mousemove", "960", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry="1000x660+0+0")
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+app = target_app_fixture("1000x660+0+0", pointer=(960, 900))
 
 
 def _log_show(home: Home) -> str:

@@ -17,14 +17,13 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.support.e2e import holodesk_argv, run_holodesk
+from tests.support.e2e import configure, holodesk_argv, run_holodesk
 from tests.support.fake_vllm import (
     ChatRequest,
     FakeVLLM,
@@ -33,7 +32,7 @@ from tests.support.fake_vllm import (
     find_color,
     to_convention,
 )
-from tests.support.fixtures import xvfb_fixture
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import (
     TRAY_IDLE,
     TRAY_STOPPED,
@@ -46,7 +45,7 @@ from tests.support.gui import (
     tray_icon,
     windows,
 )
-from tests.support.home import REPO_ROOT, Home, make_home
+from tests.support.home import REPO_ROOT, Home
 from tests.support.stop_hotkey import LONG_TEXT
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -63,24 +62,7 @@ TRAY_PLACE = (0, 1000)  # the tray stand-in, moved from under the task window to
 TIMEOUT = 60.0  # loose: a busy 2-core machine starts Qt, Tk and Python in parallel
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    # The pointer away from the failsafe corners and every window, wherever a test left it.
-    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
-
-
-def _configure(home: Home, **values: str) -> None:
-    for key, value in values.items():
-        result = run_holodesk(home, "config", "set", key, value)
-        assert result.returncode == 0, str(result)
+app = target_app_fixture(TARGET_GEOMETRY, pointer=(600, 900))
 
 
 def _ready(gui: HolodeskGui) -> XWindow:
@@ -134,7 +116,7 @@ def _approve_with_enter(gui: HolodeskGui, app: RunningApp, panel: XWindow) -> No
 def test_type_a_task_and_approve_the_click(xvfb: Xvfb, app: RunningApp, home: Home,
                                            tmp_path: Path) -> None:
     with FakeVLLM(SeeingPolicy([Target("Save button", RED)])) as server:
-        _configure(home, endpoint=server.base_url, confirm="always")
+        configure(home, endpoint=server.base_url, confirm="always")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = _ready(gui)
             _start_task(gui, "press the save button")
@@ -165,7 +147,7 @@ def test_the_stop_hotkey_stops_a_long_type(xvfb: Xvfb, app: RunningApp, home: Ho
     mark = app.mark()
     policy = SeeingPolicy([Target("Name field", BLUE, type_text=LONG_TEXT)])
     with FakeVLLM(policy) as server:
-        _configure(home, endpoint=server.base_url, confirm="never")
+        configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = _ready(gui)
             _start_task(gui, "type the digits")
@@ -235,7 +217,7 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
                                                       tmp_path: Path) -> None:
     policy = SlowSecondAnswer()
     with FakeVLLM(policy) as server:
-        _configure(home, endpoint=server.base_url, confirm="never")
+        configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = _ready(gui)
             _start_task(gui, "click save then cancel")
@@ -269,7 +251,7 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
 def test_one_instance_and_trigger_run(xvfb: Xvfb, app: RunningApp, home: Home,
                                       tmp_path: Path) -> None:
     with FakeVLLM(SeeingPolicy([Target("Save button", RED)])) as server:
-        _configure(home, endpoint=server.base_url, confirm="never")
+        configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = _ready(gui)
             started = time.monotonic()

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +36,8 @@ from app.events import Event, ModelText, Outcome, RunFinished, StepProposed
 from app.settings import Settings
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, ScriptItem
-from tests.support.fixtures import xvfb_fixture
-from tests.support.home import Home, isolate_home, make_home
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
+from tests.support.home import Home, isolate_home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -83,17 +82,7 @@ def _files_holding(text: str, *places: Path) -> list[str]:
             if path.is_file() and any(form in path.read_bytes() for form in forms)]
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    subprocess.run(["xdotool", "mousemove", "960", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry="1000x660+0+0")
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+app = target_app_fixture("1000x660+0+0", pointer=(960, 900))
 
 
 def _log_file(home: Home) -> str:

@@ -11,8 +11,6 @@ are, while the target window beside them is sent as it is.
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +18,9 @@ import pytest
 
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
-from tests.support.fixtures import xvfb_fixture
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import TRAY_IDLE, HolodeskGui, XWindow, poll, tray_icon
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -38,17 +36,7 @@ ANSWER = json.dumps({"note": "", "thought": "Nothing to do.",
                      "action": {"action": "answer", "text": "done"}})
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+app = target_app_fixture(TARGET_GEOMETRY, pointer=(600, 900))
 
 
 def _is_step(request: ChatRequest) -> bool:

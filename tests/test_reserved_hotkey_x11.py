@@ -16,19 +16,17 @@ action log.
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.e2e import run_holodesk
+from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
-from tests.support.fixtures import xvfb_fixture
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import TRAY_IDLE, TRAY_STOPPED, HolodeskGui, poll, tray_icon
-from tests.support.home import Home, make_home
+from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -73,24 +71,7 @@ class PressThenAnswer:
         return json.dumps(step)
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
-
-
-def _configure(home: Home, **values: str | None) -> None:
-    for key, value in values.items():
-        if value is not None:
-            result = run_holodesk(home, "config", "set", key, value)
-            assert result.returncode == 0, str(result)
+app = target_app_fixture(TARGET_GEOMETRY, pointer=(600, 900))
 
 
 def _log_show(home: Home) -> str:
@@ -108,7 +89,7 @@ def _ended(home: Home) -> bool:
 def test_holodesk_run_never_presses_the_stop_hotkey(
     xvfb: Xvfb, app: RunningApp, home: Home, setting: str | None, keys: list[str]
 ) -> None:
-    _configure(home, stop_hotkey=setting)
+    configure(home, stop_hotkey=setting)
     with FakeVLLM(PressThenAnswer(keys)) as server:
         result = run_holodesk(home, "run", "press the chord", "--confirm", "never",
                               "--endpoint", server.base_url, xvfb=xvfb, timeout=TIMEOUT * 2)
@@ -128,7 +109,7 @@ def test_the_desktop_app_never_presses_the_stop_hotkey(
 ) -> None:
     policy = PressThenAnswer(keys)
     with FakeVLLM(policy) as server:
-        _configure(home, endpoint=server.base_url, confirm="never", stop_hotkey=setting)
+        configure(home, endpoint=server.base_url, confirm="never", stop_hotkey=setting)
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             icon = tray_icon(gui.move(gui.tray, *TRAY_PLACE))
             gui.wait_shows(icon, TRAY_IDLE, "the tray to show idle (the model server is up)")

@@ -35,7 +35,7 @@ from model.serve_guard import parent_alive, process_start_time
 from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
-from tests.support.home import REPO_ROOT, Home, isolate_home, make_home
+from tests.support.home import REPO_ROOT, Home, isolate_home
 
 KEY = "sk-test-serve-0123456789"
 
@@ -82,11 +82,6 @@ def http_status(url: str, key: str | None = None) -> int:
             return int(response.status)
     except urllib.error.HTTPError as exc:
         return exc.code
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
 
 
 @pytest.fixture

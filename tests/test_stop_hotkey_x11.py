@@ -8,15 +8,13 @@ bench/stop.py over many trials; here the bound is loose (a busy 2-core machine).
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.e2e import run_holodesk
-from tests.support.fixtures import xvfb_fixture
-from tests.support.home import Home, make_home
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
+from tests.support.home import Home
 from tests.support.stop_hotkey import LONG_TEXT, run_stop_trial
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -26,18 +24,7 @@ pytestmark = pytest.mark.x11
 xvfb = xvfb_fixture(1920, 1080)
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    # The pointer away from the failsafe corners, wherever an earlier test left it.
-    subprocess.run(["xdotool", "mousemove", "960", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry="1000x660+0+0")
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
+app = target_app_fixture("1000x660+0+0", pointer=(960, 900))
 
 
 @pytest.mark.parametrize(

@@ -24,15 +24,15 @@ import os
 import pty
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.support.e2e import holodesk_argv, holodesk_env, run_holodesk, wait_exit
+from tests.support.e2e import configure, holodesk_argv, holodesk_env, run_holodesk, wait_exit
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
-from tests.support.fixtures import xvfb_fixture
+from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import (
     TRAY_IDLE,
     TRAY_STOPPED,
@@ -42,7 +42,7 @@ from tests.support.gui import (
     grab,
     tray_icon,
 )
-from tests.support.home import REPO_ROOT, Home, make_home
+from tests.support.home import REPO_ROOT, Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -63,24 +63,7 @@ ANSWER = json.dumps({"note": "", "thought": "Save is visible; click it.",
                                 "y": 100}})
 
 
-@pytest.fixture
-def app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
-    # The pointer away from the failsafe corners and every window, wherever a test left it.
-    subprocess.run(["xdotool", "mousemove", "600", "900"], env=xvfb.env(), check=True)
-    running = RunningApp(xvfb, tmp_path / "target", geometry=TARGET_GEOMETRY)
-    yield running
-    running.stop()
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return make_home(tmp_path)
-
-
-def _configure(home: Home, **values: str) -> None:
-    for key, value in values.items():
-        result = run_holodesk(home, "config", "set", key, value)
-        assert result.returncode == 0, str(result)
+app = target_app_fixture(TARGET_GEOMETRY, pointer=(600, 900))
 
 
 def _is_step(request: ChatRequest) -> bool:
@@ -165,7 +148,7 @@ def test_a_stop_in_the_app_cancels_the_request_in_flight(
     xvfb: Xvfb, app: RunningApp, home: Home, tmp_path: Path, path: str, source: str
 ) -> None:
     with FakeVLLM(lambda _request: ANSWER) as server:
-        _configure(home, endpoint=server.base_url, confirm="never")
+        configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = gui.move(gui.tray, *TRAY_PLACE)
             icon = tray_icon(tray)

@@ -64,6 +64,14 @@ def run_holodesk(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def configure(home: Home, **values: str | None) -> None:
+    """``holodesk config set KEY VALUE`` for each value given (None: left as it is)."""
+    for key, value in values.items():
+        if value is not None:
+            result = run_holodesk(home, "config", "set", key, value)
+            assert result.returncode == 0, str(result)
+
+
 def start_holodesk(home: Home, *args: str, xvfb: Xvfb | None = None,
                    workdir: Path, stdin_open: bool = False) -> subprocess.Popen[str]:
     """Start `holodesk ARGS` in the background (stdout/stderr to files in ``workdir``).

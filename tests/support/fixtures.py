@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.home import Home, make_home
 from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.xvfb import Xvfb, xvfb_available
 
@@ -43,6 +44,28 @@ def xvfb_fixture(width: int = 1280, height: int = 800, depth: int = 24,
 
 
 xvfb = xvfb_fixture()
+
+
+def target_app_fixture(geometry: str, pointer: tuple[int, int]) -> Callable[..., Any]:
+    """A fixture yielding a fresh target window per test at ``geometry`` on the module's
+    ``xvfb`` (so each test reads only its own events), after moving the pointer to ``pointer``:
+    away from the failsafe corners and every window, wherever an earlier test left it."""
+
+    @pytest.fixture
+    def _app(xvfb: Xvfb, tmp_path: Path) -> Iterator[RunningApp]:
+        subprocess.run(["xdotool", "mousemove", str(pointer[0]), str(pointer[1])],
+                       env=xvfb.env(), check=True)
+        running = RunningApp(xvfb, tmp_path / "target", geometry=geometry)
+        yield running
+        running.stop()
+
+    return _app  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    """A private home (config, data, state, keyring) for the holodesk processes a test runs."""
+    return make_home(tmp_path)
 
 
 @pytest.fixture(scope="module")
