@@ -50,7 +50,7 @@ from control.hotkeys import DEFAULT_STOP_HOTKEY, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.endpoint import normalize_base_url
-from model.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
+from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 
 _log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ the definition and drops ``$defs``.
   ignore them, and the schema is also printed in the system prompt, where they are noise.
 
 The result accepts exactly what :class:`model.schema.Step` accepts for well-typed JSON (see
-tests/test_schema.py).
+tests/model/test_schema.py).
 """
 
 from __future__ import annotations

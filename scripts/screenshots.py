@@ -349,10 +349,10 @@ def quiet_dropped_connections(fake: FakeVLLM) -> None:
 def render_bench(path: Path) -> int:
     """Run a short `holodesk bench` sweep in-process against the fake server and save its
     chart at ``path``; returns the PNG's size in bytes."""
-    from model.benchframes import GeneratedFrames
-    from model.benchplot import render_chart
     from model.client import ClientConfig
-    from model.loadbench import BenchConfig, format_errors, run_bench
+    from model.loadbench.bench import BenchConfig, format_errors, run_bench
+    from model.loadbench.frames import GeneratedFrames
+    from model.loadbench.plot import render_chart
     from tests.support.fake_vllm import ScriptedPolicy
 
     step = {"note": "The export dialog is open; the file name is filled in.",

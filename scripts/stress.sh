@@ -6,7 +6,7 @@
 # fails here sooner or later: a loaded machine stretches every delay.
 #
 #   STRESS_RUNS=2 STRESS_SUITE_RUNS=1 bash scripts/stress.sh   # a quick check
-#   STRESS_TESTS="tests/test_gui_x11.py" bash scripts/stress.sh
+#   STRESS_TESTS="tests/e2e/test_gui_x11.py" bash scripts/stress.sh
 #
 # Each pass's pytest output is kept in STRESS_LOGS (default: a new folder under /tmp).
 set -uo pipefail
@@ -20,9 +20,9 @@ LOGS=${STRESS_LOGS:-$(mktemp -d /tmp/holodesk-stress.XXXXXX)}
 # End to end, the desktop app, the stop hotkey, every stop while the model thinks, automations;
 # and the tests of the input listeners and of stops mid-input, which race the same way (only
 # their X11 tests run).
-TESTS=${STRESS_TESTS:-tests/test_e2e_x11.py tests/test_gui_x11.py tests/test_stop_hotkey_x11.py
-tests/test_stop_while_thinking_x11.py tests/test_reserved_hotkey_x11.py
-tests/test_automations_x11.py tests/test_touch.py tests/test_hotkeys.py tests/test_input_x11.py}
+TESTS=${STRESS_TESTS:-tests/e2e/test_e2e_x11.py tests/e2e/test_gui_x11.py tests/e2e/test_stop_hotkey_x11.py
+tests/e2e/test_stop_while_thinking_x11.py tests/e2e/test_reserved_hotkey_x11.py
+tests/e2e/test_automations_x11.py tests/control/test_touch.py tests/control/test_hotkeys.py tests/control/test_input_x11.py}
 
 if ! command -v stress-ng >/dev/null; then
   bash scripts/sysdeps.sh stress-ng

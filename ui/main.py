@@ -14,7 +14,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Route to the tray app or to the headless CLI (which never loads Qt unless it must)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args:
-        from app.cli import main as cli_main
+        from app.cli.main import main as cli_main
 
         return cli_main(args, calibrate_screen=_calibrate_screen)
     from ui.app import run_gui

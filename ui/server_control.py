@@ -10,11 +10,12 @@ The tray wires it up like this::
     control.progress.connect(tray.show_message)             # "loading weights: 40% ..."
     control.failed.connect(show_error)                      # (message, fix)
 
-The launcher (:mod:`model.launcher`) runs on a one-thread :class:`~ui.workers.Background`: its
-checks (``nvidia-smi``, the keyring) and the wait for ``/health`` block; their results come back
-on the GUI thread. A timer notices a server that dies after it was ready. The server is stopped
+The launcher (:mod:`model.serving.launcher`) runs on a one-thread
+:class:`~ui.workers.Background`: its checks (``nvidia-smi``, the keyring) and the wait for
+``/health`` block; their results come back on the GUI thread.
+A timer notices a server that dies after it was ready. The server is stopped
 when the application quits (``aboutToQuit``); should holodesk crash or be killed instead, the
-launcher's guard (:mod:`model.serve_guard`) stops vLLM, so holodesk never leaves one behind.
+launcher's guard (:mod:`model.serving.guard`) stops vLLM, so holodesk never leaves one behind.
 
 A :meth:`ServerControl.stop` while the start is still in its checks ends quietly in "stopped":
 whatever the interrupted start then fails with is logged, not shown (the person asked to stop).
@@ -30,9 +31,9 @@ from typing import Literal
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
-from app.cli_serve import serve_api_key, serve_config, server_available, server_log_path
+from app.cli.serve import serve_api_key, serve_config, server_available, server_log_path
 from app.settings import Settings
-from model.launcher import (
+from model.serving.launcher import (
     SERVED_MODEL_NAME,
     ServeError,
     VLLMServer,
@@ -119,7 +120,7 @@ class ServerControl(QObject):
     @property
     def pid(self) -> int | None:
         """The server's process id, while one started here exists: the guard vLLM runs under
-        (:attr:`model.launcher.VLLMServer.pid`; SIGTERM to it stops vLLM cleanly)."""
+        (:attr:`model.serving.launcher.VLLMServer.pid`; SIGTERM to it stops vLLM cleanly)."""
         server = self._server
         return server.pid if server is not None else None
 

@@ -1,6 +1,6 @@
 """One emergency-stop trial: `holodesk run` types a long text, the stop hotkey cuts it short.
 
-Shared by tests/test_stop_hotkey_x11.py (one trial, loose bounds) and bench/stop.py (many
+Shared by tests/e2e/test_stop_hotkey_x11.py (one trial, loose bounds) and bench/stop.py (many
 trials against the 100 ms target). The target app logs every key event with ``t``
 (``time.monotonic()``, comparable across processes on Linux); the hotkey time is taken just
 before xdotool starts, so the measured latency includes xdotool's own start-up.

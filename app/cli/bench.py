@@ -1,7 +1,7 @@
 """The `holodesk bench` command: measure the model server's throughput under concurrent sessions.
 
 This module gathers what the load generator needs from the app (settings, the API key from
-the keyring, screenshots from the action log) and hands plain data to :mod:`model.loadbench`,
+the keyring, screenshots from the action log) and hands plain data to :mod:`model.loadbench.bench`,
 which documents the method. It prints a table, writes a CSV and a PNG chart, and compares
 with a published reference when asked (``--reference 8900@100``: H Company's figure for one
 H100 at 100 concurrent workers).
@@ -18,11 +18,11 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from app.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 if TYPE_CHECKING:
     from app.settings import Settings
-    from model.benchframes import Screenshot
+    from model.loadbench.frames import Screenshot
 
 log = logging.getLogger(__name__)
 
@@ -87,11 +87,9 @@ def _bench(args: argparse.Namespace) -> int:
     from app.parts import client_config
     from app.secrets import api_key
     from app.settings import load_with_overrides
-    from model.benchframes import GeneratedFrames
-    from model.benchplot import save_chart
     from model.client import HolotronClient
     from model.errors import HolotronError
-    from model.loadbench import (
+    from model.loadbench.bench import (
         BenchConfig,
         FrameSource,
         LevelResult,
@@ -104,6 +102,8 @@ def _bench(args: argparse.Namespace) -> int:
         run_bench,
         write_csv,
     )
+    from model.loadbench.frames import GeneratedFrames
+    from model.loadbench.plot import save_chart
 
     settings = load_with_overrides({k: getattr(args, k) for k in ("endpoint", "model")})
     try:
@@ -255,7 +255,7 @@ def _reencode(file: Path, settings: Settings) -> Screenshot:
     from PIL import Image
 
     from control.capture import EncodeOptions, encode_bgrx
-    from model.benchframes import Screenshot
+    from model.loadbench.frames import Screenshot
 
     with Image.open(file) as image:
         rgb = image.convert("RGB")

@@ -4,7 +4,7 @@ The agent ties its stop latch to the client's cancel (app/agent.py). Without tha
 while the model thinks would still end the run, but only once the model answered or the
 request timed out. So the stand-in holds the answer for ten minutes, and the test asks for
 the run's end within a loose 10 s and for the hang-up the server saw. Every stop path of the
-product pulls this latch; tests/test_stop_while_thinking_x11.py drives each of them.
+product pulls this latch; tests/e2e/test_stop_while_thinking_x11.py drives each of them.
 """
 
 from __future__ import annotations

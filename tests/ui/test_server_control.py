@@ -12,9 +12,9 @@ from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from app.settings import Settings
+from tests.app.test_serve import alive, free_port, http_status
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import Home, isolate_home
-from tests.test_serve import alive, free_port, http_status
 from ui.server_control import ServerControl
 
 

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QToolButton
 from pytestqt.qtbot import QtBot
 
 from app.settings import Settings
+from tests.app.test_serve import alive, free_port
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import isolate_home
-from tests.test_serve import alive, free_port
 from ui.app import HolodeskApp
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from app.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,4 +1,4 @@
-"""The load generator (model/loadbench.py) run in-process against the fake vLLM server.
+"""The load generator (model/loadbench/bench.py) run in-process against the fake vLLM server.
 
 Real parts: real HTTP to FakeVLLM on 127.0.0.1, the real client, prompt builder and schema.
 No timing assertion beyond orderings the fake's latency model makes certain.
@@ -16,10 +16,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from model.benchframes import GeneratedFrames, Screenshot, encode_jpeg
-from model.benchplot import render_chart, save_chart
 from model.client import ClientConfig
-from model.loadbench import (
+from model.loadbench.bench import (
     CSV_COLUMNS,
     BenchConfig,
     BenchReport,
@@ -34,6 +32,8 @@ from model.loadbench import (
     run_bench,
     write_csv,
 )
+from model.loadbench.frames import GeneratedFrames, Screenshot, encode_jpeg
+from model.loadbench.plot import render_chart, save_chart
 from model.structured import step_output_schema
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_tokens import image_tokens

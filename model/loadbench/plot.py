@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
-from model.loadbench import BenchReport, LevelResult, Reference
+from model.loadbench.bench import BenchReport, LevelResult, Reference
 
 __all__ = ["render_chart", "save_chart"]
 

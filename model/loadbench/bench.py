@@ -62,10 +62,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.benchframes import Screenshot
 from model.client import ClientConfig, HolotronClient
 from model.coords import Convention
 from model.errors import Cancelled, HolotronError
+from model.loadbench.frames import Screenshot
 from model.prompt import OUTCOME_DONE, PromptConfig, Turn, build_messages
 from model.schema import Click, Hotkey, Scroll, Step, Type
 from model.structured import step_output_schema

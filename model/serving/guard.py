@@ -1,9 +1,9 @@
 """A small supervisor between holodesk and ``vllm serve``: vLLM never outlives holodesk.
 
-:class:`model.launcher.VLLMServer` does not run vLLM directly but this module, as a new session
-leader, with vLLM's argv after ``--``::
+:class:`model.serving.launcher.VLLMServer` does not run vLLM directly but this module, as a
+new session leader, with vLLM's argv after ``--``::
 
-    python -P .../model/serve_guard.py --parent PID --parent-start TICKS --status-fd FD \\
+    python -P .../model/serving/guard.py --parent PID --parent-start TICKS --status-fd FD \\
         -- vllm serve Hcompany/Holotron-12B ...
 
 Why: vLLM holds ~25 GB of GPU memory. If holodesk is SIGKILLed or the GUI crashes, nothing
@@ -22,8 +22,8 @@ What it does:
 * every ``--poll`` seconds checks that holodesk is alive: its parent pid unchanged (a dead
   parent means reparenting, which pid reuse cannot fake) and, where ``/proc`` exists, the
   parent's start time unchanged. When holodesk is gone it stops vLLM as
-  :meth:`~model.launcher.VLLMServer.stop` would: SIGINT, then SIGTERM, then SIGKILL, each after
-  its timeout;
+  :meth:`~model.serving.launcher.VLLMServer.stop` would: SIGINT, then SIGTERM, then SIGKILL,
+  each after its timeout;
 * before exiting, stops whatever vLLM left in the group (SIGTERM, then SIGKILL) and exits with
   vLLM's code (killed by a signal: by the same signal), so holodesk sees vLLM's exit status;
 * sets ``PR_SET_PDEATHSIG`` (SIGTERM) in vLLM, so a SIGKILL of the guard itself still stops it.

@@ -2,7 +2,7 @@
 
 Below the bridge the parts are real (the fake vLLM over HTTP, the agent loop, the action log,
 the dry-run input backend); hotkeys are played with :class:`FakeHotkeys`, which fires exactly
-as pynput does (tests/test_automations_x11.py presses real keys).
+as pynput does (tests/e2e/test_automations_x11.py presses real keys).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Qt-free and standard-library only, so the CLI and the GUI share it::
     ...
     server.stop()                                    # SIGINT, SIGTERM, SIGKILL
 
-vLLM runs under :mod:`model.serve_guard`, a small supervisor that stops it when holodesk is
+vLLM runs under :mod:`model.serving.guard`, a small supervisor that stops it when holodesk is
 gone however holodesk ended (SIGKILL, a crash): vLLM never sits orphaned on ~25 GB of GPU
 memory. Serving is Linux-only (vLLM with CUDA): :func:`check_platform`.
 
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, Literal
 from urllib.parse import urlsplit
 
-from model import serve_guard
+from model.serving import guard as serve_guard
 
 __all__ = [
     "API_KEY_ENV",
@@ -634,7 +634,7 @@ class _LogReader:
 
 
 class VLLMServer:
-    """One ``vllm serve`` under holodesk's guard (:mod:`model.serve_guard`), log in a file.
+    """One ``vllm serve`` under holodesk's guard (:mod:`model.serving.guard`), log in a file.
 
     Processes: the guard leads a new session and process group; vLLM is its child in that
     group, with the engine workers vLLM forks. :attr:`pid` is the guard's (SIGINT or SIGTERM

@@ -1,6 +1,6 @@
 """The API key from the keyring reaches the server and is written nowhere else, without a display.
 
-tests/test_e2e_x11.py checks this for `holodesk run` on Xvfb; this is the same claim where no
+tests/e2e/test_e2e_x11.py checks this for `holodesk run` on Xvfb; this is the same claim where no
 X server is installed: `holodesk doctor` (its server checks need no screen: the display
 checks fail, the endpoint, model, image and structured-output checks talk to the server) and
 `holodesk bench` (generated screenshots) against a stand-in started with ``api_key=``, which

@@ -1,4 +1,4 @@
-"""`holodesk serve` and model.launcher: real processes against the stand-in `vllm` executable."""
+"""`holodesk serve` and model.serving.launcher: real processes against the stand-in `vllm`."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli_serve import serve_config, serve_port
+from app.cli.serve import serve_config, serve_port
 from app.settings import Settings, SettingsError, set_value
-from model.launcher import (
+from model.serving.guard import parent_alive, process_start_time
+from model.serving.launcher import (
     ServeConfig,
     ServeError,
     ServerExited,
@@ -31,7 +32,6 @@ from model.launcher import (
     parse_progress,
     preflight,
 )
-from model.serve_guard import parent_alive, process_start_time
 from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
@@ -282,7 +282,7 @@ def test_print_command_never_reads_the_keyring(
     import keyring
 
     import app.secrets
-    from app.cli import main
+    from app.cli.main import main
 
     isolate_home(monkeypatch, tmp_path)
 
@@ -305,7 +305,7 @@ def test_print_command_never_reads_the_keyring(
 def test_not_linux_says_serving_is_linux_only(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.cli import main
+    from app.cli.main import main
 
     isolate_home(monkeypatch, tmp_path)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
@@ -428,7 +428,7 @@ def test_serves_until_ctrl_c(
     # The log starts with the vLLM command, not the guard's.
     first = log.read_text().splitlines()[0]
     assert first.startswith("# holodesk serve: /") and first.endswith(" " + shlex.join(argv))
-    assert "serve_guard" not in first
+    assert "serving/guard" not in first
     # The key went through the environment: the server demands it.
     assert http_status(f"http://127.0.0.1:{port}/v1/models") == 401
     assert http_status(f"http://127.0.0.1:{port}/v1/models", KEY) == 200
@@ -586,8 +586,8 @@ def test_vllm_dies_with_a_killed_holodesk_serve(
 OWNER = """
 import sys, time
 from pathlib import Path
-from model.launcher import ServeConfig, VLLMServer
-from model.serve_guard import StopTimeouts
+from model.serving.launcher import ServeConfig, VLLMServer
+from model.serving.guard import StopTimeouts
 
 server = VLLMServer(ServeConfig(port=int(sys.argv[1])), executable=sys.argv[2],
                     stop_timeouts=StopTimeouts(1.0, 5.0, 5.0), guard_poll=0.2)
@@ -687,7 +687,7 @@ def test_the_guard_runs_nothing_for_a_parent_already_gone(tmp_path: Path) -> Non
     done.wait()
     marker = tmp_path / "ran"
     guard = subprocess.run(
-        [sys.executable, "-P", str(REPO_ROOT / "model" / "serve_guard.py"),
+        [sys.executable, "-P", str(REPO_ROOT / "model" / "serving" / "guard.py"),
          "--parent", str(done.pid), "--", "touch", str(marker)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip

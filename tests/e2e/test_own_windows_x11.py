@@ -1,7 +1,7 @@
 """The desktop app's own windows never reach the model: painted out of the screenshots its real
 runs send (Xvfb).
 
-tests/test_capture_mask.py pins the painting and tests/test_ui_app.py the list of the app's
+tests/control/test_capture_mask.py pins the painting and tests/ui/test_app.py the list of the app's
 windows; this pins the wiring between them in the app as it runs (ui/app.py hands the list to
 ui/bridge.py's ``real_session``): the screenshot of a run started from the task window, as the
 stand-in server received it, is plain mask grey where the task window and the tray's stand-in

@@ -1,7 +1,7 @@
 """The `holodesk calibrate` command: which coordinate convention the running model uses.
 
 The target window is Qt, which app/ never imports: ``ui.main`` hands a screen factory to
-:func:`app.cli.main`, which puts it on the parsed arguments as ``calibrate_screen``.
+:func:`app.cli.main.main`, which puts it on the parsed arguments as ``calibrate_screen``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 
 if TYPE_CHECKING:
     from app.calibrate import CalibrationReport, ScreenFactory, TargetResult

@@ -13,9 +13,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from app import cli_automations, cli_bench, cli_calibrate, cli_doctor, cli_serve, paths
+from app import paths
+from app.cli import automations as cli_automations
+from app.cli import bench as cli_bench
+from app.cli import calibrate as cli_calibrate
+from app.cli import doctor as cli_doctor
+from app.cli import serve as cli_serve
+from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.events import Event, Outcome, RunFinished
-from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.lock import DesktopBusyError, DesktopLock
 from app.logs import setup_logging
 from app.settings import Settings, SettingsError, load_settings, load_with_overrides
@@ -147,7 +152,7 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         lock.release()
         print(f"holodesk: cannot start the run: {e}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    from app.terminal import TerminalFrontEnd
+    from app.cli.terminal import TerminalFrontEnd
 
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     events: queue.Queue[Event] = queue.Queue()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import io
 
+from app.cli.terminal import TerminalFrontEnd
 from app.events import Answer, ConfirmRequest
-from app.terminal import TerminalFrontEnd
 from model.coords import FrameGeometry, Rect
 from model.schema import Action, Click, Type
 

@@ -11,7 +11,7 @@ hotkey, the tray's Stop (the stand-in window's button: Xvfb has no system tray),
 Stop button, the task window's Stop button and `holodesk trigger stop`; in `holodesk run`,
 Ctrl+C typed into the terminal it runs in (a pseudo-terminal whose line discipline turns ^C
 into SIGINT) and the stop hotkey. Each test also checks, in the action log, that the path it
-pulled is the one that stopped the run. The failsafe corner is tests/test_e2e_x11.py's.
+pulled is the one that stopped the run. The failsafe corner is tests/e2e/test_e2e_x11.py's.
 
 Nothing waits on a sleep: the request arrived (``wait_until``), then the stop, then the
 disconnect (``wait_for_disconnect``) and the app's or the process's state.

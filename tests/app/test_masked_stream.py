@@ -4,7 +4,7 @@ The model's answer streams in pieces of a few characters, and the task window sh
 thought as it grows (``ModelText``). A known secret (the API key, a password typed in an
 earlier step) is masked in each text so far; a piece boundary inside the secret would leave
 its start on show until the rest arrived, so that start is held back
-(app/secrets.py ``redact_unfinished``). tests/test_masked_secrets_x11.py pins the same claim
+(app/secrets.py ``redact_unfinished``). tests/e2e/test_masked_secrets_x11.py pins the same claim
 through the real session builder, the terminal and ``holodesk.log``.
 """
 

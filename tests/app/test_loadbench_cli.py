@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from app.store import ActionLog, StepRecord
-from model.loadbench import CSV_COLUMNS
+from model.loadbench.bench import CSV_COLUMNS
 from tests.support.e2e import Result, holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, find_color, screenshot
 from tests.support.home import REPO_ROOT, Home, isolate_home, make_home

@@ -1,6 +1,6 @@
 """The `holodesk automation` command: list, add, edit, remove and run saved automations.
 
-``holodesk trigger NAME`` (app/cli.py) runs one in the desktop app when it is running; the
+``holodesk trigger NAME`` (app/cli/main.py) runs one in the desktop app when it is running; the
 app picks up every change made here by itself (it watches the file).
 """
 
@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from app.exitcodes import EXIT_OK, EXIT_USAGE
+from app.cli.exitcodes import EXIT_OK, EXIT_USAGE
 
 _CONFIRM = ["always", "risky", "never"]
 _MONITOR_HELP = "monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y"
@@ -156,7 +156,7 @@ def _cmd_remove(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, run_settings
-    from app.cli import run_task
+    from app.cli.main import run_task
     from app.settings import load_settings
 
     automation = find_automation(load_automations(), args.name)

@@ -30,9 +30,9 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from app import paths
-from app.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.secrets import ENV_API_KEY
-from model.launcher import (
+from model.serving.launcher import (
     API_KEY_ENV,
     DEFAULT_PORT,
     SERVED_MODEL_NAME,
@@ -45,7 +45,7 @@ from model.launcher import (
 
 if TYPE_CHECKING:
     from app.settings import Settings
-    from model.launcher import Progress, ServeError, VLLMServer
+    from model.serving.launcher import Progress, ServeError, VLLMServer
 
 __all__ = [
     "register",
@@ -243,7 +243,7 @@ def _managed_flag(extra: Sequence[str]) -> tuple[str, str] | None:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import os
 
-    from model.launcher import find_vllm
+    from model.serving.launcher import find_vllm
 
     managed = _managed_flag(args.extra)
     if managed is not None:
@@ -281,7 +281,7 @@ def _serve(
     executable: str | None,
     explicit: str | None,
 ) -> int:
-    from model.launcher import VLLMServer, find_running, preflight
+    from model.serving.launcher import VLLMServer, find_running, preflight
 
     running = find_running(cfg, key)
     if running is not None and SERVED_MODEL_NAME in running.models:
@@ -344,7 +344,7 @@ def _serve(
 def _run(
     server: VLLMServer, cfg: ServeConfig, key: str | None, log_path: Path, stop: threading.Event
 ) -> int:
-    from model.launcher import ServeError
+    from model.serving.launcher import ServeError
 
     print(format_command(server.command), flush=True)
     if key:

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from app import cli, cli_calibrate
 from app.calibrate import (
     CONVENTIONS,
     TARGETS,
@@ -37,7 +36,9 @@ from app.calibrate import (
     target_visible,
     tolerance_for,
 )
-from app.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli import calibrate as cli_calibrate
+from app.cli import main as cli
+from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from control.capture import EncodeOptions, FakeCapturer
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient

@@ -1,0 +1,1 @@
+"""The `holodesk` command: one module per subcommand; only parses and prints."""

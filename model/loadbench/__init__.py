@@ -1,0 +1,1 @@
+"""The load benchmark: how many desktops one server keeps busy (generated frames, chart)."""
