@@ -1,6 +1,6 @@
 """`holodesk calibrate`'s core: show known targets, ask the model to click each, score conventions.
 
-Holotron's coordinate convention is not published (shared/docs/holotron.md, Coordinates), so
+Holotron's coordinate convention is not published (docs/holotron.md, Coordinates), so
 the person can measure it: targets of known position are shown one at a time, full-screen on
 the chosen monitor; each is captured exactly as a run captures the screen and sent with a run's
 system prompt and a task asking for a click on it; every answer is then mapped under each

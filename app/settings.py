@@ -110,7 +110,7 @@ class Settings(BaseModel):
         default=90, ge=50, le=100, description="JPEG quality (90 keeps text as legible as PNG)"
     )
     # Lower bound: at or below 1280x720 the processor drops a 16:9 frame to a 2x1 tile grid and
-    # small text becomes illegible (shared/docs/holotron.md); 1366 is the smallest long side that
+    # small text becomes illegible (docs/holotron.md); 1366 is the smallest long side that
     # keeps the 4x2 grid. Upper bound: the processor stretches every image to at most 12 tiles of
     # 512 px, and the widest grid a real monitor gets is 5x2 (2560x1024, a 21:9 ultrawide);
     # anything larger only costs bytes and encode time.
@@ -171,7 +171,7 @@ class Settings(BaseModel):
         le=131072,
         description="context length vLLM serves, in tokens (--max-model-len)",
     )
-    # At least 3: every step sends the last three screenshots (shared/docs/holotron.md).
+    # At least 3: every step sends the last three screenshots (docs/holotron.md).
     serve_image_limit: int = Field(
         default=3,
         ge=3,

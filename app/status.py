@@ -50,7 +50,7 @@ STATES: tuple[State, ...] = (
     "ok", "down", "loading", "wrong_model", "image_limit", "context_short", "auth", "error",
 )  # fmt: skip
 
-IMAGES_PER_STEP = 3  # the history a step sends (shared/docs/holotron.md)
+IMAGES_PER_STEP = 3  # the history a step sends (docs/holotron.md)
 # 3 screenshots x 2,304 tokens (a 16:9 frame: 4x2 tiles + thumbnail) + ~4,000 for the system
 # prompt, notes, past actions and the answer, rounded up to the next power of two.
 MIN_CONTEXT = 16384

@@ -1,6 +1,6 @@
 """Screen capture: one frame for the model (downscaled, encoded) and tiny frames for settling.
 
-What a frame must be (see shared/docs/holotron.md, Images): at most about 2048 px on the long
+What a frame must be (see docs/holotron.md, Images): at most about 2048 px on the long
 side (the model's processor gains nothing above it), never shrunk to 1280x720 or below (the
 tile grid drops to 2x1 and text stops being legible), aspect ratio kept, JPEG q90 with 4:4:4
 chroma (as legible as PNG, 10-20x cheaper), and the exact sent size remembered in the frame's

@@ -1,6 +1,6 @@
 """The prompt builder: the chat messages we send Holotron at each step.
 
-Layout (see shared/docs/holotron.md, "History" and "Prefix caching"):
+Layout (see docs/holotron.md, "History and prefix caching"):
 
 1. system: role, rules, the action list, the coordinate convention, the screen size, today's
    date, the output schema and ``/think`` or ``/no_think``. Built from the run's

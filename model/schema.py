@@ -1,4 +1,4 @@
-"""The step schema: what Holotron answers at every step (see shared/docs/holotron.md).
+"""The step schema: what Holotron answers at every step (see docs/holotron.md).
 
 One JSON object per step: ``note``, ``thought`` and ``action``, the action being a union
 discriminated by its ``action`` field. These pydantic models validate the model's output at

@@ -1,1 +1,1 @@
-"""Qt widgets of the holodesk tray app (issue 3)."""
+"""The Qt windows of the holodesk tray app, over the same core (app/) the CLI uses."""

@@ -1,6 +1,6 @@
 """The load generator behind ``holodesk bench``: many simulated agent sessions against one server.
 
-What H Company published (shared/docs/holotron.md): about 8,900 *total* tokens/s (prompt plus
+What H Company published (docs/holotron.md): about 8,900 *total* tokens/s (prompt plus
 generated) for Holotron-12B on one H100 with vLLM, 100 concurrent benchmark workers, long
 multi-image contexts. This module reproduces that setup so the number can be checked on the
 person's own server.

@@ -14,7 +14,7 @@ vLLM runs under :mod:`model.serving.guard`, a small supervisor that stops it whe
 gone however holodesk ended (SIGKILL, a crash): vLLM never sits orphaned on ~25 GB of GPU
 memory. Serving is Linux-only (vLLM with CUDA): :func:`check_platform`.
 
-The command is the one in ``shared/docs/holotron.md`` plus ``--gpu-memory-utilization``.
+The command and why each flag: ``docs/holotron.md``, "Serving".
 The API key never goes on the command line (``ps`` and shell history show it): vLLM's API
 server takes ``VLLM_API_KEY`` from the environment when ``--api-key`` is absent
 (``vllm/entrypoints/openai/api_server.py``, ``build_app``: "Ensure --api-key option from CLI
@@ -85,7 +85,7 @@ DEFAULT_PORT = 8000
 API_KEY_ENV = "VLLM_API_KEY"
 INSTALL_FIX = "pip install 'holodesk[server]' (it brings vllm, torch and transformers)"
 # BF16 weights are about 25 GB; with the vision encoder, activations and a 32K context the
-# reference setup (shared/docs/holotron.md) needs a 40 GB-or-larger card.
+# reference setup (docs/holotron.md) needs a 40 GB-or-larger card.
 MIN_GPU_MIB = 40_000
 # The log's first line is the command that was run; the guard's own notes carry it too.
 LOG_HEADER = serve_guard.LOG_PREFIX
@@ -132,7 +132,7 @@ class ServeConfig:
 
 
 def build_command(cfg: ServeConfig, executable: str = "vllm") -> list[str]:
-    """The ``vllm serve`` argv for ``cfg`` (shared/docs/holotron.md), without any API key."""
+    """The ``vllm serve`` argv for ``cfg`` (docs/holotron.md), without any API key."""
     limits = json.dumps({"image": cfg.image_limit, "video": 0})
     return [
         executable, "serve", cfg.model,
