@@ -47,7 +47,6 @@ from types import TracebackType
 from typing import Any
 
 from app import paths
-from app.export import export_run, format_run, format_run_list
 from app.secrets import redact, scrub_settings
 from model.coords import FrameGeometry, Point
 
@@ -64,8 +63,6 @@ __all__ = [
     "StepRecord",
     "StepResult",
     "StoreError",
-    "format_run",
-    "format_run_list",
     "geometry_from_dict",
     "parse_points",
     "points_text",
@@ -631,13 +628,6 @@ class ActionLog:
                 (run_id, after_step_no),
             ).fetchall()
         return [self._step_from_row(row) for row in rows]
-
-    def export_run(self, run_id: str, dest: Path) -> Path:
-        """Export a run as ``dest/holodesk-run-<id>/`` (``run.jsonl`` plus images); returns it.
-
-        See :func:`app.export.export_run` for the format.
-        """
-        return export_run(self, run_id, dest)
 
     def secrets(self) -> frozenset[str]:
         """The secrets masked in stored text (for the exporter)."""

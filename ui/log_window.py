@@ -51,6 +51,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.export import export_run
 from app.store import ActionLog, RunRecord, StepRecord, StepResult
 from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
@@ -410,7 +411,7 @@ class LogWindow(QWidget):
             self._say(f"Exported to {folder}")
             self.exported.emit(str(folder))
 
-        self._tasks.run(lambda: self._handle.get().export_run(run_id, dest), done, self._fail)
+        self._tasks.run(lambda: export_run(self._handle.get(), run_id, dest), done, self._fail)
 
     def open_run_folder(self, run_id: str) -> None:
         """Open the run's screenshot folder in the file manager."""
