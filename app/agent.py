@@ -40,7 +40,7 @@ from app.events import (
 from app.logs import mask
 from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
-from app.store import ActionLog, StepRecord
+from app.store import ActionLog, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, thumbnail
 from control.input import Executor
 from control.policy import SafetyPolicy, Verdict
@@ -242,7 +242,7 @@ class Agent:
 
         if isinstance(action, AnswerAction | AskUser):
             cur.record.decision = Decision.AUTO.value
-            cur.record.result = "ok"
+            cur.record.result = StepResult.OK
             self._finish_step(cur)
             if isinstance(action, AnswerAction):
                 return _Ended(Outcome.ANSWERED, "the model answered the task", action.text)
@@ -250,7 +250,7 @@ class Agent:
 
         if history.repeats_on_unchanged_screen(action, small) >= config.limits.loop_limit:
             cur.record.decision = Decision.AUTO.value
-            self._finish_step(cur, "skipped", "loop detected")
+            self._finish_step(cur, StepResult.SKIPPED, "loop detected")
             return _Ended(
                 Outcome.LOOP,
                 f"the same action ({description}) was proposed {history.repeats} times "
@@ -260,7 +260,7 @@ class Agent:
         # A slow model must not stretch the run past its time limit with one more action.
         if p.clock() > history.deadline:
             cur.record.decision = Decision.AUTO.value
-            self._finish_step(cur, "skipped", "time limit reached")
+            self._finish_step(cur, StepResult.SKIPPED, "time limit reached")
             return _time_limit(config.limits)
 
         decision, action, points, outcome, verdict = self._decide(
@@ -268,24 +268,24 @@ class Agent:
         )
         cur.record.decision = decision.value
         if decision is Decision.FORBIDDEN:
-            self._finish_step(cur, "skipped", outcome)
+            self._finish_step(cur, StepResult.SKIPPED, outcome)
         elif decision is Decision.SKIPPED:
-            self._finish_step(cur, "skipped")
+            self._finish_step(cur, StepResult.SKIPPED)
         elif self._hold_before_acting(cur, history):
             # The person took over: the action was meant for a screen that may be gone, so
             # the next step starts again from a fresh screenshot.
-            self._finish_step(cur, "skipped", "paused before execution")
+            self._finish_step(cur, StepResult.SKIPPED, "paused before execution")
             outcome = OUTCOME_PAUSED
         else:
             if decision is Decision.EDITED:
                 cur.record.action = action.model_dump(mode="json")
-                cur.record.screen_point = _points_text(points)
+                cur.record.screen_point = points_text(points)
                 # What is done is the edit: the log and the task window must say so (and mask
                 # its text if the edit looks like a secret).
                 self._hide_secret(action, verdict)
                 description = _describe(action, points, verdict)
             self._act(cur, action, points, description, config.limits)
-            self._finish_step(cur, "ok")
+            self._finish_step(cur, StepResult.OK)
         history.add(
             Turn(cur.no, frame.data, frame.mime,
                  Step(note=step.note, thought=step.thought, action=action), outcome),
@@ -316,7 +316,7 @@ class Agent:
         try:
             return self._hold(cur.run_id, history)
         except StoppedError as e:
-            self._finish_step(cur, "stopped", _stop_reason(e))
+            self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
 
     def _capture(
@@ -338,7 +338,7 @@ class Agent:
             started_at=started_at,
             screenshot_path=str(shot),
             thumbnail_path=str(thumb) if thumb else None,
-            geometry=_geometry_dict(frame.geometry),
+            geometry=frame.geometry.to_dict(),
         )
         self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot), capture_ms))
         return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
@@ -380,12 +380,12 @@ class Agent:
             if info is None:
                 raise
             stopped = StoppedError(info)
-            self._finish_step(cur, "stopped", _stop_reason(stopped))
+            self._finish_step(cur, StepResult.STOPPED, _stop_reason(stopped))
             raise stopped from e
         except HolotronError as e:
             if isinstance(e, InvalidOutput):
                 cur.record.raw_output = e.raw  # kept, so the person can see what went wrong
-            self._finish_step(cur, "failed", _error_text(e))
+            self._finish_step(cur, StepResult.FAILED, _error_text(e))
             self._emit(StepFailed(cur.run_id, cur.no, e.message, e.fix))
             raise
         cur.timings["model_ms"] = (p.clock() - t0) * 1000
@@ -416,11 +416,11 @@ class Agent:
         try:
             p.executor.execute(action, points)
         except StoppedError as e:
-            self._finish_step(cur, "stopped", _stop_reason(e))
+            self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
-            self._finish_step(cur, "failed", error)
+            self._finish_step(cur, StepResult.FAILED, error)
             self._emit(StepFailed(cur.run_id, cur.no, error))
             raise _Ended(Outcome.ERROR, f"executing the action failed: {error}") from e
         cur.timings["exec_ms"] = (p.clock() - t0) * 1000
@@ -433,7 +433,7 @@ class Agent:
         except BaseException as e:
             # The action did happen: the log must say so, whatever ends the wait.
             why = _stop_reason(e) if isinstance(e, StoppedError) else f"{type(e).__name__}: {e}"
-            self._finish_step(cur, "ok", f"done, then while the screen settled: {why}")
+            self._finish_step(cur, StepResult.OK, f"done, then while the screen settled: {why}")
             raise
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
         self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
@@ -486,7 +486,8 @@ class Agent:
             self._emit(StepDecided(run_id, step_no, Decision.STOPPED, action))
             cur.record.decision = Decision.STOPPED.value
             info = p.latch.info
-            self._finish_step(cur, "stopped", f"stopped by {info.source}" if info else None)
+            self._finish_step(cur, StepResult.STOPPED,
+                              f"stopped by {info.source}" if info else None)
             p.latch.check()
         if reply.answer is Answer.SKIP:
             self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
@@ -555,10 +556,10 @@ class Agent:
     ) -> None:
         record.action = action.model_dump(mode="json")
         record.element = getattr(action, "element", None)
-        record.screen_point = _points_text(points)
+        record.screen_point = points_text(points)
         record.reason_for_confirm = "; ".join(verdict.reasons) or None
 
-    def _finish_step(self, cur: _Current, result: str | None = None,
+    def _finish_step(self, cur: _Current, result: StepResult | None = None,
                      error: str | None = None) -> None:
         """Write the step's row: from here on it survives even a SIGKILL."""
         record = cur.record
@@ -596,10 +597,6 @@ def _time_limit(limits: RunLimits) -> _Ended:
     return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:g} s reached")
 
 
-def _points_text(points: tuple[Point, ...]) -> str | None:
-    return " -> ".join(str(p) for p in points) or None
-
-
 def _same_action(a: Action, b: Action) -> bool:
     return a.model_dump() == b.model_dump()
 
@@ -609,16 +606,6 @@ def _same_screen(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> bool:
         return False
     diff = np.abs(a.astype(np.int16) - b.astype(np.int16))
     return float(diff.mean()) < UNCHANGED_THRESHOLD
-
-
-def _geometry_dict(g: FrameGeometry) -> dict[str, Any]:
-    m = g.monitor
-    return {
-        "sent_width": g.sent_width,
-        "sent_height": g.sent_height,
-        "monitor": {"left": m.left, "top": m.top, "width": m.width, "height": m.height},
-        "scale": g.scale,
-    }
 
 
 def _error_text(e: HolotronError) -> str:

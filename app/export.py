@@ -23,12 +23,10 @@ import tempfile
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.secrets import redact, scrub_settings
-
-if TYPE_CHECKING:
-    from app.store import ActionLog, RunRecord, StepRecord
+from app.store import ActionLog, RunRecord, StepRecord, StoreError
 
 _log = logging.getLogger(__name__)
 
@@ -41,8 +39,6 @@ def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
 
     ``dest`` is created if missing. An existing export of the same run is never overwritten.
     """
-    from app.store import StoreError  # the store imports this module
-
     run = log.get_run(run_id)
     steps = log.steps(run.id)
     secrets = _secret_forms(log.secrets())

@@ -78,25 +78,6 @@ class SecretStore(Protocol):
         ...
 
 
-class MemoryStore:
-    """A :class:`SecretStore` in a dict: for tests and for one-off runs."""
-
-    def __init__(self, initial: Mapping[str, str] | None = None) -> None:
-        self._secrets: dict[str, str] = dict(initial or {})
-
-    def get(self, endpoint: str) -> str | None:
-        return self._secrets.get(endpoint)
-
-    def set(self, endpoint: str, secret: str) -> None:
-        self._secrets[endpoint] = secret
-
-    def delete(self, endpoint: str) -> bool:
-        return self._secrets.pop(endpoint, None) is not None
-
-    def backend_name(self) -> str:
-        return "memory (not persisted)"
-
-
 class KeyringStore:
     """A :class:`SecretStore` on the ``keyring`` package (Secret Service, Keychain, ...).
 

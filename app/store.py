@@ -41,13 +41,14 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from app import paths
-from app.export import export_run, format_run, format_run_list
 from app.secrets import redact, scrub_settings
+from model.coords import FrameGeometry, Point
 
 __all__ = [
     "DECISIONS",
@@ -60,9 +61,11 @@ __all__ = [
     "RunRecord",
     "SchemaTooNew",
     "StepRecord",
+    "StepResult",
     "StoreError",
-    "format_run",
-    "format_run_list",
+    "geometry_from_dict",
+    "parse_points",
+    "points_text",
 ]
 
 _log = logging.getLogger(__name__)
@@ -73,9 +76,22 @@ OUTCOMES = frozenset(
     {"answered", "asked_user", "stopped", "limit", "loop", "error", "running", "interrupted"}
 )
 DECISIONS = frozenset({"auto", "approved", "skipped", "edited", "forbidden", "stopped"})
-RESULTS = frozenset({"ok", "failed", "stopped", "skipped"})
+
+
+class StepResult(StrEnum):
+    """How a stored step ended; the values are the ``steps.result`` column's text."""
+
+    OK = "ok"  # the action was done (or the run ended on an answer or a question)
+    FAILED = "failed"  # the model or the machine failed; ``error`` says how
+    STOPPED = "stopped"  # the emergency stop or the person's Stop ended the step
+    SKIPPED = "skipped"  # not executed: skipped, refused, a loop, a limit or a pause
+
+
+RESULTS = frozenset(StepResult)
 
 _RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4,}$")
+_POINT = re.compile(r"\((-?\d+),\s*(-?\d+)\)")
+_POINT_SEPARATOR = " -> "
 _MIME_EXT = {"image/jpeg": ".jpg", "image/jpg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
 
 
@@ -138,11 +154,44 @@ class StepRecord:
     screen_point: str | None = None
     decision: str | None = None  # one of DECISIONS, None when no decision was reached
     reason_for_confirm: str | None = None
-    result: str | None = None  # one of RESULTS
+    result: StepResult | None = None
     error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+    @property
+    def frame_geometry(self) -> FrameGeometry | None:
+        """``geometry`` as a :class:`FrameGeometry`; None when absent or unreadable."""
+        return geometry_from_dict(self.geometry)
+
+    @property
+    def points(self) -> tuple[Point, ...]:
+        """The screen point(s) that ``screen_point`` names (two for a drag)."""
+        return parse_points(self.screen_point)
+
+
+def points_text(points: Sequence[Point]) -> str | None:
+    """The stored ``screen_point`` text of ``points``: ``(x, y)``, ``(a, b) -> (c, d)``, or None."""
+    return _POINT_SEPARATOR.join(f"({p.x}, {p.y})" for p in points) or None
+
+
+def parse_points(text: str | None) -> tuple[Point, ...]:
+    """The points of a stored ``screen_point`` text (the inverse of :func:`points_text`)."""
+    return tuple(Point(int(x), int(y)) for x, y in _POINT.findall(text or ""))
+
+
+def geometry_from_dict(data: Mapping[str, Any] | None) -> FrameGeometry | None:
+    """The :class:`FrameGeometry` stored with a step (``geometry_json``), or None.
+
+    None too for a damaged value: a step stays readable without its point markers.
+    """
+    if not data:
+        return None
+    try:
+        return FrameGeometry.from_dict(data)
+    except ValueError:
+        return None
 
 
 _V1 = [
@@ -580,13 +629,6 @@ class ActionLog:
             ).fetchall()
         return [self._step_from_row(row) for row in rows]
 
-    def export_run(self, run_id: str, dest: Path) -> Path:
-        """Export a run as ``dest/holodesk-run-<id>/`` (``run.jsonl`` plus images); returns it.
-
-        See :func:`app.export.export_run` for the format.
-        """
-        return export_run(self, run_id, dest)
-
     def secrets(self) -> frozenset[str]:
         """The secrets masked in stored text (for the exporter)."""
         return frozenset(self._secrets)
@@ -644,7 +686,7 @@ class ActionLog:
             screen_point=data["screen_point"],
             decision=data["decision"],
             reason_for_confirm=data["reason_for_confirm"],
-            result=data["result"],
+            result=_result(data["result"]),
             error=data["error"],
             timings=_json_load(data["timings_json"]) or {},
             prompt_tokens=data["prompt_tokens"],
@@ -721,6 +763,18 @@ def _json_or_none(value: Any) -> str | None:
 
 def _json_load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+def _result(text: str | None) -> StepResult | None:
+    if text is None:
+        return None
+    try:
+        return StepResult(text)
+    except ValueError:
+        # Only possible in a hand-edited row (add_step refuses it): the rest of the step and
+        # of its run stay readable.
+        _log.warning("action log: unknown step result %r read as none", text)
+        return None
 
 
 def _run_from_row(row: Sequence[Any]) -> RunRecord:

@@ -16,8 +16,10 @@ result is clamped to the monitor so a sloppy answer can never leave the chosen s
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Convention(StrEnum):
@@ -85,6 +87,35 @@ class FrameGeometry:
         right = math.floor(self.monitor.right / self.scale)
         bottom = math.floor(self.monitor.bottom / self.scale)
         return Rect(left, top, max(1, right - left), max(1, bottom - top))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data: the form the action log stores and exports."""
+        m = self.monitor
+        return {
+            "sent_width": self.sent_width,
+            "sent_height": self.sent_height,
+            "monitor": {"left": m.left, "top": m.top, "width": m.width, "height": m.height},
+            "scale": self.scale,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FrameGeometry:
+        """The inverse of :meth:`to_dict`; ``scale`` defaults to 1.0 when absent.
+
+        Raises ValueError when a field is missing or not a number.
+        """
+        try:
+            mon = data["monitor"]
+            return cls(
+                sent_width=int(data["sent_width"]),
+                sent_height=int(data["sent_height"]),
+                monitor=Rect(
+                    int(mon["left"]), int(mon["top"]), int(mon["width"]), int(mon["height"])
+                ),
+                scale=float(data.get("scale", 1.0)),
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a frame geometry: {data!r} ({exc!r})") from exc
 
 
 @dataclass(frozen=True)

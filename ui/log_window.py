@@ -15,7 +15,6 @@ then the window shows what the events said, and re-reads the store as steps comp
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -52,8 +51,9 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
-from app.store import ActionLog, RunRecord, StepRecord
-from model.coords import Convention, FrameGeometry, Point, Rect, from_screen
+from app.export import export_run
+from app.store import ActionLog, RunRecord, StepRecord, StepResult
+from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
 from ui.workers import Background
@@ -62,9 +62,7 @@ __all__ = [
     "MARKER_COLOR",
     "LogWindow",
     "ScreenshotDialog",
-    "geometry_from_dict",
     "marker_pixels",
-    "parse_points",
 ]
 
 _log = logging.getLogger(__name__)
@@ -72,34 +70,12 @@ _log = logging.getLogger(__name__)
 MARKER_COLOR = QColor(255, 0, 0)
 THUMB_HEIGHT = 54
 _RELOAD_DELAY_MS = 150  # coalesces the burst of events at the end of a step into one read
-_POINT = re.compile(r"\((-?\d+),\s*(-?\d+)\)")
 
 RUN_COLUMNS = ("Run", "Task", "Started", "Outcome", "Steps")
 STEP_COLUMNS = ("Screen", "#", "Thought", "Action", "Decision", "Outcome", "Time")
 
 
 # --------------------------------------------------------------------------- pure helpers
-
-
-def geometry_from_dict(data: dict[str, Any] | None) -> FrameGeometry | None:
-    """The :class:`FrameGeometry` stored with a step (``geometry_json``), or None."""
-    if not data:
-        return None
-    try:
-        mon = data["monitor"]
-        return FrameGeometry(
-            sent_width=int(data["sent_width"]),
-            sent_height=int(data["sent_height"]),
-            monitor=Rect(int(mon["left"]), int(mon["top"]), int(mon["width"]), int(mon["height"])),
-            scale=float(data.get("scale", 1.0)),
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def parse_points(text: str | None) -> tuple[Point, ...]:
-    """The screen points of a stored ``screen_point`` text: ``(x, y)`` or ``(a, b) -> (c, d)``."""
-    return tuple(Point(int(x), int(y)) for x, y in _POINT.findall(text or ""))
 
 
 def marker_pixels(
@@ -162,15 +138,15 @@ class _StepView:
         seconds = None
         if record.finished_at is not None:
             seconds = max(0.0, record.finished_at - record.started_at)
-        outcome = record.result or ""
+        outcome = str(record.result or "")
         if record.error:
             outcome = f"{outcome}: {record.error}" if outcome else record.error
         return cls(
             step_no=record.step_no,
             screenshot_path=record.screenshot_path,
             thumbnail_path=record.thumbnail_path,
-            geometry=geometry_from_dict(record.geometry),
-            points=parse_points(record.screen_point),
+            geometry=record.frame_geometry,
+            points=record.points,
             thought=record.thought or "",
             action=_action_text(record.action, record.screen_point),
             decision=record.decision or "",
@@ -435,7 +411,7 @@ class LogWindow(QWidget):
             self._say(f"Exported to {folder}")
             self.exported.emit(str(folder))
 
-        self._tasks.run(lambda: self._handle.get().export_run(run_id, dest), done, self._fail)
+        self._tasks.run(lambda: export_run(self._handle.get(), run_id, dest), done, self._fail)
 
     def open_run_folder(self, run_id: str) -> None:
         """Open the run's screenshot folder in the file manager."""
@@ -558,10 +534,10 @@ class LogWindow(QWidget):
         elif isinstance(event, StepDecided) and view is not None:
             view.decision = event.decision.value
         elif isinstance(event, ActionExecuted) and view is not None:
-            view.outcome = "ok"
+            view.outcome = StepResult.OK.value
             view.seconds = time.monotonic() - view.started
         elif isinstance(event, StepFailed) and view is not None:
-            view.outcome = f"failed: {event.error}"
+            view.outcome = f"{StepResult.FAILED}: {event.error}"
             view.seconds = time.monotonic() - view.started
         elif isinstance(event, RunFinished):
             live.outcome = event.outcome.value

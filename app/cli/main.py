@@ -213,7 +213,8 @@ def _listen_for_stop_hotkey(combo: str, latch: StopLatch) -> PynputHotkeys | Non
 
 
 def _cmd_log_list(args: argparse.Namespace) -> int:
-    from app.store import ActionLog, format_run_list
+    from app.export import format_run_list
+    from app.store import ActionLog
 
     with ActionLog.open() as store:
         print(format_run_list(store.list_runs(args.limit)))
@@ -221,7 +222,8 @@ def _cmd_log_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_log_show(args: argparse.Namespace) -> int:
-    from app.store import ActionLog, format_run
+    from app.export import format_run
+    from app.store import ActionLog
 
     with ActionLog.open() as store:
         run = _find_run(store, args.run)
@@ -232,13 +234,14 @@ def _cmd_log_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
+    from app.export import export_run
     from app.store import ActionLog
 
     with ActionLog.open() as store:
         run = _find_run(store, args.run)
         if run is None:
             return EXIT_USAGE
-        out = store.export_run(run.id, args.output)
+        out = export_run(store, run.id, args.output)
     print(out)
     return EXIT_OK
 

@@ -24,6 +24,7 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
+from app.store import StepResult
 from control.policy import ConfirmMode
 from model.schema import Click
 from model.structured import step_output_schema
@@ -61,9 +62,14 @@ def test_a_seen_target_is_clicked_and_the_run_answers(harness_for: HarnessFor) -
     run = h.store.get_run(finished.run_id)
     steps = h.store.steps(run.id)
     assert run.outcome == "answered"
-    assert [s.result for s in steps] == ["ok", "ok"]
+    assert [s.result for s in steps] == [StepResult.OK, StepResult.OK]
     assert steps[0].element == "Save button"
     assert steps[0].geometry is not None and steps[0].geometry["sent_width"] == W
+    # The stored record reads back as what the events said: the frame's geometry, the point.
+    captured = next(e for e in h.events if isinstance(e, FrameCaptured))
+    proposed = next(e for e in h.events if isinstance(e, StepProposed))
+    assert steps[0].frame_geometry == captured.geometry
+    assert steps[0].points == proposed.points and len(proposed.points) == 1
     assert Path(steps[0].screenshot_path or "").exists()
     # What vLLM is held to: the step schema made for constrained decoding, in its one field.
     assert [r.structured_outputs for r in server.requests] == [

@@ -21,7 +21,6 @@ from app.secrets import (
     SERVICE,
     InvalidApiKey,
     KeyringStore,
-    MemoryStore,
     RedactingFilter,
     SecretStore,
     SecretsUnavailable,
@@ -34,6 +33,7 @@ from app.secrets import (
 )
 from tests.support.home import REPO_ROOT, Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
+from tests.support.memory_secrets import MemoryStore
 
 KEY = "sk-holodesk-test-0123456789abcdef"
 ENDPOINT = "http://127.0.0.1:8000/v1"

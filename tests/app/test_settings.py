@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app import paths
-from app.secrets import ENV_API_KEY, MemoryStore
+from app.secrets import ENV_API_KEY
 from app.settings import (
     DEFAULT_ENDPOINT,
     Settings,
@@ -26,6 +26,7 @@ from control.capture import CaptureTarget
 from control.policy import ConfirmMode
 from model.coords import Convention
 from tests.support.home import Home, isolate_home
+from tests.support.memory_secrets import MemoryStore
 
 KEY = "sk-holodesk-test-0123456789abcdef"
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app import paths, store
+from app.export import export_run, format_run, format_run_list
 from app.secrets import KeyringStore, lookup_api_key
 from app.settings import describe_settings, load_settings, set_value
 from app.store import (
@@ -28,8 +29,6 @@ from app.store import (
     SchemaTooNew,
     StepRecord,
     StoreError,
-    format_run,
-    format_run_list,
 )
 from tests.support.home import REPO_ROOT, Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
@@ -274,7 +273,7 @@ def test_export_writes_jsonl_and_images(log: ActionLog, tmp_path: Path) -> None:
         log.add_step(full_step(log, run.id, n))
     log.finish_run(run.id, "limit", "step limit of 3 reached")
     dest = tmp_path / "exports"
-    out = log.export_run(run.id[:12], dest)
+    out = export_run(log, run.id[:12], dest)
     assert out == dest / f"holodesk-run-{run.id}"
     lines = [json.loads(line) for line in (out / "run.jsonl").read_text().splitlines()]
     assert [line["type"] for line in lines] == ["run", "step", "step", "step"]
@@ -293,7 +292,7 @@ def test_export_writes_jsonl_and_images(log: ActionLog, tmp_path: Path) -> None:
         assert line["timings"]["model_ms"] == 800.0
     assert sorted(p.name for p in dest.iterdir()) == [out.name]  # no temporary folder left
     with pytest.raises(StoreError, match="exists already"):
-        log.export_run(run.id, dest)
+        export_run(log, run.id, dest)
 
 
 def test_export_of_a_run_with_a_missing_image(log: ActionLog, tmp_path: Path) -> None:
@@ -302,7 +301,7 @@ def test_export_of_a_run_with_a_missing_image(log: ActionLog, tmp_path: Path) ->
     log.add_step(step)
     assert step.screenshot_path is not None
     Path(step.screenshot_path).unlink()
-    out = log.export_run(run.id, tmp_path)
+    out = export_run(log, run.id, tmp_path)
     line = json.loads((out / "run.jsonl").read_text().splitlines()[1])
     assert line["screenshot"] is None and line["thumbnail"] == "step-001-thumb.png"
 
@@ -335,7 +334,7 @@ def test_a_keyring_key_never_reaches_db_log_or_export(
             for n in (1, 2):
                 log.add_step(full_step(log, run.id, n))
             log.finish_run(run.id, "answered", "done")
-            export = log.export_run(run.id, tmp_path / "export")
+            export = export_run(log, run.id, tmp_path / "export")
             logging.getLogger("holodesk.test").info("run %s exported to %s", run.id, export)
     finally:
         root.removeHandler(handler)

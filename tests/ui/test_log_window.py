@@ -23,7 +23,7 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
-from app.store import ActionLog, StepRecord
+from app.store import ActionLog, StepRecord, geometry_from_dict, parse_points
 from control.policy import Verdict
 from model.coords import FrameGeometry, Point, Rect
 from model.schema import Click, Step
@@ -32,9 +32,7 @@ from ui.log_window import (
     MARKER_COLOR,
     LogWindow,
     ScreenshotDialog,
-    geometry_from_dict,
     marker_pixels,
-    parse_points,
 )
 
 ENDPOINT = "http://127.0.0.1:8000/v1"

@@ -11,11 +11,12 @@ from keyring.backends import fail
 from pytestqt.qtbot import QtBot
 
 from app import paths
-from app.secrets import KeyringStore, MemoryStore
+from app.secrets import KeyringStore
 from app.settings import Settings, load_settings, save_settings
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
+from tests.support.memory_secrets import MemoryStore
 from ui.settings_dialog import STATE_TITLES, SettingsDialog
 
 KEY = "sk-dialog-test-0123456789abcdef"
