@@ -21,13 +21,13 @@ from control.hotkeys import (
     Combo,
     FakeHotkeys,
     HotkeyError,
-    chord_keys,
     conflicts,
     parse_combo,
     typing_can_press,
     validate_stop_hotkey,
 )
 from control.input import DryRunBackend, Executor
+from control.keys import chord_keys
 from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch
 from model.schema import Hotkey, Type
