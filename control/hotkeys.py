@@ -8,9 +8,9 @@ win/cmd/meta -> super, esc -> escape, return -> enter, left/right variants of mo
 generic modifier), so a hotkey action the model proposes can be compared with a reserved
 combination whatever spelling either side uses.
 
-Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` (real, global, through
-pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship)
-and :class:`FakeHotkeys` (tests fire combinations by hand).
+Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` is the real one (global,
+through pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both
+ship); tests play combinations by hand through a fake (tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
 
@@ -55,7 +55,6 @@ log = logging.getLogger(__name__)
 __all__ = [
     "DEFAULT_STOP_HOTKEY",
     "Combo",
-    "FakeHotkeys",
     "HotkeyError",
     "HotkeyListener",
     "ListenerError",
@@ -247,43 +246,6 @@ class HotkeyListener(Protocol):
     def stop(self) -> None:
         """Stop listening (safe to call twice, or without start)."""
         ...
-
-
-class FakeHotkeys:
-    """A listener for tests: :meth:`fire` plays a combination as if the person pressed it."""
-
-    def __init__(self) -> None:
-        self._callbacks: dict[Combo, Callback] = {}
-        self.running = False
-
-    def register(self, combo: str, callback: Callback) -> None:
-        self._callbacks[parse_combo(combo)] = callback
-
-    def unregister(self, combo: str) -> None:
-        self._callbacks.pop(parse_combo(combo), None)
-
-    def start(self) -> None:
-        self.running = True
-
-    def stop(self) -> None:
-        self.running = False
-
-    @property
-    def combos(self) -> list[str]:
-        return [str(c) for c in self._callbacks]
-
-    def fire(self, combo: str) -> bool:
-        """Press ``combo``: every registered combination it contains fires, as in pynput.
-
-        Returns whether anything fired. Nothing fires while the listener is not running.
-        """
-        if not self.running:
-            return False
-        pressed = parse_combo(combo).keys
-        hits = [cb for c, cb in list(self._callbacks.items()) if c.keys <= pressed]
-        for cb in hits:
-            cb()
-        return bool(hits)
 
 
 class PynputHotkeys:
