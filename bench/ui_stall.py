@@ -180,11 +180,11 @@ def bench(runs: int, steps: int, profile: bool) -> bool:
     from app.session import Session
     from app.settings import Settings
     from app.store import ActionLog
-    from control.capture import FakeCapturer
     from control.input import DryRunBackend, Executor
     from control.policy import SafetyPolicy
     from control.stop import StopLatch
     from model.client import ClientConfig, HolotronClient
+    from tests.support.fake_capturer import FakeCapturer
     from tests.support.fake_vllm import FakeVLLM
     from ui.app import HolodeskApp
 

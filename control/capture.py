@@ -185,7 +185,7 @@ class Capturer(Protocol):
         ...
 
 
-# -- pixel helpers (shared by the real and the fake capturer) --------------------------------
+# -- pixel helpers (shared with the fake capturer of the tests) --------------------------------
 
 
 def target_size(width: int, height: int, max_side: int, *,
@@ -645,98 +645,3 @@ class MssCapturer:
 def _rect(monitor: Any) -> Rect:
     return Rect(int(monitor["left"]), int(monitor["top"]), int(monitor["width"]),
                 int(monitor["height"]))
-
-
-# -- a fake for unit tests -------------------------------------------------------------------
-
-FakeImage = Image.Image | NDArray[np.uint8]
-
-
-def _to_bgrx(image: FakeImage) -> tuple[bytes, int, int]:
-    if isinstance(image, Image.Image):
-        rgb = np.asarray(image.convert("RGB"))
-    else:
-        rgb = np.asarray(image, dtype=np.uint8)
-        if rgb.ndim == 2:
-            rgb = np.stack([rgb] * 3, axis=-1)
-        rgb = rgb[..., :3]
-    h, w = rgb.shape[:2]
-    bgrx = np.zeros((h, w, 4), np.uint8)
-    bgrx[..., 0] = rgb[..., 2]
-    bgrx[..., 1] = rgb[..., 1]
-    bgrx[..., 2] = rgb[..., 0]
-    return bgrx.tobytes(), w, h
-
-
-class FakeCapturer:
-    """A :class:`Capturer` showing given pictures through the real downscale/encode code.
-
-    ``source`` is a sequence of images (PIL images or RGB/gray uint8 arrays): each call to
-    ``grab`` or ``grab_small`` shows the next one and the last one stays on screen; or a
-    callable returning the current image (for tests that change the "screen" themselves).
-    ``monitor`` defaults to the first image's size at the origin. ``exclude`` masks as in
-    :class:`MssCapturer` (rectangles in the coordinates of ``monitor``).
-    """
-
-    def __init__(
-        self,
-        source: Sequence[FakeImage] | Callable[[], FakeImage],
-        *,
-        monitor: Rect | None = None,
-        scale: float = 1.0,
-        options: EncodeOptions | None = None,
-        small_factor: int = SMALL_FACTOR,
-        clock: Callable[[], float] = time.monotonic,
-        exclude: ExcludeRects | None = None,
-    ) -> None:
-        if not callable(source) and not source:
-            raise ValueError("FakeCapturer needs at least one image")
-        self._source = source
-        self._index = 0
-        self.options = options or EncodeOptions()
-        self.small_factor = small_factor
-        self.scale = scale
-        self.clock = clock
-        self.exclude = exclude
-        self.grabs = 0
-        self.small_grabs = 0
-        first = self._peek()
-        _, w, h = _to_bgrx(first)
-        self._monitor = monitor or Rect(0, 0, w, h)
-        self.closed = False
-
-    def _peek(self) -> FakeImage:
-        if callable(self._source):
-            return self._source()
-        return self._source[min(self._index, len(self._source) - 1)]
-
-    def _next(self) -> FakeImage:
-        image = self._peek()
-        if not callable(self._source):
-            self._index += 1
-        return image
-
-    def monitor(self) -> Rect:
-        return self._monitor
-
-    def _raw(self) -> tuple[bytes | bytearray, int, int]:
-        raw, w, h = _to_bgrx(self._next())
-        return mask_bgrx(raw, w, h, self._monitor, _excluded(self.exclude)), w, h
-
-    def grab(self) -> Frame:
-        self.grabs += 1
-        raw, w, h = self._raw()
-        at = self.clock()
-        started = time.perf_counter()
-        data, sent_w, sent_h = encode_bgrx(raw, w, h, self.options)
-        encode_ms = (time.perf_counter() - started) * 1000
-        geometry = FrameGeometry(sent_w, sent_h, self._monitor, self.scale)
-        return Frame(data, self.options.mime, geometry, at, 0.0, encode_ms)
-
-    def grab_small(self) -> GrayFrame:
-        self.small_grabs += 1
-        raw, w, h = self._raw()
-        return small_gray(_bgrx_image(raw, w, h), self.small_factor)
-
-    def close(self) -> None:
-        self.closed = True

@@ -2,14 +2,15 @@
 
 A combination is written the way people write it ("ctrl+alt+shift+escape", "Ctrl+Alt+S") or
 the way pynput does ("<ctrl>+<alt>+<shift>+<esc>"); :func:`parse_combo` accepts both and
-:class:`Combo` gives back either form. Key names are normalized as in the safety policy
-(control/ctl -> ctrl, option -> alt, win/cmd/meta -> super, esc -> escape, return -> enter,
-left/right variants of modifiers), so a hotkey action the model proposes can be compared with a
-reserved combination whatever spelling either side uses.
+:class:`Combo` gives back either form. Key names are those of :mod:`control.keys`, the one
+vocabulary the safety policy and the executor use too (control/ctl -> ctrl, option -> alt,
+win/cmd/meta -> super, esc -> escape, return -> enter, left/right variants of modifiers -> the
+generic modifier), so a hotkey action the model proposes can be compared with a reserved
+combination whatever spelling either side uses.
 
-Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` (real, global, through
-pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship)
-and :class:`FakeHotkeys` (tests fire combinations by hand).
+Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` is the real one (global,
+through pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both
+ship); tests play combinations by hand through a fake (tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
 
@@ -34,24 +35,30 @@ Pause/Break was the other candidate; most laptop keyboards no longer have it.
 from __future__ import annotations
 
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from control.keys import (
+    MODIFIERS,
+    UnknownKeyError,
+    canonical_key,
+    generic_key,
+    pynput_token,
+    split_combo,
+    to_pynput,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_STOP_HOTKEY",
-    "MODIFIERS",
     "Combo",
-    "FakeHotkeys",
     "HotkeyError",
     "HotkeyListener",
     "ListenerError",
     "PynputHotkeys",
-    "chord_keys",
     "conflicts",
     "parse_combo",
     "start_listener",
@@ -60,9 +67,6 @@ __all__ = [
 ]
 
 DEFAULT_STOP_HOTKEY = "ctrl+alt+shift+escape"
-
-#: Canonical modifier names, in the order a combination is written.
-MODIFIERS: tuple[str, ...] = ("ctrl", "alt", "shift", "super")
 
 Callback = Callable[[], object]
 
@@ -95,92 +99,6 @@ def start_listener(listener: Any, timeout: float, what: str) -> None:
         raise ListenerError(f"the {what} listener did not start{error}")
 
 
-# -- names -----------------------------------------------------------------------------------
-
-_MODIFIER_STEMS = {
-    "ctrl": "ctrl", "control": "ctrl", "ctl": "ctrl", "strg": "ctrl",
-    "alt": "alt", "option": "alt", "opt": "alt", "altgr": "alt",
-    "shift": "shift",
-    "super": "super", "win": "super", "windows": "super", "cmd": "super", "command": "super",
-    "meta": "super", "os": "super", "logo": "super", "mod4": "super",
-}
-_KEY_ALIASES = {
-    "esc": "escape",
-    "return": "enter", "ret": "enter", "cr": "enter", "newline": "enter",
-    "kpenter": "enter", "numpadenter": "enter",
-    "del": "delete", "forwarddelete": "delete",
-    "bksp": "backspace", "backspc": "backspace", "bs": "backspace", "back": "backspace",
-    "ins": "insert",
-    "pgup": "pageup", "prior": "pageup", "pgdn": "pagedown", "pgdown": "pagedown",
-    "next": "pagedown",
-    "print": "printscreen", "prtsc": "printscreen", "prtscr": "printscreen",
-    "prntscrn": "printscreen", "printscrn": "printscreen", "snapshot": "printscreen",
-    "prtscn": "printscreen", "sysreq": "sysrq",
-    "break": "pause",
-    "caps": "capslock",
-    "spacebar": "space", " ": "space",
-    "arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
-    "apps": "menu", "contextmenu": "menu",
-    "plus": "+", "minus": "-",
-    "⌘": "super", "⌥": "alt", "⇧": "shift", "⌃": "ctrl",
-}
-# Canonical name -> pynput's Key member (modifiers map to their generic member).
-_PYNPUT_NAMES = {
-    "ctrl": "ctrl", "alt": "alt", "shift": "shift", "super": "cmd",
-    "escape": "esc", "enter": "enter", "tab": "tab", "space": "space",
-    "backspace": "backspace", "delete": "delete", "insert": "insert",
-    "home": "home", "end": "end", "pageup": "page_up", "pagedown": "page_down",
-    "up": "up", "down": "down", "left": "left", "right": "right",
-    "pause": "pause", "printscreen": "print_screen", "scrolllock": "scroll_lock",
-    "capslock": "caps_lock", "numlock": "num_lock", "menu": "menu",
-    **{f"f{n}": f"f{n}" for n in range(1, 21)},
-}
-_FROM_PYNPUT = {v: k for k, v in _PYNPUT_NAMES.items()} | {
-    "cmd_l": "super", "cmd_r": "super", "ctrl_l": "ctrl", "ctrl_r": "ctrl",
-    "alt_l": "alt", "alt_r": "alt", "alt_gr": "alt", "shift_l": "shift", "shift_r": "shift",
-}
-
-
-def _normalize_key(raw: str) -> str:
-    if raw and not raw.strip():
-        return "space"
-    text = raw.strip()
-    if len(text) > 2 and text.startswith("<") and text.endswith(">"):  # pynput's <name>
-        inner = text[1:-1].lower()
-        if inner in _FROM_PYNPUT:
-            return _FROM_PYNPUT[inner]
-        text = inner
-    if len(text) == 1:
-        # One character: a printable key; upper case means the same key (Shift is explicit).
-        return _KEY_ALIASES.get(text, text.lower())
-    k = re.sub(r"[\s_\-]", "", text.lower())
-    if k in _MODIFIER_STEMS:
-        return _MODIFIER_STEMS[k]
-    if k in _KEY_ALIASES:
-        return _KEY_ALIASES[k]
-    # pyautogui's ctrlleft/altright, X11's control_l/alt_r, lctrl/rshift.
-    for side in ("left", "right", "l", "r"):
-        if k.endswith(side) and k[: -len(side)] in _MODIFIER_STEMS:
-            return _MODIFIER_STEMS[k[: -len(side)]]
-        if k.startswith(side) and k[len(side):] in _MODIFIER_STEMS:
-            return _MODIFIER_STEMS[k[len(side):]]
-    return k
-
-
-def _split(text: str) -> list[str]:
-    # "+" separates keys, but the plus key itself may be one: "ctrl++" is ctrl and +.
-    return [p for p in re.split(r"(?<=.)\+(?=.)", text.strip()) if p.strip()]
-
-
-def chord_keys(keys: Iterable[str]) -> frozenset[str]:
-    """The canonical key names of a chord given as key names ("ctrl+s" as one key is split)."""
-    out: set[str] = set()
-    for key in keys:
-        for part in _split(key) if len(key.strip()) > 1 else [key]:
-            out.add(_normalize_key(part))
-    return frozenset(out)
-
-
 # -- combinations ----------------------------------------------------------------------------
 
 
@@ -208,15 +126,10 @@ class Combo:
 
     def to_pynput(self) -> str:
         """pynput's form, e.g. ``<ctrl>+<alt>+<shift>+<esc>``."""
-        parts = []
-        for key in self._ordered():
-            if key in _PYNPUT_NAMES:
-                parts.append(f"<{_PYNPUT_NAMES[key]}>")
-            elif len(key) == 1 and key != "+":
-                parts.append(key)
-            else:
-                raise HotkeyError(f"{key!r} cannot be used in a global hotkey")
-        return "+".join(parts)
+        try:
+            return to_pynput(self._ordered())
+        except UnknownKeyError as e:
+            raise HotkeyError(str(e)) from None
 
     def label(self) -> str:
         """For people: ``Ctrl+Alt+Shift+Esc``."""
@@ -232,14 +145,14 @@ def parse_combo(text: str) -> Combo:
     Raises :class:`HotkeyError` for an empty combination, one of modifiers only, or a key
     that no global hotkey can use.
     """
-    parts = _split(text)
+    parts = [p for p in split_combo([text]) if p.strip()]
     if not parts:
         raise HotkeyError("empty key combination")
-    combo = Combo(frozenset(_normalize_key(p) for p in parts))
+    combo = Combo(frozenset(generic_key(canonical_key(p)) for p in parts))
     if not combo.main:
         raise HotkeyError(f"{text!r} has only modifiers; add a key such as escape")
     for key in combo.main:
-        if key not in _PYNPUT_NAMES and not (len(key) == 1 and key.isprintable() and key != "+"):
+        if pynput_token(key) is None:
             raise HotkeyError(f"{text!r}: unknown key {key!r}")
     return combo
 
@@ -333,43 +246,6 @@ class HotkeyListener(Protocol):
     def stop(self) -> None:
         """Stop listening (safe to call twice, or without start)."""
         ...
-
-
-class FakeHotkeys:
-    """A listener for tests: :meth:`fire` plays a combination as if the person pressed it."""
-
-    def __init__(self) -> None:
-        self._callbacks: dict[Combo, Callback] = {}
-        self.running = False
-
-    def register(self, combo: str, callback: Callback) -> None:
-        self._callbacks[parse_combo(combo)] = callback
-
-    def unregister(self, combo: str) -> None:
-        self._callbacks.pop(parse_combo(combo), None)
-
-    def start(self) -> None:
-        self.running = True
-
-    def stop(self) -> None:
-        self.running = False
-
-    @property
-    def combos(self) -> list[str]:
-        return [str(c) for c in self._callbacks]
-
-    def fire(self, combo: str) -> bool:
-        """Press ``combo``: every registered combination it contains fires, as in pynput.
-
-        Returns whether anything fired. Nothing fires while the listener is not running.
-        """
-        if not self.running:
-            return False
-        pressed = parse_combo(combo).keys
-        hits = [cb for c, cb in list(self._callbacks.items()) if c.keys <= pressed]
-        for cb in hits:
-            cb()
-        return bool(hits)
 
 
 class PynputHotkeys:

@@ -1,14 +1,45 @@
-"""Key names: from what the model writes ("Control", "cmd", "PageDown") to pyautogui's names.
+"""Key names: one vocabulary for what the model writes, the hotkeys people set, and what gets
+pressed.
+
+Every spelling ("Control", "cmd", "PageDown", "Print Screen", pynput's "<esc>") resolves
+through one alias table (:data:`ALIASES`) to one canonical name (:func:`canonical_key`). The
+safety policy matches canonical names, a stored hotkey is written in them
+("ctrl+alt+shift+escape"), and the executor and the hotkey listener convert them at their edge:
+:func:`to_pyautogui` (what gets pressed) and :func:`to_pynput` (what gets listened for).
+One table means a spelling cannot be known to the executor and unknown to the policy.
+
+Modifiers have sided variants (``ctrlleft``, ``superright``...) so the executor presses the key
+named; hotkeys and the policy compare the generic modifier (:func:`generic_key`), because a
+chord fires whichever side is held.
 
 pyautogui silently does nothing for a name it does not know (and for names another platform
-knows, e.g. "command" on X11), so every name is normalized and checked here, before anything
-is pressed: an unknown key fails the whole hotkey instead of pressing half of it.
+knows, e.g. "command" on X11), so every pressed name is checked here, before anything is
+pressed: an unknown key fails the whole hotkey instead of pressing half of it.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = [
+    "ALIASES",
+    "MODIFIERS",
+    "PYAUTOGUI_KEYS",
+    "UnknownKeyError",
+    "canonical_key",
+    "chord_keys",
+    "generic_key",
+    "normalize_hotkey",
+    "normalize_key",
+    "paste_keys",
+    "pynput_token",
+    "select_all_keys",
+    "split_combo",
+    "to_pyautogui",
+    "to_pynput",
+]
 
 # pyautogui.KEY_NAMES (0.9.54), copied so this module needs no display to import.
 PYAUTOGUI_KEYS: frozenset[str] = frozenset(
@@ -30,87 +61,130 @@ PYAUTOGUI_KEYS: frozenset[str] = frozenset(
     + [f"f{i}" for i in range(1, 25)]
 )
 
-# Spellings models use, after lowercasing and dropping spaces, "_" and "-".
-_ALIASES: dict[str, str] = {
-    "control": "ctrl", "ctl": "ctrl", "strg": "ctrl",
-    "lctrl": "ctrlleft", "leftctrl": "ctrlleft", "controlleft": "ctrlleft",
-    "leftcontrol": "ctrlleft", "rctrl": "ctrlright", "rightctrl": "ctrlright",
-    "controlright": "ctrlright", "rightcontrol": "ctrlright",
-    "lshift": "shiftleft", "leftshift": "shiftleft", "rshift": "shiftright",
-    "rightshift": "shiftright",
-    "lalt": "altleft", "leftalt": "altleft", "ralt": "altright", "rightalt": "altright",
-    "altgr": "altright",
-    "return": "enter", "ret": "enter", "cr": "enter", "newline": "enter",
-    "escape": "esc",
-    "del": "delete", "forwarddelete": "delete",
-    "bksp": "backspace", "backspc": "backspace", "bs": "backspace",
-    "ins": "insert",
-    "pgup": "pageup", "prior": "pageup", "pgdown": "pagedown", "pgdn": "pagedown",
-    "next": "pagedown",
-    "arrowup": "up", "uparrow": "up", "arrowdown": "down", "downarrow": "down",
-    "arrowleft": "left", "leftarrow": "left", "arrowright": "right", "rightarrow": "right",
-    "spacebar": "space",
-    "caps": "capslock",
-    "printscr": "printscreen", "print": "printscreen", "prtsc": "printscreen",
-    "prtscr": "printscreen", "prntscrn": "printscreen", "snapshot": "printscreen",
-    "menu": "apps", "contextmenu": "apps",
-    "plus": "+", "minus": "-", "equal": "=", "equals": "=", "comma": ",", "period": ".",
-    "dot": ".", "slash": "/", "backslash": "\\", "semicolon": ";", "quote": "'",
-    "apostrophe": "'", "backquote": "`", "grave": "`", "tilde": "~",
-    "bracketleft": "[", "bracketright": "]",
+#: The generic modifiers, in the order a combination is written.
+MODIFIERS: tuple[str, ...] = ("ctrl", "alt", "shift", "super")
+
+# Spellings of each generic modifier. "super" is the system modifier: Command on macOS, the
+# Windows/Super key elsewhere.
+_MODIFIER_STEMS: Mapping[str, tuple[str, ...]] = {
+    "ctrl": ("ctrl", "control", "ctl", "strg"),
+    "alt": ("alt", "option", "opt"),
+    "shift": ("shift",),
+    "super": ("super", "win", "windows", "cmd", "command", "meta", "os", "logo", "mod4"),
 }
-# The "system" modifier: Command on macOS, the Windows/Super key elsewhere.
-_SUPER = {"cmd", "command", "win", "windows", "super", "meta", "os", "logo", "mod4"}
-_SUPER_LEFT = {"lcmd", "leftcmd", "cmdleft", "lwin", "leftwin", "winleft", "superleft",
-               "leftsuper", "metaleft", "leftmeta", "commandleft", "leftcommand"}
-_SUPER_RIGHT = {"rcmd", "rightcmd", "cmdright", "rwin", "rightwin", "winright", "superright",
-                "rightsuper", "metaright", "rightmeta", "commandright", "rightcommand"}
-_OPTION = {"option", "opt"}
-MODIFIERS: frozenset[str] = frozenset(
-    {"ctrl", "ctrlleft", "ctrlright", "shift", "shiftleft", "shiftright", "alt", "altleft",
-     "altright", "win", "winleft", "winright", "command", "option", "optionleft", "optionright",
-     "fn"}
-)
+_SIDES = ("left", "right")
+
+
+def _add(table: dict[str, str], spelling: str, canonical: str) -> None:
+    if table.setdefault(spelling, canonical) != canonical:
+        raise AssertionError(f"key alias {spelling!r} names two keys")
+
+
+def _modifier_aliases(table: dict[str, str]) -> None:
+    # Every side spelling of every stem: ctrlleft (pyautogui), control_l (X11), cmd_r (pynput),
+    # lctrl, rightalt... -> the sided canonical name (ctrlleft, altright, ...).
+    for generic, stems in _MODIFIER_STEMS.items():
+        for stem in stems:
+            _add(table, stem, generic)
+            for side in _SIDES:
+                for mark in (side, side[0]):
+                    _add(table, stem + mark, generic + side)
+                    _add(table, mark + stem, generic + side)
+    _add(table, "altgr", "altright")
+
+
+_NAMED_ALIASES: Mapping[str, tuple[str, ...]] = {
+    "escape": ("esc",),
+    "enter": ("return", "ret", "cr", "newline", "kpenter", "numpadenter", "\n", "\r"),
+    "delete": ("del", "forwarddelete"),
+    "backspace": ("bksp", "backspc", "bs", "back"),
+    "insert": ("ins",),
+    "pageup": ("pgup", "prior"),
+    "pagedown": ("pgdn", "pgdown", "next"),
+    "up": ("arrowup", "uparrow"),
+    "down": ("arrowdown", "downarrow"),
+    "left": ("arrowleft", "leftarrow"),
+    "right": ("arrowright", "rightarrow"),
+    "space": ("spacebar", " "),
+    "tab": ("\t",),
+    "capslock": ("caps",),
+    # The SysRq rule of the safety policy matches these two names: every spelling of the
+    # key belongs here (tests/control/test_keys.py fails on one that escapes the rule).
+    "printscreen": ("print", "printscr", "printscrn", "prtsc", "prtscr", "prtscn", "prntscrn",
+                    "snapshot"),
+    "sysrq": ("sysreq", "sysrequest"),
+    "pause": ("break",),
+    "menu": ("apps", "contextmenu"),
+    "super": ("⌘",), "alt": ("⌥",), "shift": ("⇧",), "ctrl": ("⌃",),
+    "+": ("plus",), "-": ("minus",), "=": ("equal", "equals"), ",": ("comma",),
+    ".": ("period", "dot"), "/": ("slash",), "\\": ("backslash",), ";": ("semicolon",),
+    "'": ("quote", "apostrophe"), "`": ("backquote", "grave"), "~": ("tilde",),
+    "[": ("bracketleft",), "]": ("bracketright",),
+}
+
+
+def _aliases() -> dict[str, str]:
+    table: dict[str, str] = {}
+    _modifier_aliases(table)
+    for canonical, spellings in _NAMED_ALIASES.items():
+        for spelling in spellings:
+            _add(table, spelling, canonical)
+    return table
+
+
+#: Spelling (lower case, without spaces, "_" and "-"; or one character) -> canonical name.
+#: A name not in the table is its own canonical name (``f5``, ``home``, ``a``, ``power``).
+ALIASES: Mapping[str, str] = _aliases()
+
+_GENERIC = {generic + side: generic for generic in MODIFIERS for side in _SIDES}
+
+# Canonical name -> pyautogui's name where they differ. On macOS pyautogui gives "alt" and
+# "option" the same key code: the Mac's own name is used.
+_PYAUTOGUI_NAMES = {"escape": "esc", "menu": "apps", "super": "win", "superleft": "winleft",
+                    "superright": "winright"}
+_PYAUTOGUI_MAC = _PYAUTOGUI_NAMES | {
+    "super": "command", "superleft": "command", "superright": "command",
+    "alt": "option", "altleft": "optionleft", "altright": "optionright",
+}
+
+# Canonical name -> pynput's Key member (only generic modifiers: a chord is side-free).
+_PYNPUT_NAMES = {
+    "ctrl": "ctrl", "alt": "alt", "shift": "shift", "super": "cmd",
+    "escape": "esc", "enter": "enter", "tab": "tab", "space": "space",
+    "backspace": "backspace", "delete": "delete", "insert": "insert",
+    "home": "home", "end": "end", "pageup": "page_up", "pagedown": "page_down",
+    "up": "up", "down": "down", "left": "left", "right": "right",
+    "pause": "pause", "printscreen": "print_screen", "scrolllock": "scroll_lock",
+    "capslock": "caps_lock", "numlock": "num_lock", "menu": "menu",
+    **{f"f{n}": f"f{n}" for n in range(1, 21)},
+}
 
 
 class UnknownKeyError(ValueError):
     """A key name we cannot map to a key pyautogui can press on this platform."""
 
 
-def _platform_key(key: str, platform: str) -> str:
-    mac = platform == "darwin"
-    if key in _SUPER:
-        return "command" if mac else "win"
-    if key in _SUPER_LEFT:
-        return "command" if mac else "winleft"
-    if key in _SUPER_RIGHT:
-        return "command" if mac else "winright"
-    if key in _OPTION:
-        return "option" if mac else "alt"
-    if not mac and key in {"optionleft", "optionright"}:
-        return "altleft" if key == "optionleft" else "altright"
-    return key
+def canonical_key(name: str) -> str:
+    """The canonical name of one key as anyone spells it; an unknown name, cleaned up.
 
-
-def normalize_key(name: str, platform: str = sys.platform) -> str:
-    """One model key name as the pyautogui name for ``platform`` (``sys.platform`` values).
-
-    Single characters are kept (letters lowercased: in a hotkey "T" means the T key, and
-    pyautogui would add Shift for an uppercase letter). Raises :class:`UnknownKeyError`.
+    Case, spaces, "_" and "-" do not matter, nor pynput's ``<name>`` brackets. One character
+    is that key (upper case means the same key: Shift is explicit in a chord).
     """
-    if len(name) == 1:
-        if name.isascii() and name.isprintable():
-            return name.lower() if name.isalpha() else (name if name != " " else "space")
-        raise UnknownKeyError(f"cannot press non-ASCII key {name!r} (type it instead)")
-    key = name.strip().lower()
-    if len(key) == 1:
-        return normalize_key(key, platform)
-    key = key.replace(" ", "").replace("_", "").replace("-", "")
-    key = _ALIASES.get(key, key)
-    key = _platform_key(key, platform)
-    if key not in PYAUTOGUI_KEYS:
-        raise UnknownKeyError(f"unknown key {name!r}")
-    return key
+    if name and not name.strip():
+        # A blank name is the key that types it: " " is Space, "\t" Tab, "\n" Enter.
+        return ALIASES.get(name[0], "space")
+    text = name.strip()
+    if len(text) > 2 and text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if len(text) == 1:
+        return ALIASES.get(text, text.lower())
+    cleaned = re.sub(r"[\s_\-]", "", text.lower())
+    return ALIASES.get(cleaned, cleaned)
+
+
+def generic_key(key: str) -> str:
+    """A canonical name with a sided modifier made generic (``ctrlleft`` -> ``ctrl``)."""
+    return _GENERIC.get(key, key)
 
 
 def split_combo(keys: Sequence[str]) -> list[str]:
@@ -118,11 +192,10 @@ def split_combo(keys: Sequence[str]) -> list[str]:
     out: list[str] = []
     for entry in keys:
         if "+" in entry and entry.strip() != "+":
-            parts = entry.split("+")
             # "ctrl++" means ctrl and the plus key: empty parts mark where a "+" was a key.
             expanded: list[str] = []
             pending_plus = False
-            for part in parts:
+            for part in entry.split("+"):
                 if part.strip():
                     expanded.append(part.strip())
                     pending_plus = False
@@ -133,6 +206,46 @@ def split_combo(keys: Sequence[str]) -> list[str]:
         else:
             out.append(entry)
     return out
+
+
+def chord_keys(keys: Iterable[str]) -> frozenset[str]:
+    """The keys of a chord as generic canonical names ("ctrl+s" given as one key is split).
+
+    What the policy judges and what a hotkey compares: sides and spellings do not matter.
+    """
+    return frozenset(generic_key(canonical_key(k)) for k in split_combo(list(keys)))
+
+
+# -- pressing: pyautogui ---------------------------------------------------------------------
+
+
+def to_pyautogui(key: str, platform: str = sys.platform) -> str:
+    """pyautogui's name for the canonical ``key`` on ``platform`` (``sys.platform`` values).
+
+    Raises :class:`UnknownKeyError` for a key pyautogui cannot press.
+    """
+    names = _PYAUTOGUI_MAC if platform == "darwin" else _PYAUTOGUI_NAMES
+    name = names.get(key, key)
+    if name not in PYAUTOGUI_KEYS:
+        raise UnknownKeyError(f"unknown key {key!r}")
+    return name
+
+
+def normalize_key(name: str, platform: str = sys.platform) -> str:
+    """One model key name as the pyautogui name for ``platform`` (``sys.platform`` values).
+
+    Single characters are kept (letters lowercased: in a hotkey "T" means the T key, and
+    pyautogui would add Shift for an uppercase letter). Raises :class:`UnknownKeyError`.
+    """
+    key = canonical_key(name)
+    try:
+        return to_pyautogui(key, platform)
+    except UnknownKeyError:
+        if len(key) == 1 and not (key.isascii() and key.isprintable()):
+            raise UnknownKeyError(
+                f"cannot press non-ASCII key {name!r} (type it instead)"
+            ) from None
+        raise UnknownKeyError(f"unknown key {name!r}") from None
 
 
 def normalize_hotkey(keys: Sequence[str], platform: str = sys.platform) -> list[str]:
@@ -159,3 +272,30 @@ def select_all_keys(platform: str = sys.platform) -> list[str]:
 def paste_keys(platform: str = sys.platform) -> list[str]:
     """The paste shortcut of the platform (Command+V on macOS, Ctrl+V elsewhere)."""
     return ["command", "v"] if platform == "darwin" else ["ctrl", "v"]
+
+
+# -- listening: pynput -----------------------------------------------------------------------
+
+
+def pynput_token(key: str) -> str | None:
+    """pynput's hotkey token for a generic canonical key (``<esc>``, ``s``), or None when a
+    global hotkey cannot use it ("+" separates pynput's keys, so it cannot be one)."""
+    if key in _PYNPUT_NAMES:
+        return f"<{_PYNPUT_NAMES[key]}>"
+    if len(key) == 1 and key.isprintable() and key != "+":
+        return key
+    return None
+
+
+def to_pynput(keys: Iterable[str]) -> str:
+    """pynput's hotkey syntax for generic canonical keys in order, e.g. ``<ctrl>+<alt>+s``.
+
+    Raises :class:`UnknownKeyError` for a key pynput cannot listen for.
+    """
+    tokens: list[str] = []
+    for key in keys:
+        token = pynput_token(key)
+        if token is None:
+            raise UnknownKeyError(f"{key!r} cannot be used in a global hotkey")
+        tokens.append(token)
+    return "+".join(tokens)

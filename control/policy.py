@@ -33,9 +33,11 @@ a password the agent must not type. Also forbidden: any chord containing a *rese
 (``SafetyPolicy(reserved_hotkeys=...)``, by default holodesk's own stop hotkey,
 :data:`control.hotkeys.DEFAULT_STOP_HOTKEY`): the agent must never press the person's stop.
 
-Key names are normalized before matching: case, control/ctl -> ctrl, option -> alt,
-win/cmd/command/meta/super -> super, return -> enter, del -> delete, esc -> escape, left/right
-variants of modifiers, "ctrl+s" written as one key, and the order of keys does not matter.
+Key names are normalized before matching by :mod:`control.keys`, the vocabulary the executor
+presses with: case, control/ctl -> ctrl, option -> alt, win/cmd/command/meta/super -> super,
+return -> enter, del -> delete, esc -> escape, every spelling of Print Screen and SysRq,
+left/right variants of modifiers, "ctrl+s" written as one key, and the order of keys does not
+matter.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, chord_keys, parse_combo
+from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
+from control.keys import MODIFIERS, chord_keys
 from model.schema import (
     Action,
     Answer,
@@ -98,8 +101,8 @@ class Verdict:
 
 # -- key names -------------------------------------------------------------------------------
 
-#: The set of canonical key names of a chord; "ctrl+s" given as one key is split. One
-#: normalization for the policy and the hotkeys, so the keys judged are the keys listened for.
+#: The set of canonical key names of a chord; "ctrl+s" given as one key is split. The one
+#: vocabulary of control.keys, so the keys judged are the keys pressed and listened for.
 normalize_keys = chord_keys
 
 
@@ -110,7 +113,7 @@ class _ChordRule:
 
 
 def _rule(spec: str, what: str) -> _ChordRule:
-    return _ChordRule(frozenset(spec.split("+")), what)
+    return _ChordRule(chord_keys([spec]), what)
 
 
 _FORBIDDEN_CHORDS: tuple[_ChordRule, ...] = (
@@ -151,8 +154,6 @@ _RISKY_CHORDS: tuple[_ChordRule, ...] = (
     _rule("super+enter", "sends or submits in many mail and chat apps"),
 )
 
-_MODIFIERS = frozenset({"ctrl", "alt", "shift", "super"})
-
 
 def _matching(chord: frozenset[str], rules: Iterable[_ChordRule]) -> list[_ChordRule]:
     hits = [r for r in rules if r.keys <= chord]
@@ -163,7 +164,7 @@ def _matching(chord: frozenset[str], rules: Iterable[_ChordRule]) -> list[_Chord
 def _forbidden_chord(chord: frozenset[str]) -> list[str]:
     whats = [r.what for r in _matching(chord, _FORBIDDEN_CHORDS)]
     # alt+PrintScreen+<key> is SysRq on Linux keyboards; alt+PrintScreen alone is a screenshot.
-    if {"alt", "printscreen"} <= chord and chord - _MODIFIERS - {"printscreen"}:
+    if {"alt", "printscreen"} <= chord and chord - set(MODIFIERS) - {"printscreen"}:
         whats.append("is a Magic SysRq combination (can reboot or kill everything)")
     return list(dict.fromkeys(whats))
 
@@ -374,11 +375,10 @@ class SafetyPolicy:
         if isinstance(action, Hotkey):
             chord = normalize_keys(action.keys)
             forbidden = _forbidden_chord(chord)
-            pressed = chord_keys(action.keys)
             forbidden += [
                 f"holds {c.label()}, the person's own hotkey (holodesk's emergency stop)"
                 for c in self.reserved_hotkeys
-                if c.keys <= pressed
+                if c.keys <= chord
             ]
             if forbidden:
                 chord_text = "+".join(action.keys)

@@ -5,7 +5,7 @@
 The windows show real content: the script starts its own Xvfb and runs Qt on it through xcb,
 isolates holodesk in a temporary home, and drives real runs through :class:`ui.app.HolodeskApp`
 and the agent loop against the fake vLLM server (tests/support/fake_vllm.py), with a drawn
-desktop as the screen (a file manager, :class:`control.capture.FakeCapturer`) and dry-run
+desktop as the screen (a file manager, tests/support/fake_capturer.py) and dry-run
 input. Each window is rendered with ``QWidget.grab()`` at the moment it shows what matters
 (the task window while the thought streams in, the confirmation panel with its target, the
 set-up checks once they have all run, a calibration target while the model is asked about
@@ -400,12 +400,12 @@ def render(out: Path) -> None:
     from app.session import Session
     from app.settings import Settings, load_settings, save_settings
     from app.store import ActionLog
-    from control.capture import FakeCapturer
     from control.hotkeys import parse_combo
     from control.input import DryRunBackend, Executor
     from control.policy import SafetyPolicy
     from control.stop import StopLatch
     from model.client import ClientConfig, HolotronClient
+    from tests.support.fake_capturer import FakeCapturer
     from tests.support.fake_vllm import SeeingPolicy, Target
     from ui.app import HolodeskApp
     from ui.calibrate_screen import CalibrationWindow

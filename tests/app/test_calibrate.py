@@ -39,13 +39,14 @@ from app.calibrate import (
 from app.cli import calibrate as cli_calibrate
 from app.cli import main as cli
 from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
-from control.capture import EncodeOptions, FakeCapturer
+from control.capture import EncodeOptions
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
 from model.coords import Convention, FrameGeometry, Rect, from_screen
 from model.prompt import PromptConfig, system_prompt
 from model.schema import Step
 from model.structured import step_output_schema
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import (
     ChatRequest,
     FakeHTTPError,

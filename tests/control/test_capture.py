@@ -23,7 +23,6 @@ from control.capture import (
     MIN_LONG_SIDE,
     CaptureTarget,
     EncodeOptions,
-    FakeCapturer,
     Frame,
     MssCapturer,
     scale_bgrx,
@@ -31,6 +30,7 @@ from control.capture import (
     thumbnail,
 )
 from model.coords import Convention, Point, Rect, from_screen, to_screen
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.target_app import RunningApp, Widget
 from tests.support.xvfb import Xvfb, xvfb_available
 

@@ -17,12 +17,12 @@ from control.capture import (
     MASK_BGRX,
     CaptureTarget,
     EncodeOptions,
-    FakeCapturer,
     Frame,
     MssCapturer,
     mask_bgrx,
 )
 from model.coords import Rect
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb, xvfb_available
 

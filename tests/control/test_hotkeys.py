@@ -19,18 +19,18 @@ from app.settings import Settings, SettingsError, load_settings
 from control.hotkeys import (
     DEFAULT_STOP_HOTKEY,
     Combo,
-    FakeHotkeys,
     HotkeyError,
-    chord_keys,
     conflicts,
     parse_combo,
     typing_can_press,
     validate_stop_hotkey,
 )
 from control.input import DryRunBackend, Executor
+from control.keys import chord_keys
 from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch
 from model.schema import Hotkey, Type
+from tests.support.fake_hotkeys import FakeHotkeys
 from tests.support.target_app import REPO_ROOT
 from tests.support.xvfb import Xvfb
 

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 
-from control.capture import FakeCapturer, MssCapturer
+from control.capture import MssCapturer
 from control.settle import GrayFrame, changed_cells, wait_until_settled
 from control.stop import StopLatch, StoppedError
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb, xvfb_available
 

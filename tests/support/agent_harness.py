@@ -21,11 +21,11 @@ from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.pause import PauseGate
 from app.store import ActionLog
-from control.capture import FakeCapturer
 from control.input import DryRunBackend, Executor
 from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM
 
 W, H = 1280, 800

@@ -21,11 +21,11 @@ from app.pause import PauseGate
 from app.session import Session
 from app.settings import Settings
 from app.store import ActionLog
-from control.capture import FakeCapturer
 from control.input import DryRunBackend, Executor
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM
 
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.automations import Automation, load_automations, save_automations
-from control.hotkeys import FakeHotkeys
 from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp
+from tests.support.fake_hotkeys import FakeHotkeys
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 from ui.automations_dialog import AutomationsDialog

@@ -13,10 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from app.calibrate import TARGETS, Calibrator, PlacedTarget
 from app.settings import Settings, load_settings
-from control.capture import FakeCapturer
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
 from model.coords import Convention, Rect
+from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.home import isolate_home
 from ui.app import HolodeskApp
@@ -141,7 +141,8 @@ def test_without_a_server_it_says_why(qtbot: QtBot, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
-    from control.hotkeys import DEFAULT_STOP_HOTKEY, FakeHotkeys
+    from control.hotkeys import DEFAULT_STOP_HOTKEY
+    from tests.support.fake_hotkeys import FakeHotkeys
 
     RecordingScreen.current = None
     wild = {"thought": "there", "action": {"action": "click", "element": "target",

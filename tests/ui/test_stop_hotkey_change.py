@@ -9,9 +9,10 @@ from pytestqt.qtbot import QtBot
 
 from app.automations import Automation, save_automations
 from app.events import RunFinished
-from control.hotkeys import DEFAULT_STOP_HOTKEY, FakeHotkeys
+from control.hotkeys import DEFAULT_STOP_HOTKEY
 from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp
+from tests.support.fake_hotkeys import FakeHotkeys
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 
