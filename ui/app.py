@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal
@@ -33,6 +34,7 @@ from app.events import (
 )
 from app.logs import setup_logging
 from app.pause import PauseGate
+from app.runner import stop_signals
 from app.secrets import api_key
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
@@ -751,11 +753,46 @@ def run_gui() -> int:
         main.report_error("The automations' hotkeys are not available either; run them from "
                           "the tray menu or with `holodesk trigger NAME`.")
     QTimer.singleShot(0, main.show_task_window)
-    code = qt.exec()
+    with quit_on_stop_signals(main):
+        code = qt.exec()
     if hotkeys is not None:
         hotkeys.stop()
     server.close()
     return int(code)
+
+
+@contextlib.contextmanager
+def quit_on_stop_signals(main: HolodeskApp) -> Iterator[bool]:
+    """While inside, SIGINT (Ctrl+C in the terminal that started it) and SIGTERM stop the run
+    at once and quit cleanly (the server stopped, the windows closed), as the tray's Quit does.
+
+    Installed once for the app's life, from the main thread (runs happen on a worker, where
+    Python cannot install handlers). Python runs a handler only between its own bytecodes, so
+    a timer wakes the interpreter while Qt's loop waits.
+    """
+    quitting: list[signal.Signals] = []
+
+    def stop_and_quit(sig: signal.Signals) -> None:
+        main.controller.stop("signal", sig.name)  # the run's stop names the signal
+        main.calibration.stop(f"{sig.name} received")
+        main.quit()
+
+    def on_signal(sig: signal.Signals) -> None:
+        # Handed to the event loop: the handler interrupts whatever the main thread was doing,
+        # which may hold a lock the stop takes.
+        if not quitting:  # a second signal must not close the windows twice
+            quitting.append(sig)
+            QTimer.singleShot(0, lambda: stop_and_quit(sig))
+
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    # No KeyboardInterrupt on a second Ctrl+C: raised inside a Qt slot it ends nothing cleanly.
+    with stop_signals(on_signal, second_interrupt_kills=False) as installed:
+        wake.start(200)
+        try:
+            yield installed
+        finally:
+            wake.stop()
 
 
 def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:

@@ -22,7 +22,7 @@ from app.events import (
     StepDecided,
 )
 from app.pause import PauseGate
-from app.session import Session, build_session
+from app.session import Session
 from app.settings import Settings
 from control.capture import ExcludeRects
 from control.stop import StopLatch
@@ -45,28 +45,19 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
 
     ``exclude`` lists holodesk's own visible windows, masked out of every screenshot.
     """
-    from app import paths
-    from app.lock import DesktopLock
-    from control.input import PyAutoGuiBackend
+    from app.runner import open_run
+    from control.input import InputBackend, PyAutoGuiBackend
     from control.touch import TouchDetector
 
+    detector = TouchDetector(lambda kind: gate.pause(f"you used the {kind}; resume when ready"))
+
+    def backend(latch: StopLatch) -> InputBackend:
+        return detector.wrap(PyAutoGuiBackend(latch))
+
     # The same lock as `holodesk run` and a headless `trigger NAME`: two runs must never drive
-    # one mouse. DesktopBusyError's message says who holds it; the controller shows it.
-    lock = DesktopLock(paths.lock_path())
-    lock.acquire()
-    try:
-        # Inside the try: the backend imports pyautogui, which fails without a display, and
-        # the lock must not stay held until the garbage collector closes its file.
-        detector = TouchDetector(
-            lambda kind: gate.pause(f"you used the {kind}; resume when ready")
-        )
-        backend = detector.wrap(PyAutoGuiBackend(latch))
-        session = build_session(settings, task=task, latch=latch, backend=backend,
-                                exclude=exclude)
-    except BaseException:
-        lock.release()
-        raise
-    session.on_close(lock.release, last=True)
+    # one mouse. DesktopBusyError's message says who holds it; the controller shows it. The
+    # session frees the lock when it closes.
+    session = open_run(settings, task, latch=latch, backend=backend, exclude=exclude)
     try:
         detector.start()
     except Exception:

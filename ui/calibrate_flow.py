@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app import paths
 from app.calibrate import (
     CalibrationReport,
     CalibrationUnavailable,
@@ -34,7 +33,8 @@ from app.calibrate import (
     open_calibrator,
     verdict_lines,
 )
-from app.lock import DesktopBusyError, DesktopLock
+from app.lock import DesktopBusyError
+from app.runner import desktop_lock
 from app.settings import Settings
 from control.stop import StopLatch
 from model.coords import Convention
@@ -95,13 +95,8 @@ class CalibrationFlow(QObject):
 
         def work() -> CalibrationReport:
             # The same lock as a run: nothing else drives the mouse while targets are shown.
-            lock = DesktopLock(paths.lock_path())
-            lock.acquire()
-            try:
-                with opener(settings, latch) as calibrator:
-                    return calibrator.run(screen)
-            finally:
-                lock.release()
+            with desktop_lock(), opener(settings, latch) as calibrator:
+                return calibrator.run(screen)
 
         self.running_changed.emit(True)
         self._background.run(work, self._done, self._error)

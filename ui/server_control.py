@@ -10,9 +10,10 @@ The tray wires it up like this::
     control.progress.connect(tray.show_message)             # "loading weights: 40% ..."
     control.failed.connect(show_error)                      # (message, fix)
 
-The launcher (:mod:`model.serving.launcher`) runs on a one-thread
+The sequence is :mod:`app.serving`'s, the same as `holodesk serve` (its checks, its warnings,
+the API-key warning for a server reachable beyond this machine); it runs on a one-thread
 :class:`~ui.workers.Background`: its checks (``nvidia-smi``, the keyring) and the wait for
-``/health`` block; their results come back on the GUI thread.
+``/health`` block; their results come back on the GUI thread. A warning shows as progress.
 A timer notices a server that dies after it was ready. The server is stopped
 when the application quits (``aboutToQuit``); should holodesk crash or be killed instead, the
 launcher's guard (:mod:`model.serving.guard`) stops vLLM, so holodesk never leaves one behind.
@@ -31,16 +32,17 @@ from typing import Literal
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 
-from app.cli.serve import serve_api_key, serve_config, server_available, server_log_path
-from app.settings import Settings
-from model.serving.launcher import (
-    SERVED_MODEL_NAME,
-    ServeError,
-    VLLMServer,
-    find_running,
-    find_vllm,
-    preflight,
+from app.serving import (
+    DEFAULT_HOST,
+    Verdict,
+    check,
+    create_server,
+    plan_server,
+    server_available,
+    start_server,
 )
+from app.settings import Settings
+from model.serving.launcher import SERVED_MODEL_NAME, ServeError, VLLMServer
 from ui.workers import Background
 
 __all__ = ["ServerControl", "ServerState"]
@@ -57,7 +59,7 @@ class ServerControl(QObject):
 
     ``settings`` is called on the GUI thread at each start, so a changed endpoint or serve_*
     setting applies to the next start. ``executable`` forces the ``vllm`` to run (tests);
-    None finds it like ``holodesk serve`` does.
+    None finds it like ``holodesk serve`` does. ``host`` is the address to listen on.
     """
 
     state_changed = Signal(str)  # a ServerState
@@ -70,11 +72,13 @@ class ServerControl(QObject):
         parent: QObject | None = None,
         *,
         executable: str | None = None,
+        host: str = DEFAULT_HOST,
         watch_interval_ms: int = 1000,
     ) -> None:
         super().__init__(parent)
         self._settings = settings
         self._executable = executable
+        self._host = host
         self._state: ServerState = "stopped"
         self._server: VLLMServer | None = None
         self._base_url: str | None = None
@@ -183,36 +187,36 @@ class ServerControl(QObject):
         self._tasks.call_soon(lambda: self.progress.emit(text))
 
     def _start_job(self, settings: Settings) -> _Outcome:
-        cfg = serve_config(settings)
-        key = serve_api_key(settings, cfg)
+        plan = plan_server(settings, host=self._host, executable=self._executable)
+        cfg = plan.config
         self._base_url = cfg.base_url
-        running = find_running(cfg, key)
-        if running is not None:
-            if SERVED_MODEL_NAME in running.models:
-                return "external"
+        checks = check(plan, on_checking=lambda: self._emit_progress("checking vLLM and the GPU"))
+        if checks.verdict is Verdict.SERVED_ALREADY:
+            return "external"
+        if checks.verdict is Verdict.OTHER_SERVER:
             raise ServeError(
                 f"another server already answers at {cfg.base_url}",
                 "stop it, or set serve_port to a free port (and the endpoint to match)",
             )
-        self._emit_progress("checking vLLM and the GPU")
-        executable = find_vllm(self._executable)
-        problems = preflight(cfg, executable, explicit_executable=self._executable)
-        fatal = [p for p in problems if p.fatal]
-        for warning in (p for p in problems if not p.fatal):
+        for warning in checks.warnings:
             self._emit_progress(f"warning: {warning.message}")
-        if fatal or executable is None:
+        if checks.verdict is Verdict.BLOCKED:
+            fatal = checks.fatal
             raise ServeError(
                 "; ".join(p.message for p in fatal), " / ".join(p.fix for p in fatal)
             )
         if self._cancel.is_set():
             return "cancelled"
-        server = VLLMServer(cfg, executable=executable, api_key=key)
+        server = create_server(plan)
         self._server = server
         self._owned = True
-        server.start(server_log_path(cfg))
-        self._emit_progress(f"starting vLLM (log: {server.log_path})")
-        ready = server.wait_ready(
-            on_progress=lambda p: self._emit_progress(p.text), should_stop=self._cancel.is_set
+
+        def started(server: VLLMServer) -> None:
+            self._emit_progress(f"starting vLLM (log: {server.log_path})")
+
+        ready = start_server(
+            server, on_started=started, on_progress=lambda p: self._emit_progress(p.text),
+            should_stop=self._cancel.is_set,
         )
         return "ready" if ready else "cancelled"
 

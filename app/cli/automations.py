@@ -1,16 +1,15 @@
 """The `holodesk automation` command: list, add, edit, remove and run saved automations.
 
-``holodesk trigger NAME`` (app/cli/main.py) runs one in the desktop app when it is running; the
+``holodesk trigger NAME`` (app/cli/trigger.py) runs one in the desktop app when it is running; the
 app picks up every change made here by itself (it watches the file).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 
-from app.cli.exitcodes import EXIT_OK, EXIT_USAGE
+from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail
 
 _CONFIRM = ["always", "risky", "never"]
 _MONITOR_HELP = "monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y"
@@ -74,8 +73,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
         try:
             return command(args)
         except AutomationError as e:
-            print(f"holodesk: {e}", file=sys.stderr)
-            return EXIT_USAGE
+            return fail(e, EXIT_USAGE)
 
     return run
 
@@ -98,7 +96,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         task = row[4] if len(row[4]) <= 60 else row[4][:57] + "..."
         print("  ".join([*cells, task.replace("\n", " ")]).rstrip())
     for problem in stop_conflicts(items, load_settings().stop_hotkey):
-        print(f"holodesk: warning: {problem}", file=sys.stderr)
+        error(f"warning: {problem}")
     return EXIT_OK
 
 
@@ -136,9 +134,8 @@ def _cmd_edit(args: argparse.Namespace) -> int:
     if args.no_hotkey:
         changes["hotkey"] = None
     if not changes:
-        print("holodesk: nothing to change; give --name, --task, --confirm, --monitor, "
-              "--hotkey or --no-hotkey", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("nothing to change; give --name, --task, --confirm, --monitor, "
+                    "--hotkey or --no-hotkey", EXIT_USAGE)
     new = old.changed(**changes)
     replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey)
     print(f"automation {new.name!r} saved")
@@ -156,7 +153,7 @@ def _cmd_remove(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, run_settings
-    from app.cli.main import run_task
+    from app.cli.run import run_task
     from app.settings import load_settings
 
     automation = find_automation(load_automations(), args.name)

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
-from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.output import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, stop_signals
 
 if TYPE_CHECKING:
+    import signal
+
     from app.settings import Settings
     from model.loadbench.frames import Screenshot
 
@@ -68,15 +68,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=_cmd_bench)
 
 
-def _error(message: str) -> None:
-    print(f"holodesk: {message}", file=sys.stderr)
-
-
 def _cmd_bench(args: argparse.Namespace) -> int:
     try:
         return _bench(args)
     except KeyboardInterrupt:  # Ctrl+C while preparing (re-encoding screenshots, probing)
-        _error("interrupted")
+        error("interrupted")
         return EXIT_RUN_FAILED
 
 
@@ -127,14 +123,14 @@ def _bench(args: argparse.Namespace) -> int:
             thinking=settings.thinking,
         )
     except ValueError as e:
-        _error(str(e))
+        error(str(e))
         return EXIT_USAGE
 
     frames: FrameSource
     if args.images == "log":
         shots = _log_screenshots(settings)
         if not shots:
-            _error("the action log has no screenshots yet: run a task first, "
+            error("the action log has no screenshots yet: run a task first, "
                    "or use --images generated")
             return EXIT_USAGE
         most = max(levels) * 3
@@ -152,14 +148,14 @@ def _bench(args: argparse.Namespace) -> int:
         try:
             model = probe.resolve_model()
         except HolotronError as e:
-            _error(f"{e.message}\nFix: {e.fix}")
+            error(f"{e.message}\nFix: {e.fix}")
             return EXIT_RUN_FAILED
 
     out_dir = args.out if args.out is not None else paths.data_dir() / "bench"
     try:
         paths.ensure_private_dir(out_dir)
     except OSError as e:
-        _error(f"cannot create {out_dir}: {e}")
+        error(f"cannot create {out_dir}: {e}")
         return EXIT_USAGE
 
     print(f"Benchmarking {model} at {settings.endpoint}: levels "
@@ -171,35 +167,30 @@ def _bench(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
+    def on_signal(_sig: signal.Signals) -> None:
         print("\nstopping: cancelling the level in flight (Ctrl+C again quits at once)",
               file=sys.stderr, flush=True)
         stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def on_level(result: LevelResult) -> None:
         print(f"level {result.concurrency}: {result.total_tokens_per_s:,.0f} tok/s, "
               f"{result.steps} step(s), {result.errors} error(s)", file=sys.stderr, flush=True)
 
-    old_int = signal.signal(signal.SIGINT, on_signal)
-    old_term = signal.signal(signal.SIGTERM, on_signal)
     try:
-        report = run_bench(
-            config,
-            frames,
-            stop=stop,
-            on_progress=lambda line: print(line, file=sys.stderr, flush=True),
-            on_level=on_level,
-        )
+        with stop_signals(on_signal):
+            report = run_bench(
+                config,
+                frames,
+                stop=stop,
+                on_progress=lambda line: print(line, file=sys.stderr, flush=True),
+                on_level=on_level,
+            )
     except KeyboardInterrupt:  # the second Ctrl+C: quit now, the sessions are daemon threads
-        _error("interrupted")
+        error("interrupted")
         return EXIT_RUN_FAILED
-    finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
 
     if not report.levels:
-        _error("stopped before any level finished; nothing to report")
+        error("stopped before any level finished; nothing to report")
         return EXIT_RUN_FAILED
     print()
     print(format_table(report))
@@ -214,17 +205,17 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"CSV: {write_csv(report, out_dir / f'bench-{stamp}.csv')}")
         print(f"Chart: {save_chart(report, out_dir / f'bench-{stamp}.png', reference)}")
     except OSError as e:  # a full disk must not lose the table printed above
-        _error(f"cannot write the results to {out_dir}: {e}\nFix: free some space or pass "
+        error(f"cannot write the results to {out_dir}: {e}\nFix: free some space or pass "
                "--out with another folder")
         written = False
     if reference is not None:
         # Last, as the README promises: the one line to compare with the published number.
         print(compare(report, reference))
     if report.interrupted:
-        _error("stopped: the levels above are the ones that finished")
+        error("stopped: the levels above are the ones that finished")
         return EXIT_RUN_FAILED
     if not report.ok:
-        _error("some steps failed (see above); the numbers of those levels are not comparable")
+        error("some steps failed (see above); the numbers of those levels are not comparable")
         return EXIT_RUN_FAILED
     return EXIT_OK if written else EXIT_RUN_FAILED
 

@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-from types import FrameType
 from typing import TYPE_CHECKING
 
-from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.output import (
+    EXIT_BUSY,
+    EXIT_OK,
+    EXIT_RUN_FAILED,
+    EXIT_USAGE,
+    error,
+    fail,
+    stop_signals,
+)
 
 if TYPE_CHECKING:
+    import signal
+
     from app.calibrate import CalibrationReport, ScreenFactory, TargetResult
     from app.settings import Settings
     from model.coords import Convention
@@ -55,27 +63,20 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     factory: ScreenFactory | None = getattr(args, "calibrate_screen", None)
     if factory is None:
-        print("holodesk: calibrate needs the desktop app's window to show its targets; run it "
-              "as `holodesk calibrate` (the installed command), not through app.cli",
-              file=sys.stderr)
-        return EXIT_USAGE
-    from app import paths
-    from app.lock import DesktopBusyError, DesktopLock
+        return fail("calibrate needs the desktop app's window to show its targets; run it "
+                    "as `holodesk calibrate` (the installed command), not through app.cli",
+                    EXIT_USAGE)
+    from app.lock import DesktopBusyError
+    from app.runner import desktop_lock
 
     settings = _settings(args)
-    lock = DesktopLock(paths.lock_path())
     try:
-        lock.acquire()
+        with desktop_lock():
+            report = _calibrate(settings, factory)
     except DesktopBusyError as e:
-        print(f"holodesk: {e}", file=sys.stderr)
-        return EXIT_BUSY
-    try:
-        report = _calibrate(settings, factory)
+        return fail(e, EXIT_BUSY)
     except KeyboardInterrupt:  # Ctrl+C before the calibration's own handler is in place
-        print("holodesk: calibration stopped", file=sys.stderr)
-        return EXIT_RUN_FAILED
-    finally:
-        lock.release()
+        return fail("calibration stopped")
     if report is None:
         return EXIT_RUN_FAILED
     from app.calibrate import format_report
@@ -97,35 +98,28 @@ def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport 
     from control.stop import StopLatch
 
     latch = StopLatch()
+
+    def on_signal(sig: signal.Signals) -> None:
+        latch.stop("signal", f"{sig.name} received")
+
     try:
-        with open_calibrator(settings, latch, on_result=_progress) as calibrator:
-
-            def on_signal(signum: int, _frame: FrameType | None) -> None:
-                latch.stop("signal", f"{signal.Signals(signum).name} received")
-                # A second Ctrl+C kills the process outright, should anything ever hang.
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-
-            old_int = signal.signal(signal.SIGINT, on_signal)
-            old_term = signal.signal(signal.SIGTERM, on_signal)
+        with (open_calibrator(settings, latch, on_result=_progress) as calibrator,
+              stop_signals(on_signal)):
             print(f"Calibrating monitor {settings.monitor} with {calibrator.model!r} at "
-                  f"{settings.endpoint}: {len(TARGETS)} targets, one at a time (Esc or Ctrl+C "
-                  "stops).", file=sys.stderr)
-            try:
-                return run_with_screen(factory, latch, calibrator.run)
-            finally:
-                signal.signal(signal.SIGINT, old_int)
-                signal.signal(signal.SIGTERM, old_term)
+                  f"{settings.endpoint}: {len(TARGETS)} targets, one at a time (Esc or "
+                  "Ctrl+C stops).", file=sys.stderr)
+            return run_with_screen(factory, latch, calibrator.run)
     except CalibrationUnavailable as e:
-        print(f"holodesk: {e.message}" + (f"\nFix: {e.fix}" if e.fix else ""), file=sys.stderr)
+        error(e.message + (f"\nFix: {e.fix}" if e.fix else ""))
         return None
     except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
-        print(f"holodesk: the calibration failed: {e}", file=sys.stderr)
+        error(f"the calibration failed: {e}")
         return None
     except Exception as e:  # e.g. mss's ScreenShotError: a message, never a traceback
         logging.getLogger(__name__).exception("calibration failed")
-        print(f"holodesk: the calibration failed: {type(e).__name__}: {e}\n"
+        error(f"the calibration failed: {type(e).__name__}: {e}\n"
               "Fix: run `holodesk doctor` to check the screen capture; details are in the "
-              "log file", file=sys.stderr)
+              "log file")
         return None
 
 

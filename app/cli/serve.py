@@ -1,12 +1,7 @@
 """The `holodesk serve` command: start vLLM serving Holotron-12B here, and stop it cleanly.
 
-Also the settings-to-launcher mapping the GUI's server control shares (:func:`serve_config`,
-:func:`serve_api_key`, :func:`server_available`, :func:`server_log_path`).
-
-The port: ``serve_port`` when set, else the endpoint's port when the endpoint is this machine,
-else 8000. Deriving it from the endpoint keeps `holodesk serve` and `holodesk run` talking
-about the same server without a second setting to keep in step; ``serve_port`` remains for
-the rare case of serving for another client.
+The sequence (settings to launcher config, the API key, the checks, the start) is
+:mod:`app.serving`'s, shared with the desktop app; this module parses the options and prints.
 
 Exit codes: 0 after a clean stop (Ctrl+C, SIGTERM) and for ``--print-command``; 1 when a check
 fails (not Linux, vLLM not installed, no GPU, port taken) or vLLM dies; 2 for bad options or
@@ -20,41 +15,38 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import signal
 import sys
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
-from app import paths
-from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.output import (
+    EXIT_BUSY,
+    EXIT_OK,
+    EXIT_RUN_FAILED,
+    EXIT_USAGE,
+    error,
+    fail,
+    stop_signals,
+)
 from app.secrets import ENV_API_KEY
+from app.serving import DEFAULT_HOST, serve_config, uses_server
 from model.serving.launcher import (
     API_KEY_ENV,
-    DEFAULT_PORT,
     SERVED_MODEL_NAME,
     ServeConfig,
     build_command,
     format_command,
-    is_local_url,
-    local_port,
 )
 
 if TYPE_CHECKING:
+    import signal
+
+    from app.serving import ServePlan
     from app.settings import Settings
     from model.serving.launcher import Progress, ServeError, VLLMServer
-
-__all__ = [
-    "register",
-    "serve_api_key",
-    "serve_config",
-    "serve_port",
-    "server_available",
-    "server_log_path",
-]
 
 # Settings the options override: option dest -> settings key.
 _OPTIONS = {
@@ -78,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--model", help="Hugging Face model name or local folder "
                    "(default: Hcompany/Holotron-12B)")
     p.add_argument("--port", type=int, help="port (default: the endpoint's, else 8000)")
-    p.add_argument("--host", default="127.0.0.1",
+    p.add_argument("--host", default=DEFAULT_HOST,
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--gpu-memory", type=float, metavar="SHARE",
                    help="share of GPU memory vLLM may take, 0.1-0.98 (default 0.9)")
@@ -94,56 +86,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("extra", nargs="*", metavar="-- VLLM_FLAG",
                    help="more flags for `vllm serve`, after `--` (e.g. -- --enforce-eager)")
     p.set_defaults(func=_cmd_serve)
-
-
-# --------------------------------------------------------------------------- shared mapping
-
-
-def server_available(settings: Settings) -> bool:
-    """Whether the endpoint is this machine: only then can holodesk start its server."""
-    return is_local_url(settings.endpoint)
-
-
-def serve_port(settings: Settings) -> int:
-    """``serve_port``, else the endpoint's port when it is local, else 8000."""
-    if settings.serve_port is not None:
-        return settings.serve_port
-    if server_available(settings):
-        return local_port(settings.endpoint, DEFAULT_PORT)
-    return DEFAULT_PORT
-
-
-def serve_config(
-    settings: Settings, *, host: str = "127.0.0.1", extra_args: Sequence[str] = ()
-) -> ServeConfig:
-    """The launcher's config from the settings in effect."""
-    return ServeConfig(
-        model=settings.serve_model,
-        served_model_name=SERVED_MODEL_NAME,
-        host=host,
-        port=serve_port(settings),
-        gpu_memory=settings.serve_gpu_memory,
-        max_model_len=settings.serve_max_model_len,
-        image_limit=settings.serve_image_limit,
-        extra_args=tuple(extra_args),
-    )
-
-
-def serve_api_key(settings: Settings, cfg: ServeConfig) -> str | None:
-    """The key the server should demand: the one holodesk sends to it (keyring or env).
-
-    When the endpoint is this server, its key; otherwise the key stored for the server's own
-    URL. None: no key (fine on loopback).
-    """
-    from app.secrets import api_key
-
-    same = server_available(settings) and local_port(settings.endpoint) == cfg.port
-    return api_key(settings.endpoint if same else cfg.base_url)
-
-
-def server_log_path(cfg: ServeConfig) -> Path:
-    """Where the server's output goes: one file per port in holodesk's log folder."""
-    return paths.log_dir() / f"vllm-{cfg.port}.log"
 
 
 # --------------------------------------------------------------------------- the command
@@ -243,21 +185,19 @@ def _managed_flag(extra: Sequence[str]) -> tuple[str, str] | None:
 def _cmd_serve(args: argparse.Namespace) -> int:
     import os
 
+    from app.serving import plan_server
     from model.serving.launcher import find_vllm
 
     managed = _managed_flag(args.extra)
     if managed is not None:
-        print(f"holodesk: {managed[0]} cannot be passed after `--`\nFix: {managed[1]}",
-              file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"{managed[0]} cannot be passed after `--`\nFix: {managed[1]}", EXIT_USAGE)
     bad = _option_problem(args)
     if bad is not None:
-        print(f"holodesk: {bad[0]}\nFix: {bad[1]}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"{bad[0]}\nFix: {bad[1]}", EXIT_USAGE)
     settings = _settings(args)
-    cfg = serve_config(settings, host=args.host, extra_args=args.extra)
-    executable = find_vllm(args.vllm)
     if args.print_command:
+        cfg = serve_config(settings, host=args.host, extra_args=args.extra)
+        executable = find_vllm(args.vllm)
         print(format_command(build_command(cfg, _shown_executable(executable))))
         # Only the environment, never the keyring: see the module docstring.
         if os.environ.get(ENV_API_KEY, "").strip():
@@ -266,108 +206,76 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 f"would show it).\n# To run this by hand: export {API_KEY_ENV}=<your key> first."
             )
         return EXIT_OK
-    key = serve_api_key(settings, cfg)
     try:
-        return _serve(settings, cfg, key, executable, args.vllm)
+        plan = plan_server(settings, host=args.host, extra_args=args.extra, executable=args.vllm)
+        return _serve(plan)
     except KeyboardInterrupt:  # Ctrl+C during the checks, before vLLM is started
         print("\nholodesk: stopped; vLLM was not started", file=sys.stderr)
         return EXIT_RUN_FAILED
 
 
-def _serve(
-    settings: Settings,
-    cfg: ServeConfig,
-    key: str | None,
-    executable: str | None,
-    explicit: str | None,
-) -> int:
-    from model.serving.launcher import VLLMServer, find_running, preflight
+def _serve(plan: ServePlan) -> int:
+    from app.serving import Verdict, check, create_server
 
-    running = find_running(cfg, key)
-    if running is not None and SERVED_MODEL_NAME in running.models:
-        print(
-            f"holodesk: vLLM is already running at {cfg.base_url} (model {SERVED_MODEL_NAME}); "
-            "nothing to start.",
-            file=sys.stderr,
-        )
-        return EXIT_BUSY
-    if running is not None:
+    cfg = plan.config
+    checks = check(plan)
+    running = checks.running
+    if checks.verdict is Verdict.SERVED_ALREADY:
+        return fail(f"vLLM is already running at {cfg.base_url} (model {SERVED_MODEL_NAME}); "
+                    "nothing to start.", EXIT_BUSY)
+    if checks.verdict is Verdict.OTHER_SERVER and running is not None:
         what = (
             "refuses our API key" if running.needs_key
             else f"serves {', '.join(running.models) or 'no model'}"
         )
-        print(
-            f"holodesk: another server already answers at {cfg.base_url} and {what}.\n"
-            f"Fix: stop it, or serve on another port (--port {cfg.port + 1}).",
-            file=sys.stderr,
-        )
+        return fail(f"another server already answers at {cfg.base_url} and {what}.\n"
+                    f"Fix: stop it, or serve on another port (--port {cfg.port + 1}).")
+    for problem in checks.problems:
+        error(f"{'' if problem.fatal else 'warning: '}{problem.message}\nFix: {problem.fix}")
+    if checks.verdict is not Verdict.GO:
         return EXIT_RUN_FAILED
+    _note_endpoint(plan.settings, cfg)
 
-    problems = preflight(cfg, executable, explicit_executable=explicit)
-    for problem in problems:
-        label = "holodesk" if problem.fatal else "holodesk: warning"
-        print(f"{label}: {problem.message}\nFix: {problem.fix}", file=sys.stderr)
-    if executable is None or any(p.fatal for p in problems):
-        return EXIT_RUN_FAILED
-    if not key and not _loopback_only(cfg.host):
-        print(
-            f"holodesk: warning: vLLM will listen on {cfg.host} without an API key: anyone who "
-            "can reach this machine can use the model.\nFix: store a key first with "
-            "`holodesk config set api_key -` (holodesk hands it to vLLM in "
-            f"${API_KEY_ENV}), or serve on --host 127.0.0.1",
-            file=sys.stderr,
-        )
-    _note_endpoint(settings, cfg)
-
-    server = VLLMServer(cfg, executable=executable, api_key=key)
-    log_path = server_log_path(cfg)
-    paths.ensure_private_dir(log_path.parent)
+    server = create_server(plan)
     stop = threading.Event()
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
+    def on_signal(_sig: signal.Signals) -> None:
         stop.set()
 
-    # SIGHUP: the terminal was closed. (preflight refused non-Linux platforms already; the
-    # getattr keeps a platform without SIGHUP an error message, never an AttributeError.)
-    handled = tuple(
-        sig for name in ("SIGINT", "SIGTERM", "SIGHUP") if (sig := getattr(signal, name, None))
-    )
-    previous = {sig: signal.signal(sig, on_signal) for sig in handled}
-    try:
-        return _run(server, cfg, key, log_path, stop)
-    finally:
-        server.stop()  # never leave vLLM behind, whatever happened above
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    # SIGHUP: the terminal was closed. A second Ctrl+C only asks again: the stop below is
+    # bounded, and vLLM must not be left behind.
+    with stop_signals(on_signal, signals=("SIGINT", "SIGTERM", "SIGHUP"),
+                      second_interrupt_kills=False):
+        try:
+            return _run(server, plan, stop)
+        finally:
+            server.stop()  # never leave vLLM behind, whatever happened above
 
 
-def _run(
-    server: VLLMServer, cfg: ServeConfig, key: str | None, log_path: Path, stop: threading.Event
-) -> int:
+def _run(server: VLLMServer, plan: ServePlan, stop: threading.Event) -> int:
+    from app.serving import serve_until, start_server
     from model.serving.launcher import ServeError
 
+    cfg, log_path = plan.config, plan.log_path
     print(format_command(server.command), flush=True)
-    if key:
+    if plan.api_key:
         print(f"(with the API key in ${API_KEY_ENV})")
     print(f"log: {log_path}", flush=True)
+
+    def started(server: VLLMServer) -> None:
+        print(f"starting vLLM (pid {server.vllm_pid}); loading the model takes minutes, the "
+              "first time also a download of about 25 GB. Ctrl+C stops it.", flush=True)
+
     try:
-        server.start(log_path)
-    except ServeError as exc:  # the executable cannot be run (a broken venv, a bad shebang)
-        return _report_failure(exc, log_path)
-    print(
-        f"starting vLLM (pid {server.vllm_pid}); loading the model takes minutes, the first time "
-        "also a download of about 25 GB. Ctrl+C stops it.",
-        flush=True,
-    )
-    try:
-        ready = server.wait_ready(on_progress=_Reporter(), should_stop=stop.is_set)
-    except ServeError as exc:
+        ready = start_server(server, on_started=started, on_progress=_Reporter(),
+                             should_stop=stop.is_set)
+    except ServeError as exc:  # vLLM cannot be run (a broken venv, a bad shebang), or died
         return _report_failure(exc, log_path)
     if ready:
         print(f"ready at {cfg.base_url} (model {cfg.served_model_name})", flush=True)
-        while not stop.wait(0.5):
-            if server.returncode is not None:
-                return _report_failure(server.failure(), log_path, after_ready=True)
+        died = serve_until(server, stop)
+        if died is not None:
+            return _report_failure(died, log_path, after_ready=True)
     print("stopping vLLM...", flush=True)
     server.stop()
     print("stopped.", flush=True)
@@ -376,7 +284,7 @@ def _run(
 
 def _report_failure(exc: ServeError, log_path: Path, *, after_ready: bool = False) -> int:
     when = "vLLM stopped" if after_ready else "vLLM did not start"
-    print(f"holodesk: {when}: {exc.message}\nFix: {exc.fix}", file=sys.stderr)
+    error(f"{when}: {exc.message}\nFix: {exc.fix}")
     if exc.log_tail:
         print(f"last lines of its log ({log_path}):", file=sys.stderr)
         for line in exc.log_tail:
@@ -400,14 +308,9 @@ class _Reporter:
             print(f"  {progress.text}", flush=True)
 
 
-def _loopback_only(host: str) -> bool:
-    """Whether binding ``host`` keeps the server reachable from this machine only."""
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 def _note_endpoint(settings: Settings, cfg: ServeConfig) -> None:
     """Say so when `holodesk run` will not talk to the server being started."""
-    if server_available(settings) and local_port(settings.endpoint) == cfg.port:
+    if uses_server(settings, cfg):
         return
     print(
         f"note: the endpoint setting is {settings.endpoint}, so `holodesk run` will not use "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.serve import serve_config, serve_port
+from app.serving import serve_config, serve_port
 from app.settings import Settings, SettingsError, set_value
 from model.serving.guard import parent_alive, process_start_time
 from model.serving.launcher import (
@@ -393,6 +393,40 @@ def test_refuses_a_second_server(home: Home, shims: Path) -> None:
         result = run_serve(home, shims, "--port", str(fake.port))
     assert result.returncode == 3
     assert f"already running at http://127.0.0.1:{fake.port}/v1" in result.stderr
+
+
+def test_the_checks_warn_of_a_server_beyond_this_machine_without_a_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shims: Path
+) -> None:
+    # app.serving.check: the one place `holodesk serve` and the tray's server control get it.
+    from app.serving import Verdict, check, exposure_warning, plan_server
+
+    isolate_home(monkeypatch, tmp_path)
+    monkeypatch.setenv("PATH", shim_path(shims))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    settings = Settings(endpoint=f"http://127.0.0.1:{free_port()}/v1")
+    exposed = check(plan_server(settings, host="0.0.0.0", executable=str(shims / "vllm")))
+    assert exposed.verdict is Verdict.GO
+    assert [w.message for w in exposed.warnings] == [
+        "vLLM will listen on 0.0.0.0 without an API key: anyone who can reach this machine "
+        "can use the model."]
+    assert not check(plan_server(settings, executable=str(shims / "vllm"))).warnings
+    cfg = serve_config(settings, host="0.0.0.0")
+    assert exposure_warning(cfg, KEY) is None  # a key: only who has it can use the model
+    for host in ("127.0.0.1", "127.0.1.1", "localhost", "::1"):
+        assert exposure_warning(serve_config(settings, host=host), None) is None
+
+
+def test_serve_warns_of_a_server_beyond_this_machine_without_a_key(
+    home: Home, shims: Path, tmp_path: Path, started: list[Started]
+) -> None:
+    server = Started(home, shims, tmp_path / "run", "--host", "0.0.0.0", "--port",
+                     str(free_port()), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+    started.append(server)
+    server.wait_output("ready at")
+    assert ("holodesk: warning: vLLM will listen on 0.0.0.0 without an API key: anyone who can "
+            "reach this machine can use the model.\nFix: store a key first with `holodesk "
+            "config set api_key -`") in server.stderr
 
 
 # --------------------------------------------------------------------------- running

@@ -183,3 +183,38 @@ def test_stop_during_the_checks_ends_quietly(
     control.start()  # and it can be started again (and fail visibly now, with no stop)
     qtbot.waitUntil(lambda: control.state == "failed", timeout=60_000)
     assert failures and "lists no GPU" in failures[0][0]
+
+
+def test_a_server_beyond_this_machine_without_a_key_is_warned_about(
+    qtbot: QtBot, home: Home, shims: Path, controls: list[ServerControl]
+) -> None:
+    # The same warning as `holodesk serve --host 0.0.0.0` (app.serving.check gives both).
+    port = free_port()
+    settings = Settings(endpoint=f"http://127.0.0.1:{port}/v1")
+    control = ServerControl(lambda: settings, executable=str(shims / "vllm"), host="0.0.0.0",
+                            watch_interval_ms=100)
+    controls.append(control)
+    progress: list[str] = []
+    control.progress.connect(progress.append)
+
+    control.start()
+    qtbot.waitUntil(lambda: control.state in ("ready", "failed"), timeout=60_000)
+    assert control.state == "ready", progress
+    warnings = [p for p in progress if p.startswith("warning: ")]
+    assert warnings == ["warning: vLLM will listen on 0.0.0.0 without an API key: anyone who "
+                        "can reach this machine can use the model."]
+    # Said before vLLM starts, not after the minutes of loading.
+    assert progress.index(warnings[0]) < next(
+        i for i, p in enumerate(progress) if p.startswith("starting vLLM"))
+
+
+def test_no_such_warning_on_loopback(
+    qtbot: QtBot, home: Home, shims: Path, controls: list[ServerControl]
+) -> None:
+    control, _states = make(controls, shims, free_port())
+    progress: list[str] = []
+    control.progress.connect(progress.append)
+    control.start()
+    qtbot.waitUntil(lambda: control.state in ("ready", "failed"), timeout=60_000)
+    assert control.state == "ready", progress
+    assert not [p for p in progress if "without an API key" in p]

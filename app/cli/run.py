@@ -1,0 +1,70 @@
+"""The `holodesk run` command, and the terminal run it shares with `automation run` and a
+`trigger NAME` without the desktop app."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from app.cli.output import EXIT_BUSY, EXIT_OK, fail
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to the `holodesk` subcommands."""
+    run = sub.add_parser("run", help="carry out a task on this desktop")
+    run.add_argument("task", help="what to do, in plain words")
+    run.add_argument("--confirm", choices=["always", "risky", "never"],
+                     help="which actions to confirm first (default from settings: risky)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="ask the model and log the steps, but click and type nothing")
+    run.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
+    run.add_argument("--max-steps", type=int, help="end the run after this many steps")
+    run.add_argument("--max-seconds", type=float, help="end the run after this many seconds")
+    run.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")
+    run.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    run.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
+                     help="how the model gives coordinates")
+    run.add_argument("-v", "--verbose", action="store_true", help="print every event")
+    run.set_defaults(func=_cmd_run)
+
+
+def _run_settings(args: argparse.Namespace) -> Settings:
+    from app.settings import load_with_overrides
+
+    return load_with_overrides({name: getattr(args, name, None) for name in (
+        "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention")})
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    return run_task(_run_settings(args), args.task, dry_run=args.dry_run, verbose=args.verbose)
+
+
+def run_task(settings: Settings, task: str, *, dry_run: bool = False,
+             verbose: bool = False) -> int:
+    """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
+
+    Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
+    and the stop hotkey (:func:`app.runner.foreground`).
+    """
+    from app.cli.terminal import TerminalFrontEnd
+    from app.events import Outcome
+    from app.lock import DesktopBusyError
+    from app.runner import drive, foreground, open_run
+
+    try:
+        session = open_run(settings, task, dry_run=dry_run)
+    except DesktopBusyError as e:
+        return fail(e, EXIT_BUSY)
+    except Exception as e:
+        return fail(f"cannot start the run: {e}")
+    front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
+    with foreground(session):
+        finished = drive(session, front.handle)
+    if finished is None:
+        return fail("the run ended without a result; see the log file")
+    if finished.outcome is Outcome.ANSWERED:
+        return EXIT_OK
+    return fail(f"run {finished.outcome.value}: {finished.reason}")

@@ -1,0 +1,64 @@
+"""The `holodesk trigger` command: run an automation, or talk to the running desktop app."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to the `holodesk` subcommands."""
+    trig = sub.add_parser(
+        "trigger", help="run an automation, or talk to the running desktop app",
+        description="`trigger NAME` runs the automation NAME in the running desktop app, or "
+                    "here when the app is not running; `trigger show|stop|run TASK` shows the "
+                    "app's window, pulls its emergency stop, or starts a task in it.",
+    )
+    trig.add_argument("what", metavar="NAME|show|stop|run",
+                      help="an automation's name, or show, stop, run")
+    trig.add_argument("task", nargs="?", default="", help="with run: the task")
+    trig.set_defaults(func=_cmd_trigger)
+
+
+def _cmd_trigger(args: argparse.Namespace) -> int:
+    from app.instance import send
+
+    what = args.what.strip().lower()
+    if what not in ("show", "stop", "run"):  # no automation may have these names
+        return _trigger_automation(args.what, args.task)
+    if what == "run" and not args.task.strip():
+        return fail("trigger run needs a task", EXIT_USAGE)
+    reply = send({"cmd": what, "task": args.task})
+    if reply is None:
+        return fail("the desktop app is not running; start it with `holodesk`")
+    if not reply.get("ok"):
+        return fail(str(reply.get("error", "the desktop app refused")))
+    return EXIT_OK
+
+
+def _trigger_automation(name: str, extra: str) -> int:
+    """`holodesk trigger NAME`: in the running app when there is one, else here."""
+    from app.automations import AutomationError, find_automation, load_automations, run_settings
+    from app.cli.run import run_task
+    from app.instance import send
+    from app.settings import load_settings
+
+    if extra:
+        return fail(f"trigger {name} takes no task: the automation has its own "
+                    "(`holodesk automation edit NAME --task ...` changes it)", EXIT_USAGE)
+    try:
+        automation = find_automation(load_automations(), name)
+    except AutomationError as e:
+        return fail(e, EXIT_USAGE)
+    reply = send({"cmd": "automation", "name": automation.name})
+    if reply is None:
+        # Said on the terminal: the person expected the desktop app to take it.
+        error(f"the desktop app is not running; running {automation.name!r} here "
+              "(Ctrl+C stops)")
+        return run_task(run_settings(load_settings(), automation), automation.task)
+    if not reply.get("ok"):
+        return fail(str(reply.get("error", "the desktop app refused")),
+                    EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
+    print(f"automation {automation.name!r} started in the desktop app")
+    return EXIT_OK

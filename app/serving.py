@@ -1,0 +1,235 @@
+"""Start, watch and stop a local vLLM server serving Holotron-12B: the one sequence of both
+`holodesk serve` (app/cli/serve.py) and the tray's server control (ui/server_control.py).
+
+The sequence: :func:`plan_server` (the launcher's config from the settings, the API key from
+the keyring, the ``vllm`` to run), :func:`check` (is something already answering there? can
+vLLM run here? a warning when it would listen beyond this machine without a key), then
+:func:`create_server` and :func:`start_server` (progress through callbacks). Each front end
+words the outcome its own way; the problems themselves are said once, here and in the launcher.
+
+The port: ``serve_port`` when set, else the endpoint's port when the endpoint is this machine,
+else 8000. Deriving it from the endpoint keeps `holodesk serve` and `holodesk run` talking
+about the same server without a second setting to keep in step; ``serve_port`` remains for
+the rare case of serving for another client.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app import paths
+from model.serving.launcher import (
+    API_KEY_ENV,
+    DEFAULT_PORT,
+    SERVED_MODEL_NAME,
+    Problem,
+    ServeConfig,
+    is_local_url,
+    local_port,
+)
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+    from model.serving.launcher import Progress, RunningServer, ServerExited, VLLMServer
+
+#: Where a server listens unless told otherwise: this machine only.
+DEFAULT_HOST = "127.0.0.1"
+
+
+def server_available(settings: Settings) -> bool:
+    """Whether the endpoint is this machine: only then can holodesk start its server."""
+    return is_local_url(settings.endpoint)
+
+
+def serve_port(settings: Settings) -> int:
+    """``serve_port``, else the endpoint's port when it is local, else 8000."""
+    if settings.serve_port is not None:
+        return settings.serve_port
+    if server_available(settings):
+        return local_port(settings.endpoint, DEFAULT_PORT)
+    return DEFAULT_PORT
+
+
+def serve_config(
+    settings: Settings, *, host: str = DEFAULT_HOST, extra_args: Sequence[str] = ()
+) -> ServeConfig:
+    """The launcher's config from the settings in effect."""
+    return ServeConfig(
+        model=settings.serve_model,
+        served_model_name=SERVED_MODEL_NAME,
+        host=host,
+        port=serve_port(settings),
+        gpu_memory=settings.serve_gpu_memory,
+        max_model_len=settings.serve_max_model_len,
+        image_limit=settings.serve_image_limit,
+        extra_args=tuple(extra_args),
+    )
+
+
+def uses_server(settings: Settings, cfg: ServeConfig) -> bool:
+    """Whether the endpoint is the server ``cfg`` starts (so runs will talk to it)."""
+    return server_available(settings) and local_port(settings.endpoint) == cfg.port
+
+
+def serve_api_key(settings: Settings, cfg: ServeConfig) -> str | None:
+    """The key the server should demand: the one holodesk sends to it (keyring or env).
+
+    When the endpoint is this server, its key; otherwise the key stored for the server's own
+    URL. None: no key (fine on loopback).
+    """
+    from app.secrets import api_key
+
+    return api_key(settings.endpoint if uses_server(settings, cfg) else cfg.base_url)
+
+
+def server_log_path(cfg: ServeConfig) -> Path:
+    """Where the server's output goes: one file per port in holodesk's log folder."""
+    return paths.log_dir() / f"vllm-{cfg.port}.log"
+
+
+def loopback_only(host: str) -> bool:
+    """Whether binding ``host`` keeps the server reachable from this machine only."""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def exposure_warning(cfg: ServeConfig, key: str | None) -> Problem | None:
+    """The warning for a server anyone on the network could use: no key, not on loopback."""
+    if key or loopback_only(cfg.host):
+        return None
+    return Problem(
+        f"vLLM will listen on {cfg.host} without an API key: anyone who can reach this "
+        "machine can use the model.",
+        "store a key first with `holodesk config set api_key -` (holodesk hands it to vLLM "
+        f"in ${API_KEY_ENV}), or serve on --host 127.0.0.1",
+        fatal=False,
+    )
+
+
+# --------------------------------------------------------------------------- the sequence
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """What to start: the config, the key it demands, and the ``vllm`` found (None: none)."""
+
+    settings: Settings
+    config: ServeConfig
+    api_key: str | None
+    executable: str | None
+    #: The ``vllm`` the person named (an option, or a test); None: looked for.
+    explicit_executable: str | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return server_log_path(self.config)
+
+
+def plan_server(
+    settings: Settings,
+    *,
+    host: str = DEFAULT_HOST,
+    extra_args: Sequence[str] = (),
+    executable: str | None = None,
+) -> ServePlan:
+    """The plan for ``settings``; reads the keyring (which may block: not on a GUI thread)."""
+    from model.serving.launcher import find_vllm
+
+    cfg = serve_config(settings, host=host, extra_args=extra_args)
+    return ServePlan(settings, cfg, serve_api_key(settings, cfg), find_vllm(executable),
+                     executable)
+
+
+class Verdict(Enum):
+    """What :func:`check` found."""
+
+    GO = "go"  #: nothing in the way (warnings aside)
+    SERVED_ALREADY = "served already"  #: our model already answers at the address
+    OTHER_SERVER = "other server"  #: something else answers there
+    BLOCKED = "blocked"  #: a fatal problem: vLLM cannot start here
+
+
+@dataclass(frozen=True)
+class Checks:
+    """The verdict, the problems in the order to say them, what already answers (if any)."""
+
+    verdict: Verdict
+    problems: tuple[Problem, ...] = ()
+    running: RunningServer | None = None
+
+    @property
+    def fatal(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if p.fatal)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        return tuple(p for p in self.problems if not p.fatal)
+
+
+def _nothing() -> None:
+    pass
+
+
+def check(plan: ServePlan, *, on_checking: Callable[[], None] = _nothing) -> Checks:
+    """Whether the server can start; blocks (HTTP, ``nvidia-smi``): not on a GUI thread.
+
+    ``on_checking`` is called once nothing answers at the address, before the slower checks
+    of vLLM and the GPU. The API-key warning comes last, and only when nothing is fatal.
+    """
+    from model.serving.launcher import find_running, preflight
+
+    cfg = plan.config
+    running = find_running(cfg, plan.api_key)
+    if running is not None:
+        ours = SERVED_MODEL_NAME in running.models
+        return Checks(Verdict.SERVED_ALREADY if ours else Verdict.OTHER_SERVER, running=running)
+    on_checking()
+    problems = tuple(preflight(cfg, plan.executable, explicit_executable=plan.explicit_executable))
+    if plan.executable is None or any(p.fatal for p in problems):
+        return Checks(Verdict.BLOCKED, problems)
+    exposed = exposure_warning(cfg, plan.api_key)
+    return Checks(Verdict.GO, problems if exposed is None else (*problems, exposed))
+
+
+def create_server(plan: ServePlan) -> VLLMServer:
+    """The server of a plan that passed :func:`check`, not started yet (its log folder made).
+
+    Made apart from :func:`start_server` so the caller holds it, to stop it, from the start.
+    """
+    from model.serving.launcher import VLLMServer
+
+    if plan.executable is None:
+        raise ValueError("create_server needs a plan whose vllm was found")
+    paths.ensure_private_dir(plan.log_path.parent)
+    return VLLMServer(plan.config, executable=plan.executable, api_key=plan.api_key)
+
+
+def start_server(
+    server: VLLMServer,
+    *,
+    on_started: Callable[[VLLMServer], None] = lambda _server: None,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> bool:
+    """Start ``server`` (output to its plan's log) and wait until it answers.
+
+    ``on_started`` once vLLM's process exists; ``on_progress`` for each step of the start
+    read from its log. True when ready, False when ``should_stop`` asked to stop first.
+    Raises :class:`~model.serving.launcher.ServeError` when vLLM cannot run or dies starting.
+    """
+    server.start(server_log_path(server.cfg))
+    on_started(server)
+    return server.wait_ready(on_progress=on_progress, should_stop=should_stop)
+
+
+def serve_until(server: VLLMServer, stop: threading.Event,
+                interval: float = 0.5) -> ServerExited | None:
+    """Keep the ready ``server`` until ``stop`` is set (None) or it dies (why it did)."""
+    while not stop.wait(interval):
+        if server.returncode is not None:
+            return server.failure()
+    return None
