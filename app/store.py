@@ -48,6 +48,7 @@ from typing import Any
 from app import paths
 from app.export import export_run, format_run, format_run_list
 from app.secrets import redact, scrub_settings
+from model.problem import HolodeskError
 
 __all__ = [
     "DECISIONS",
@@ -79,7 +80,7 @@ _RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4,}$")
 _MIME_EXT = {"image/jpeg": ".jpg", "image/jpg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
 
 
-class StoreError(Exception):
+class StoreError(HolodeskError):
     """The action log cannot do what was asked; the message says why."""
 
 

@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from model.problem import HolodeskError
+
 log = logging.getLogger(__name__)
 
 __all__ = [
@@ -67,11 +69,11 @@ MODIFIERS: tuple[str, ...] = ("ctrl", "alt", "shift", "super")
 Callback = Callable[[], object]
 
 
-class HotkeyError(ValueError):
+class HotkeyError(HolodeskError, ValueError):
     """A key combination cannot be parsed or cannot serve as a global hotkey."""
 
 
-class ListenerError(RuntimeError):
+class ListenerError(HolodeskError, RuntimeError):
     """A global input listener (pynput) cannot start here; the message says why."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+from model.problem import HolodeskError
+
 # pyautogui.KEY_NAMES (0.9.54), copied so this module needs no display to import.
 PYAUTOGUI_KEYS: frozenset[str] = frozenset(
     [chr(c) for c in range(0x21, 0x7F) if not chr(c).isupper()]
@@ -73,7 +75,7 @@ MODIFIERS: frozenset[str] = frozenset(
 )
 
 
-class UnknownKeyError(ValueError):
+class UnknownKeyError(HolodeskError, ValueError):
     """A key name we cannot map to a key pyautogui can press on this platform."""
 
 

@@ -41,6 +41,7 @@ from model.serving.launcher import (
     find_vllm,
     preflight,
 )
+from ui.problem_view import fix_text
 from ui.workers import Background
 
 __all__ = ["ServerControl", "ServerState"]
@@ -202,7 +203,7 @@ class ServerControl(QObject):
             self._emit_progress(f"warning: {warning.message}")
         if fatal or executable is None:
             raise ServeError(
-                "; ".join(p.message for p in fatal), " / ".join(p.fix for p in fatal)
+                "; ".join(p.message for p in fatal), " / ".join(fix_text(p.fix) for p in fatal)
             )
         if self._cancel.is_set():
             return "cancelled"
@@ -242,7 +243,7 @@ class ServerControl(QObject):
             self._release()
             return
         if isinstance(exc, ServeError):
-            fix = exc.fix
+            fix = fix_text(exc.fix)
             if exc.log_tail:
                 log = self.log_path
                 fix += f"\nLast lines of the log ({log}):\n" + "\n".join(exc.log_tail[-8:])
@@ -271,7 +272,7 @@ class ServerControl(QObject):
         self._watch.stop()
         exc = server.failure()
         self._release()
-        self._fail(f"vLLM stopped: {exc.message}", exc.fix)
+        self._fail(f"vLLM stopped: {exc.message}", fix_text(exc.fix))
 
     def _release(self) -> None:
         """Make sure nothing of a failed server is left (its worker processes too)."""
