@@ -733,7 +733,7 @@ class Doctor:
             shown = raw if len(raw) <= 80 else raw[:77] + "..."
             return CheckResult(STRUCTURED, Status.FAIL,
                                f"the server ignored the step schema: asked for a plain 'OK', it "
-                               f"answered {shown!r}, not a step ({exc.problem})", fix)
+                               f"answered {shown!r}, not a step ({exc.reason})", fix)
         except BadRequest as exc:
             return CheckResult(STRUCTURED, Status.FAIL,
                                f"the server refused the request with the step schema: "

@@ -370,6 +370,14 @@ def test_a_server_ignoring_the_schema_fails_structured_output() -> None:
     assert "guided_json" in fix_line(results[STRUCTURED].fix)
 
 
+def test_a_server_ignoring_the_schema_with_prose_says_why_it_is_not_a_step() -> None:
+    with FakeVLLM(GarbagePolicy(), structured_outputs=StructuredOutputs.IGNORED) as server:
+        results = _server_checks(server.base_url)
+    assert results[STRUCTURED].status is Status.FAIL
+    assert "not a step (not valid JSON" in results[STRUCTURED].detail
+    assert "vLLM 0.12" in fix_line(results[STRUCTURED].fix)
+
+
 def test_a_server_rejecting_the_schema_fails_structured_output() -> None:
     refuse = FakeHTTPError(400, "Unknown field: structured_outputs")
     with FakeVLLM(ScriptedPolicy(["", refuse], repeat_last=True)) as server:
