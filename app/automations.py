@@ -51,6 +51,7 @@ from app.lock import editing
 from app.settings import Settings, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, check_listenable, conflicts, parse_combo
 from control.policy import ConfirmMode
+from model.problem import HolodeskError
 
 __all__ = [
     "AUTOMATIONS_FILE",
@@ -85,7 +86,7 @@ _HEADER = (
 )
 
 
-class AutomationError(ValueError):
+class AutomationError(HolodeskError, ValueError):
     """An automation, or the automations file, is invalid; the message says which and why."""
 
 

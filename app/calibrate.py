@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from model.coords import Convention, FrameGeometry, Point, Rect, from_screen, to_screen
+from model.problem import HolodeskError
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -650,16 +651,11 @@ def verdict_lines(report: CalibrationReport) -> list[str]:
 # -- the real parts ------------------------------------------------------------------------------
 
 
-class CalibrationUnavailable(Exception):
+class CalibrationUnavailable(HolodeskError):
     """The calibration cannot start: no display, no such monitor, no model server, ...
 
     ``message`` and ``fix`` are for the person; nothing was shown on the screen yet.
     """
-
-    def __init__(self, message: str, fix: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
 
 
 @contextmanager

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, redact
 from app.settings import Settings
 from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
+from model.problem import Fix, Problem, Remedy, as_fix, describe
 
 if TYPE_CHECKING:
     from control.capture import Frame
@@ -57,6 +58,7 @@ __all__ = [
     "all_passed",
     "context_result",
     "display_result",
+    "fix_label",
     "format_result",
     "frame_is_black",
     "keyring_result",
@@ -75,27 +77,44 @@ class Status(StrEnum):
     SKIP = "SKIP"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CheckResult:
     """One check's outcome in plain words.
 
     ``detail`` says what was found; ``fix`` what to do about it (on a FAIL), or a note worth
-    knowing on a PASS (e.g. "no tray: holodesk shows a small window instead").
+    knowing on a PASS (e.g. "no tray: holodesk shows a small window instead"). A fix given as
+    plain words becomes a :class:`Fix`; ``problem`` is the detail and the fix, for a renderer.
     """
 
     name: str
     status: Status
     detail: str
-    fix: str = ""
+    fix: Fix | None
+
+    def __init__(
+        self, name: str, status: Status, detail: str, fix: Fix | str | None = None
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "detail", detail)
+        object.__setattr__(self, "fix", as_fix(fix))
 
     @property
     def passed(self) -> bool:
         return self.status is Status.PASS
 
-    def to_dict(self) -> dict[str, str]:
-        """The result as JSON-ready data (``holodesk doctor --json``)."""
+    @property
+    def problem(self) -> Problem:
+        return Problem(self.detail, self.fix)
+
+    def describe(self) -> str:
+        return describe(self.detail, self.fix)
+
+    def to_dict(self, say: Callable[[Fix], str]) -> dict[str, str]:
+        """The result as JSON-ready data (``holodesk doctor --json``), the fix worded by ``say``
+        (each front end has its own terms for it)."""
         return {"name": self.name, "status": self.status.value, "detail": self.detail,
-                "fix": self.fix}
+                "fix": say(self.fix) if self.fix else ""}
 
 
 DISPLAY = "display server"
@@ -128,7 +147,7 @@ DRY_RUN_TASK = (
 # happens to write JSON.
 _FORMAT_PROBE = "This is a check of the answer format. Reply with just the word OK.\n"
 
-_SERVE_FIX = "start it with `holodesk serve` (or the `vllm serve` command in the README)"
+_SERVE_FIX = "Start the model server (or run the `vllm serve` command in the README)"
 
 _WAYLAND_WHY = (
     "Wayland keeps applications from seeing and driving each other's windows, and the "
@@ -316,12 +335,20 @@ def all_passed(results: Sequence[CheckResult]) -> bool:
     return bool(results) and all(r.passed for r in results)
 
 
-def format_result(result: CheckResult, width: int = 18) -> str:
-    """One result as the CLI prints it: a status line, then the fix (or a note) indented."""
+def fix_label(result: CheckResult) -> str:
+    """What a result's fix is called: a "Fix" on a FAIL, a "Note" otherwise."""
+    return "Fix" if result.status is Status.FAIL else "Note"
+
+
+def format_result(result: CheckResult, width: int = 18, *, say: Callable[[Fix], str]) -> str:
+    """One result as a line of the report: a status line, then the fix (or a note) indented.
+
+    ``say`` words the fix in the terms of the front end that shows it (the CLI names commands,
+    the GUI its windows and menus).
+    """
     line = f"{result.status.value}  {result.name:<{width}} {result.detail}"
     if result.fix:
-        label = "Fix" if result.status is Status.FAIL else "Note"
-        line += f"\n{'':<{6 + width + 1}}{label}: {result.fix}"
+        line += f"\n{'':<{6 + width + 1}}{fix_label(result)}: {say(result.fix)}"
     return line
 
 
@@ -423,8 +450,10 @@ class Doctor:
                 result = run_with_timeout(name, fn, timeout)
             if self._key and self._key not in secrets:
                 secrets.append(self._key)
-            result = CheckResult(result.name, result.status, redact(result.detail, secrets),
-                                 redact(result.fix, secrets))
+            fix = result.fix
+            if fix is not None:
+                fix = replace(fix, text=redact(fix.text, secrets))
+            result = CheckResult(result.name, result.status, redact(result.detail, secrets), fix)
             results[name] = result
             if on_result is not None:
                 on_result(result)
@@ -463,8 +492,7 @@ class Doctor:
                 frame: Frame = capturer.grab()
         except ValueError as exc:  # a monitor that does not exist, a region off the screen
             return CheckResult(CAPTURE, Status.FAIL, str(exc),
-                               "choose another with --monitor or "
-                               "`holodesk config set monitor N`")
+                               Fix("Choose another monitor.", setting="monitor"))
         g = frame.geometry
         where = (f"monitor {monitor}: {g.monitor.width}x{g.monitor.height} at "
                  f"+{g.monitor.left}+{g.monitor.top}, sent as {frame.width}x{frame.height} "
@@ -601,31 +629,32 @@ class Doctor:
         except Exception as exc:
             return CheckResult(ENDPOINT, Status.FAIL,
                                f"the endpoint {self.settings.endpoint!r} cannot be used: {exc}",
-                               "set the server's base URL, e.g. --endpoint "
-                               "http://127.0.0.1:8000/v1")
+                               Fix("Set the server's base URL, e.g. http://127.0.0.1:8000/v1.",
+                                   setting="endpoint"))
         url = client.base_url
         try:
             client.health()
             self._served = client.served_models()
         except ServerUnreachable as exc:
             return CheckResult(ENDPOINT, Status.FAIL, _with_detail(exc.message, exc.detail),
-                               f"{_SERVE_FIX}; check --endpoint (host, port and /v1). A server "
-                               "that was just started answers only once the model is loaded "
-                               "(minutes)")
+                               Fix(f"{_SERVE_FIX}; check the server address (host, port and "
+                                   "/v1). A server that was just started answers only once the "
+                                   "model is loaded (minutes).",
+                                   setting="endpoint", remedy=Remedy.START_SERVER))
         except AuthFailed as exc:
             return CheckResult(ENDPOINT, Status.FAIL, exc.message,
-                               "store the key the server was started with (`--api-key`): "
-                               "`holodesk config set api_key -` (it asks for the key), or set "
-                               f"{ENV_API_KEY}")
+                               Fix("Store the API key the server was started with (its "
+                                   f"`--api-key`), or set {ENV_API_KEY}.",
+                                   remedy=Remedy.SET_API_KEY))
         except BadRequest as exc:
             if exc.status == 404:
                 return CheckResult(
                     ENDPOINT, Status.FAIL,
                     f"something answers at {client.root_url}, but not vLLM's API at {url}: "
                     f"{exc.detail or 'HTTP 404'}",
-                    "the endpoint is the server's base URL ending in /v1 with no other path, "
-                    "e.g. --endpoint http://127.0.0.1:8000/v1 (holodesk adds a missing /v1; a "
-                    "path before it, like /api/v1, must be the server's)",
+                    Fix("The endpoint is the server's base URL ending in /v1 with no other path, "
+                        "e.g. http://127.0.0.1:8000/v1 (holodesk adds a missing /v1; a path "
+                        "before it, like /api/v1, must be the server's).", setting="endpoint"),
                 )
             return CheckResult(ENDPOINT, Status.FAIL, exc.message, exc.fix)
         except HolotronError as exc:
@@ -649,9 +678,10 @@ class Doctor:
                else "the served name; no model name is configured")
         detail = f"'{self._model}'{root}, {how}"
         looks = f"{self._model} {entry.root if entry else ''}".lower()
-        note = "" if "holotron" in looks else (
-            "this does not look like Holotron-12B: another model may not follow holodesk's "
-            "step format or coordinate convention (`holodesk calibrate` tells)")
+        note = None if "holotron" in looks else (
+            Fix("This does not look like Holotron-12B: another model may not follow "
+                "holodesk's step format or coordinate convention (calibrating tells).",
+                remedy=Remedy.CALIBRATE))
         return CheckResult(MODEL, Status.PASS, detail, note)
 
     def check_context(self) -> CheckResult:
@@ -702,7 +732,7 @@ class Doctor:
             shown = raw if len(raw) <= 80 else raw[:77] + "..."
             return CheckResult(STRUCTURED, Status.FAIL,
                                f"the server ignored the step schema: asked for a plain 'OK', it "
-                               f"answered {shown!r}, not a step ({exc.problem})", fix)
+                               f"answered {shown!r}, not a step ({exc.reason})", fix)
         except BadRequest as exc:
             return CheckResult(STRUCTURED, Status.FAIL,
                                f"the server refused the request with the step schema: "
@@ -752,9 +782,10 @@ class Doctor:
                   "nothing was done")
         if mapped.clamped:
             return CheckResult(DRY_RUN, Status.PASS, detail,
-                               "the point was outside the image and was moved onto the screen: "
-                               "the coordinate convention may be wrong; `holodesk calibrate` "
-                               "tells which one the model uses")
+                               Fix("The point was outside the image and was moved onto the "
+                                   "screen: the coordinate convention may be wrong; calibrating "
+                                   "tells which one the model uses.",
+                                   remedy=Remedy.CALIBRATE))
         return CheckResult(DRY_RUN, Status.PASS, detail)
 
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 from control.policy import Verdict
 from control.stop import StopLatch
 from model.coords import FrameGeometry, Point
+from model.problem import Fix, Problem, as_fix
 from model.schema import Action, Step
 
 
@@ -106,10 +107,21 @@ class ActionExecuted:
 
 @dataclass(frozen=True)
 class StepFailed:
+    """A step failed: ``error`` says what happened, ``fix`` what to do (plain words become a
+    :class:`Fix`)."""
+
     run_id: str
     step_no: int
     error: str
-    fix: str = ""
+    fix: Fix | None = None
+
+    def __post_init__(self) -> None:
+        fix: Fix | str | None = self.fix
+        object.__setattr__(self, "fix", as_fix(fix))
+
+    @property
+    def problem(self) -> Problem:
+        return Problem(self.error, self.fix)
 
 
 @dataclass(frozen=True)

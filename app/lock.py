@@ -13,8 +13,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from model.problem import HolodeskError
 
-class DesktopBusyError(Exception):
+
+class DesktopBusyError(HolodeskError):
     """Another holodesk run holds the desktop."""
 
 

@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from model.problem import HolodeskError
+
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
 
@@ -46,7 +48,7 @@ UNAVAILABLE_HELP = (
 )
 
 
-class SecretsError(Exception):
+class SecretsError(HolodeskError):
     """Base class of errors about the API key."""
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import paths
+from model.problem import Fix, Remedy
 from model.serving.launcher import (
     API_KEY_ENV,
     DEFAULT_PORT,
@@ -104,8 +105,8 @@ def exposure_warning(cfg: ServeConfig, key: str | None) -> Problem | None:
     return Problem(
         f"vLLM will listen on {cfg.host} without an API key: anyone who can reach this "
         "machine can use the model.",
-        "store a key first with `holodesk config set api_key -` (holodesk hands it to vLLM "
-        f"in ${API_KEY_ENV}), or serve on --host 127.0.0.1",
+        Fix(f"Store an API key first (holodesk hands it to vLLM in ${API_KEY_ENV}), or serve on "
+            "this machine only (host 127.0.0.1).", remedy=Remedy.SET_API_KEY),
         fatal=False,
     )
 

@@ -50,6 +50,7 @@ from control.hotkeys import DEFAULT_STOP_HOTKEY, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.endpoint import normalize_base_url
+from model.problem import HolodeskError
 from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 
 _log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ _HEADER = (
 )
 
 
-class SettingsError(ValueError):
+class SettingsError(HolodeskError, ValueError):
     """A settings file, environment variable or value is invalid; the message says which."""
 
 

@@ -29,6 +29,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
+from model.problem import Fix, Problem, as_fix, describe
 
 __all__ = [
     "IMAGES_PER_STEP",
@@ -63,28 +64,38 @@ _IMAGE_PROBE_FACTOR = 5.0
 
 @dataclass(frozen=True)
 class ServerStatus:
-    """What the probe found. ``message`` and ``fix`` are plain words, shown as they are.
+    """What the probe found: a ``message`` and, on a problem, a :class:`Fix` (``problem``).
 
     ``models`` lists the served names (empty when the server was not reached that far);
     ``max_model_len`` is the served model's context window when ``/v1/models`` reports it.
+    A fix given as plain words becomes a :class:`Fix`.
     """
 
     state: State
     message: str
-    fix: str = ""
+    fix: Fix | None = None
     endpoint: str = ""
     model: str | None = None
     models: list[str] = field(default_factory=list)
     max_model_len: int | None = None
+
+    def __post_init__(self) -> None:
+        fix: Fix | str | None = self.fix
+        object.__setattr__(self, "fix", as_fix(fix))
 
     @property
     def ok(self) -> bool:
         """Whether a run can start against this server."""
         return self.state == "ok"
 
+    @property
+    def problem(self) -> Problem:
+        """The message and the fix, for a front end's renderer."""
+        return Problem(self.message, self.fix)
+
     def describe(self) -> str:
         """The message and, when there is one, the fix: two lines for a dialog or tooltip."""
-        return f"{self.message}\nFix: {self.fix}" if self.fix else self.message
+        return describe(self.message, self.fix)
 
 
 def probe(
@@ -115,7 +126,8 @@ def probe(
         return ServerStatus(
             "error",
             f"The endpoint {endpoint!r} cannot be used ({exc}).",
-            "enter the server's base URL, such as http://127.0.0.1:8000/v1",
+            Fix("Enter the server's base URL, such as http://127.0.0.1:8000/v1.",
+                setting="endpoint"),
             endpoint=endpoint,
         )
     with client:
@@ -141,7 +153,7 @@ def _probe(
                 f"sends {IMAGES_PER_STEP} screenshots (about 2,304 tokens each) plus the task "
                 f"and the answer. It needs at least {MIN_CONTEXT} tokens, "
                 f"{RECOMMENDED_CONTEXT} recommended.",
-                f"restart vLLM with `--max-model-len {RECOMMENDED_CONTEXT}`",
+                Fix(f"Restart vLLM with `--max-model-len {RECOMMENDED_CONTEXT}`."),
                 endpoint=client.base_url,
                 model=name,
                 models=models,
@@ -164,7 +176,7 @@ def _probe(
         return ServerStatus(
             "error",
             f"Checking the model server failed: {type(exc).__name__}: {exc}",
-            "see the log file for details",
+            Fix("See the log file for details."),
             endpoint=client.base_url,
             models=models,
         )

@@ -49,6 +49,7 @@ from typing import Any
 from app import paths
 from app.secrets import redact, scrub_settings
 from model.coords import FrameGeometry, Point
+from model.problem import HolodeskError
 
 __all__ = [
     "DECISIONS",
@@ -95,7 +96,7 @@ _POINT_SEPARATOR = " -> "
 _MIME_EXT = {"image/jpeg": ".jpg", "image/jpg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
 
 
-class StoreError(Exception):
+class StoreError(HolodeskError):
     """The action log cannot do what was asked; the message says why."""
 
 

@@ -20,10 +20,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from model.problem import HolodeskError
+
 log = logging.getLogger(__name__)
 
 
-class ClipboardError(RuntimeError):
+class ClipboardError(HolodeskError, RuntimeError):
     """The clipboard cannot be read or written (no helper program, no display)."""
 
 

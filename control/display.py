@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
+from model.problem import HolodeskError
 
-class NoDisplayError(RuntimeError):
+
+class NoDisplayError(HolodeskError, RuntimeError):
     """No graphical session is reachable from this process."""
 
 

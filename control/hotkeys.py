@@ -49,6 +49,7 @@ from control.keys import (
     split_combo,
     to_pynput,
 )
+from model.problem import HolodeskError
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +72,11 @@ DEFAULT_STOP_HOTKEY = "ctrl+alt+shift+escape"
 Callback = Callable[[], object]
 
 
-class HotkeyError(ValueError):
+class HotkeyError(HolodeskError, ValueError):
     """A key combination cannot be parsed or cannot serve as a global hotkey."""
 
 
-class ListenerError(RuntimeError):
+class ListenerError(HolodeskError, RuntimeError):
     """A global input listener (pynput) cannot start here; the message says why."""
 
 

@@ -27,6 +27,7 @@ from control.clipboard import Clipboard, ClipboardError, SystemClipboard, X11Pas
 from control.keys import UnknownKeyError, normalize_hotkey, paste_keys, select_all_keys
 from control.stop import StopLatch, StoppedError
 from model.coords import Point
+from model.problem import HolodeskError
 from model.schema import (
     Action,
     Answer,
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 MouseButton = Literal["left", "right", "middle"]
 
 
-class InputError(RuntimeError):
+class InputError(HolodeskError, RuntimeError):
     """The input backend cannot do what was asked (no clipboard, unknown key, ...)."""
 
 

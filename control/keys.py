@@ -41,6 +41,8 @@ __all__ = [
     "to_pynput",
 ]
 
+from model.problem import HolodeskError
+
 # pyautogui.KEY_NAMES (0.9.54), copied so this module needs no display to import.
 PYAUTOGUI_KEYS: frozenset[str] = frozenset(
     [chr(c) for c in range(0x21, 0x7F) if not chr(c).isupper()]
@@ -160,7 +162,7 @@ _PYNPUT_NAMES = {
 }
 
 
-class UnknownKeyError(ValueError):
+class UnknownKeyError(HolodeskError, ValueError):
     """A key name we cannot map to a key pyautogui can press on this platform."""
 
 

@@ -1,28 +1,28 @@
 """What can go wrong when talking to Holotron, in plain words, each with what to do about it.
 
 Every failure of :class:`model.client.HolotronClient` is one of these. ``message`` says what
-happened, ``fix`` says what the person can do; both are written to be shown as they are (CLI,
-dialog, log). ``detail`` keeps the server's own words when there are any, for the log.
+happened, ``fix`` (a :class:`model.problem.Fix`) what the person can do, in words true in every
+front end; the command or menu item that does it is the fix's ``setting`` or ``remedy``, which
+each front end names its own way. The vLLM flags a fix names are the server's own, the same
+whichever front end started it. ``detail`` keeps the server's own words when there are any, for
+the log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-SERVE_HINT = "start it with `holodesk serve` or the `vllm serve` command in the README"
+from model.problem import Fix, HolodeskError, Remedy
+
+SERVE_HINT = "start it (or run the `vllm serve` command in the README)"
 
 
-class HolotronError(Exception):
-    """Base class: a failure talking to the model server, with a plain-words fix."""
+class HolotronError(HolodeskError):
+    """Base class: a failure talking to the model server, with a fix."""
 
-    def __init__(self, message: str, fix: str, *, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
+    def __init__(self, message: str, fix: Fix | str, *, detail: str | None = None) -> None:
+        super().__init__(message, fix)
         self.detail = detail
-
-    def __str__(self) -> str:
-        return f"{self.message}\nFix: {self.fix}"
 
 
 class ServerUnreachable(HolotronError):
@@ -34,15 +34,19 @@ class ServerUnreachable(HolotronError):
             message = (
                 f"The connection to the model server at {url} broke before it finished answering."
             )
-            fix = (
-                "check that the server is still running (its console shows why it stopped); "
-                f"if it is not, {SERVE_HINT}"
+            fix = Fix(
+                "Check that the model server is still running (its console shows why it "
+                f"stopped); if it is not, {SERVE_HINT}.",
+                remedy=Remedy.START_SERVER,
             )
         else:
             message = f"No model server answers at {url}."
-            fix = (
-                f"{SERVE_HINT}; check --endpoint (host, port, and the /v1 path). "
-                "A server that was just started answers only once the model is loaded (minutes)."
+            fix = Fix(
+                "Start the model server (or run the `vllm serve` command in the README) and check "
+                "the server address: host, port, and the /v1 path. A server that was just "
+                "started answers only once the model is loaded (minutes).",
+                setting="endpoint",
+                remedy=Remedy.START_SERVER,
             )
         super().__init__(message, fix, detail=detail)
 
@@ -54,8 +58,11 @@ class ModelLoading(HolotronError):
         self.url = url
         super().__init__(
             f"The model server at {url} is still loading the model.",
-            "wait until `GET /health` answers 200 (loading 25 GB of weights takes a few minutes), "
-            "then try again",
+            Fix(
+                "Wait until `GET /health` answers 200 (loading 25 GB of weights takes a few "
+                "minutes), then try again.",
+                remedy=Remedy.CHECK_SERVER,
+            ),
             detail=detail,
         )
 
@@ -69,8 +76,11 @@ class ModelNotFound(HolotronError):
         names = ", ".join(f"'{name}'" for name in self.served) if self.served else "none listed"
         super().__init__(
             f"The server does not serve a model named '{requested}' (it serves: {names}).",
-            "leave the model name empty to use the served one, set it to one of the served "
-            "names, or start vLLM with `--served-model-name holotron`",
+            Fix(
+                "Leave the model name empty to use the served one, set it to one of the served "
+                "names, or start vLLM with `--served-model-name holotron`.",
+                setting="model",
+            ),
             detail=detail,
         )
 
@@ -87,8 +97,10 @@ class TooManyImages(HolotronError):
         sent_part = f"{sent} images were sent but " if sent is not None else ""
         super().__init__(
             f"The server refused the screenshots: {sent_part}it accepts {allowed} per request.",
-            'restart vLLM with `--limit-mm-per-prompt \'{"image": 3, "video": 0}\'` (or higher), '
-            "or lower the number of screenshots kept in history in the settings",
+            Fix(
+                'Restart vLLM with `--limit-mm-per-prompt \'{"image": 3, "video": 0}\'` (or '
+                "higher), or keep fewer screenshots in history.",
+            ),
             detail=detail,
         )
 
@@ -128,8 +140,10 @@ class ContextTooLong(HolotronError):
             message = f"The request{size} is too long for the server: it accepts at most {window}."
         super().__init__(
             message,
-            "restart vLLM with a larger `--max-model-len` (32768 is the recommended value), "
-            "or keep fewer screenshots and past steps in history",
+            Fix(
+                "Restart vLLM with a larger `--max-model-len` (32768 is the recommended value), "
+                "or keep fewer screenshots and past steps in history."
+            ),
             detail=detail,
         )
 
@@ -164,9 +178,11 @@ class ContextFull(ContextTooLong):
         HolotronError.__init__(
             self,
             f"The conversation{used} has filled the model's context window{window}: {left}.",
-            "start a new run (it begins with an empty history), or restart vLLM with a larger "
-            "`--max-model-len` (32768 is the recommended value), or keep fewer screenshots and "
-            "past steps in history",
+            Fix(
+                "Start a new run (it begins with an empty history), or restart vLLM with a larger "
+                "`--max-model-len` (32768 is the recommended value), or keep fewer screenshots "
+                "and past steps in history."
+            ),
             detail=detail,
         )
 
@@ -179,8 +195,11 @@ class ServerError(HolotronError):
         code = f" (HTTP {status})" if status is not None else ""
         super().__init__(
             f"The model server failed while answering{code}.",
-            "look at the vLLM console for the error; if it ran out of GPU memory, lower "
-            "--max-model-len or --gpu-memory-utilization, then restart it",
+            Fix(
+                "Look at the vLLM console for the error; if it ran out of GPU memory, lower "
+                "vLLM's `--max-model-len` or `--gpu-memory-utilization`, then restart it.",
+                remedy=Remedy.START_SERVER,
+            ),
             detail=detail,
         )
 
@@ -193,8 +212,11 @@ class RequestTimeout(HolotronError):
         self.url = url
         super().__init__(
             f"The model server at {url} did not answer within {seconds:g} seconds.",
-            "check that the GPU is not busy with other work; raise the request timeout in "
-            "the settings if the server is just slow",
+            Fix(
+                "Check that the GPU is not busy with other work; raise the request timeout if "
+                "the server is just slow.",
+                setting="request_timeout",
+            ),
             detail=detail,
         )
 
@@ -202,15 +224,19 @@ class RequestTimeout(HolotronError):
 class InvalidOutput(HolotronError):
     """The model answered, but not with a valid step, even after retries."""
 
-    def __init__(self, raw: str, problem: str, attempts: Sequence[str] = ()) -> None:
+    # ``reason`` (not ``problem``): the root's ``problem`` is the message and fix together.
+    def __init__(self, raw: str, reason: str, attempts: Sequence[str] = ()) -> None:
         self.raw = raw
-        self.problem = problem
+        self.reason = reason
         self.attempts = list(attempts) if attempts else [raw]
         super().__init__(
-            f"The model's answer is not a valid step ({problem}) after "
+            f"The model's answer is not a valid step ({reason}) after "
             f"{len(self.attempts)} attempt(s).",
-            "make sure the server supports structured outputs (vLLM 0.12 or newer) and that "
-            "it serves Holotron; the raw answer is in the run log",
+            Fix(
+                "Make sure the server supports structured outputs (vLLM 0.12 or newer) and that "
+                "it serves Holotron; the raw answer is in the run log.",
+                remedy=Remedy.SHOW_LOG,
+            ),
             detail=raw,
         )
 
@@ -227,8 +253,10 @@ class AuthFailed(HolotronError):
             message = f"The model server at {url} requires an API key and none is set."
         super().__init__(
             message,
-            "set the same key the server was started with (`--api-key`) with "
-            "`holodesk config set api_key -` or in the settings",
+            Fix(
+                "Set the same API key the server was started with (its `--api-key`).",
+                remedy=Remedy.SET_API_KEY,
+            ),
             detail=detail,
         )
 
@@ -237,7 +265,7 @@ class Cancelled(HolotronError):
     """The request was cancelled (stop button, emergency stop, shutdown)."""
 
     def __init__(self) -> None:
-        super().__init__("The request to the model was cancelled.", "nothing to do")
+        super().__init__("The request to the model was cancelled.", Fix("Nothing to do."))
 
 
 class BadRequest(HolotronError):
@@ -249,7 +277,10 @@ class BadRequest(HolotronError):
         reason = f": {detail}" if detail else ""
         super().__init__(
             f"The model server refused the request{code}{reason}",
-            "check --endpoint points at a vLLM OpenAI-compatible server (…/v1) serving "
-            "Holotron, and that vLLM is 0.12 or newer",
+            Fix(
+                "Check that the server address points at a vLLM OpenAI-compatible server (…/v1) "
+                "serving Holotron, and that vLLM is 0.12 or newer.",
+                setting="endpoint",
+            ),
             detail=detail,
         )

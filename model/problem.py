@@ -57,6 +57,9 @@ class Problem:
         """The message and the fix's words, for a log line or any front end without a renderer."""
         return describe(self.message, self.fix)
 
+    def __str__(self) -> str:
+        return self.describe()
+
 
 def describe(message: str, fix: Fix | str | None) -> str:
     """``message`` and, on a second line, ``Fix: ...``: the one plain-text form of a problem."""

@@ -50,6 +50,7 @@ from ui.doctor_window import DoctorWindow
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.problem_view import view
 from ui.server_control import ServerControl, ServerState
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
@@ -194,7 +195,7 @@ class HolodeskApp(QObject):
             return False
         if self.status is not None and self.status.state != "ok":
             self.report_error(
-                f"The model server is not ready: {self.status.message} {self.status.fix}"
+                f"The model server is not ready: {view(self.status.problem).line()}"
             )
             return False
         overrides: dict[str, object] = {}
@@ -623,7 +624,7 @@ class HolodeskApp(QObject):
             self.task_window.set_paused(False)
             self.tray.set_state(TrayState.WORKING, "holodesk: working")
         elif isinstance(event, StepFailed):
-            self.report_error(f"{event.error} {event.fix}".strip())
+            self.report_error(view(event.problem).line())
         elif isinstance(event, RunFinished):
             self._clear_confirmation()
             stopped = event.outcome.value == "stopped"
@@ -664,7 +665,7 @@ class HolodeskApp(QObject):
         ok = status.state == "ok"
         dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
         self.task_window.set_model_status(status.message, dot)
-        self.task_window.set_can_start(ok, "" if ok else f"{status.message} {status.fix}")
+        self.task_window.set_can_start(ok, "" if ok else view(status.problem).line())
         if not self.controller.running:
             if ok:
                 self.tray.set_state(TrayState.IDLE, f"holodesk: ready ({status.message})")

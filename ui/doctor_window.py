@@ -49,6 +49,7 @@ from app.doctor import (
     format_result,
 )
 from app.settings import Settings
+from ui.problem_view import fix_text
 
 __all__ = [
     "STATUS_COLORS",
@@ -192,7 +193,7 @@ class _Row:
         self.detail.setText(result.detail)
         if result.fix:
             label = _FIX_LABELS.get(result.status, "Note")
-            self.fix.setText(f"{label}: {result.fix}")
+            self.fix.setText(f"{label}: {fix_text(result.fix)}")
             weight = "bold" if result.status is Status.FAIL else "normal"
             self.fix.setStyleSheet(f"font-weight: {weight};")
             self.fix.show()
@@ -340,11 +341,12 @@ class DoctorWindow(QWidget):
         return self.summary_label.text()
 
     def report_text(self) -> str:
-        """The report as plain text, as `holodesk doctor` prints it (what Copy report copies)."""
+        """The report as plain text, laid out as `holodesk doctor` prints it (what Copy report
+        copies); the fixes in the app's own terms, as the window shows them."""
         names = [row.name for row in self._rows] + [r.name for r in self._results]
         width = max((len(n) for n in names), default=18)
         lines = [f"holodesk doctor: checking this desktop and {self._endpoint}"]
-        lines += [format_result(r, width) for r in self._results]
+        lines += [format_result(r, width, say=fix_text) for r in self._results]
         lines += ["", self._summary_for_report()]
         return "\n".join(lines) + "\n"
 

@@ -43,6 +43,7 @@ from app.serving import (
 )
 from app.settings import Settings
 from model.serving.launcher import SERVED_MODEL_NAME, ServeError, VLLMServer
+from ui.problem_view import fix_text
 from ui.workers import Background
 
 __all__ = ["ServerControl", "ServerState"]
@@ -203,7 +204,7 @@ class ServerControl(QObject):
         if checks.verdict is Verdict.BLOCKED:
             fatal = checks.fatal
             raise ServeError(
-                "; ".join(p.message for p in fatal), " / ".join(p.fix for p in fatal)
+                "; ".join(p.message for p in fatal), " / ".join(fix_text(p.fix) for p in fatal)
             )
         if self._cancel.is_set():
             return "cancelled"
@@ -246,7 +247,7 @@ class ServerControl(QObject):
             self._release()
             return
         if isinstance(exc, ServeError):
-            fix = exc.fix
+            fix = fix_text(exc.fix)
             if exc.log_tail:
                 log = self.log_path
                 fix += f"\nLast lines of the log ({log}):\n" + "\n".join(exc.log_tail[-8:])
@@ -275,7 +276,7 @@ class ServerControl(QObject):
         self._watch.stop()
         exc = server.failure()
         self._release()
-        self._fail(f"vLLM stopped: {exc.message}", exc.fix)
+        self._fail(f"vLLM stopped: {exc.message}", fix_text(exc.fix))
 
     def _release(self) -> None:
         """Make sure nothing of a failed server is left (its worker processes too)."""

@@ -60,6 +60,8 @@ from app.settings import (
 from app.status import ServerStatus, probe
 from control.policy import ConfirmMode
 from model.coords import Convention
+from model.problem import Fix
+from ui.problem_view import view
 from ui.workers import Background
 
 __all__ = ["STATE_TITLES", "SettingsDialog"]
@@ -408,7 +410,8 @@ class SettingsDialog(QDialog):
                 ServerStatus(
                     "error",
                     f"The endpoint URL {exc}.",
-                    "enter the server's base URL, such as http://127.0.0.1:8000/v1",
+                    Fix("Enter the server's base URL, such as http://127.0.0.1:8000/v1.",
+                        setting="endpoint"),
                 )
             )
             return
@@ -452,7 +455,7 @@ class SettingsDialog(QDialog):
     def _show_status(self, status: ServerStatus) -> None:
         title = STATE_TITLES.get(status.state, status.state)
         self.status_label.setStyleSheet(_OK_STYLE if status.ok else _ERROR_STYLE)
-        self.status_label.setText(f"{title}. {status.describe()}")
+        self.status_label.setText(f"{title}. {view(status.problem).text()}")
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)

@@ -42,7 +42,9 @@ from app.events import (
 )
 from app.settings import normalize_monitor
 from model.coords import FrameGeometry, Point
+from model.problem import Fix
 from ui.marker import ImageLoader, image_points, mark_image, read_scaled
+from ui.problem_view import fix_text
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
 SCREENSHOT_BOUNDS = QSize(640, 400)
@@ -299,9 +301,10 @@ class TaskWindow(QWidget):
         self._refresh()
 
     @Slot(str, str)
-    def show_error(self, message: str, fix: str = "") -> None:
+    def show_error(self, message: str, fix: Fix | None = None) -> None:
         """Show an error (and how to fix it); a start that failed can be retried."""
-        text = message + (f"\n{fix}" if fix else "")
+        said = fix_text(fix)
+        text = message + (f"\n{said}" if said else "")
         self.error_label.setText(text)
         self.error_label.setVisible(bool(text))
         if not self._running:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.render import fix_line
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -57,7 +58,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     width = max(len(name) for name in CHECK_NAMES)
 
     def show(result: CheckResult) -> None:
-        print(format_result(result, width), flush=True)
+        print(format_result(result, width, say=fix_line), flush=True)
 
     if not args.json:
         print(f"holodesk doctor: checking this desktop and {settings.endpoint}", flush=True)
@@ -69,7 +70,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     ok = all_passed(results)
     if args.json:
         print(json.dumps({"ok": ok, "endpoint": settings.endpoint,
-                          "checks": [r.to_dict() for r in results]}, indent=2))
+                          "checks": [r.to_dict(fix_line) for r in results]}, indent=2))
     else:
         passed = sum(r.passed for r in results)
         print(f"\n{passed} of {len(results)} checks passed." if not ok

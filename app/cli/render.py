@@ -1,7 +1,8 @@
 """The CLI's one renderer of a problem: the message, then the fix in the terminal's terms.
 
-A fix's ``setting`` becomes the `holodesk config set` command that changes it, its ``remedy``
-the ``holodesk`` command that does it (model/problem.py says what each front end names).
+A fix's ``setting`` becomes the option or `holodesk config set` command that changes it, its
+``remedy`` the ``holodesk`` command that does it (model/problem.py says what each front end
+names).
 """
 
 from __future__ import annotations
@@ -13,24 +14,39 @@ COMMANDS: dict[Remedy, str] = {
     Remedy.CHECK_SERVER: "holodesk doctor",
     Remedy.RUN_DOCTOR: "holodesk doctor",
     Remedy.CALIBRATE: "holodesk calibrate",
-    Remedy.SET_API_KEY: "holodesk config set api_key",
+    Remedy.SET_API_KEY: "holodesk config set api_key -",
     Remedy.OPEN_SETTINGS: "holodesk config show",
     Remedy.SHOW_LOG: "holodesk log",
 }
+
+#: Settings that the run, doctor, calibrate and bench commands also take as an option.
+OPTIONS: dict[str, str] = {
+    "endpoint": "--endpoint",
+    "model": "--model",
+    "monitor": "--monitor",
+}
+
+
+def setting_words(setting: str) -> str:
+    """How the terminal changes ``setting``: its option where there is one, else `config set`."""
+    command = f"`holodesk config set {setting} ...`"
+    option = OPTIONS.get(setting)
+    return f"{option} or {command}" if option else command
 
 
 def fix_line(fix: Fix) -> str:
     """The fix as the terminal says it: its words, then what to type."""
     parts = [fix.text]
-    if fix.setting:
-        parts.append(f"(`holodesk config set {fix.setting} ...`)")
     if fix.remedy is not None:
         parts.append(f"(`{COMMANDS[fix.remedy]}`)")
+    if fix.setting:
+        parts.append(f"({fix.setting}: {setting_words(fix.setting)})")
     return " ".join(parts)
 
 
 def render(problem: Problem | HolodeskError) -> str:
-    """``message`` and, indented on the next line, ``fix: ...``."""
+    """``message`` and, on the next line, ``Fix: ...``: the form the commands have always
+    printed (after their ``holodesk: `` prefix on stderr), which tests and scripts match."""
     if problem.fix is None:
         return problem.message
-    return f"{problem.message}\n  fix: {fix_line(problem.fix)}"
+    return f"{problem.message}\nFix: {fix_line(problem.fix)}"

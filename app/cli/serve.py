@@ -31,6 +31,7 @@ from app.cli.output import (
     fail,
     stop_signals,
 )
+from app.cli.render import render
 from app.secrets import ENV_API_KEY
 from app.serving import DEFAULT_HOST, serve_config, uses_server
 from model.serving.launcher import (
@@ -231,7 +232,7 @@ def _serve(plan: ServePlan) -> int:
         return fail(f"another server already answers at {cfg.base_url} and {what}.\n"
                     f"Fix: stop it, or serve on another port (--port {cfg.port + 1}).")
     for problem in checks.problems:
-        error(f"{'' if problem.fatal else 'warning: '}{problem.message}\nFix: {problem.fix}")
+        error(("" if problem.fatal else "warning: ") + render(problem))
     if checks.verdict is not Verdict.GO:
         return EXIT_RUN_FAILED
     _note_endpoint(plan.settings, cfg)

@@ -449,7 +449,7 @@ class _Session:
             except HolotronError as exc:
                 if self.level_stop.is_set():
                     return  # cut off by the end of the level, not a failure of the server
-                self._failed(sent, exc.message, exc.fix)
+                self._failed(sent, exc.message, exc.fix.text if exc.fix else "")
                 continue
             except Exception as exc:  # a bug must show as an error of the level, not a hang
                 logger.exception("bench session %d failed", self.key)

@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import IO, Literal
 from urllib.parse import urlsplit
 
+from model.problem import Fix, HolodeskError
+from model.problem import Problem as BaseProblem
 from model.serving import guard as serve_guard
 
 __all__ = [
@@ -206,18 +208,13 @@ def local_port(url: str, default: int = DEFAULT_PORT) -> int:
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(BaseProblem):
     """Something in the way of starting the server: what is wrong and what to do about it.
 
     ``fatal`` False is a warning: the server may still start.
     """
 
-    message: str
-    fix: str
     fatal: bool = True
-
-    def __str__(self) -> str:
-        return f"{self.message}\nFix: {self.fix}"
 
 
 @dataclass(frozen=True)
@@ -244,12 +241,14 @@ def find_vllm(explicit: str | None = None) -> str | None:
 def vllm_missing(explicit: str | None = None) -> Problem:
     """The problem to show when :func:`find_vllm` found nothing."""
     if explicit:
-        return Problem(f"{explicit} is not an executable file", "pass the path of `vllm`")
+        return Problem(f"{explicit} is not an executable file", Fix("pass the path of `vllm`"))
     return Problem(
         "vLLM is not installed (no `vllm` next to this Python or on PATH)",
-        f"{INSTALL_FIX}, in the environment holodesk runs from; "
-        "or run the model on another machine and set its endpoint with "
-        "`holodesk config set endpoint URL`",
+        Fix(
+            f"{INSTALL_FIX}, in the environment holodesk runs from; "
+            "or run the model on another machine and set its endpoint with "
+            "`holodesk config set endpoint URL`"
+        ),
     )
 
 
@@ -266,8 +265,10 @@ def check_platform(platform: str | None = None) -> Problem | None:
     )
     return Problem(
         f"holodesk serve runs vLLM, which serves this model on Linux only (this is {name})",
-        "run `holodesk serve` on a Linux machine with a CUDA GPU (on Windows: inside WSL2), "
-        "and point holodesk here at it with `holodesk config set endpoint URL`",
+        Fix(
+            "run `holodesk serve` on a Linux machine with a CUDA GPU (on Windows: inside WSL2), "
+            "and point holodesk here at it with `holodesk config set endpoint URL`"
+        ),
     )
 
 
@@ -283,23 +284,25 @@ def check_gpu(
     if exe is None:
         return [], [Problem(
             "no NVIDIA GPU found: `nvidia-smi` is not installed, so there is no NVIDIA driver",
-            f"vLLM needs {GPU_NEED}: install the NVIDIA driver and check with `nvidia-smi`; "
-            + elsewhere,
+            Fix(f"vLLM needs {GPU_NEED}: install the NVIDIA driver and check with "
+                "`nvidia-smi`; " + elsewhere),
         )]  # fmt: skip
     query = [exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"]
     try:
         out = subprocess.run(query, capture_output=True, text=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [], [
-            Problem(f"`nvidia-smi` did not run ({exc})", f"check the NVIDIA driver; {elsewhere}")
+            Problem(
+                f"`nvidia-smi` did not run ({exc})", Fix(f"check the NVIDIA driver; {elsewhere}")
+            )
         ]
     if out.returncode != 0:
         said = (out.stderr or out.stdout).strip().splitlines()
         detail = f": {said[0]}" if said else ""
         return [], [Problem(
             f"`nvidia-smi` failed (exit {out.returncode}){detail}",
-            "the NVIDIA driver is not loaded or does not match the kernel: reinstall it or "
-            f"reboot, then check with `nvidia-smi`; vLLM needs {GPU_NEED}",
+            Fix("the NVIDIA driver is not loaded or does not match the kernel: reinstall it or "
+                f"reboot, then check with `nvidia-smi`; vLLM needs {GPU_NEED}"),
         )]  # fmt: skip
     gpus: list[GpuInfo] = []
     for line in out.stdout.splitlines():
@@ -308,14 +311,15 @@ def check_gpu(
             gpus.append(GpuInfo(name.strip(), int(float(memory.strip()))))
     if not gpus:
         return [], [Problem(
-            "`nvidia-smi` lists no GPU", f"vLLM needs {GPU_NEED}; {elsewhere}"
+            "`nvidia-smi` lists no GPU", Fix(f"vLLM needs {GPU_NEED}; {elsewhere}")
         )]  # fmt: skip
     largest = max(gpus, key=lambda g: g.memory_mib)
     if largest.memory_mib < MIN_GPU_MIB:
         return gpus, [Problem(
             f"the largest GPU ({largest.name}) has {largest.memory_mib / 1024:.0f} GiB; "
             "Holotron-12B's weights alone are about 25 GB",
-            f"use {GPU_NEED}; on a smaller card try a shorter context (--max-model-len 16384)",
+            Fix(f"use {GPU_NEED}; on a smaller card try a shorter context "
+                "(--max-model-len 16384)"),
             fatal=False,
         )]  # fmt: skip
     return gpus, []
@@ -335,14 +339,19 @@ def check_port(host: str, port: int) -> Problem | None:
             who = f" by {holder}" if holder else " by another program"
             return Problem(
                 f"port {port} is already in use{who}",
-                f"stop that program, or serve on another port (--port {port + 1}) and point "
-                f"holodesk at it: `holodesk config set endpoint http://127.0.0.1:{port + 1}/v1`",
+                Fix(
+                    f"stop that program, or serve on another port (--port {port + 1}) and point "
+                    "holodesk at it: "
+                    f"`holodesk config set endpoint http://127.0.0.1:{port + 1}/v1`"
+                ),
             )
         if exc.errno == errno.EADDRNOTAVAIL:
-            return Problem(f"{host} is not an address of this machine", "use --host 127.0.0.1")
+            return Problem(f"{host} is not an address of this machine", Fix("use --host 127.0.0.1"))
         if exc.errno == errno.EACCES:
-            return Problem(f"port {port} needs administrator rights", "use a port above 1023")
-        return Problem(f"cannot listen on {host}:{port} ({exc.strerror})", "use another --port")
+            return Problem(f"port {port} needs administrator rights", Fix("use a port above 1023"))
+        return Problem(
+            f"cannot listen on {host}:{port} ({exc.strerror})", Fix("use another --port")
+        )
     finally:
         sock.close()
     return None
@@ -581,24 +590,26 @@ def explain_failure(
     )
 
 
-class ServeError(Exception):
+class ServeError(HolodeskError):
     """The server could not be started or did not become ready; ``message`` and ``fix``."""
 
-    def __init__(self, message: str, fix: str, *, log_tail: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fix = fix
+    def __init__(
+        self, message: str, fix: Fix | str | None, *, log_tail: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, fix)
         self.log_tail = list(log_tail)
-
-    def __str__(self) -> str:
-        return f"{self.message}\nFix: {self.fix}"
 
 
 class ServerExited(ServeError):
     """vLLM exited (crashed) before or after it was ready."""
 
     def __init__(
-        self, message: str, fix: str, *, returncode: int | None, log_tail: Sequence[str] = ()
+        self,
+        message: str,
+        fix: Fix | str | None,
+        *,
+        returncode: int | None,
+        log_tail: Sequence[str] = (),
     ) -> None:
         super().__init__(message, fix, log_tail=log_tail)
         self.returncode = returncode

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.cli.render import fix_line
 from app.doctor import (
     CHECK_NAMES,
     CONTEXT,
@@ -73,7 +74,7 @@ def test_no_display_fails_with_the_display_module_message() -> None:
     result = display_result({}, "linux", _never_connect)
     assert result.status is Status.FAIL
     assert "DISPLAY is not set" in result.detail
-    assert "desktop session" in result.fix
+    assert "desktop session" in fix_line(result.fix)
 
 
 @pytest.mark.parametrize(
@@ -86,7 +87,7 @@ def test_wayland_fails_explaining_what_does_not_work_and_why(env: dict[str, str]
     for words in ("wayland", "xwayland windows", "portal", "input injection", "hotkeys",
                   "compositor"):
         assert words in text, words
-    assert "Ubuntu on Xorg" in result.fix
+    assert "Ubuntu on Xorg" in fix_line(result.fix)
 
 
 def test_x11_passes_when_the_display_opens_and_fails_when_it_does_not() -> None:
@@ -100,7 +101,7 @@ def test_x11_passes_when_the_display_opens_and_fails_when_it_does_not() -> None:
     bad = display_result({"DISPLAY": ":5"}, "linux", refuse)
     assert bad.status is Status.FAIL
     assert "no such display" in bad.detail
-    assert "XAUTHORITY" in bad.fix
+    assert "XAUTHORITY" in fix_line(bad.fix)
 
 
 @pytest.mark.parametrize("platform", ["win32", "darwin"])
@@ -136,7 +137,7 @@ def test_context_length_against_a_three_screenshot_step(length: int | None,
     result = context_result(length)
     assert result.status is status
     if status is Status.FAIL:
-        assert "--max-model-len 32768" in result.fix
+        assert "--max-model-len 32768" in fix_line(result.fix)
         assert "3 screenshots" in result.detail
 
 
@@ -148,7 +149,7 @@ def test_keyring_judgement() -> None:
     plain = keyring_result("keyrings.alt.file.PlaintextKeyring", plaintext=True, problem=None,
                            key_source="keyring")
     assert plain.status is Status.FAIL
-    assert "gnome-keyring" in plain.fix and "HOLODESK_API_KEY" in plain.fix
+    assert "gnome-keyring" in fix_line(plain.fix) and "HOLODESK_API_KEY" in fix_line(plain.fix)
     broken = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
                             problem="No usable system keyring", key_source="keyring")
     assert broken.status is Status.FAIL
@@ -160,8 +161,8 @@ def test_keyring_judgement() -> None:
         unneeded = keyring_result(backend, plaintext=plaintext, problem=problem,
                                   key_source="none")
         assert unneeded.status is Status.PASS
-        assert unneeded.fix.startswith("if the server needs a key") and "gnome-keyring" in (
-            unneeded.fix)
+        assert unneeded.fix.text.startswith("if the server needs a key") and "gnome-keyring" in (
+            unneeded.fix.text)
     # A key in the environment makes the keyring unnecessary.
     env = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
                          problem="No usable system keyring", key_source="env")
@@ -172,9 +173,9 @@ def test_keyring_judgement() -> None:
 def test_format_and_all_passed() -> None:
     fail = CheckResult(ENDPOINT, Status.FAIL, "nothing answers", "start it")
     note = CheckResult(DISPLAY, Status.PASS, "fine", "a note")
-    assert format_result(fail).startswith("FAIL  endpoint")
-    assert "Fix: start it" in format_result(fail)
-    assert "Note: a note" in format_result(note)
+    assert format_result(fail, say=fix_line).startswith("FAIL  endpoint")
+    assert "Fix: start it" in format_result(fail, say=fix_line)
+    assert "Note: a note" in format_result(note, say=fix_line)
     assert all_passed([note])
     assert not all_passed([note, fail])
     assert not all_passed([note, CheckResult(MODEL, Status.SKIP, "skipped")])
@@ -250,7 +251,7 @@ def test_the_api_key_is_redacted_from_every_result() -> None:
     })
     doctor._key = key
     results = doctor.run()
-    text = "\n".join(format_result(r) for r in results)
+    text = "\n".join(format_result(r, say=fix_line) for r in results)
     assert key not in text
     assert "***" in text
 
@@ -304,14 +305,14 @@ def test_server_down_names_holodesk_serve() -> None:
     results = _server_checks(url)
     assert results[ENDPOINT].status is Status.FAIL
     assert "No model server answers" in results[ENDPOINT].detail
-    assert "holodesk serve" in results[ENDPOINT].fix
+    assert "holodesk serve" in fix_line(results[ENDPOINT].fix)
     assert MODEL not in results
 
 
 def test_wrong_path_says_where_vllm_answers(scripted: FakeVLLM) -> None:
     results = _server_checks(f"{scripted.root_url}/api")
     assert results[ENDPOINT].status is Status.FAIL
-    assert "/v1" in results[ENDPOINT].fix
+    assert "/v1" in fix_line(results[ENDPOINT].fix)
 
 
 def test_missing_or_wrong_api_key() -> None:
@@ -321,7 +322,7 @@ def test_missing_or_wrong_api_key() -> None:
         right = _server_checks(server.base_url, environ={"HOLODESK_API_KEY": "sk-right-key-42"})
     assert none[ENDPOINT].status is Status.FAIL
     assert "requires an API key" in none[ENDPOINT].detail
-    assert "holodesk config set api_key" in none[ENDPOINT].fix
+    assert "holodesk config set api_key" in fix_line(none[ENDPOINT].fix)
     assert "refused the API key" in wrong[ENDPOINT].detail
     assert all(r.passed for r in right.values()), right
 
@@ -339,7 +340,7 @@ def test_wrong_model_name_lists_the_served_ones(scripted: FakeVLLM) -> None:
     assert results[MODEL].status is Status.FAIL
     assert "'holo-wrong'" in results[MODEL].detail
     assert "'holotron'" in results[MODEL].detail
-    assert "--served-model-name" in results[MODEL].fix
+    assert "--served-model-name" in fix_line(results[MODEL].fix)
 
 
 def test_image_limit_one_names_the_vllm_flag() -> None:
@@ -347,7 +348,7 @@ def test_image_limit_one_names_the_vllm_flag() -> None:
         results = _server_checks(server.base_url)
     assert results[IMAGES].status is Status.FAIL
     assert "at most 1 image" in results[IMAGES].detail
-    assert "--limit-mm-per-prompt" in results[IMAGES].fix
+    assert "--limit-mm-per-prompt" in fix_line(results[IMAGES].fix)
     assert results[CONTEXT].passed
 
 
@@ -356,7 +357,7 @@ def test_small_context_names_the_vllm_flag() -> None:
         results = _server_checks(server.base_url)
     assert results[CONTEXT].status is Status.FAIL
     assert "8192" in results[CONTEXT].detail
-    assert "--max-model-len" in results[CONTEXT].fix
+    assert "--max-model-len" in fix_line(results[CONTEXT].fix)
 
 
 def test_a_server_ignoring_the_schema_fails_structured_output() -> None:
@@ -365,8 +366,16 @@ def test_a_server_ignoring_the_schema_fails_structured_output() -> None:
     assert results[STRUCTURED].status is Status.FAIL
     assert "ignored the step schema" in results[STRUCTURED].detail
     assert "'OK'" in results[STRUCTURED].detail
-    assert "vLLM 0.12" in results[STRUCTURED].fix
-    assert "guided_json" in results[STRUCTURED].fix
+    assert "vLLM 0.12" in fix_line(results[STRUCTURED].fix)
+    assert "guided_json" in fix_line(results[STRUCTURED].fix)
+
+
+def test_a_server_ignoring_the_schema_with_prose_says_why_it_is_not_a_step() -> None:
+    with FakeVLLM(GarbagePolicy(), structured_outputs=StructuredOutputs.IGNORED) as server:
+        results = _server_checks(server.base_url)
+    assert results[STRUCTURED].status is Status.FAIL
+    assert "not a step (not valid JSON" in results[STRUCTURED].detail
+    assert "vLLM 0.12" in fix_line(results[STRUCTURED].fix)
 
 
 def test_a_server_rejecting_the_schema_fails_structured_output() -> None:
@@ -377,4 +386,4 @@ def test_a_server_rejecting_the_schema_fails_structured_output() -> None:
     assert results[STRUCTURED].status is Status.FAIL
     assert "refused" in results[STRUCTURED].detail
     assert "structured_outputs" in results[STRUCTURED].detail
-    assert "vLLM 0.12" in results[STRUCTURED].fix
+    assert "vLLM 0.12" in fix_line(results[STRUCTURED].fix)

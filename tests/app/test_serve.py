@@ -313,7 +313,7 @@ def test_not_linux_says_serving_is_linux_only(
     problems = preflight(ServeConfig(port=free_port()), "vllm")
     assert [p.fatal for p in problems] == [True]
     assert "Linux only" in problems[0].message and "Windows" in problems[0].message
-    assert "WSL2" in problems[0].fix and "config set endpoint" in problems[0].fix
+    assert "WSL2" in problems[0].fix.text and "config set endpoint" in problems[0].fix.text
     with pytest.raises(ServeError, match="Linux only"):
         VLLMServer(ServeConfig()).start(tmp_path / "never.log")
     assert main(["serve", "--port", str(free_port())]) == 1
@@ -425,8 +425,8 @@ def test_serve_warns_of_a_server_beyond_this_machine_without_a_key(
     started.append(server)
     server.wait_output("ready at")
     assert ("holodesk: warning: vLLM will listen on 0.0.0.0 without an API key: anyone who can "
-            "reach this machine can use the model.\nFix: store a key first with `holodesk "
-            "config set api_key -`") in server.stderr
+            "reach this machine can use the model.\nFix: Store an API key first") in server.stderr
+    assert "(`holodesk config set api_key -`)" in server.stderr
 
 
 # --------------------------------------------------------------------------- running
@@ -545,7 +545,7 @@ def test_wait_ready_raises_with_the_log_tail(
     server.stop()
     assert caught.value.returncode == 1
     assert "context of 32768 tokens" in caught.value.message
-    assert "--max-model-len" in caught.value.fix
+    assert "--max-model-len" in caught.value.fix.text
     assert any("KV cache" in line for line in caught.value.log_tail)
 
 

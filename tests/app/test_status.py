@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.cli.render import fix_line
 from app.status import MIN_CONTEXT, ServerStatus, StatusPoller, probe
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 
@@ -38,7 +39,7 @@ def test_ok_reports_model_and_context(server: FakeVLLM) -> None:
     assert status.models == ["holotron"]
     assert status.max_model_len == 32768
     assert status.model == "holotron"
-    assert status.fix == ""
+    assert status.fix is None
     # The image probe really sent three images with a one-token budget.
     request = server.requests[-1]
     assert len(request.images) == 3
@@ -61,7 +62,7 @@ def test_down() -> None:
     status = probe(f"http://127.0.0.1:{free_port()}/v1", None, None, timeout=2.0)
     assert status.state == "down"
     assert "No model server answers" in status.message
-    assert "vllm serve" in status.fix
+    assert "vllm serve" in fix_line(status.fix)
     assert status.models == []
 
 
@@ -77,7 +78,7 @@ def test_wrong_model_lists_the_served_names() -> None:
         status = probe(server.base_url, None, "holotron")
     assert status.state == "wrong_model"
     assert "'holotron'" in status.message and "'other-model'" in status.message
-    assert "--served-model-name" in status.fix
+    assert "--served-model-name" in fix_line(status.fix)
     assert status.models == ["other-model"]
 
 
@@ -86,7 +87,7 @@ def test_image_limit_names_the_flag() -> None:
         status = probe(server.base_url, None, None)
     assert status.state == "image_limit"
     assert "at most 1 image" in status.message
-    assert "--limit-mm-per-prompt" in status.fix
+    assert "--limit-mm-per-prompt" in fix_line(status.fix)
 
 
 def test_context_short_names_the_flag_and_sizes() -> None:
@@ -96,7 +97,7 @@ def test_context_short_names_the_flag_and_sizes() -> None:
     assert status.max_model_len == 8192
     assert "8192" in status.message
     assert str(MIN_CONTEXT) in status.message and "32768" in status.message
-    assert "--max-model-len" in status.fix
+    assert "--max-model-len" in fix_line(status.fix)
 
 
 def test_auth_missing_and_wrong_key_and_right_key() -> None:
@@ -106,7 +107,7 @@ def test_auth_missing_and_wrong_key_and_right_key() -> None:
         right = probe(server.base_url, KEY, None)
     assert missing.state == "auth" and "requires an API key" in missing.message
     assert wrong.state == "auth" and "refused the API key" in wrong.message
-    assert KEY not in wrong.message + wrong.fix
+    assert KEY not in wrong.describe()
     assert right.state == "ok"
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from app.cli.render import fix_line
 from model.client import (
     ClientConfig,
     HolotronClient,
@@ -200,7 +201,8 @@ def test_nothing_listening_is_server_unreachable() -> None:
     )
     with pytest.raises(ServerUnreachable) as caught:
         client.health()
-    assert "holodesk serve" in caught.value.fix and "--endpoint" in caught.value.fix
+    said = fix_line(caught.value.fix)
+    assert "holodesk serve" in said and "--endpoint" in said
     with pytest.raises(ServerUnreachable):
         client.next_step(messages(), SCHEMA)
 
@@ -290,7 +292,7 @@ def test_retries_exhausted_raise_invalid_output_with_every_raw_text() -> None:
     error = caught.value
     assert error.raw == "Sure thing!"
     assert error.attempts == ["Sure thing!"] * 3
-    assert "not valid JSON" in error.problem
+    assert "not valid JSON" in error.reason
 
 
 def test_cut_off_answer_says_so() -> None:
@@ -300,7 +302,7 @@ def test_cut_off_answer_says_so() -> None:
         pytest.raises(InvalidOutput) as caught,
     ):
         client_for(fake, **client_config).next_step(messages(), SCHEMA)
-    assert "cut off" in caught.value.problem
+    assert "cut off" in caught.value.reason
 
 
 def test_seeing_policy_end_to_end() -> None:
@@ -330,7 +332,7 @@ def test_too_many_images_names_the_flag(fake: FakeVLLM) -> None:
     with pytest.raises(TooManyImages) as caught:
         client_for(fake).next_step(messages(4), SCHEMA)
     assert caught.value.limit == 3
-    assert "--limit-mm-per-prompt" in caught.value.fix
+    assert "--limit-mm-per-prompt" in caught.value.fix.text
     assert len(fake.requests) == 1  # a 4xx is not retried
 
 
@@ -341,7 +343,7 @@ def test_context_too_long_names_the_flag() -> None:
         assert len(fake.requests) == 1
     assert caught.value.max_model_len == 4096
     assert caught.value.prompt_tokens is not None and caught.value.prompt_tokens > 4096
-    assert "--max-model-len" in caught.value.fix
+    assert "--max-model-len" in caught.value.fix.text
 
 
 def test_the_input_length_wording_is_context_too_long_too() -> None:
@@ -355,7 +357,7 @@ def test_the_input_length_wording_is_context_too_long_too() -> None:
     assert error.max_model_len == 4096
     assert error.prompt_tokens is not None and error.prompt_tokens > 4096
     assert f"{error.prompt_tokens} tokens" in error.message and "4096 tokens" in error.message
-    assert "--max-model-len" in caught.value.fix
+    assert "--max-model-len" in caught.value.fix.text
 
 
 def test_a_history_that_fills_the_window_is_context_full_not_retried() -> None:
@@ -369,7 +371,7 @@ def test_a_history_that_fills_the_window_is_context_full_not_retried() -> None:
     assert error.max_model_len == 2330
     assert error.answer_tokens is not None and 0 < error.answer_tokens < 512
     assert "filled the model's context window (2330 tokens)" in error.message
-    assert "new run" in error.fix and "--max-model-len" in error.fix
+    assert "new run" in error.fix.text and "--max-model-len" in error.fix.text
 
 
 def test_an_answer_cut_at_our_own_budget_is_still_retried() -> None:
@@ -378,7 +380,7 @@ def test_an_answer_cut_at_our_own_budget_is_still_retried() -> None:
         with pytest.raises(InvalidOutput) as caught:
             client_for(fake, max_tokens=5, max_retries=1).next_step(messages(), SCHEMA)
         assert len(fake.requests) == 2
-    assert "cut off at the length limit of 5 tokens" in caught.value.problem
+    assert "cut off at the length limit of 5 tokens" in caught.value.reason
 
 
 def test_legacy_vllm_refusing_the_answer_budget_is_context_too_long() -> None:
@@ -429,7 +431,7 @@ def test_thinking_cut_off_before_the_answer_says_so() -> None:
         pytest.raises(InvalidOutput) as caught,
     ):
         client_for(fake, max_tokens=50, max_retries=0).next_step(messages(), SCHEMA)
-    assert "inside its <think> block" in caught.value.problem
+    assert "inside its <think> block" in caught.value.reason
 
 
 def test_an_error_inside_the_stream_is_mapped_with_the_servers_words() -> None:
@@ -457,7 +459,7 @@ def test_a_schema_vllm_cannot_compile_is_a_bad_request_naming_the_grammar() -> N
         client_for(fake).next_step(messages(), {"type": "object", "properties": {
             "thought": {"type": "strin"}}})
     assert caught.value.detail == "Grammar error: Invalid type: strin"
-    assert "vLLM" in caught.value.fix
+    assert "vLLM" in caught.value.fix.text
 
 
 def test_auth(fake: FakeVLLM) -> None:
@@ -478,7 +480,7 @@ def test_loading_is_model_loading(fake: FakeVLLM) -> None:
     fake.loading = True
     with pytest.raises(ModelLoading) as caught:
         client.next_step(messages(), SCHEMA)
-    assert "/health" in caught.value.fix
+    assert "/health" in caught.value.fix.text
 
 
 def test_model_vanishing_is_model_not_found(fake: FakeVLLM) -> None:
@@ -539,7 +541,7 @@ def test_server_dying_mid_answer_is_server_unreachable(fake: FakeVLLM) -> None:
         client.next_step(messages(), SCHEMA)
     killer.join()
     assert time.monotonic() - started < 10
-    assert "holodesk serve" in caught.value.fix
+    assert "holodesk serve" in fix_line(caught.value.fix)
 
 
 def test_errors_have_plain_words() -> None:
@@ -558,7 +560,7 @@ def test_errors_have_plain_words() -> None:
     ):
         assert isinstance(error, HolotronError)
         assert error.message and error.fix
-        assert error.message in str(error) and error.fix in str(error)
+        assert error.message in str(error) and error.fix.text in str(error)
 
 
 # --------------------------------------------------------------------------- cancel

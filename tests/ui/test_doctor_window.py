@@ -33,6 +33,7 @@ from app.settings import Settings
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 from ui.doctor_window import STATUS_COLORS, DoctorWindow
+from ui.problem_view import fix_text
 
 WAIT = {"thought": "nothing to do", "action": {"action": "wait", "seconds": 0}}
 ENDPOINT_URL = "http://127.0.0.1:9/v1"
@@ -127,7 +128,7 @@ def make_window(qtbot: QtBot, factory: Factory, reads: list[bool] | None = None,
 def expected_report(results: list[CheckResult], summary: str) -> str:
     width = max(len(name) for name in CHECK_NAMES)
     lines = [f"holodesk doctor: checking this desktop and {ENDPOINT_URL}"]
-    lines += [format_result(r, width) for r in results]
+    lines += [format_result(r, width, say=fix_text) for r in results]
     return "\n".join([*lines, "", summary]) + "\n"
 
 

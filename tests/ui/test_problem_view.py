@@ -1,0 +1,110 @@
+"""The GUI's renderer of a problem: a structured fix is said in the windows' terms, never as a
+command-line option or a `holodesk` command (those are the CLI's: tests/app/test_render.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.doctor import CheckResult, Status
+from app.events import StepFailed
+from app.settings import Settings
+from app.status import ServerStatus
+from model.errors import (
+    AuthFailed,
+    BadRequest,
+    Cancelled,
+    ContextFull,
+    ContextTooLong,
+    HolotronError,
+    InvalidOutput,
+    ModelLoading,
+    ModelNotFound,
+    RequestTimeout,
+    ServerError,
+    ServerUnreachable,
+    TooManyImages,
+)
+from model.problem import Fix, Problem, Remedy
+from ui.problem_view import REMEDY_PLACES, SETTING_PLACES, fix_text, problem_text, view
+from ui.task_window import TaskWindow
+
+# holodesk's own options and commands; vLLM's flags (--max-model-len, ...) are the server's,
+# the same whichever front end started it, so a fix's words may name them.
+CLI_TERMS = re.compile(r"--endpoint\b|--model\b|--monitor\b|`holodesk |holodesk config")
+
+ERRORS: list[HolotronError] = [
+    ServerUnreachable("http://x/v1"),
+    ServerUnreachable("http://x/v1", broke=True),
+    ModelLoading("http://x/v1"),
+    ModelNotFound("holotron", ["other"]),
+    TooManyImages(3, 4),
+    ContextTooLong(32768, 40000),
+    ContextFull(32768, 32000, 10),
+    ServerError(500),
+    RequestTimeout(120, "http://x/v1"),
+    InvalidOutput("raw", "not valid JSON"),
+    AuthFailed("http://x/v1", had_key=True),
+    Cancelled(),
+    BadRequest(400, detail="nope"),
+]
+
+
+@pytest.mark.parametrize("error", ERRORS, ids=lambda e: type(e).__name__)
+def test_the_gui_never_shows_a_command_line_option_for_a_model_error(
+    error: HolotronError,
+) -> None:
+    shown = view(error).text()
+    assert error.message in shown
+    assert not CLI_TERMS.search(shown), shown
+
+
+def test_a_setting_is_named_by_its_field_in_settings() -> None:
+    said = fix_text(Fix("Check the server address.", setting="endpoint"))
+    assert said == "Check the server address. (Settings > Model server > Endpoint URL)"
+    assert "--endpoint" not in said
+
+
+def test_a_remedy_is_named_by_its_menu_item() -> None:
+    said = fix_text(Fix("Start the model server.", remedy=Remedy.START_SERVER))
+    assert "Start model server" in said and "holodesk serve" not in said
+    shown = view(ServerUnreachable("http://x/v1"))
+    assert shown.remedy is Remedy.START_SERVER and shown.setting == "endpoint"
+    assert "Start model server" in shown.fix and "Endpoint URL" in shown.fix
+
+
+def test_every_remedy_has_a_gui_place() -> None:
+    assert set(REMEDY_PLACES) == set(Remedy)
+
+
+def test_every_settings_place_is_a_setting() -> None:
+    assert set(SETTING_PLACES) <= set(Settings.model_fields) | {"api_key"}
+
+
+def test_plain_words_show_as_they_are() -> None:
+    assert fix_text(None) == ""
+    assert fix_text(Fix("Nothing to do.")) == "Nothing to do."
+    assert problem_text("Broke.", None) == "Broke."
+    assert problem_text("Broke.", Fix("Mend it.")) == "Broke.\nFix: Mend it."
+    assert view(Problem("Broke.", Fix("Mend it."))).line() == "Broke. Mend it."
+
+
+def test_statuses_and_results_render_like_errors() -> None:
+    error = ServerUnreachable("http://x/v1")
+    status = ServerStatus("down", error.message, error.fix)
+    result = CheckResult("endpoint", Status.FAIL, error.message, error.fix)
+    failed = StepFailed("r1", 2, error.message, error.fix)
+    expected = view(error)
+    assert view(status.problem) == view(result.problem) == view(failed.problem) == expected
+
+
+def test_the_task_window_shows_a_failed_step_in_gui_terms(qtbot: QtBot) -> None:
+    window = TaskWindow()
+    qtbot.addWidget(window)
+    error = ServerUnreachable("http://127.0.0.1:8000/v1")
+    window.on_event(StepFailed("r1", 2, error.message, error.fix))
+    text = window.error_label.text()
+    assert "No model server answers" in text and "Start model server" in text
+    assert not CLI_TERMS.search(text), text
