@@ -100,39 +100,3 @@ def test_the_display_check_names_wayland_and_passes_x11() -> None:
     check_display({}, "darwin")
     with pytest.raises(NoDisplayError, match="Wayland"):
         check_display({"WAYLAND_DISPLAY": "wayland-0"}, "linux")
-
-
-def test_the_core_has_no_argparse_and_no_print_outside_app_cli() -> None:
-    # app/ is the core every front end shares; only app/cli/ talks to a terminal.
-    import ast
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2] / "app"
-    bad: list[str] = []
-    for path in sorted(root.rglob("*.py")):
-        if path.is_relative_to(root / "cli"):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id == "print":
-                bad.append(f"{path.name}:{node.lineno} print()")
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
-                    else [node.module or ""]
-                bad += [f"{path.name}:{node.lineno} imports argparse"
-                        for n in names if n.split(".")[0] == "argparse"]
-    assert not bad, "\n".join(bad)
-
-
-def test_the_cli_modules_import_one_way() -> None:
-    # main.py assembles the subcommands; no subcommand imports main (no cycle through it).
-    import ast
-    from pathlib import Path
-
-    cli = Path(__file__).resolve().parents[2] / "app" / "cli"
-    offenders = [
-        p.name for p in sorted(cli.glob("*.py")) if p.name not in ("main.py", "__main__.py")
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-        if isinstance(node, ast.ImportFrom) and node.module == "app.cli.main"
-    ]
-    assert offenders == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import sqlite3
@@ -11,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from app import store
 from app.export import export_run
 from app.store import (
     RESULTS,
@@ -157,22 +155,3 @@ def test_screen_point_text_round_trip() -> None:
     assert points_text(drag) == "(10, -20) -> (30, 40)" == " -> ".join(str(p) for p in drag)
     assert parse_points(points_text(drag)) == drag
     assert parse_points(None) == () and parse_points("") == ()
-
-
-def test_the_store_does_not_import_the_exporter() -> None:
-    # The exporter reads the store; the store importing it back (even inside a function) would
-    # make an import cycle.
-    tree = ast.parse(Path(store.__file__).read_text(encoding="utf-8"))
-    imported = {
-        name
-        for node in ast.walk(tree)
-        for name in (
-            [a.name for a in node.names]
-            if isinstance(node, ast.Import)
-            else [node.module or ""]
-            if isinstance(node, ast.ImportFrom)
-            else []
-        )
-    }
-    assert "app.export" not in imported
-    assert "export_run" not in vars(ActionLog)
