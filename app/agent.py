@@ -49,6 +49,7 @@ from control.stop import StopLatch, StoppedError
 from model.client import HolotronClient
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
+from model.problem import Fix
 from model.prompt import (
     OUTCOME_DONE,
     OUTCOME_SKIPPED,
@@ -118,6 +119,7 @@ class _Ended(Exception):
     outcome: Outcome
     reason: str
     answer: str = ""
+    fix: Fix | None = None
 
 
 @dataclass
@@ -183,7 +185,7 @@ class Agent:
         except StoppedError as e:
             end = _Ended(Outcome.STOPPED, _stop_reason(e))
         except HolotronError as e:
-            end = _Ended(Outcome.ERROR, _error_text(e))
+            end = _Ended(Outcome.ERROR, _error_text(e), fix=e.fix)
         except Exception as e:  # the run must end with a reason, never a silent crash
             log.exception("run crashed")
             end = _Ended(Outcome.ERROR, f"internal error: {type(e).__name__}: {e}")
@@ -199,7 +201,7 @@ class Agent:
             except Exception:  # the person must still hear how the run ended
                 log.exception("could not record the end of run %s", run_id)
         finished = RunFinished(run_id, end.outcome, self._masked(end.reason), self._steps_done,
-                               self._masked(end.answer))
+                               self._masked(end.answer), fix=end.fix)
         self._emit(finished)
         return finished
 

@@ -126,11 +126,15 @@ class StepFailed:
 
 @dataclass(frozen=True)
 class RunFinished:
+    """How a run ended. ``reason`` is in plain words (it is what the action log keeps); an error
+    that ended the run also hands its ``fix`` over, so each front end can say it in its terms."""
+
     run_id: str
     outcome: Outcome
     reason: str
     steps: int
     answer: str = ""
+    fix: Fix | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.cli.output import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, stop_signals
+from model.problem import Fix, Problem
 
 if TYPE_CHECKING:
     import signal
@@ -148,7 +149,7 @@ def _bench(args: argparse.Namespace) -> int:
         try:
             model = probe.resolve_model()
         except HolotronError as e:
-            error(f"{e.message}\nFix: {e.fix}")
+            error(e)
             return EXIT_RUN_FAILED
 
     out_dir = args.out if args.out is not None else paths.data_dir() / "bench"
@@ -205,8 +206,8 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"CSV: {write_csv(report, out_dir / f'bench-{stamp}.csv')}")
         print(f"Chart: {save_chart(report, out_dir / f'bench-{stamp}.png', reference)}")
     except OSError as e:  # a full disk must not lose the table printed above
-        error(f"cannot write the results to {out_dir}: {e}\nFix: free some space or pass "
-               "--out with another folder")
+        error(Problem(f"cannot write the results to {out_dir}: {e}",
+                      Fix("free some space or pass --out with another folder")))
         written = False
     if reference is not None:
         # Last, as the README promises: the one line to compare with the published number.

@@ -20,6 +20,7 @@ from app.cli.output import (
     fail,
     stop_signals,
 )
+from model.problem import Fix, Problem, Remedy
 
 if TYPE_CHECKING:
     import signal
@@ -110,16 +111,16 @@ def _calibrate(settings: Settings, factory: ScreenFactory) -> CalibrationReport 
                   "Ctrl+C stops).", file=sys.stderr)
             return run_with_screen(factory, latch, calibrator.run)
     except CalibrationUnavailable as e:
-        error(e.message + (f"\nFix: {e.fix}" if e.fix else ""))
+        error(e)
         return None
     except (OSError, RuntimeError, ValueError) as e:  # capture or window failures
         error(f"the calibration failed: {e}")
         return None
     except Exception as e:  # e.g. mss's ScreenShotError: a message, never a traceback
         logging.getLogger(__name__).exception("calibration failed")
-        error(f"the calibration failed: {type(e).__name__}: {e}\n"
-              "Fix: run `holodesk doctor` to check the screen capture; details are in the "
-              "log file")
+        error(Problem(f"the calibration failed: {type(e).__name__}: {e}",
+                      Fix("check the screen capture; details are in the log file",
+                          remedy=Remedy.RUN_DOCTOR)))
         return None
 
 

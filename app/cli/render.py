@@ -34,14 +34,25 @@ def setting_words(setting: str) -> str:
     return f"{option} or {command}" if option else command
 
 
-def fix_line(fix: Fix) -> str:
-    """The fix as the terminal says it: its words, then what to type."""
-    parts = [fix.text]
+def what_to_type(fix: Fix) -> str:
+    """The terminal's part of a fix: the command or option to use, in brackets; or nothing."""
+    parts = []
     if fix.remedy is not None:
         parts.append(f"(`{COMMANDS[fix.remedy]}`)")
     if fix.setting:
         parts.append(f"({fix.setting}: {setting_words(fix.setting)})")
     return " ".join(parts)
+
+
+def fix_line(fix: Fix) -> str:
+    """The fix as the terminal says it: its words, then what to type."""
+    return " ".join(p for p in (fix.text, what_to_type(fix)) if p)
+
+
+def reason_line(reason: str, fix: Fix | None) -> str:
+    """A run's end reason (which holds the fix's words) with what to type for its fix."""
+    extra = what_to_type(fix) if fix is not None else ""
+    return f"{reason} {extra}" if extra else reason
 
 
 def render(problem: Problem | HolodeskError) -> str:

@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from app.cli.output import EXIT_BUSY, EXIT_OK, fail
+from app.cli.render import reason_line
 
 if TYPE_CHECKING:
     from app.settings import Settings
@@ -67,4 +68,4 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         return fail("the run ended without a result; see the log file")
     if finished.outcome is Outcome.ANSWERED:
         return EXIT_OK
-    return fail(f"run {finished.outcome.value}: {finished.reason}")
+    return fail(f"run {finished.outcome.value}: {reason_line(finished.reason, finished.fix)}")

@@ -34,6 +34,7 @@ from app.cli.output import (
 from app.cli.render import render
 from app.secrets import ENV_API_KEY
 from app.serving import DEFAULT_HOST, serve_config, uses_server
+from model.problem import Fix, Problem
 from model.serving.launcher import (
     API_KEY_ENV,
     SERVED_MODEL_NAME,
@@ -191,10 +192,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     managed = _managed_flag(args.extra)
     if managed is not None:
-        return fail(f"{managed[0]} cannot be passed after `--`\nFix: {managed[1]}", EXIT_USAGE)
+        return fail(Problem(f"{managed[0]} cannot be passed after `--`", Fix(managed[1])),
+                    EXIT_USAGE)
     bad = _option_problem(args)
     if bad is not None:
-        return fail(f"{bad[0]}\nFix: {bad[1]}", EXIT_USAGE)
+        return fail(Problem(bad[0], Fix(bad[1])), EXIT_USAGE)
     settings = _settings(args)
     if args.print_command:
         cfg = serve_config(settings, host=args.host, extra_args=args.extra)
@@ -285,7 +287,7 @@ def _run(server: VLLMServer, plan: ServePlan, stop: threading.Event) -> int:
 
 def _report_failure(exc: ServeError, log_path: Path, *, after_ready: bool = False) -> int:
     when = "vLLM stopped" if after_ready else "vLLM did not start"
-    error(f"{when}: {exc.message}\nFix: {exc.fix}")
+    error(Problem(f"{when}: {exc.message}", exc.fix))
     if exc.log_tail:
         print(f"last lines of its log ({log_path}):", file=sys.stderr)
         for line in exc.log_tail:

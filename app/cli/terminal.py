@@ -10,6 +10,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from app.cli.render import reason_line
 from app.events import (
     ActionExecuted,
     Answer,
@@ -82,7 +83,7 @@ class TerminalFrontEnd:
                 if event.answer:
                     self._say(f"answer: {event.answer}")
                 self._say(f"run {event.run_id or '-'} ended: {event.outcome.value} "
-                          f"after {event.steps} step(s): {event.reason}")
+                          f"after {event.steps} step(s): {reason_line(event.reason, event.fix)}")
 
     def ask(self, request: ConfirmRequest) -> ConfirmReply:
         """Show the action in words, its target, the screen point and why; read the answer."""

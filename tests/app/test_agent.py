@@ -26,6 +26,7 @@ from app.events import (
 )
 from app.store import StepResult
 from control.policy import ConfirmMode
+from model.problem import Remedy
 from model.schema import Click
 from model.structured import step_output_schema
 from tests.support.agent_harness import AgentHarness, H, HarnessFor, W, red_box_screen
@@ -203,6 +204,9 @@ def test_an_unreachable_server_ends_the_run_with_the_fix(
     finished = h.run()
     assert finished.outcome is Outcome.ERROR
     assert "Fix:" in finished.reason
+    # The structured fix reaches the front ends, which say it in their own terms.
+    assert finished.fix is not None and finished.fix.text in finished.reason
+    assert finished.fix.remedy is Remedy.START_SERVER
     assert not h.of(RunStarted)
     assert not h.of(FrameCaptured)
 

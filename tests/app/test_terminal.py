@@ -6,8 +6,9 @@ import dataclasses
 import io
 
 from app.cli.terminal import TerminalFrontEnd
-from app.events import Answer, ConfirmRequest
+from app.events import Answer, ConfirmRequest, Outcome, RunFinished
 from model.coords import FrameGeometry, Rect
+from model.problem import Fix, Remedy
 from model.schema import Action, Click, Type
 
 GEOMETRY = FrameGeometry(1280, 800, Rect(0, 0, 1280, 800), 1.0)
@@ -62,3 +63,15 @@ def test_an_edit_that_looks_like_a_password_is_not_repeated() -> None:
     assert answer is Answer.EDIT and edited == Type(text="Hunter2!x9")
     assert "will type 10 characters instead" in shown
     assert shown.count("Hunter2!x9") == 0  # the StringIO input is not echoed here
+
+
+def test_a_run_ended_by_an_error_names_the_command_that_fixes_it() -> None:
+    # The reason the action log keeps holds the fix's plain words; the terminal adds its terms.
+    out = io.StringIO()
+    fix = Fix("Start the model server.", remedy=Remedy.START_SERVER)
+    TerminalFrontEnd(out=out).handle(RunFinished(
+        "r1", Outcome.ERROR, "cannot reach the model server Fix: Start the model server.", 0,
+        fix=fix))
+    assert out.getvalue().strip() == (
+        "run r1 ended: error after 0 step(s): cannot reach the model server Fix: Start the "
+        "model server. (`holodesk serve`)")
