@@ -152,9 +152,9 @@ def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
         app = HolodeskApp(Settings(endpoint=server.base_url), use_system_tray=False,
                           probe=False, calibration=_flow(server, []))
         try:
-            hotkeys.register(DEFAULT_STOP_HOTKEY, app._stop_callback(DEFAULT_STOP_HOTKEY))
+            hotkeys.register(DEFAULT_STOP_HOTKEY, app.hotkeys.stop_callback(DEFAULT_STOP_HOTKEY))
             hotkeys.start()
-            app.set_hotkey_listener(hotkeys, DEFAULT_STOP_HOTKEY)
+            app.hotkeys.set_listener(hotkeys, DEFAULT_STOP_HOTKEY)
             assert app.calibrate()
             assert hotkeys.fire(DEFAULT_STOP_HOTKEY)  # the target window may lack the focus
             qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
