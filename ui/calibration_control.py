@@ -11,7 +11,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from app.settings import Settings, load_settings
+from model.problem import Problem
 from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
+from ui.problem_view import view
 from ui.workers import Background
 
 __all__ = ["CalibrationControl"]
@@ -86,9 +88,9 @@ class CalibrationControl(QObject):
         dialog.show()
         dialog.raise_()
 
-    def _on_failed(self, text: str) -> None:
+    def _on_failed(self, problem: Problem) -> None:
         self._restore()
-        self._tell(text)
+        self._tell(view(problem).line())
 
     def _save_convention(self, value: str) -> None:
         from app.settings import set_value

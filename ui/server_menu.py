@@ -4,16 +4,19 @@ say in the tray and the task window while no run has them."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 
 from app.settings import Settings
+from model.serving.launcher import ServeError
+from ui.problem_view import view
 from ui.server_control import ServerControl, ServerState
 from ui.task_window import TaskWindow
 from ui.tray import Tray, TrayState
 
-__all__ = ["ServerMenu"]
+__all__ = ["ServerMenu", "failure_text"]
 
 _TEXTS: dict[ServerState, str] = {
     "stopped": "Start model server",
@@ -93,10 +96,18 @@ class ServerMenu(QObject):
         if not self._busy():
             self._tray.set_state(self._tray.state, f"holodesk: {text}")
 
-    def _on_failed(self, message: str, fix: str) -> None:
+    def _on_failed(self, error: ServeError) -> None:
         self.update()
-        log_path = self.server.log_path
-        # The fix may already quote the log's last lines under its path.
-        where = (f" (its log: {log_path})"
-                 if log_path is not None and str(log_path) not in fix else "")
-        self._tell(f"Model server: {message.rstrip('.')}. {fix}{where}".strip())
+        self._tell(failure_text(error, self.server.log_path))
+
+
+def failure_text(error: ServeError, log_path: Path | None) -> str:
+    """The failure as the person is told it: the message, the fix in the GUI's terms, and the
+    log (its last lines when the error has them)."""
+    fix = view(error).fix
+    if error.log_tail:
+        fix += f"\nLast lines of the log ({log_path}):\n" + "\n".join(error.log_tail[-8:])
+    # The fix may already quote the log's last lines under its path.
+    where = (f" (its log: {log_path})"
+             if log_path is not None and str(log_path) not in fix else "")
+    return f"Model server: {error.message.rstrip('.')}. {fix}{where}".strip()

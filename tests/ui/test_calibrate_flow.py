@@ -165,3 +165,26 @@ def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
         finally:
             app.close()
             qtbot.wait(50)
+
+
+def test_a_calibration_that_breaks_names_the_menu_item_not_a_command(qtbot: QtBot) -> None:
+    @contextmanager
+    def broken(settings: Settings, latch: StopLatch) -> Iterator[Calibrator]:
+        raise RuntimeError("no frame")
+        yield  # pragma: no cover
+
+    def screen(on_cancel: Callable[[], None]) -> RecordingScreen:
+        return RecordingScreen(on_cancel, window=CalibrationWindow(identity=True))
+
+    flow = CalibrationFlow(opener=broken, screen_maker=screen)
+    app = HolodeskApp(Settings(), use_system_tray=False, probe=False, calibration=flow)
+    try:
+        app.show_task_window()
+        assert app.calibrate()
+        qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
+        assert app._errors[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
+                                   "screen capture (the tray menu's Check set-up…)")
+        assert app.task_window.isVisible()  # back after the targets
+    finally:
+        app.close()
+        qtbot.wait(50)
