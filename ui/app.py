@@ -6,20 +6,18 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app import paths
 from app.automations import (
     Automation,
     AutomationError,
     automations_path,
     find_automation,
     load_automations,
-    stop_conflicts,
 )
 from app.events import (
     AwaitingConfirmation,
@@ -39,19 +37,23 @@ from app.secrets import api_key
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
-from control.hotkeys import HotkeyListener, conflicts
+from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from ui.automations_dialog import AutomationsDialog
+from ui.automations_watcher import AutomationsWatcher
 from ui.bridge import RunController, SessionFactory, real_session
 from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
+from ui.calibration_control import CalibrationControl
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
 from ui.doctor_window import DoctorWindow
+from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.problem_view import view
-from ui.server_control import ServerControl, ServerState
+from ui.server_control import ServerControl
+from ui.server_menu import ServerMenu
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
@@ -64,13 +66,12 @@ log = logging.getLogger(__name__)
 class HolodeskApp(QObject):
     """Everything the person sees, wired to one :class:`RunController`.
 
-    ``status_changed`` re-emits the server probe's results on the GUI thread;
-    ``automation_requested(name, source)`` carries a hotkey press from the listener's thread
-    to the GUI thread.
+    ``status_changed`` re-emits the server probe's results on the GUI thread. The parts it
+    owns: ``hotkeys`` (the global hotkeys), ``server_menu`` (the tray's server entry over
+    ``server``), ``calibration_control`` (Calibrate… over the flow ``calibration``).
     """
 
     status_changed = Signal(object)
-    automation_requested = Signal(str, str)
 
     def __init__(
         self,
@@ -107,10 +108,16 @@ class HolodeskApp(QObject):
         self.doctor_window: DoctorWindow | None = None
         self.calibration = calibration or CalibrationFlow()
         self.calibration.setParent(self)
-        self.calibration.finished.connect(self._on_calibrated)
-        self.calibration.failed.connect(self._on_calibration_failed)
-        self.calibration_dialog: CalibrationReportDialog | None = None
-        self._hidden_for_calibration: list[QWidget] = []
+        self.calibration_control = CalibrationControl(
+            self.calibration,
+            settings=lambda: self.settings,
+            windows=lambda: [self.task_window, self.tray.window, self.log_window,
+                             self.automations_dialog, self.doctor_window],
+            keep_out_of_capture=self._keep_out_of_capture,
+            tell=self.report_error,
+            parent=self,
+        )
+        self.calibration_control.settings_saved.connect(self._use_settings)
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
             self._keep_out_of_capture(window)
@@ -142,32 +149,26 @@ class HolodeskApp(QObject):
 
         # The local model server, started and stopped from the tray (holodesk serve's parts).
         self.server = ServerControl(lambda: self.settings, self)
-        self.server.state_changed.connect(self._on_server_state)
-        self.server.progress.connect(self._on_server_progress)
-        self.server.failed.connect(self._on_server_failed)
-        a.server.triggered.connect(self.toggle_server)
-        self._update_server_action()
+        self.server_menu = ServerMenu(
+            self.server, a.server, lambda: self.settings,
+            tray=self.tray, task_window=self.task_window,
+            busy=lambda: self.controller.running, poll_now=self._poll_now,
+            tell=self.report_error, parent=self,
+        )
 
-        # Automations: read now (a small file), again whenever the file changes (the CLI, the
-        # Automations window or an editor wrote it); their hotkeys go on the stop hotkey's
-        # listener once run_gui hands it over (set_hotkey_listener).
+        # The global hotkeys: the emergency stop and the automations', on the listener run_gui
+        # hands over (hotkeys.set_listener).
+        self.hotkeys = HotkeyRegistry(self._stop_from_hotkey, self.report_error, self)
+        self.hotkeys.automation_pressed.connect(self._run_from_hotkey,
+                                                Qt.ConnectionType.QueuedConnection)
+        self.hotkeys.stop_hotkey_changed.connect(self._on_stop_hotkey_changed)
+
+        # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
-        self._automations_path = automations_path()
         self._automations_error = ""
-        self._hotkeys: HotkeyListener | None = None
-        self._stop_combo = ""
-        self._registered: list[str] = []  # automation hotkeys on the listener now
-        self._told_conflicts: list[str] = []
-        self.automation_requested.connect(self.run_automation,
-                                          Qt.ConnectionType.QueuedConnection)
-        self._reload_timer = QTimer(self)
-        self._reload_timer.setSingleShot(True)
-        self._reload_timer.setInterval(200)  # one reload for a burst of file events
-        self._reload_timer.timeout.connect(self.reload_automations)
-        self._watcher = QFileSystemWatcher(self)
-        self._watcher.directoryChanged.connect(lambda _p: self._reload_timer.start())
-        self._watcher.fileChanged.connect(lambda _p: self._reload_timer.start())
+        self._automations_file = AutomationsWatcher(automations_path(), self)
+        self._automations_file.changed.connect(self.reload_automations)
         self.reload_automations()
 
         # Old runs go at start, off the GUI thread: a large log takes a while to prune.
@@ -251,9 +252,9 @@ class HolodeskApp(QObject):
         A file that cannot be read is reported once and the automations known so far stay in
         use (a half-finished hand edit must not silently drop the person's hotkeys).
         """
-        self._watch_automations()
+        self._automations_file.watch()
         try:
-            items = load_automations(self._automations_path)
+            items = load_automations(self._automations_file.path)
         except AutomationError as e:
             if str(e) != self._automations_error:
                 self._automations_error = str(e)
@@ -267,121 +268,33 @@ class HolodeskApp(QObject):
         """Use ``items`` (already saved): the tray menu, the hotkeys, the open window."""
         self.automations = list(items)
         self.tray.set_automations([(a.name, a.hotkey_label()) for a in self.automations])
-        self._register_hotkeys()
+        self.hotkeys.set_automations(self.automations)
         if self.automations_dialog is not None and not self.automations_dialog.isHidden():
             self.automations_dialog.reload()
 
-    def _watch_automations(self) -> None:
-        # The file is replaced by a rename on every save, which ends a watch on the file
-        # itself: the folder is watched too (it sees the rename).
-        folder = self._automations_path.parent
-        try:
-            paths.ensure_private_dir(folder)
-        except OSError as e:
-            log.warning("cannot watch %s: %s", folder, e)
-            return
-        wanted = [str(folder)]
-        if self._automations_path.exists():
-            wanted.append(str(self._automations_path))
-        watched = self._watcher.files() + self._watcher.directories()
-        missing = [p for p in wanted if p not in watched]
-        if missing:
-            self._watcher.addPaths(missing)
+    def _run_from_hotkey(self, name: str) -> None:
+        self.run_automation(name, "hotkey")
 
-    def set_hotkey_listener(self, listener: HotkeyListener, stop_combo: str) -> None:
-        """Register the automations' hotkeys on ``listener`` (started, with ``stop_combo``, the
-        emergency stop, on it), and again whenever the automations change."""
-        self._hotkeys = listener
-        self._stop_combo = stop_combo
-        self._register_hotkeys()
+    def _stop_from_hotkey(self, combo: str) -> None:
+        # On the listener's thread; both stops only pull a latch.
+        self.controller.stop("hotkey", combo)
+        # Also a calibration's way out when its full-screen window lost the focus Esc
+        # needs (the tray is under that window).
+        self.calibration.stop(f"stopped with {combo}")
 
-    def apply_stop_hotkey(self, combo: str) -> bool:
-        """Make ``combo`` the emergency stop hotkey now (after a change in Settings).
-
-        The new one is listened for before the old one is dropped, so there is never a moment
-        without a stop hotkey; automations whose hotkeys now clash with it are left out and
-        the person is told. False (the old hotkey kept) when the new one cannot be used.
-        """
+    def _on_stop_hotkey_changed(self, combo: str) -> None:
         from control.hotkeys import parse_combo
 
-        listener, old = self._hotkeys, self._stop_combo
-        if listener is None or not old or parse_combo(combo) == parse_combo(old):
-            return listener is not None
-        for automation_combo in self._registered:  # re-registered below against the new stop
-            listener.unregister(automation_combo)
-        self._registered = []
-        try:
-            listener.register(combo, self._stop_callback(combo))
-        except Exception as e:
-            with contextlib.suppress(Exception):  # a half-registered combo must not linger
-                listener.unregister(combo)
-            self.report_error(f"The stop hotkey {combo} cannot be used ({e}); {old} still "
-                              "stops a run.")
-            self._register_hotkeys()
-            return False
-        listener.unregister(old)
-        self._stop_combo = combo
         self.stop_button.set_hint(f"or press {parse_combo(combo).label()}")
         if self.automations_dialog is not None:
             self.automations_dialog.stop_hotkey = combo
-        log.info("the stop hotkey is now %s", combo)
-        self._register_hotkeys()
-        return True
-
-    def _stop_callback(self, combo: str) -> Callable[[], None]:
-        def stop() -> None:  # on the listener's thread; both stops only pull a latch
-            self.controller.stop("hotkey", combo)
-            # Also a calibration's way out when its full-screen window lost the focus Esc
-            # needs (the tray is under that window).
-            self.calibration.stop(f"stopped with {combo}")
-
-        return stop
-
-    @property
-    def registered_hotkeys(self) -> list[str]:
-        """The automation hotkeys listened for now."""
-        return list(self._registered)
-
-    def _register_hotkeys(self) -> None:
-        listener = self._hotkeys
-        if listener is None:
-            return
-        for combo in self._registered:
-            listener.unregister(combo)
-        self._registered = []
-        stop = self._stop_combo
-        problems = stop_conflicts(self.automations, stop) if stop else []
-        if problems != self._told_conflicts:
-            self._told_conflicts = problems
-            for problem in problems:
-                # The stop hotkey always wins: the automation's hotkey is left out.
-                self.report_error(f"{problem[:1].upper()}{problem[1:]}. Until then it runs "
-                                  "only from the tray menu.")
-        for automation in self.automations:
-            hotkey = automation.hotkey
-            if not hotkey or (stop and conflicts(hotkey, stop)):
-                continue
-            try:
-                listener.register(hotkey, self._hotkey_callback(automation.name))
-            except Exception as e:  # one bad hotkey must not cost the others
-                self.report_error(f"The hotkey {hotkey} of “{automation.name}” cannot be used: "
-                                  f"{e}")
-                continue
-            self._registered.append(hotkey)
-        log.info("automation hotkeys: %s", ", ".join(self._registered) or "none")
-
-    def _hotkey_callback(self, name: str) -> Callable[[], None]:
-        def fire() -> None:  # on the listener's thread: only hand the press over
-            self.automation_requested.emit(name, "hotkey")
-
-        return fire
 
     def show_automations(self) -> None:
         """Open the Automations window (list, add, edit, delete, test-run)."""
         if self.automations_dialog is None:
             dialog = AutomationsDialog(
-                path=self._automations_path,
-                stop_hotkey=self._stop_combo or self.settings.stop_hotkey,
+                path=self._automations_file.path,
+                stop_hotkey=self.hotkeys.stop_combo or self.settings.stop_hotkey,
                 confirm=str(self.settings.confirm),
                 monitor=self.settings.monitor,
             )
@@ -394,53 +307,6 @@ class HolodeskApp(QObject):
         self.automations_dialog.show()
         self.automations_dialog.raise_()
         self.automations_dialog.activateWindow()
-
-    def toggle_server(self) -> None:
-        """The tray's server entry: start the local vLLM, or stop the one started here."""
-        if self.server.state in ("stopped", "failed"):
-            self.server.start()
-        else:
-            self.server.stop()
-
-    def _update_server_action(self) -> None:
-        action = self.actions.server
-        state = self.server.state
-        # A server started here stays stoppable even after the endpoint moved elsewhere.
-        ours = self.server.owned and state not in ("stopped", "failed")
-        action.setVisible(ServerControl.available(self.settings) or ours)
-        texts: dict[ServerState, str] = {
-            "stopped": "Start model server",
-            "failed": "Start model server",
-            "starting": "Stop model server (starting…)",
-            "ready": "Stop model server",
-            "stopping": "Stopping model server…",
-        }
-        text = texts[state]
-        if state == "ready" and not self.server.owned:
-            text = "Model server running (started elsewhere)"
-        action.setText(text)
-        action.setEnabled(state != "stopping" and (state != "ready" or self.server.owned))
-
-    def _on_server_state(self, state: str) -> None:
-        self._update_server_action()
-        if state == "ready" and self._poller is not None:
-            self._poller.poll_now()  # Start becomes possible now, not at the next poll
-        if not self.controller.running and state in ("starting", "stopping"):
-            self.tray.set_state(TrayState.OFFLINE, f"holodesk: model server {state}")
-
-    def _on_server_progress(self, text: str) -> None:
-        if self.server.state == "starting":
-            self.task_window.set_model_status(f"Model server starting: {text}", "loading")
-        if not self.controller.running:
-            self.tray.set_state(self.tray.state, f"holodesk: {text}")
-
-    def _on_server_failed(self, message: str, fix: str) -> None:
-        self._update_server_action()
-        log_path = self.server.log_path
-        # The fix may already quote the log's last lines under its path.
-        where = (f" (its log: {log_path})"
-                 if log_path is not None and str(log_path) not in fix else "")
-        self.report_error(f"Model server: {message.rstrip('.')}. {fix}{where}".strip())
 
     def show_task_window(self) -> None:
         self.task_window.show()
@@ -474,51 +340,15 @@ class HolodeskApp(QObject):
         if self.controller.running:
             self._tell_busy("A run is active: stop it before calibrating.")
             return False
-        if not self.calibration.start(self.settings):
-            return False
-        # Our windows out of the way: the targets must be the only thing on the screen.
-        windows: list[QWidget | None] = [self.task_window, self.tray.window, self.log_window,
-                                         self.automations_dialog, self.doctor_window,
-                                         self.calibration_dialog]
-        self._hidden_for_calibration = [w for w in windows if w is not None and w.isVisible()]
-        for window in self._hidden_for_calibration:
-            window.hide()
-        return True
+        return self.calibration_control.start()
 
-    def _restore_after_calibration(self) -> None:
-        for window in self._hidden_for_calibration:
-            window.show()
-        self._hidden_for_calibration = []
+    @property
+    def calibration_dialog(self) -> CalibrationReportDialog | None:
+        """The last calibration's report window, if one was shown."""
+        return self.calibration_control.dialog
 
-    def _on_calibrated(self, report: Any) -> None:
-        self._restore_after_calibration()
-        if self.calibration_dialog is not None:
-            self.calibration_dialog.close()
-            self.calibration_dialog.deleteLater()
-        dialog = CalibrationReportDialog(report, self.settings.convention)
-        dialog.use_convention.connect(self._save_convention)
-        self._keep_out_of_capture(dialog)
-        self.calibration_dialog = dialog
-        dialog.show()
-        dialog.raise_()
-
-    def _on_calibration_failed(self, text: str) -> None:
-        self._restore_after_calibration()
-        self.report_error(text)
-
-    def _save_convention(self, value: str) -> None:
-        from app.settings import set_value
-
-        def save() -> Settings:
-            set_value("convention", value)
-            return load_settings()
-
-        def saved(settings: Settings) -> None:
-            self.settings = settings
-            log.info("convention set to %s by calibration", value)
-
-        self._background.run(save, saved,
-                             lambda e: self.report_error(f"The convention was not saved: {e}"))
+    def _use_settings(self, settings: Settings) -> None:
+        self.settings = settings
 
     def show_settings(self) -> None:
         dialog = SettingsDialog()
@@ -526,8 +356,8 @@ class HolodeskApp(QObject):
             self.settings = dialog.settings
             self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
             self._retarget_probe()
-            self._update_server_action()  # the endpoint may have moved to or off this machine
-            self.apply_stop_hotkey(self.settings.stop_hotkey)
+            self.server_menu.update()  # the endpoint may have moved to or off this machine
+            self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
 
     def _retarget_probe(self) -> None:
         """Point the server probe at the settings' endpoint, with its key from the keyring.
@@ -545,6 +375,10 @@ class HolodeskApp(QObject):
                 self._poller.start()
 
         self._background.run(lambda: api_key(endpoint), configure)
+
+    def _poll_now(self) -> None:
+        if self._poller is not None:
+            self._poller.poll_now()
 
     def quit(self) -> None:
         self.close()
@@ -566,11 +400,8 @@ class HolodeskApp(QObject):
         self.server.shutdown()  # never leave a vLLM behind (bounded wait)
         if self.log_window is not None:
             self.log_window.shutdown()
-        self._reload_timer.stop()
-        if self._hotkeys is not None:
-            for combo in self._registered:
-                self._hotkeys.unregister(combo)
-            self._registered = []
+        self._automations_file.stop()
+        self.hotkeys.clear()
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
@@ -594,8 +425,7 @@ class HolodeskApp(QObject):
             if self.calibration.running:
                 # Not over the targets (it would also take the focus Escape needs): the
                 # task window comes back, with the message, when the calibration ends.
-                if self.task_window not in self._hidden_for_calibration:
-                    self._hidden_for_calibration.append(self.task_window)
+                self.calibration_control.keep_hidden(self.task_window)
                 return
             self.show_task_window()
 
@@ -749,7 +579,7 @@ def run_gui() -> int:
     holder.append(main)
     hotkeys = _listen_for_stop_hotkey(main)
     if hotkeys is not None:
-        main.set_hotkey_listener(hotkeys, main.settings.stop_hotkey)
+        main.hotkeys.set_listener(hotkeys, main.settings.stop_hotkey)
     elif any(a.hotkey for a in main.automations):
         main.report_error("The automations' hotkeys are not available either; run them from "
                           "the tray menu or with `holodesk trigger NAME`.")
@@ -802,7 +632,7 @@ def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
 
     combo = main.settings.stop_hotkey
     hotkeys = PynputHotkeys()
-    hotkeys.register(combo, main._stop_callback(combo))
+    hotkeys.register(combo, main.hotkeys.stop_callback(combo))
     try:
         hotkeys.start()
     except ListenerError as e:

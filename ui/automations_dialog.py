@@ -51,12 +51,17 @@ from app.automations import (
 )
 from control.hotkeys import DEFAULT_STOP_HOTKEY, parse_combo
 from control.policy import ConfirmMode
+from model.problem import Fix, Problem
+from ui.problem_view import view
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 from ui.workers import Background
 
 __all__ = ["AutomationsDialog"]
 
 log = logging.getLogger(__name__)
+
+#: While the file cannot be read the window changes nothing: a save would overwrite it.
+_UNREADABLE_FIX = Fix("Correct or remove the file; nothing is changed until then.")
 
 ConfirmDelete = Callable[[QWidget, str], bool]
 #: Asked before unsaved edits are left: returns "save", "discard" or "cancel".
@@ -243,7 +248,7 @@ class AutomationsDialog(QDialog):
             self._readable = False
             self._items = []
             self._fill_list()
-            self._show_error(f"{e}\nFix or remove the file; nothing is changed until then.")
+            self._show_error(view(Problem(e.message, _UNREADABLE_FIX)).text())
             self._refresh()
             return
         was_unreadable = not self._readable
@@ -425,7 +430,7 @@ class AutomationsDialog(QDialog):
             automation = self.form_automation()
         except AutomationError as e:
             self._after_save = None
-            self._show_error(str(e))
+            self._show_error(view(e).text())
             return
         path, stop, old = self.path, self.stop_hotkey, self._editing
 
@@ -471,7 +476,7 @@ class AutomationsDialog(QDialog):
         self._after_save = None  # they stay on the form, with the reason shown
         if not isinstance(error, AutomationError | OSError):
             log.error("saving the automations failed", exc_info=error)
-        self._show_error(str(error) if isinstance(error, AutomationError)
+        self._show_error(view(error).text() if isinstance(error, AutomationError)
                          else f"Cannot save {self.path}: {error}")
 
     def _set_busy(self, busy: bool) -> None:
@@ -484,7 +489,7 @@ class AutomationsDialog(QDialog):
         try:
             automation = self.form_automation()
         except AutomationError as e:
-            self._show_error(str(e))
+            self._show_error(view(e).text())
             return
         self._show_info(f"Test run of “{automation.name}”: every step waits for your approval.")
         self.test_run_requested.emit(automation.changed(confirm=ConfirmMode.ALWAYS))

@@ -38,6 +38,7 @@ from app.runner import desktop_lock
 from app.settings import Settings
 from control.stop import StopLatch
 from model.coords import Convention
+from model.problem import Fix, Problem, Remedy
 from ui.calibrate_screen import QtTargetScreen
 from ui.workers import Background
 
@@ -54,13 +55,14 @@ def _open_real(settings: Settings, latch: StopLatch) -> AbstractContextManager[C
 
 
 class CalibrationFlow(QObject):
-    """One calibration at a time: :meth:`start`, then ``finished(report)`` or ``failed(text)``.
+    """One calibration at a time: :meth:`start`, then ``finished(report)`` or
+    ``failed(problem)`` (a :class:`~model.problem.Problem`, worded by ui/problem_view.py).
 
     ``running_changed(bool)`` lets the app hide its own windows meanwhile.
     """
 
     finished = Signal(object)  # CalibrationReport
-    failed = Signal(str)
+    failed = Signal(object)  # Problem
     running_changed = Signal(bool)
 
     def __init__(self, parent: QObject | None = None, *,
@@ -132,14 +134,14 @@ class CalibrationFlow(QObject):
     def _error(self, exc: BaseException) -> None:
         self._finish()
         if isinstance(exc, CalibrationUnavailable):
-            text = f"Cannot calibrate: {exc.message}" + (f" {exc.fix}" if exc.fix else "")
+            problem = Problem(f"Cannot calibrate: {exc.message}", exc.fix)
         elif isinstance(exc, DesktopBusyError):
-            text = f"Cannot calibrate now: {exc}"
+            problem = Problem(f"Cannot calibrate now: {exc.message}", exc.fix)
         else:
             log.error("the calibration failed", exc_info=exc)
-            text = (f"The calibration failed: {type(exc).__name__}: {exc}. Check set-up… "
-                    "(holodesk doctor) tests the screen capture.")
-        self.failed.emit(text)
+            problem = Problem(f"The calibration failed: {type(exc).__name__}: {exc}.",
+                              Fix("Test the screen capture", remedy=Remedy.RUN_DOCTOR))
+        self.failed.emit(problem)
 
 
 class CalibrationReportDialog(QDialog):

@@ -8,7 +8,7 @@ The tray wires it up like this::
     stop_action.triggered.connect(control.stop)
     control.state_changed.connect(tray.show_server_state)   # "stopped", "starting", ...
     control.progress.connect(tray.show_message)             # "loading weights: 40% ..."
-    control.failed.connect(show_error)                      # (message, fix)
+    control.failed.connect(show_error)                      # a ServeError
 
 The sequence is :mod:`app.serving`'s, the same as `holodesk serve` (its checks, its warnings,
 the API-key warning for a server reachable beyond this machine); it runs on a one-thread
@@ -20,13 +20,16 @@ launcher's guard (:mod:`model.serving.guard`) stops vLLM, so holodesk never leav
 
 A :meth:`ServerControl.stop` while the start is still in its checks ends quietly in "stopped":
 whatever the interrupted start then fails with is logged, not shown (the person asked to stop).
+
+A failure is a :class:`~model.serving.launcher.ServeError` (a message, a structured fix, the
+log's last lines), worded for a window where it is shown (ui/problem_view.py).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -42,8 +45,8 @@ from app.serving import (
     start_server,
 )
 from app.settings import Settings
+from model.problem import Fix, Problem
 from model.serving.launcher import SERVED_MODEL_NAME, ServeError, VLLMServer
-from ui.problem_view import fix_text
 from ui.workers import Background
 
 __all__ = ["ServerControl", "ServerState"]
@@ -65,7 +68,7 @@ class ServerControl(QObject):
 
     state_changed = Signal(str)  # a ServerState
     progress = Signal(str)  # a line of plain words about the start ("loading weights: 40% ...")
-    failed = Signal(str, str)  # (message, fix); the state is "failed"
+    failed = Signal(object)  # a ServeError; the state is "failed"
 
     def __init__(
         self,
@@ -138,10 +141,11 @@ class ServerControl(QObject):
             return
         settings = self._settings()
         if not server_available(settings):
-            self._fail(
+            self._fail(ServeError(
                 f"the endpoint {settings.endpoint} is not this machine",
-                "start the server where it runs, or set the endpoint to http://127.0.0.1:8000/v1",
-            )
+                Fix("start the server where it runs, or set the endpoint to "
+                    "http://127.0.0.1:8000/v1", setting="endpoint"),
+            ))
             return
         self._cancel.clear()
         self._server = None
@@ -202,10 +206,7 @@ class ServerControl(QObject):
         for warning in checks.warnings:
             self._emit_progress(f"warning: {warning.message}")
         if checks.verdict is Verdict.BLOCKED:
-            fatal = checks.fatal
-            raise ServeError(
-                "; ".join(p.message for p in fatal), " / ".join(fix_text(p.fix) for p in fatal)
-            )
+            raise _blocked(checks.fatal)
         if self._cancel.is_set():
             return "cancelled"
         server = create_server(plan)
@@ -247,16 +248,13 @@ class ServerControl(QObject):
             self._release()
             return
         if isinstance(exc, ServeError):
-            fix = fix_text(exc.fix)
-            if exc.log_tail:
-                log = self.log_path
-                fix += f"\nLast lines of the log ({log}):\n" + "\n".join(exc.log_tail[-8:])
             self._release()
-            self._fail(exc.message, fix)
+            self._fail(exc)
             return
         _log.error("starting the server failed", exc_info=exc)
         self._release()
-        self._fail(f"could not start the server: {exc}", "see holodesk's log for details")
+        self._fail(ServeError(f"could not start the server: {exc}",
+                              "see holodesk's log for details"))
 
     def _stopped(self) -> None:
         self._server = None
@@ -264,7 +262,8 @@ class ServerControl(QObject):
 
     def _stop_failed(self, exc: BaseException) -> None:
         _log.error("stopping the server failed", exc_info=exc)
-        self._fail(f"could not stop the server: {exc}", "see holodesk's log; `nvidia-smi` lists it")
+        self._fail(ServeError(f"could not stop the server: {exc}",
+                              "see holodesk's log; `nvidia-smi` lists it"))
 
     def _check_alive(self) -> None:
         server = self._server
@@ -276,7 +275,8 @@ class ServerControl(QObject):
         self._watch.stop()
         exc = server.failure()
         self._release()
-        self._fail(f"vLLM stopped: {exc.message}", fix_text(exc.fix))
+        # Its log's last lines are not quoted here: the server had been ready a while.
+        self._fail(ServeError(f"vLLM stopped: {exc.message}", exc.fix))
 
     def _release(self) -> None:
         """Make sure nothing of a failed server is left (its worker processes too)."""
@@ -284,11 +284,25 @@ class ServerControl(QObject):
         if server is not None and self._owned:
             self._tasks.run(server.stop)
 
-    def _fail(self, message: str, fix: str) -> None:
+    def _fail(self, error: ServeError) -> None:
         self._set_state("failed")
-        self.failed.emit(message, fix)
+        self.failed.emit(error)
 
     def _set_state(self, state: ServerState) -> None:
         if state != self._state:
             self._state = state
             self.state_changed.emit(state)
+
+
+def _blocked(fatal: Sequence[Problem]) -> ServeError:
+    """One error for everything in the way of starting; a single problem keeps its fix whole
+    (its setting and remedy), several share their words."""
+    if len(fatal) == 1:
+        return ServeError(fatal[0].message, fatal[0].fix)
+    fixes = [p.fix for p in fatal if p.fix is not None]
+    return ServeError(
+        "; ".join(p.message for p in fatal),
+        Fix(" / ".join(f.text for f in fixes),
+            setting=next((f.setting for f in fixes if f.setting), None),
+            remedy=next((f.remedy for f in fixes if f.remedy), None)) if fixes else None,
+    )

@@ -68,7 +68,7 @@ def test_no_server_entry_for_a_remote_endpoint(qtbot: QtBot, shims: Path) -> Non
                       if b.defaultAction() is app.actions.server)
         assert button.isHidden()  # the stand-in window hides it too
         app.settings = Settings()  # as the Settings dialog does: now this machine
-        app._update_server_action()
+        app.server_menu.update()
         assert app.actions.server.isVisible() and not button.isHidden()
     finally:
         app.close()
@@ -79,7 +79,7 @@ def test_quitting_stops_the_server_started_here(qtbot: QtBot, shims: Path) -> No
     port = free_port()
     app = HolodeskApp(Settings(endpoint=f"http://127.0.0.1:{port}/v1"), use_system_tray=False,
                       probe=False)
-    app.toggle_server()
+    app.server_menu.toggle()
     qtbot.waitUntil(lambda: app.server.state in ("ready", "failed"), timeout=60_000)
     pid = app.server.pid
     assert app.server.state == "ready" and pid is not None

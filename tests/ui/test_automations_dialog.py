@@ -206,7 +206,7 @@ def test_a_hotkey_runs_its_automation_and_never_a_second_run(
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
         app, rig = make_app(server, confirm=ConfirmMode.NEVER)
-        app.set_hotkey_listener(hotkeys, STOP)
+        app.hotkeys.set_listener(hotkeys, STOP)
         assert sorted(hotkeys.combos) == sorted([STOP, "ctrl+alt+1", "ctrl+alt+2"])
         assert [a.text() for a in app.tray.automation_actions] == [
             "▶ timesheet\tCtrl+Alt+1", "▶ mail\tCtrl+Alt+2"]
@@ -254,14 +254,14 @@ def test_the_app_follows_the_file_and_keeps_the_stop_hotkey_first(
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, _rig = make_app(server, confirm=ConfirmMode.NEVER)
-        app.set_hotkey_listener(hotkeys, STOP)
-        assert app.registered_hotkeys == []
+        app.hotkeys.set_listener(hotkeys, STOP)
+        assert app.hotkeys.registered == []
         save_automations([_a(hotkey="ctrl+alt+1")], path)  # as the CLI would
-        qtbot.waitUntil(lambda: app.registered_hotkeys == ["ctrl+alt+1"], timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: app.hotkeys.registered == ["ctrl+alt+1"], timeout=TIMEOUT)
         assert [a.text() for a in app.tray.automation_actions] == ["▶ timesheet\tCtrl+Alt+1"]
         # A hand edit that clashes with the stop hotkey: told, left out, the stop stays.
         save_automations([_a(hotkey="ctrl+alt+escape")], path)
-        qtbot.waitUntil(lambda: app.registered_hotkeys == [] and app.automations[0].hotkey
+        qtbot.waitUntil(lambda: app.hotkeys.registered == [] and app.automations[0].hotkey
                         == "ctrl+alt+escape", timeout=TIMEOUT)
         assert STOP in hotkeys.combos and "ctrl+alt+1" not in hotkeys.combos
         assert any("emergency stop hotkey" in e for e in app._errors)
@@ -280,13 +280,13 @@ def test_the_window_from_the_tray_saves_and_test_runs(
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
         app, rig = make_app(server, confirm=ConfirmMode.NEVER)
-        app.set_hotkey_listener(hotkeys, STOP)
+        app.hotkeys.set_listener(hotkeys, STOP)
         app.actions.automations.trigger()
         dialog = app.automations_dialog
         assert dialog is not None and dialog.isVisible()
         _fill(dialog, "quick", "press ok", "ctrl+alt+3", confirm="never")
         _save(qtbot, dialog)
-        assert app.registered_hotkeys == ["ctrl+alt+3"]  # at once, not only via the watcher
+        assert app.hotkeys.registered == ["ctrl+alt+3"]  # at once, not only via the watcher
         dialog.test_button.click()
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=TIMEOUT)
         assert str(rig.settings[0].confirm) == "always"  # saved as never; tested watched

@@ -152,9 +152,9 @@ def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
         app = HolodeskApp(Settings(endpoint=server.base_url), use_system_tray=False,
                           probe=False, calibration=_flow(server, []))
         try:
-            hotkeys.register(DEFAULT_STOP_HOTKEY, app._stop_callback(DEFAULT_STOP_HOTKEY))
+            hotkeys.register(DEFAULT_STOP_HOTKEY, app.hotkeys.stop_callback(DEFAULT_STOP_HOTKEY))
             hotkeys.start()
-            app.set_hotkey_listener(hotkeys, DEFAULT_STOP_HOTKEY)
+            app.hotkeys.set_listener(hotkeys, DEFAULT_STOP_HOTKEY)
             assert app.calibrate()
             assert hotkeys.fire(DEFAULT_STOP_HOTKEY)  # the target window may lack the focus
             qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
@@ -165,3 +165,26 @@ def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
         finally:
             app.close()
             qtbot.wait(50)
+
+
+def test_a_calibration_that_breaks_names_the_menu_item_not_a_command(qtbot: QtBot) -> None:
+    @contextmanager
+    def broken(settings: Settings, latch: StopLatch) -> Iterator[Calibrator]:
+        raise RuntimeError("no frame")
+        yield  # pragma: no cover
+
+    def screen(on_cancel: Callable[[], None]) -> RecordingScreen:
+        return RecordingScreen(on_cancel, window=CalibrationWindow(identity=True))
+
+    flow = CalibrationFlow(opener=broken, screen_maker=screen)
+    app = HolodeskApp(Settings(), use_system_tray=False, probe=False, calibration=flow)
+    try:
+        app.show_task_window()
+        assert app.calibrate()
+        qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
+        assert app._errors[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
+                                   "screen capture (the tray menu's Check set-up…)")
+        assert app.task_window.isVisible()  # back after the targets
+    finally:
+        app.close()
+        qtbot.wait(50)

@@ -12,10 +12,13 @@ from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from app.settings import Settings
+from model.serving.launcher import ServeError
 from tests.app.test_serve import alive, free_port, http_status
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import Home, isolate_home
+from ui.problem_view import view
 from ui.server_control import ServerControl
+from ui.server_menu import failure_text
 
 
 @pytest.fixture
@@ -112,9 +115,15 @@ def test_crash_is_reported(
     control, states = make(controls, shims, free_port())
     with qtbot.waitSignal(control.failed, timeout=60_000) as failed:
         control.start()
-    message, fix = failed.args
-    assert "ran out of GPU memory" in message
-    assert "--gpu-memory" in fix and "CUDA out of memory" in fix
+    error = failed.args[0]
+    assert isinstance(error, ServeError)
+    assert "ran out of GPU memory" in error.message
+    assert "--gpu-memory" in view(error).fix
+    assert any("CUDA out of memory" in line for line in error.log_tail)
+    # As the tray tells it: the fix, then the log's last lines under its path.
+    text = failure_text(error, control.log_path)
+    assert f"Last lines of the log ({control.log_path}):" in text
+    assert "CUDA out of memory" in text
     assert states == ["starting", "failed"]
 
 
@@ -128,8 +137,8 @@ def test_missing_gpu_fails_with_the_fix(
     control, _states = make(controls, folder, free_port())
     with qtbot.waitSignal(control.failed, timeout=30_000) as failed:
         control.start()
-    assert "no NVIDIA GPU" in failed.args[0]
-    assert "40 GB" in failed.args[1]
+    assert "no NVIDIA GPU" in failed.args[0].message
+    assert "40 GB" in view(failed.args[0]).fix
 
 
 def test_quit_stops_the_server(
@@ -156,7 +165,7 @@ def test_death_after_ready_is_noticed(
     pid = json.loads((tmp_path / "record.json").read_text())["pid"]
     with qtbot.waitSignal(control.failed, timeout=30_000) as failed:
         os.kill(pid, signal.SIGKILL)
-    assert failed.args[0].startswith("vLLM stopped")
+    assert failed.args[0].message.startswith("vLLM stopped")
     assert states[-1] == "failed"
 
 
@@ -170,8 +179,8 @@ def test_stop_during_the_checks_ends_quietly(
     monkeypatch.setenv("FAKE_NVIDIA_SMI_DELAY", "3")  # the check is still running at the stop
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     control, states = make(controls, folder, free_port())
-    failures: list[tuple[str, str]] = []
-    control.failed.connect(lambda message, fix: failures.append((message, fix)))
+    failures: list[ServeError] = []
+    control.failed.connect(failures.append)
     with qtbot.waitSignal(control.progress, timeout=30_000) as checking:
         control.start()
     assert checking.args == ["checking vLLM and the GPU"]
@@ -182,7 +191,7 @@ def test_stop_during_the_checks_ends_quietly(
     assert failures == []
     control.start()  # and it can be started again (and fail visibly now, with no stop)
     qtbot.waitUntil(lambda: control.state == "failed", timeout=60_000)
-    assert failures and "lists no GPU" in failures[0][0]
+    assert failures and "lists no GPU" in failures[0].message
 
 
 def test_a_server_beyond_this_machine_without_a_key_is_warned_about(

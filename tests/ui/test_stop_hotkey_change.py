@@ -31,11 +31,11 @@ def test_the_new_stop_hotkey_stops_a_run_and_the_old_one_is_gone(
     hotkeys = FakeHotkeys()
     with FakeVLLM(ScriptedPolicy([CLICK, CLICK])) as server:
         app, rig = make_app(server, confirm=ConfirmMode.ALWAYS)
-        hotkeys.register(DEFAULT_STOP_HOTKEY, app._stop_callback(DEFAULT_STOP_HOTKEY))
+        hotkeys.register(DEFAULT_STOP_HOTKEY, app.hotkeys.stop_callback(DEFAULT_STOP_HOTKEY))
         hotkeys.start()
-        app.set_hotkey_listener(hotkeys, DEFAULT_STOP_HOTKEY)
+        app.hotkeys.set_listener(hotkeys, DEFAULT_STOP_HOTKEY)
 
-        assert app.apply_stop_hotkey(NEW_STOP)
+        assert app.hotkeys.apply_stop_hotkey(NEW_STOP)
         assert hotkeys.combos == [NEW_STOP]
         assert "Ctrl+Alt+9" in app.stop_button.toolTip()
 
@@ -57,12 +57,12 @@ def test_an_automation_clashing_with_the_new_stop_hotkey_is_left_out(
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK])) as server:
         app, _rig = make_app(server)
-        hotkeys.register(DEFAULT_STOP_HOTKEY, app._stop_callback(DEFAULT_STOP_HOTKEY))
-        app.set_hotkey_listener(hotkeys, DEFAULT_STOP_HOTKEY)
-        assert app.registered_hotkeys == ["ctrl+alt+9"]
+        hotkeys.register(DEFAULT_STOP_HOTKEY, app.hotkeys.stop_callback(DEFAULT_STOP_HOTKEY))
+        app.hotkeys.set_listener(hotkeys, DEFAULT_STOP_HOTKEY)
+        assert app.hotkeys.registered == ["ctrl+alt+9"]
 
-        assert app.apply_stop_hotkey("ctrl+alt+9")
-        assert app.registered_hotkeys == []  # the stop wins
+        assert app.hotkeys.apply_stop_hotkey("ctrl+alt+9")
+        assert app.hotkeys.registered == []  # the stop wins
         assert hotkeys.combos == ["ctrl+alt+9"]
         told = [e for e in app._errors if "emergency stop hotkey" in e]
         assert told and told[0].startswith("The hotkey ")
