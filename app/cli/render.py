@@ -24,6 +24,11 @@ OPTIONS: dict[str, str] = {
     "endpoint": "--endpoint",
     "model": "--model",
     "monitor": "--monitor",
+    # `holodesk serve`'s options for the serve_* settings.
+    "serve_gpu_memory": "--gpu-memory",
+    "serve_max_model_len": "--max-model-len",
+    "serve_port": "--port",
+    "serve_model": "--model",
 }
 
 

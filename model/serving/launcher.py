@@ -318,8 +318,8 @@ def check_gpu(
         return gpus, [Problem(
             f"the largest GPU ({largest.name}) has {largest.memory_mib / 1024:.0f} GiB; "
             "Holotron-12B's weights alone are about 25 GB",
-            Fix(f"use {GPU_NEED}; on a smaller card try a shorter context "
-                "(--max-model-len 16384)"),
+            Fix(f"use {GPU_NEED}; on a smaller card try a shorter context (e.g. 16384 tokens)",
+                setting="serve_max_model_len"),
             fatal=False,
         )]  # fmt: skip
     return gpus, []
@@ -340,9 +340,9 @@ def check_port(host: str, port: int) -> Problem | None:
             return Problem(
                 f"port {port} is already in use{who}",
                 Fix(
-                    f"stop that program, or serve on another port (--port {port + 1}) and point "
-                    "holodesk at it: "
-                    f"`holodesk config set endpoint http://127.0.0.1:{port + 1}/v1`"
+                    f"stop that program, or serve on another port (e.g. {port + 1}) and point "
+                    f"holodesk's endpoint at it (http://127.0.0.1:{port + 1}/v1)",
+                    setting="serve_port",
                 ),
             )
         if exc.errno == errno.EADDRNOTAVAIL:
@@ -350,7 +350,8 @@ def check_port(host: str, port: int) -> Problem | None:
         if exc.errno == errno.EACCES:
             return Problem(f"port {port} needs administrator rights", Fix("use a port above 1023"))
         return Problem(
-            f"cannot listen on {host}:{port} ({exc.strerror})", Fix("use another --port")
+            f"cannot listen on {host}:{port} ({exc.strerror})",
+            Fix("use another port", setting="serve_port"),
         )
     finally:
         sock.close()
@@ -518,75 +519,79 @@ def parse_progress(line: str) -> Progress | None:
 # --------------------------------------------------------------------------- failures
 
 
-# (patterns, message, fix): the first whose pattern is in the log's tail explains the exit.
-_FAILURES: list[tuple[tuple[str, ...], str, str]] = [
+# (patterns, message, fix, the setting the fix changes): the first whose pattern is in the log's
+# tail explains the exit. The words hold in the terminal and in the app alike; each front end
+# names the setting its own way (a `holodesk serve` option, or where the app keeps it).
+_FAILURES: list[tuple[tuple[str, ...], str, str, str | None]] = [
     (("larger than the available KV cache memory",
       "larger than the maximum number of tokens that can be stored in KV cache",
       "No available memory for the cache blocks"),
      "the GPU has too little memory left for a context of {max_model_len} tokens",
-     "raise the GPU memory share (--gpu-memory 0.95) or lower the context length "
-     "(--max-model-len 16384)"),
+     "raise the GPU memory share (e.g. 0.95) or lower the context length "
+     "(serve_max_model_len, e.g. 16384)", "serve_gpu_memory"),
     (("less than desired GPU memory utilization",),
      "other programs are using the GPU's memory",
      "close them (`nvidia-smi` lists them) or lower the GPU memory share (now {gpu_memory:g}, "
-     "e.g. --gpu-memory 0.8)"),
+     "e.g. 0.8)", "serve_gpu_memory"),
     (("CUDA out of memory", "OutOfMemoryError", "CUDA error: out of memory"),
      "vLLM ran out of GPU memory",
-     "lower the GPU memory share (now {gpu_memory:g}, e.g. --gpu-memory 0.85) or the context "
-     "length (--max-model-len 16384), and close other programs using the GPU (`nvidia-smi`); "
-     "the weights alone take about 25 GB"),
+     "lower the GPU memory share (now {gpu_memory:g}, e.g. 0.85) or the context length "
+     "(serve_max_model_len, e.g. 16384), and close other programs using the GPU (`nvidia-smi`); "
+     "the weights alone take about 25 GB", "serve_gpu_memory"),
     (("are not supported for now", "does not recognize this architecture",
       "has no vLLM implementation"),
      "this vLLM does not know the model's architecture",
      "upgrade vLLM (pip install -U 'holodesk[server]'; Holotron-12B was published with vLLM "
-     "0.14.1) and keep --trust-remote-code on the command line"),
+     "0.14.1) and keep --trust-remote-code on the command line", None),
     (("pass the argument `trust_remote_code=True`", "requires you to execute the configuration"),
      "the model needs its own code to load",
-     "keep --trust-remote-code on the command line (holodesk serve always passes it)"),
+     "keep --trust-remote-code on the command line (holodesk serve always passes it)", None),
     (("error: unrecognized arguments", "error: argument"),
      "this vLLM does not accept a flag holodesk passes (see the log below)",
-     "upgrade vLLM (pip install -U 'holodesk[server]'), or check the extra flags after `--`"),
+     "upgrade vLLM (pip install -U 'holodesk[server]'), or check the extra flags after `--`",
+     None),
     (("GatedRepoError", "401 Client Error", "403 Client Error", "RepositoryNotFoundError",
       "Repository Not Found", "is restricted"),
      "Hugging Face refused to download {model}",
      "check the model name, accept its licence on huggingface.co if it asks, and log in with "
-     "`hf auth login` (older: `huggingface-cli login`)"),
+     "`hf auth login` (older: `huggingface-cli login`)", "serve_model"),
     (("No space left on device",),
      "the disk is full",
-     "free about 30 GB where Hugging Face caches models (~/.cache/huggingface, or $HF_HOME)"),
+     "free about 30 GB where Hugging Face caches models (~/.cache/huggingface, or $HF_HOME)",
+     None),
     (("LocalEntryNotFoundError", "MaxRetryError", "We couldn't connect to",
       "Temporary failure in name resolution"),
      "vLLM could not download {model} (no connection to huggingface.co)",
-     "check the network (or a proxy: HTTPS_PROXY), or download the weights once and pass "
-     "their folder with --model /path/to/Holotron-12B"),
+     "check the network (or a proxy: HTTPS_PROXY), or download the weights once and serve "
+     "them from their folder (e.g. /path/to/Holotron-12B)", "serve_model"),
     (("Address already in use",),
      "port {port} is already in use",
-     "stop the program holding it or serve on another port (--port)"),
+     "stop the program holding it or serve on another port", "serve_port"),
     (("No CUDA GPUs are available", "Found no NVIDIA driver", "CUDA driver version is insufficient",
       "Failed to infer device type", "no CUDA-capable device"),
      "vLLM found no usable CUDA GPU",
-     f"vLLM needs {GPU_NEED} and a working NVIDIA driver: check with `nvidia-smi`"),
+     f"vLLM needs {GPU_NEED} and a working NVIDIA driver: check with `nvidia-smi`", None),
     (("No module named",),
      "vLLM's installation is incomplete",
-     f"reinstall it: {INSTALL_FIX}"),
+     f"reinstall it: {INSTALL_FIX}", None),
 ]  # fmt: skip
 
 
 def explain_failure(
     lines: Sequence[str], cfg: ServeConfig, returncode: int | None
-) -> tuple[str, str]:
+) -> tuple[str, Fix]:
     """``(message, fix)`` in plain words for a vLLM that exited with ``lines`` in its log."""
     # Our own header line repeats the command (--trust-remote-code...): not vLLM's words.
     text = "\n".join(line for line in lines if not line.startswith(LOG_HEADER))
     values = {"model": cfg.model, "port": cfg.port, "gpu_memory": cfg.gpu_memory,
               "max_model_len": cfg.max_model_len}  # fmt: skip
-    for patterns, message, fix in _FAILURES:
+    for patterns, message, fix, setting in _FAILURES:
         if any(p in text for p in patterns):
-            return message.format(**values), fix.format(**values)
+            return message.format(**values), Fix(fix.format(**values), setting=setting)
     code = f" with code {returncode}" if returncode is not None else ""
     return (
         f"vLLM exited{code} before the model was ready",
-        "read the last lines of its log below; `vllm serve --help` lists the flags",
+        Fix("read the last lines of its log below; `vllm serve --help` lists the flags"),
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.render import fix_line
 from app.serving import serve_config, serve_port
 from app.settings import Settings, SettingsError, set_value
 from model.serving.guard import parent_alive, process_start_time
@@ -545,7 +546,9 @@ def test_wait_ready_raises_with_the_log_tail(
     server.stop()
     assert caught.value.returncode == 1
     assert "context of 32768 tokens" in caught.value.message
-    assert "--max-model-len" in caught.value.fix.text
+    fix = caught.value.fix
+    assert fix is not None and "context length" in fix.text and fix.setting == "serve_gpu_memory"
+    assert "--gpu-memory" in fix_line(fix)  # the terminal names `holodesk serve`'s option
     assert any("KV cache" in line for line in caught.value.log_tail)
 
 
@@ -572,7 +575,7 @@ def test_progress_from_real_vllm_lines(line: str, phase: str, text: str) -> None
 
 def test_unknown_failure_falls_back_to_the_exit_code() -> None:
     message, fix = explain_failure(["something odd"], ServeConfig(), 7)
-    assert "exited with code 7" in message and "log" in fix
+    assert "exited with code 7" in message and "log" in fix.text
 
 
 # --------------------------------------------------------------------------- settings

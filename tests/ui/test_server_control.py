@@ -118,7 +118,8 @@ def test_crash_is_reported(
     error = failed.args[0]
     assert isinstance(error, ServeError)
     assert "ran out of GPU memory" in error.message
-    assert "--gpu-memory" in view(error).fix
+    # The app names the setting, never `holodesk serve`'s option for it.
+    assert "GPU memory share" in view(error).fix and "--" not in view(error).fix
     assert any("CUDA out of memory" in line for line in error.log_tail)
     # As the tray tells it: the fix, then the log's last lines under its path.
     text = failure_text(error, control.log_path)
