@@ -218,6 +218,19 @@ def chord_keys(keys: Iterable[str]) -> frozenset[str]:
     return frozenset(generic_key(canonical_key(k)) for k in split_combo(list(keys)))
 
 
+#: What a US layout types with Shift. pyautogui presses Shift around these (its
+#: ``isShiftCharacter``; on macOS Shift stays down until the symbol's key-up), so a chord that
+#: holds one holds Shift too, whatever the model wrote.
+SHIFTED_SYMBOLS: frozenset[str] = frozenset('~!@#$%^&*()_+{}|:"<>?')
+
+
+def pressed_keys(keys: Iterable[str]) -> frozenset[str]:
+    """The generic keys the machine sees held for a chord: :func:`chord_keys`, plus the Shift
+    that pressing a shifted symbol adds. What the policy judges."""
+    chord = chord_keys(keys)
+    return chord | {"shift"} if chord & SHIFTED_SYMBOLS else chord
+
+
 # -- pressing: pyautogui ---------------------------------------------------------------------
 
 

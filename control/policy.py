@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
-from control.keys import MODIFIERS, chord_keys
+from control.keys import MODIFIERS, chord_keys, pressed_keys
 from model.schema import (
     Action,
     Answer,
@@ -101,9 +101,10 @@ class Verdict:
 
 # -- key names -------------------------------------------------------------------------------
 
-#: The set of canonical key names of a chord; "ctrl+s" given as one key is split. The one
+#: The set of canonical key names of a chord as the machine sees it held; "ctrl+s" given as one
+#: key is split, and a shifted symbol ("!") brings the Shift it is typed with. The one
 #: vocabulary of control.keys, so the keys judged are the keys pressed and listened for.
-normalize_keys = chord_keys
+normalize_keys = pressed_keys
 
 
 @dataclass(frozen=True)

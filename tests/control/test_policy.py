@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from control.keys import SHIFTED_SYMBOLS
 from control.policy import (
     ConfirmMode,
     SafetyPolicy,
@@ -68,8 +69,8 @@ def test_default_mode_is_risky() -> None:
         (["winleft", "del"], {"super", "delete"}),
         (["ctrl+shift+w"], {"ctrl", "shift", "w"}),
         (["Ctrl + Alt + Del"], {"ctrl", "alt", "delete"}),
-        (["ctrl", "+"], {"ctrl", "+"}),
-        (["ctrl++"], {"ctrl", "+"}),
+        (["ctrl", "+"], {"ctrl", "shift", "+"}),  # "+" is typed with Shift: it is held too
+        (["ctrl++"], {"ctrl", "shift", "+"}),
         (["Print Screen"], {"printscreen"}),
         (["F4", "ALT"], {"alt", "f4"}),
     ],
@@ -135,6 +136,23 @@ def test_forbidden_chords_in_every_mode(keys: tuple[str, ...]) -> None:
 )
 def test_near_misses_are_not_forbidden(keys: tuple[str, ...]) -> None:
     assert not assess(hotkey(*keys)).forbidden
+
+
+@pytest.mark.parametrize("symbol", sorted(SHIFTED_SYMBOLS))
+@pytest.mark.parametrize(
+    "chord",
+    [("ctrl", "alt", "shift", "escape"),  # the stop hotkey: the listener hears Shift+symbol
+     ("cmd", "shift", "q")],  # log out
+)
+def test_a_shifted_symbol_brings_its_shift(chord: tuple[str, ...], symbol: str) -> None:
+    # pyautogui presses Shift around "!" and the like: a chord that needs Shift, written
+    # without it but with a shifted symbol, is the same chord on the machine.
+    without_shift = tuple(k for k in chord if k != "shift")
+    for mode in ConfirmMode:
+        verdict = assess(hotkey(*without_shift, symbol), policy=SafetyPolicy(mode))
+        assert verdict.forbidden, (without_shift, symbol, mode)
+    assert "shift" in normalize_keys(["ctrl", symbol])
+    assert "shift" not in normalize_keys(["ctrl", "1"])
 
 
 def test_forbidden_reason_names_the_keys_as_written() -> None:
