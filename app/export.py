@@ -20,13 +20,13 @@ import json
 import logging
 import shutil
 import tempfile
-import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.secrets import redact, scrub_settings
 from app.store import ActionLog, RunRecord, StepRecord, StoreError
+from app.visible import visible_line
 
 _log = logging.getLogger(__name__)
 
@@ -143,16 +143,18 @@ def format_run_list(runs: Sequence[RunRecord]) -> str:
     for run in runs:
         lines.append(
             f"{run.id:<20}  {_local(run.started_at, '%Y-%m-%d %H:%M'):<16}  {run.steps:>5}  "
-            f"{run.outcome:<11}  {_one_line(run.task, 60)}"
+            f"{run.outcome:<11}  {visible_line(run.task, 60)}"
         )
     return "\n".join(lines)
 
 
 def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
-    """One run and its steps for ``holodesk log show``; model text is made terminal-safe."""
+    """One run and its steps for ``holodesk log show``; model text is made terminal-safe
+    (app/visible.py: controls, escapes and invisible characters shown as symbols)."""
     lines = [
-        f"run {run.id}: {run.outcome}" + (f" ({_one_line(run.reason, 200)})" if run.reason else ""),
-        f"task: {_one_line(run.task, 500)}",
+        f"run {run.id}: {run.outcome}"
+        + (f" ({visible_line(run.reason, 200)})" if run.reason else ""),
+        f"task: {visible_line(run.task, 500)}",
         f"started {_local(run.started_at, '%Y-%m-%d %H:%M:%S')}"
         + (
             f", finished {_local(run.finished_at, '%H:%M:%S')}"
@@ -161,7 +163,7 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
             else ""
         )
         + f", {run.steps} step{'s' if run.steps != 1 else ''}",
-        f"server: {run.endpoint}, model {_one_line(run.model, 80) if run.model else '(unknown)'}",
+        f"server: {run.endpoint}, model {visible_line(run.model, 80) or '(unknown)'}",
     ]
     for step in steps:
         lines.append("")
@@ -178,7 +180,7 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
             ("model said", step.raw_output if not step.action else None),
         ):
             if text:
-                lines.append(f"    {label}: {_one_line(text, 300)}")
+                lines.append(f"    {label}: {visible_line(text, 300)}")
         timing = _timing_text(step.timings)
         if timing:
             lines.append(f"    time: {timing}")
@@ -192,19 +194,19 @@ def _action_text(step: StepRecord) -> str:
     kind = str(action.get("action", "")) or "(no action)"
     where = f" at {step.screen_point}" if step.screen_point else ""
     if "element" in action:
-        return f'{kind} "{_one_line(str(action["element"]), 60)}"{where}'
+        return f'{kind} "{visible_line(str(action["element"]), 60)}"{where}'
     if kind == "type":
         enter = " + Enter" if action.get("press_enter") else ""
-        return f'type "{_one_line(str(action.get("text", "")), 60)}"{enter}'
+        return f'type "{visible_line(str(action.get("text", "")), 60)}"{enter}'
     if kind == "hotkey":
         keys = action.get("keys") or []
-        return "hotkey " + "+".join(_one_line(str(k), 20) for k in keys)
+        return "hotkey " + "+".join(visible_line(str(k), 20) for k in keys)
     if kind == "wait":
         return f"wait {action.get('seconds', '')} s"
     if kind == "ask_user":
-        return f'ask "{_one_line(str(action.get("question", "")), 100)}"'
+        return f'ask "{visible_line(str(action.get("question", "")), 100)}"'
     if kind == "answer":
-        return f'answer "{_one_line(str(action.get("text", "")), 100)}"'
+        return f'answer "{visible_line(str(action.get("text", "")), 100)}"'
     return kind
 
 
@@ -216,28 +218,6 @@ def _timing_text(timings: Mapping[str, float]) -> str:
         if isinstance(timings.get(key), int | float)
     ]
     return ", ".join(parts)
-
-
-def _one_line(text: str | None, limit: int) -> str:
-    """``text`` on one line with control characters (terminal escapes) made visible, cut to
-    ``limit`` characters: the model's output must never drive the person's terminal."""
-    if not text:
-        return ""
-    cleaned = "".join(
-        " " if ch in "\n\r\t" else (f"\\x{ord(ch):02x}" if _unsafe(ch) else ch) for ch in text
-    )
-    cleaned = " ".join(cleaned.split())
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 3] + "..."
-
-
-def _unsafe(ch: str) -> bool:
-    # C0/C1 controls (ESC starts terminal sequences) and bidirectional overrides (which can make
-    # text display in a different order than it reads).
-    return (
-        unicodedata.category(ch) == "Cc"
-        or "\u202a" <= ch <= "\u202e"
-        or ("\u2066" <= ch <= "\u2069")
-    )
 
 
 def _local(epoch: float, fmt: str) -> str:

@@ -464,11 +464,11 @@ def test_format_run_list_and_run(log: ActionLog) -> None:
     )
     log.finish_run(run.id, "answered", "done")
     listing = format_run_list(log.list_runs())
-    assert run.id in listing and "answered" in listing and "open the Downloads folder" in listing
+    assert run.id in listing and "answered" in listing and "open the⏎Downloads folder" in listing
     text = format_run(log.get_run(run.id), log.steps(run.id))
     assert 'click "Save button" at (932, 880)' in text
     assert 'type "hello" + Enter' in text
     assert "approved / ok" in text
     assert "model 0.80 s" in text
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
-    assert "\\x1b" in text
+    assert "␛]0;pwned␇ title ⟨U+202E⟩" in text  # shown, as app/visible.py spells it
