@@ -95,3 +95,21 @@ def visible_line(text: str | None, limit: int | None = None) -> str:
     if limit is None or len(shown) <= limit:
         return shown
     return shown[: limit - 3] + "..."
+
+
+def without_controls(text: str) -> str:
+    """``text`` with only its control characters (line breaks kept) and bidirectional
+    controls shown as symbols: a last guard for a line already made of visible text, which
+    :func:`visible` would spell out a second time."""
+    return "".join(
+        visible(ch)
+        if ch != "\n" and (unicodedata.category(ch) == "Cc" or ch in _BIDI_CONTROLS)
+        else ch
+        for ch in text
+    )
+
+
+# They reorder what follows on display, so text could read differently than it is.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f") | frozenset(
+    chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+)

@@ -1,7 +1,13 @@
-"""The terminal front end: prints the loop's events and answers confirmations from stdin."""
+"""The terminal front end: prints the loop's events and answers confirmations from stdin.
+
+Model and server text is printed through app/visible.py, so an escape sequence in it never
+reaches the terminal; typed-ahead input is discarded before each confirmation, so a key
+pressed earlier never answers a question the person has not seen.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -26,6 +32,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.visible import visible_line, without_controls
 from control.policy import is_card_number, looks_like_password
 from model.schema import Type
 
@@ -59,8 +66,8 @@ class TerminalFrontEnd:
         match event:
             case RunStarted():
                 mode = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
-                self._say(f"run {event.run_id}: {event.task!r} with {event.model} at "
-                          f"{event.endpoint}, monitor {event.monitor}{mode}")
+                self._say(f"run {event.run_id}: {_v(repr(event.task))} with {_v(event.model)} at "
+                          f"{_v(event.endpoint)}, monitor {event.monitor}{mode}")
             case FrameCaptured():
                 g = event.geometry
                 self._say(f"[{event.step_no}] screenshot {g.sent_width}x{g.sent_height} of "
@@ -68,8 +75,8 @@ class TerminalFrontEnd:
             case ModelText():
                 pass  # streaming text is for the GUI; the terminal prints the parsed step
             case StepProposed():
-                self._say(f"[{event.step_no}] thinks: {event.step.thought}")
-                self._say(f"[{event.step_no}] next: {event.description}")
+                self._say(f"[{event.step_no}] thinks: {_v(event.step.thought)}")
+                self._say(f"[{event.step_no}] next: {_v(event.description)}")
             case AwaitingConfirmation():
                 event.request.reply(self.ask(event.request))
             case StepDecided():
@@ -78,27 +85,33 @@ class TerminalFrontEnd:
                 self._say(f"[{event.step_no}] done in {event.exec_ms:.0f} ms, screen settled "
                           f"after {event.settle_ms:.0f} ms", verbose=True)
             case StepFailed():
-                self._say(f"[{event.step_no}] failed: {event.error}")
+                self._say(f"[{event.step_no}] failed: {_v(event.error)}")
             case RunFinished():
                 if event.answer:
-                    self._say(f"answer: {event.answer}")
+                    self._say(f"answer: {_v(event.answer)}")
                 self._say(f"run {event.run_id or '-'} ended: {event.outcome.value} "
-                          f"after {event.steps} step(s): {reason_line(event.reason, event.fix)}")
+                          f"after {event.steps} step(s): "
+                          f"{_v(reason_line(event.reason, event.fix))}")
 
     def ask(self, request: ConfirmRequest) -> ConfirmReply:
         """Show the action in words, its target, the screen point and why; read the answer."""
-        self._say("  confirm: " + request.description)
+        self._say("  confirm: " + _v(request.description))
+        action = request.action
+        if isinstance(action, Type) and not request.secret:
+            # The description cuts long text: the full text to type, every character shown.
+            self._say(f"  text:    {_v(action.text)}")
         if request.element:
-            self._say(f"  target:  {request.element}")
+            self._say(f"  target:  {_v(request.element)}")
         if request.points:
             self._say("  point:   " + " -> ".join(str(p) for p in request.points)
                       + f" on monitor {request.geometry.monitor}")
         for reason in request.reasons:
-            self._say(f"  why:     {reason}")
+            self._say(f"  why:     {_v(reason)}")
         # Only text that is shown may be edited here: a terminal would echo a secret's edit.
         editable = isinstance(request.action, Type) and not request.secret
         question = ("  [a]pprove / [e]dit the text / approve [r]est of run / [s]kip / [q] stop? "
                     if editable else "  [a]pprove / approve [r]est of run / [s]kip / [q] stop? ")
+        self._discard_typeahead()
         while True:
             self.out.write(question)
             self.out.flush()
@@ -141,6 +154,22 @@ class TerminalFrontEnd:
         self._say(f"  will type {shown} instead")
         return ConfirmReply(Answer.EDIT, edited)
 
+    def _discard_typeahead(self) -> None:
+        """Drop what was typed before the question: it was meant for something else."""
+        if sys.platform == "win32":
+            return
+        try:
+            fileno = self.answers.fileno()
+        except (AttributeError, OSError, ValueError):
+            return  # not a real file (tests): nothing typed ahead
+        if not os.isatty(fileno):
+            return  # a pipe or file holds answers on purpose
+        import termios
+
+        # On failure the question is still asked; only this guard is missing.
+        with contextlib.suppress(termios.error):
+            termios.tcflush(fileno, termios.TCIFLUSH)
+
     def _read_line(self, request: ConfirmRequest) -> str | None:
         """A line of input, or None once the run is stopped; a stop never waits for typing."""
         try:
@@ -168,5 +197,12 @@ class TerminalFrontEnd:
     def _say(self, text: str, verbose: bool = False) -> None:
         if verbose and not self.verbose:
             return
-        self.out.write(text + "\n")
+        # A last guard: model text is made visible where it is put in a line; a control
+        # character that got here anyway is shown, not sent to the terminal.
+        self.out.write(without_controls(text) + "\n")
         self.out.flush()
+
+
+def _v(text: str) -> str:
+    """Model or server text on one terminal line, every control character shown as a symbol."""
+    return visible_line(text)

@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
+import threading
+import time
 
 from app.cli.terminal import TerminalFrontEnd
-from app.events import Answer, ConfirmRequest, Outcome, RunFinished
+from app.events import (
+    Answer,
+    AwaitingConfirmation,
+    ConfirmReply,
+    ConfirmRequest,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    StepFailed,
+    StepProposed,
+)
+from control.policy import Verdict
+from control.stop import StopLatch
 from model.coords import FrameGeometry, Rect
 from model.problem import Fix, Remedy
-from model.schema import Action, Click, Type
+from model.prompt import describe_action
+from model.schema import Action, Click, Step, Type
 
 GEOMETRY = FrameGeometry(1280, 800, Rect(0, 0, 1280, 800), 1.0)
 
@@ -75,3 +91,55 @@ def test_a_run_ended_by_an_error_names_the_command_that_fixes_it() -> None:
     assert out.getvalue().strip() == (
         "run r1 ended: error after 0 step(s): cannot reach the model server Fix: Start the "
         "model server. (`holodesk serve`)")
+
+
+# -- what reaches the terminal -----------------------------------------------------------------
+
+HOSTILE = "\x1b[2J\x1b]0;title\x07 \r over \u202e"
+
+
+def test_model_text_never_reaches_the_terminal_as_escape_sequences() -> None:
+    out = io.StringIO()
+    front = TerminalFrontEnd(out=out, answers=io.StringIO("s\n"), verbose=True)
+    action = Type(text="x" * 120 + HOSTILE + "END")
+    step = Step(thought="think " + HOSTILE, note=HOSTILE, action=action)
+    front.handle(RunStarted("r1", "task " + HOSTILE, "http://h/v1", "m" + HOSTILE, "1", False))
+    front.handle(StepProposed("r1", 1, step, (), "type " + HOSTILE,
+                                Verdict(True, False, ()), HOSTILE))
+    request = ConfirmRequest(
+        description=describe_action(action), element="field " + HOSTILE, points=(),
+        reasons=("why " + HOSTILE,), action=action, screenshot_path="", geometry=GEOMETRY)
+    front.handle(AwaitingConfirmation("r1", 1, request))
+    assert request.wait(StopLatch()).answer is Answer.SKIP
+    front.handle(StepFailed("r1", 1, "failed " + HOSTILE))
+    front.handle(RunFinished("r1", Outcome.ANSWERED, "done " + HOSTILE, 1,
+                             answer="answer " + HOSTILE))
+    shown = out.getvalue()
+    for bad in ("\x1b", "\x07", "\r", "\u202e"):
+        assert bad not in shown, repr(bad)
+    assert "␛[2J␛]0;title␇ ␍ over ⟨U+202E⟩" in shown
+    # The whole text to type, not the description's 80 characters.
+    assert "  text:    " + "x" * 120 + "␛[2J" in shown and "END" in shown
+
+
+def test_keys_typed_before_the_question_do_not_answer_it() -> None:
+    master, slave = os.openpty()
+    try:
+        answers = os.fdopen(slave, "r", closefd=False)
+        os.write(master, b"a\n")  # typed ahead, meant for something else
+        time.sleep(0.05)  # the line discipline has it: without the flush, it would approve
+        out = io.StringIO()
+        replies: list[ConfirmReply] = []
+        front = TerminalFrontEnd(out=out, answers=answers)
+        asking = threading.Thread(
+            target=lambda: replies.append(front.ask(_request(Click(element="OK", x=1, y=2)))))
+        asking.start()
+        deadline = time.monotonic() + 10
+        while "[s]kip" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.write(master, b"s\n")  # the answer given after seeing the question
+        asking.join(10)
+        assert [r.answer for r in replies] == [Answer.SKIP]
+    finally:
+        os.close(master)
+        os.close(slave)
