@@ -174,6 +174,7 @@ class AutomationsDialog(QDialog):
         form.addRow("&Hotkey:", self.hotkey_edit)
 
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the file
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.test_button = QPushButton("Test r&un")

@@ -158,6 +158,7 @@ class CalibrationReportDialog(QDialog):
         self.setWindowTitle("holodesk — calibration")
         self.report = report
         self.verdict = QLabel("\n".join(verdict_lines(report)))
+        self.verdict.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the model
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # The table as the CLI prints it, without its closing verdict: the label above has it.

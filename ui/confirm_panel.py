@@ -32,24 +32,23 @@ cannot be approved.
 
 from __future__ import annotations
 
-import html
 import json
 import typing
 
 import annotated_types
 from pydantic import ValidationError
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFont, QImage, QKeyEvent, QPixmap, QTextCursor
+from PySide6.QtGui import QFont, QFontMetricsF, QImage, QKeyEvent, QPixmap, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QVBoxLayout,
@@ -60,12 +59,15 @@ from app.events import Answer, ConfirmReply, ConfirmRequest
 from control.keys import UnknownKeyError, normalize_hotkey, split_combo
 from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Scroll, Type
 from ui.marker import CROP_SIZE, ImageLoader, render_marked_crop
+from ui.plain import plain_label, shown, shown_line
 
 # A 400x250 crop shown 1.5x: small targets (a checkbox) become legible.
 POINTED_BOUNDS = QSize(600, 375)
 # Actions without a point (type, hotkey): the whole screen, small, for context.
 WHOLE_BOUNDS = QSize(400, 250)
 DEFAULT_ARM_MS = 350
+# Long text to type scrolls inside the payload box beyond this many lines.
+PAYLOAD_LINES = 8
 
 EDIT_HINT = (
     "Enter approves the edited action · Esc cancels the edit (the run goes on) · "
@@ -335,30 +337,39 @@ class ConfirmPanel(QWidget):
         self.clear()
 
     def _build(self) -> None:
-        self.title_label = QLabel()
+        # Every label here is plain text: model text must never be rendered as HTML.
+        self.title_label = plain_label()
         big = QFont(self.title_label.font())
         big.setPointSizeF(big.pointSizeF() * 1.4)
         big.setBold(True)
         self.title_label.setFont(big)
         self.title_label.setWordWrap(True)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.image_label = QLabel()
+        self.image_label = plain_label()
         self.image_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.image_label.setMinimumSize(WHOLE_BOUNDS)
         self.image_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.image_label.setStyleSheet("background: #202020; color: #b0b0b0;")
-        self.payload_label = QLabel()  # the text to type / the keys to press, prominently
+        # The text to type / the keys to press, prominently and in full: long text scrolls.
+        self.payload_label = plain_label()
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         mono.setPointSizeF(big.pointSizeF())
         self.payload_label.setFont(mono)
         self.payload_label.setWordWrap(True)
         self.payload_label.setStyleSheet("background: #fff8c5; color: #1f2328; padding: 6px;")
-        self.details_label = QLabel()
-        self.details_label.setTextFormat(Qt.TextFormat.RichText)
+        self.payload_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.payload_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.payload_scroll = QScrollArea()
+        self.payload_scroll.setWidget(self.payload_label)
+        self.payload_scroll.setWidgetResizable(True)
+        self.payload_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.payload_scroll.setMaximumHeight(
+            round(QFontMetricsF(mono).lineSpacing() * PAYLOAD_LINES) + 16
+        )
+        self.details_label = plain_label()
         self.details_label.setWordWrap(True)
-        self.reasons_label = QLabel()
-        self.reasons_label.setTextFormat(Qt.TextFormat.RichText)
+        self.reasons_label = plain_label()
         self.reasons_label.setWordWrap(True)
         self.reasons_label.setStyleSheet("color: #9a6700;")
 
@@ -366,12 +377,15 @@ class ConfirmPanel(QWidget):
         self.edit_frame = QFrame()
         self.edit_frame.setFrameShape(QFrame.Shape.StyledPanel)
         self._edit_layout = QVBoxLayout(self.edit_frame)
-        edit_title = QLabel("<b>Edit the action</b>")
+        edit_title = plain_label("Edit the action")
+        bold = QFont(edit_title.font())
+        bold.setBold(True)
+        edit_title.setFont(bold)
         self._edit_layout.addWidget(edit_title)
-        self.edit_error_label = QLabel()
+        self.edit_error_label = plain_label()
         self.edit_error_label.setWordWrap(True)
         self.edit_error_label.setStyleSheet("color: #cf222e;")
-        self.edit_hint_label = QLabel(EDIT_HINT)
+        self.edit_hint_label = plain_label(EDIT_HINT)
         self.edit_hint_label.setWordWrap(True)
         self.edit_hint_label.setStyleSheet("color: #59636e;")
         self.cancel_edit_button = QPushButton("Cancel edit (Esc)")
@@ -415,7 +429,7 @@ class ConfirmPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.title_label)
         layout.addWidget(self.image_label, 1)
-        layout.addWidget(self.payload_label)
+        layout.addWidget(self.payload_scroll)
         layout.addWidget(self.details_label)
         layout.addWidget(self.reasons_label)
         layout.addWidget(self.edit_frame)
@@ -450,23 +464,24 @@ class ConfirmPanel(QWidget):
         self._image = None
         action = request.action
         pointed = bool(request.points)
-        self.title_label.setText(f"holodesk wants to {request.description}")
-        self.payload_label.setVisible(not pointed)
+        self.title_label.setText(f"holodesk wants to {shown_line(request.description)}")
+        self.payload_scroll.setVisible(not pointed)
         self.payload_label.setText(_payload(request))
+        self.payload_scroll.verticalScrollBar().setValue(0)
         details = []
         if request.element:
-            details.append(f"<b>Target:</b> {html.escape(request.element)}")
+            details.append(f"Target: {shown_line(request.element)}")
         if isinstance(action, Drag) and len(request.points) >= 2:
-            details.append(f"<b>Screen points:</b> from {request.points[0]} to {request.points[1]}")
+            details.append(f"Screen points: from {request.points[0]} to {request.points[1]}")
         elif pointed:
-            details.append(f"<b>Screen point:</b> {request.points[0]}")
-        self.details_label.setText("<br>".join(details))
+            details.append(f"Screen point: {request.points[0]}")
+        self.details_label.setText("\n".join(details))
         self.details_label.setVisible(bool(details))
-        reasons = "".join(f"<li>{html.escape(r)}</li>" for r in request.reasons)
+        reasons = "".join(f"\n• {shown_line(r)}" for r in request.reasons)
         self.reasons_label.setText(
-            f"<b>Why you are asked:</b><ul>{reasons}</ul>"
+            f"Why you are asked:{reasons}"
             if reasons
-            else "<b>Why you are asked:</b> every step is confirmed"
+            else "Why you are asked: every step is confirmed"
         )
         self.image_label.clear()
         self.image_label.setText("Loading the screenshot…")
@@ -490,7 +505,8 @@ class ConfirmPanel(QWidget):
         self._arm_timer.stop()
         self.title_label.setText("Nothing to confirm")
         self.image_label.clear()
-        self.payload_label.hide()
+        self.payload_scroll.hide()
+        self.payload_label.clear()
         self.details_label.clear()
         self.reasons_label.clear()
         for button in (self.skip_button, self.stop_button):
@@ -632,7 +648,7 @@ class ConfirmPanel(QWidget):
             self._edit_error = str(e)
         else:
             self._edit_error = None
-        self.edit_error_label.setText(self._edit_error or "")
+        self.edit_error_label.setText(shown(self._edit_error or ""))
         self.edit_error_label.setVisible(self._edit_error is not None)
         self._refresh_buttons()
 
@@ -669,12 +685,15 @@ class ConfirmPanel(QWidget):
 
 
 def _payload(request: ConfirmRequest) -> str:
-    """What a type or hotkey action sends, for the prominent box.
+    """What a type or hotkey action sends, for the prominent box: in full, every invisible
+    character shown as a symbol (app/visible.py).
 
-    Typed text comes from the description, which the policy already masked when the text
-    looks like a secret; the raw text is never shown here.
+    Text the policy hid (it looks like a secret) is shown as the description says it (its
+    length only); the raw text is never shown then.
     """
     action = request.action
     if isinstance(action, Hotkey):
-        return "+".join(action.keys)
-    return request.description
+        return shown_line("+".join(action.keys))
+    if isinstance(action, Type) and not _text_is_masked(request):
+        return shown(action.text)
+    return shown_line(request.description)

@@ -158,9 +158,11 @@ class _Row:
         parent = grid.parentWidget()
         self.name = name
         self.badge = QLabel(parent)
+        self.badge.setTextFormat(Qt.TextFormat.PlainText)
         self.badge.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.badge.setFixedWidth(_BADGE_WIDTH)
         self.title = QLabel(name, parent)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
         self.title.setStyleSheet("font-weight: bold;")
         self.detail = _selectable(parent)
         self.fix = _selectable(parent)

@@ -56,6 +56,7 @@ from app.store import ActionLog, RunRecord, StepRecord, StepResult
 from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
+from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.workers import Background
 
 __all__ = [
@@ -216,7 +217,7 @@ class ScreenshotDialog(QDialog):
         #: The screenshot with the markers painted on it, as shown.
         self.marked = image.convertToFormat(QImage.Format.Format_RGB32)
         self._paint_markers()
-        label = QLabel()
+        label = plain_label()
         label.setPixmap(QPixmap.fromImage(self.marked))
         scroll = QScrollArea()
         scroll.setWidget(label)
@@ -312,7 +313,7 @@ class LogWindow(QWidget):
         self.export_button.clicked.connect(self._export_clicked)
         self.folder_button.clicked.connect(self._folder_clicked)
         self.delete_button.clicked.connect(self._delete_clicked)
-        self.status_label = QLabel("")
+        self.status_label = plain_label("")  # errors quote stored and server text
         self.status_label.setObjectName("status")
         self.status_label.setWordWrap(True)
 
@@ -592,13 +593,13 @@ class LogWindow(QWidget):
             rows = self._run_rows()
             table.setRowCount(len(rows))
             for row, (run_id, task, started, outcome, steps) in enumerate(rows):
-                texts = (run_id, task.replace("\n", " "), _clock(started), outcome, str(steps))
+                texts = (run_id, shown_line(task), _clock(started), outcome, str(steps))
                 for col, text in enumerate(texts):
                     item = QTableWidgetItem(text)
                     if col == 0:
                         item.setData(Qt.ItemDataRole.UserRole, run_id)
                     if col == 1:
-                        item.setToolTip(task)
+                        item.setToolTip(plain_tooltip(task))
                     table.setItem(row, col, item)
             # Rows move as runs come and go: select the same runs again, by id.
             table.clearSelection()
@@ -690,16 +691,17 @@ class LogWindow(QWidget):
             texts = (
                 "",
                 str(view.step_no),
-                view.thought,
-                view.action,
+                shown_line(view.thought),
+                shown_line(view.action),
                 view.decision,
-                view.outcome,
+                shown_line(view.outcome),
                 _seconds(view.seconds),
             )
             for col, text in enumerate(texts):
                 item = QTableWidgetItem(text)
-                if col in (2, 3, 5) and text:
-                    item.setToolTip(text)
+                raw = {2: view.thought, 3: view.action, 5: view.outcome}.get(col)
+                if raw:
+                    item.setToolTip(plain_tooltip(raw))
                 table.setItem(row, col, item)
             thumb = self._thumbs.get(view.thumbnail_path or view.screenshot_path or "")
             if thumb is not None:
@@ -761,12 +763,12 @@ class LogWindow(QWidget):
 
     def _say(self, text: str) -> None:
         self.status_label.setStyleSheet("")
-        self.status_label.setText(text)
+        self.status_label.setText(shown(text))
 
     def _fail(self, error: BaseException | str) -> None:
         text = error if isinstance(error, str) else str(error) or type(error).__name__
         if isinstance(error, BaseException):
             _log.warning("action log window: %s", text, exc_info=error)
         self.status_label.setStyleSheet("color: #b00020;")
-        self.status_label.setText(text)
+        self.status_label.setText(shown(text))
         self.failed.emit(text)

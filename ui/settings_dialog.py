@@ -150,6 +150,7 @@ class SettingsDialog(QDialog):
         self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
         self.forget_key_check = QCheckBox("Forget the stored key")
         self.key_label = QLabel("Looking for the keyring…")
+        self.key_label.setTextFormat(Qt.TextFormat.PlainText)  # keyring errors are quoted
         self.key_label.setObjectName("key_info")
         self.key_label.setWordWrap(True)
         self.model_combo = QComboBox()
@@ -161,6 +162,7 @@ class SettingsDialog(QDialog):
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(self.test_connection)
         self.status_label = QLabel("")
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)  # the server's words
         self.status_label.setObjectName("connection_status")
         self.status_label.setWordWrap(True)
 
@@ -232,6 +234,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Keep runs for", self.retention_spin)
 
         self.error_label = QLabel("")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setObjectName("error")
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(_ERROR_STYLE)

@@ -9,7 +9,6 @@ decoded on a thread pool (:class:`ui.marker.ImageLoader`), never on the GUI thre
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
@@ -44,6 +43,7 @@ from app.settings import normalize_monitor
 from model.coords import FrameGeometry, Point
 from model.problem import Fix
 from ui.marker import ImageLoader, image_points, mark_image, read_scaled
+from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.problem_view import fix_text
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
@@ -189,37 +189,38 @@ class TaskWindow(QWidget):
         options.addWidget(self.automations_button)
         options.addWidget(self.start_button)
 
-        self.model_status = QLabel()
-        self.model_status.setTextFormat(Qt.TextFormat.RichText)
-        self.why_label = QLabel()
+        # Labels are plain text: they show model and server text, never rendered as HTML.
+        self.model_dot = plain_label("●")
+        self.model_status = plain_label()
+        self.why_label = plain_label()
         self.why_label.setWordWrap(True)
         self.why_label.setStyleSheet("color: #9a6700;")
         self.why_label.hide()
 
-        self.status_label = QLabel("Idle")
+        self.status_label = plain_label("Idle")
         bold = QFont(self.status_label.font())
         bold.setBold(True)
         self.status_label.setFont(bold)
-        self.step_label = QLabel()
+        self.step_label = plain_label()
         self.step_label.setWordWrap(True)
         self.step_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.thought_view = QPlainTextEdit()
         self.thought_view.setReadOnly(True)
         self.thought_view.setPlaceholderText("The model's thinking appears here as it comes in.")
         self.thought_view.setMaximumHeight(90)
-        self.screenshot_label = QLabel("No screenshot yet")
+        self.screenshot_label = plain_label("No screenshot yet")
         self.screenshot_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.screenshot_label.setMinimumSize(320, 200)
         self.screenshot_label.setSizePolicy(
             QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
         )
         self.screenshot_label.setStyleSheet("background: #202020; color: #b0b0b0;")
-        self.error_label = QLabel()
+        self.error_label = plain_label()
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #cf222e;")
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
-        self.result_label = QLabel()
+        self.result_label = plain_label()
         self.result_label.setWordWrap(True)
         self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.result_label.hide()
@@ -248,7 +249,10 @@ class TaskWindow(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.task_edit)
         layout.addLayout(options)
-        layout.addWidget(self.model_status)
+        model_line = QHBoxLayout()
+        model_line.addWidget(self.model_dot)
+        model_line.addWidget(self.model_status, 1)
+        layout.addLayout(model_line)
         layout.addWidget(self.why_label)
         layout.addWidget(run_box, 1)
 
@@ -269,9 +273,8 @@ class TaskWindow(QWidget):
         """The model server's status line; ``state`` (online, offline, checking, loading,
         error ...) picks the colour of its dot."""
         colour = STATE_COLOURS.get(state, "#6e7781")
-        self.model_status.setText(
-            f'<span style="color:{colour}">●</span> Model: {html.escape(text)}'
-        )
+        self.model_dot.setStyleSheet(f"color: {colour};")
+        self.model_status.setText(f"Model: {shown_line(text)}")
         self.model_status.setProperty("state", state)
 
     @Slot(bool, str)
@@ -296,7 +299,7 @@ class TaskWindow(QWidget):
         self._paused = paused
         if self._running:
             self.status_label.setText(
-                ("Paused" + (f": {why}" if why else "")) if paused else "Running"
+                ("Paused" + (f": {shown_line(why)}" if why else "")) if paused else "Running"
             )
         self._refresh()
 
@@ -305,7 +308,7 @@ class TaskWindow(QWidget):
         """Show an error (and how to fix it); a start that failed can be retried."""
         said = fix_text(fix)
         text = message + (f"\n{said}" if said else "")
-        self.error_label.setText(text)
+        self.error_label.setText(shown(text))
         self.error_label.setVisible(bool(text))
         if not self._running:
             self._starting = False
@@ -322,7 +325,7 @@ class TaskWindow(QWidget):
         elif isinstance(event, ModelText):
             self._set_thought(extract_thought(event.text))
         elif isinstance(event, StepProposed):
-            self.step_label.setText(f"Step {event.step_no}: {event.description}")
+            self.step_label.setText(f"Step {event.step_no}: {shown_line(event.description)}")
             if event.step.thought:
                 self._set_thought(event.step.thought)
             self._points = tuple(event.points)
@@ -335,7 +338,9 @@ class TaskWindow(QWidget):
             elif self._running and not self._paused:
                 self.status_label.setText("Running")
         elif isinstance(event, ActionExecuted):
-            self.step_label.setText(f"Step {event.step_no}: done — {event.description}")
+            self.step_label.setText(
+                f"Step {event.step_no}: done — {shown_line(event.description)}"
+            )
             self.error_label.hide()
         elif isinstance(event, StepFailed):
             self.show_error(f"Step {event.step_no} failed: {event.error}", event.fix)
@@ -373,8 +378,8 @@ class TaskWindow(QWidget):
             tip = "Type a task first"
         else:
             tip = "Start the task (Ctrl+Enter)"
-        self.start_button.setToolTip(tip)
-        self.why_label.setText(self._why_not)
+        self.start_button.setToolTip(plain_tooltip(tip))
+        self.why_label.setText(shown(self._why_not))
         self.why_label.setVisible(bool(self._why_not) and not self._running)
         for widget in (self.task_edit, self.confirm_combo, self.monitor_combo):
             widget.setEnabled(not busy)
@@ -415,21 +420,21 @@ class TaskWindow(QWidget):
         self.screenshot_label.clear()
         self.screenshot_label.setText("Waiting for the first screenshot")
         self.thought_view.clear()
-        self.step_label.setText(f"Task: {event.task}")
+        self.step_label.setText(f"Task: {shown(event.task)}")
         self.error_label.hide()
         self.result_label.hide()
         dry = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
         self.status_label.setText("Running" + dry)
-        self.setWindowTitle(f"holodesk — {event.task[:60]}")
+        self.setWindowTitle(f"holodesk — {shown_line(event.task, 60)}")
         self._refresh()
 
     def _run_finished(self, event: RunFinished) -> None:
         self._running, self._starting, self._paused = False, False, False
         words = OUTCOME_WORDS.get(event.outcome, str(event.outcome))
         self.status_label.setText(f"{words} after {event.steps} step(s)")
-        lines = [event.reason] if event.reason else []
+        lines = [shown(event.reason)] if event.reason else []
         if event.answer:
-            lines.append(f"Answer: {event.answer}")
+            lines.append(f"Answer: {shown(event.answer)}")
         self.result_label.setText("\n".join(lines))
         self.result_label.setVisible(bool(lines))
         self.result_label.setStyleSheet(
@@ -438,6 +443,7 @@ class TaskWindow(QWidget):
         self._refresh()
 
     def _set_thought(self, text: str) -> None:
+        text = shown(text)
         if text != self.thought_view.toPlainText():
             self.thought_view.setPlainText(text)
             bar = self.thought_view.verticalScrollBar()

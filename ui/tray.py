@@ -14,13 +14,14 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QMenu,
     QSystemTrayIcon,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
+
+from ui.plain import plain_label, plain_tooltip, shown_line
 
 
 class TrayState(StrEnum):
@@ -134,7 +135,7 @@ class Tray(QObject):
         icon = state_icon(state)
         if self.icon is not None:
             self.icon.setIcon(icon)
-            self.icon.setToolTip(tooltip)
+            self.icon.setToolTip(plain_tooltip(tooltip))
         if self.window is not None:
             self.window.show_state(icon, tooltip)
 
@@ -148,7 +149,7 @@ class Tray(QObject):
         for name, hotkey in entries:
             # Text after a tab is drawn in the menu's shortcut column (nothing is bound).
             action = QAction(f"▶ {name}\t{hotkey}" if hotkey else f"▶ {name}", self)
-            action.setToolTip(f"Run the automation {name}")
+            action.setToolTip(plain_tooltip(f"Run the automation {name}"))
             action.triggered.connect(lambda _checked=False, n=name: self.automation_chosen.emit(n))
             self.menu.insertAction(self.actions.automations, action)
             self.run_menu.addAction(action)
@@ -161,7 +162,8 @@ class Tray(QObject):
             return False
         icons = QSystemTrayIcon.MessageIcon
         kind = icons.Critical if error else icons.Information
-        self.icon.showMessage(title, message, kind, 8000)
+        # The message may quote the model or the server: shown literally, never as markup.
+        self.icon.showMessage(title, plain_tooltip(message), kind, 8000)
         return True
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
@@ -175,8 +177,8 @@ class FallbackTrayWindow(QWidget):
     def __init__(self, actions: TrayActions, run_menu: QMenu | None = None) -> None:
         super().__init__(None, Qt.WindowType.Tool | Qt.WindowType.WindowStaysOnTopHint)
         self.setWindowTitle("holodesk")
-        self.status_icon = QLabel()
-        self.status_text = QLabel("holodesk")
+        self.status_icon = plain_label()
+        self.status_text = plain_label("holodesk")  # the tooltip's text: it may quote a task
         top = QHBoxLayout()
         top.addWidget(self.status_icon)
         top.addWidget(self.status_text, 1)
@@ -201,4 +203,4 @@ class FallbackTrayWindow(QWidget):
 
     def show_state(self, icon: QIcon, text: str) -> None:
         self.status_icon.setPixmap(icon.pixmap(20, 20))
-        self.status_text.setText(text)
+        self.status_text.setText(shown_line(text))

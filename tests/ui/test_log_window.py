@@ -155,7 +155,7 @@ def test_runs_newest_first_and_steps_of_the_selected_run(
             pass
         assert run_ids(window) == [second, first]
         row = window.run_row(second)
-        assert row["Task"] == "second task with two lines"
+        assert row["Task"] == "second task⏎with two lines"  # shown, app/visible.py
         assert row["Outcome"] == "answered"
         assert row["Steps"] == "2"
         select(qtbot, window, second)
