@@ -21,7 +21,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from app import paths
-from app.lock import DesktopLock
+from app.lock import DesktopBusyError, DesktopLock
 
 if TYPE_CHECKING:
     from app.events import Event, RunFinished
@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The signals that ask a foreground command to stop: Ctrl+C, and `kill` or a logout.
-STOP_SIGNALS: tuple[str, ...] = ("SIGINT", "SIGTERM")
+#: The signals that ask a foreground command to stop: Ctrl+C, `kill` or a logout, and the
+#: terminal it was started from going away (SIGHUP, skipped where the platform has none).
+#: Left to their default, the last two would end the process with a button possibly held.
+STOP_SIGNALS: tuple[str, ...] = ("SIGINT", "SIGTERM", "SIGHUP")
 
 #: Makes the input backend of a run, inside the desktop lock (tests and the GUI pass one).
 BackendFactory = Callable[["StopLatch"], "InputBackend"]
@@ -77,6 +79,35 @@ def open_run(
         )
         session.on_close(held.pop_all().close, last=True)
     return session
+
+
+def release_after_abnormal_end() -> bool:
+    """At the desktop app's start: when the last run ended abnormally (its process died, so its
+    row said ``running`` until now), release every key and button it may have left pressed.
+
+    Runs left ``running`` by a process that is gone are marked ``interrupted`` first (with the
+    reason). The release holds the desktop lock, so a run driving the desktop right now is left
+    alone: it released everything itself as it started. Whether it released; never raises.
+    """
+    from app.store import ActionLog
+    from control.release import release_everything
+
+    try:
+        with ActionLog.open(mark_interrupted=False) as store:
+            marked = store.mark_interrupted()
+            last = store.list_runs(1)
+    except Exception:
+        log.warning("could not read the action log to check how the last run ended",
+                    exc_info=True)
+        return False
+    if not marked and not (last and last[0].outcome == "interrupted"):
+        return False
+    try:
+        with desktop_lock():
+            return release_everything() is not None
+    except DesktopBusyError:
+        log.info("not releasing keys at start: another run holds the desktop")
+        return False
 
 
 @contextmanager
@@ -138,7 +169,7 @@ def stop_hotkey(combo: str, latch: StopLatch) -> Iterator[bool]:
 
 @contextmanager
 def foreground(session: Session) -> Iterator[Session]:
-    """While inside: SIGINT/SIGTERM and the stop hotkey pull the session's stop; on leaving,
+    """While inside: the stop signals and the stop hotkey pull the session's stop; on leaving,
     both are undone and the session closed (which frees the desktop lock)."""
     latch = session.latch
 

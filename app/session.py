@@ -13,6 +13,7 @@ from app.parts import client_config, make_capturer
 from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
+from control import release
 from control.capture import ExcludeRects
 from control.display import check_display
 from control.failsafe import CornerWatch, pointer_source
@@ -104,8 +105,9 @@ def build_session(
     """Wire the real parts from settings (the GUI passes its own latch).
 
     ``exclude`` gives the rectangles of holodesk's own windows, painted out of every frame so
-    they never confuse the model. Raises :class:`~control.display.NoDisplayError` when there
-    is no screen to drive.
+    they never confuse the model. A real run (not ``dry_run``) first releases every key and
+    button left pressed on the desktop (:mod:`control.release`). Raises
+    :class:`~control.display.NoDisplayError` when there is no screen to drive.
     """
     check_display()
     latch = latch or StopLatch()
@@ -119,6 +121,11 @@ def build_session(
     except Exception:
         capturer.close()
         raise
+    if not dry_run:
+        # A holodesk killed mid-drag released nothing: its button (or Shift) would still be
+        # down, and this run's first click would continue that drag. Inside the desktop lock
+        # (open_run), so no other run's held keys are released under it.
+        release.release_everything()
     if backend is None:
         backend = DryRunBackend() if dry_run else PyAutoGuiBackend(latch)
     parts = AgentParts(

@@ -543,8 +543,11 @@ class HolodeskApp(QObject):
 
 
 def _prune(retention_days: int) -> list[str]:
+    from app.runner import release_after_abnormal_end
     from app.store import ActionLog
 
+    # First: a run killed mid-drag may have left its button down for the person's own use.
+    release_after_abnormal_end()
     with ActionLog.open() as store:
         return store.prune(retention_days)
 
@@ -594,8 +597,9 @@ def run_gui() -> int:
 
 @contextlib.contextmanager
 def quit_on_stop_signals(main: HolodeskApp) -> Iterator[bool]:
-    """While inside, SIGINT (Ctrl+C in the terminal that started it) and SIGTERM stop the run
-    at once and quit cleanly (the server stopped, the windows closed), as the tray's Quit does.
+    """While inside, SIGINT (Ctrl+C in the terminal that started it), SIGTERM and SIGHUP (that
+    terminal closed) stop the run at once (its input released, its end recorded as stopped)
+    and quit cleanly (the server stopped, the windows closed), as the tray's Quit does.
 
     Installed once for the app's life, from the main thread (runs happen on a worker, where
     Python cannot install handlers). Python runs a handler only between its own bytecodes, so

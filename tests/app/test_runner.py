@@ -141,3 +141,14 @@ def test_foreground_stops_on_a_signal_and_closes_the_session(
         assert not session.closed
     assert session.closed and not listening
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="the platform has no SIGHUP")
+def test_a_hangup_stops_like_sigterm() -> None:
+    """The terminal that started holodesk closing must not kill it with a button held."""
+    before = signal.getsignal(signal.SIGHUP)
+    got: list[signal.Signals] = []
+    with runner.stop_signals(got.append):
+        os.kill(os.getpid(), signal.SIGHUP)
+    assert got == [signal.SIGHUP]
+    assert signal.getsignal(signal.SIGHUP) is before
