@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from app import paths
 from app.lock import editing
 from app.settings import Settings, normalize_monitor
-from control.hotkeys import Combo, HotkeyError, check_listenable, conflicts, parse_combo
+from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import HolodeskError
 
@@ -123,41 +123,17 @@ def check_name(value: str) -> str:
 def validate_hotkey(text: str) -> str:
     """A hotkey in canonical form (``ctrl+alt+1``), or :class:`HotkeyError` saying why not.
 
-    Like the stop hotkey's rule (:func:`control.hotkeys.validate_stop_hotkey`): a chord the
-    person types in daily work, or that holodesk's own typing presses, would start the
-    automation by accident. Stricter than that rule, because the listener does not grab keys:
-    the press also reaches the window in front, so a shortcut people use all day (Ctrl+S,
-    Alt+Tab, Super+L, an arrow key) would both do its usual job and start the automation,
-    and a system chord (Ctrl+Alt+Del, Ctrl+Alt+F2) would start it on a desktop being left.
+    The rule of every hotkey a person binds, the stop hotkey's too
+    (:func:`control.hotkeys.check_bindable`): a chord the person types in daily work, or that
+    holodesk's own typing presses, would start the automation by accident, and a system chord
+    (Ctrl+Alt+Del, Ctrl+Alt+F2) would start it on a desktop being left.
     """
-    combo = check_listenable(
-        text, shift_example="f5",
+    combo = check_bindable(
+        text, shift_example="f5", example="ctrl+alt+1",
         typing="is pressed in ordinary typing; use Ctrl+Alt with a key (e.g. ctrl+alt+1), or "
                "a key typing never produces (e.g. f9)",
     )
-    system = _SYSTEM_CHORDS.get(combo.keys)
-    if system:
-        raise HotkeyError(f"{text!r} {system}; choose another, e.g. ctrl+alt+1")
-    if len(combo.modifiers - {"shift"}) < 2 and not combo.main <= _SPARE_KEYS:
-        raise HotkeyError(
-            f"{text!r} is a key or shortcut people press all day, and the press still reaches "
-            "the window in front; use two of Ctrl, Alt and Super with a key (e.g. "
-            "ctrl+alt+1), or an F-key or Pause (e.g. f9, ctrl+f9)"
-        )
     return str(combo)
-
-
-#: Keys no text field or common shortcut needs: a hotkey may use them with one modifier or none.
-_SPARE_KEYS = frozenset({f"f{n}" for n in range(1, 21)} | {"pause", "scrolllock"})
-#: Chords the system or the window manager acts on by itself, and what they do there.
-_SYSTEM_CHORDS: dict[frozenset[str], str] = {
-    frozenset({"ctrl", "alt", "delete"}): "logs out or opens the system's security screen",
-    frozenset({"ctrl", "alt", "backspace"}): "can end the X session (zap)",
-    frozenset({"alt", "f4"}): "closes the window in front",
-    frozenset({"ctrl", "f4"}): "closes the tab or document in front",
-    **{frozenset({"ctrl", "alt", f"f{n}"}): "switches to a text console on Linux"
-       for n in range(1, 13)},
-}
 
 
 class Automation(BaseModel):

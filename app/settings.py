@@ -46,7 +46,7 @@ from app.secrets import (
     lookup_api_key,
     store_api_key,
 )
-from control.hotkeys import DEFAULT_STOP_HOTKEY, validate_stop_hotkey
+from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.endpoint import normalize_base_url
@@ -184,6 +184,8 @@ class Settings(BaseModel):
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
     # Keys whose value came from the environment or an override: never saved to the file.
     _transient: frozenset[str] = PrivateAttr(default_factory=frozenset)
+    # What the person should be told about the file: a stored value replaced by its default.
+    _notes: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("endpoint", mode="before")
     @classmethod
@@ -249,6 +251,13 @@ class Settings(BaseModel):
     def sources(self) -> Mapping[str, str]:
         """Where each value not at its default came from (absent: default or set in code)."""
         return dict(self._sources)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Notices about the settings file (already logged as warnings): a stored value that is
+        refused now and was replaced by its default. The CLI prints warnings; the desktop app
+        shows these."""
+        return self._notes
 
     def with_overrides(
         self, overrides: Mapping[str, object], source: str = "command line"
@@ -345,9 +354,12 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     """
     path = paths.settings_path() if path is None else path
     env = os.environ if environ is None else environ
-    file_values = _read_file(path)
+    file_values, notes = _read_file_noting(path)
+    for note in notes:
+        _log.warning("%s", note)
     label = str(path)
     from_file = _validate(file_values, lambda _name: label)
+    from_file._notes = notes
     sources = {name: path.name for name in file_values}
     env_values = {
         name: env[var]
@@ -361,6 +373,7 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     result = _validate(merged, lambda name: "$" + env_var(name) if name in env_values else label)
     result._sources = {**sources, **{name: "$" + env_var(name) for name in env_values}}
     result._transient = frozenset(env_values)
+    result._notes = notes
     return result
 
 
@@ -408,7 +421,11 @@ def set_value(
         return _set_api_key(value, path, environ, store, read_secret)
     if name not in Settings.model_fields:
         raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
-    file_values = _read_file(path)
+    file_values, notes = _read_file_noting(path)
+    if name != "stop_hotkey":
+        # Saving drops the refused line from the file: the last time it can be told.
+        for note in notes:
+            _log.warning("%s", note)
     merged = {**file_values, name: value}
     validated = _validate(merged, lambda n: "config set" if n == name else str(path))
     validated._sources = {n: path.name for n in merged}
@@ -459,7 +476,11 @@ def unset_value(key: str, *, path: Path | None = None) -> Settings:
     name = key.strip().lower().replace("-", "_")
     if name not in Settings.model_fields:
         raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
-    file_values = _read_file(path)
+    file_values, notes = _read_file_noting(path)
+    if name != "stop_hotkey":
+        # Saving drops the refused line from the file: the last time it can be told.
+        for note in notes:
+            _log.warning("%s", note)
     file_values.pop(name, None)
     validated = _validate(file_values, lambda _n: str(path))
     validated._sources = {n: path.name for n in file_values}
@@ -515,6 +536,35 @@ def _display(name: str, value: Any) -> str:
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    return _read_file_noting(path)[0]
+
+
+def _read_file_noting(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The file's values, and notices about values left out (the caller tells them)."""
+    data = _read_toml(path)
+    note = _refused_stop_hotkey(data, path)
+    return data, (note,) if note else ()
+
+
+def _refused_stop_hotkey(data: dict[str, Any], path: Path) -> str | None:
+    """Drop a stored stop hotkey the rule refuses (from ``data``); what to tell, or None.
+
+    The rule may be stricter than the one the value was saved under: the stop hotkey falls back
+    to the default instead of making every command that reads the settings fail.
+    """
+    value = data.get("stop_hotkey")
+    if not isinstance(value, str):
+        return None
+    try:
+        validate_stop_hotkey(value)
+    except HotkeyError as exc:
+        del data["stop_hotkey"]
+        return (f"{path}: stop_hotkey {exc}; the default {DEFAULT_STOP_HOTKEY} is used "
+                "instead until another is set (holodesk config set stop_hotkey KEYS)")
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -55,11 +55,15 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_STOP_HOTKEY",
+    "SPARE_KEYS",
+    "SYSTEM_CHORDS",
     "Combo",
     "HotkeyError",
     "HotkeyListener",
     "ListenerError",
     "PynputHotkeys",
+    "check_bindable",
+    "check_listenable",
     "conflicts",
     "parse_combo",
     "start_listener",
@@ -196,16 +200,55 @@ def typing_can_press(combo: Combo) -> bool:
 def validate_stop_hotkey(text: str) -> str:
     """Check a stop-hotkey setting; returns its canonical text or raises :class:`HotkeyError`.
 
-    A stop key that holodesk's own typing can press would stop runs by itself, and one the
-    person types in daily work would stop runs by accident: require a modifier other than
-    Shift, or a key typing never produces (Escape, Pause, F-keys...).
+    The rule of every hotkey a person binds (:func:`check_bindable`): a stop key that
+    holodesk's own typing can press would stop runs by itself, one the person presses in daily
+    work would stop runs by accident (and, since the listener does not grab keys, still do its
+    usual job), and a system chord acts on the desktop as well. A lone F-key or Pause stays
+    allowed: typing never produces them.
     """
-    combo = check_listenable(
-        text, shift_example="escape",
+    combo = check_bindable(
+        text, shift_example="escape", example=DEFAULT_STOP_HOTKEY,
         typing=f"can be pressed by holodesk's own typing; use Ctrl+Alt with a key, or a key "
                f"such as escape or pause (default: {DEFAULT_STOP_HOTKEY})",
     )
     return str(combo)
+
+
+#: Keys no text field or common shortcut needs: a hotkey may use them with one modifier or none.
+SPARE_KEYS = frozenset({f"f{n}" for n in range(1, 21)} | {"pause", "scrolllock"})
+#: Chords the system or the window manager acts on by itself, and what they do there.
+SYSTEM_CHORDS: dict[frozenset[str], str] = {
+    frozenset({"ctrl", "alt", "delete"}): "logs out or opens the system's security screen",
+    frozenset({"ctrl", "alt", "backspace"}): "can end the X session (zap)",
+    frozenset({"alt", "f4"}): "closes the window in front",
+    frozenset({"ctrl", "f4"}): "closes the tab or document in front",
+    **{frozenset({"ctrl", "alt", f"f{n}"}): "switches to a text console on Linux"
+       for n in range(1, 13)},
+}
+
+
+def check_bindable(text: str, *, shift_example: str, typing: str, example: str) -> Combo:
+    """``text`` parsed, if a person may bind it as a global hotkey (stop or automation).
+
+    On top of :func:`check_listenable`: the listener does not grab keys, so the press also
+    reaches the window in front. A shortcut people use all day (Ctrl+C, Alt+Tab, Super+L, an
+    arrow key) would both do its usual job and fire the hotkey, and a system chord
+    (:data:`SYSTEM_CHORDS`: Ctrl+Alt+Del, Ctrl+Alt+F2, Alt+F4) would fire it on a desktop
+    being left. So a hotkey needs two of Ctrl, Alt and Super with a key, or an F-key or Pause
+    (:data:`SPARE_KEYS`, alone or with modifiers). ``example`` is the chord the messages
+    suggest instead.
+    """
+    combo = check_listenable(text, shift_example=shift_example, typing=typing)
+    system = SYSTEM_CHORDS.get(combo.keys)
+    if system:
+        raise HotkeyError(f"{text!r} {system}; choose another, e.g. {example}")
+    if len(combo.modifiers - {"shift"}) < 2 and not combo.main <= SPARE_KEYS:
+        raise HotkeyError(
+            f"{text!r} is a key or shortcut people press all day, and the press still reaches "
+            f"the window in front; use two of Ctrl, Alt and Super with a key (e.g. "
+            f"{example}), or an F-key or Pause (e.g. f9, ctrl+f9)"
+        )
+    return combo
 
 
 def check_listenable(text: str, *, shift_example: str, typing: str) -> Combo:

@@ -580,6 +580,8 @@ def run_gui() -> int:
         return 0
     main = HolodeskApp(settings)
     holder.append(main)
+    for note in settings.notes:
+        main.report_error(note)
     hotkeys = _listen_for_stop_hotkey(main)
     if hotkeys is not None:
         main.hotkeys.set_listener(hotkeys, main.settings.stop_hotkey)

@@ -19,8 +19,10 @@ from app.automations import (
     save_automations,
     stop_conflicts,
     validate_automations,
+    validate_hotkey,
 )
 from app.settings import Settings
+from control.hotkeys import HotkeyError, validate_stop_hotkey
 from control.policy import ConfirmMode
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -366,3 +368,19 @@ def test_changes_at_the_same_time_lose_nothing(path: Path) -> None:
         thread.join(30)
     assert not failures
     assert sorted(a.name for a in load_automations(path)) == [f"task {n}" for n in range(8)]
+
+
+@pytest.mark.parametrize(
+    "combo",
+    ["ctrl+alt+delete", "super+l", "ctrl+alt+f1", "ctrl+c", "ctrl+v", "alt+f4", "alt+tab",
+     "ctrl+alt+t", "f1", "f12", "pause", "ctrl+f9", "escape", "shift+a", "ctrl+alt+shift+1",
+     "ctrl+alt+1", STOP, "super+shift+x", "ctrl+alt+backspace"],
+)
+def test_automation_and_stop_hotkeys_follow_one_rule(combo: str) -> None:
+    def verdict(check: Callable[[str], str]) -> str | None:
+        try:
+            return check(combo)
+        except HotkeyError:
+            return None
+
+    assert verdict(validate_hotkey) == verdict(validate_stop_hotkey)

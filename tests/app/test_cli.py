@@ -76,6 +76,21 @@ def test_bad_settings_name_the_key_and_value(home: Home) -> None:
     assert "Traceback" not in shown.stderr
 
 
+def test_config_set_refuses_an_everyday_stop_hotkey_and_a_stored_one_falls_back(
+    home: Home,
+) -> None:
+    refused = run_holodesk(home, "config", "set", "stop_hotkey", "ctrl+c")
+    assert refused.returncode == 2
+    assert "stop_hotkey" in refused.stderr and "all day" in refused.stderr
+    settings = home.config / "holodesk" / "settings.toml"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('stop_hotkey = "ctrl+c"\n')
+    shown = run_holodesk(home, "config", "show")
+    assert shown.returncode == 0, shown.stderr
+    assert "ctrl+alt+shift+escape" in shown.stdout
+    assert "WARNING" in shown.stderr and "is used instead" in shown.stderr
+
+
 def test_config_set_then_show(home: Home) -> None:
     assert run_holodesk(home, "config", "set", "confirm", "always").returncode == 0
     assert run_holodesk(home, "config", "set", "endpoint", "http://10.1.2.3:9000").returncode == 0

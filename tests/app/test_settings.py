@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -21,8 +23,10 @@ from app.settings import (
     set_value,
     setting_names,
     unset_value,
+    validate_values,
 )
 from control.capture import CaptureTarget
+from control.hotkeys import DEFAULT_STOP_HOTKEY
 from control.policy import ConfirmMode
 from model.coords import Convention
 from tests.support.home import Home, isolate_home
@@ -288,6 +292,58 @@ def test_set_value_bad_value_changes_nothing(home: Home) -> None:
     with pytest.raises(SettingsError, match="jpeg_quality = '10' is out of range"):
         set_value("jpeg_quality", "10")
     assert paths.settings_path().read_bytes() == before
+
+
+# --- the stop hotkey ------------------------------------------------------------------------
+
+
+def test_a_stored_stop_hotkey_the_rule_refuses_falls_back_with_a_notice(
+    home: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Saved under an older, looser rule: the settings still load, with the default stop key.
+    write_toml('stop_hotkey = "ctrl+c"\nmax_steps = 40\n')
+    with caplog.at_level(logging.WARNING, logger="app.settings"):
+        settings = load_settings()
+    assert settings.stop_hotkey == DEFAULT_STOP_HOTKEY
+    assert settings.max_steps == 40
+    assert len(settings.notes) == 1
+    note = settings.notes[0]
+    assert "stop_hotkey 'ctrl+c'" in note and "all day" in note
+    assert f"the default {DEFAULT_STOP_HOTKEY} is used" in note
+    assert [r.getMessage() for r in caplog.records] == [note]
+
+
+def test_settings_without_a_refused_stop_hotkey_have_no_notice(home: Home) -> None:
+    write_toml('stop_hotkey = "f9"\n')
+    settings = load_settings()
+    assert settings.stop_hotkey == "f9"
+    assert settings.notes == ()
+
+
+def test_another_setting_can_be_set_next_to_a_refused_stop_hotkey(home: Home) -> None:
+    path = write_toml('stop_hotkey = "super+l"\n')
+    settings = set_value("max_steps", "40")
+    assert settings.max_steps == 40
+    assert settings.stop_hotkey == DEFAULT_STOP_HOTKEY
+    assert "stop_hotkey" not in tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("combo", "reason"),
+    [("ctrl+c", "all day"), ("ctrl+alt+delete", "security screen"), ("alt+f4", "closes")],
+)
+def test_config_set_refuses_a_stop_hotkey_with_the_reason(
+    home: Home, combo: str, reason: str
+) -> None:
+    expected = f"config set: stop_hotkey = {re.escape(repr(combo))}.*{reason}"
+    with pytest.raises(SettingsError, match=expected):
+        set_value("stop_hotkey", combo)
+    assert not paths.settings_path().exists()
+
+
+def test_the_settings_dialog_refuses_a_stop_hotkey_with_the_reason(home: Home) -> None:
+    with pytest.raises(SettingsError, match=r"settings dialog: stop_hotkey = 'super\+l'.*all day"):
+        validate_values({"stop_hotkey": "super+l"})
 
 
 # --- endpoint and monitor --------------------------------------------------------------------
