@@ -132,10 +132,10 @@ def test_foreground_stops_on_a_signal_and_closes_the_session(
         listening.remove(combo)
 
     monkeypatch.setattr(runner, "stop_hotkey", stop_hotkey)
-    session = FakeSession(Settings(stop_hotkey="ctrl+alt+f12"))
+    session = FakeSession(Settings(stop_hotkey="ctrl+alt+shift+f12"))
     before = signal.getsignal(signal.SIGTERM)
     with runner.foreground(session):  # type: ignore[arg-type]
-        assert listening == ["ctrl+alt+f12"]
+        assert listening == ["ctrl+alt+shift+f12"]
         os.kill(os.getpid(), signal.SIGTERM)
         assert session.latch.is_set
         assert not session.closed
