@@ -3,6 +3,7 @@ the dry-run input backend (which records every primitive) and a real action log.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -380,3 +381,21 @@ def test_a_type_longer_than_the_limit_is_an_invalid_answer_never_typed(
     assert not h.backend.calls
     steps = h.store.steps(finished.run_id)
     assert [s.result for s in steps] == [StepResult.FAILED]
+
+
+def test_an_answer_past_the_byte_limit_ends_the_run_with_its_start_in_the_log(
+    harness_for: HarnessFor,
+) -> None:
+    rambling = {"thought": "hmm " * 200, "action": {"action": "answer", "text": "done"}}
+    with FakeVLLM(ScriptedPolicy([rambling])) as server:
+        h = harness_for(server)
+        # A small limit stands in for a server streaming without end (tests/model covers that).
+        h.client.config = dataclasses.replace(h.client.config, max_answer_bytes=300)
+        finished = h.run()
+    assert finished.outcome is Outcome.ERROR
+    assert "stopped reading" in finished.reason and "internal error" not in finished.reason
+    assert finished.fix is not None and finished.fix.remedy is Remedy.SHOW_LOG
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == [StepResult.FAILED]
+    raw = steps[0].raw_output or ""
+    assert raw.startswith('{"thought": "hmm hmm') and len(raw.encode()) <= 300
