@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from model.endpoint import DEFAULT_BASE_URL, normalize_base_url, root_url_of
 from model.errors import (
+    AnswerTooLong,
     AuthFailed,
     BadRequest,
     Cancelled,
@@ -56,6 +57,11 @@ NO_KEY = "EMPTY"  # what vLLM's docs send when the server has no --api-key (it i
 _QUICK_READ = 15.0  # read timeout for /health and /v1/models: they answer at once or never
 _TRANSPORT_RETRIES = 1  # a connection or 5xx failure is retried once, after _BACKOFF seconds
 _BACKOFF = 0.5
+# The most bytes of answer (reasoning and content, UTF-8) read before the client gives up. The
+# longest valid step is a type of 10,000 characters (model.schema.MAX_TYPE_CHARS), at worst
+# every one a JSON-escaped surrogate pair (12 bytes): 120 KB, and ``max_tokens`` (1024) keeps
+# a real answer to a few KiB. Only a server ignoring ``max_tokens`` gets past this.
+MAX_ANSWER_BYTES = 256 * 1024
 # A 28x28 white PNG (one 28-pixel vision patch): the cheapest image a vision model accepts.
 _PROBE_IMAGE_URL = (
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABwAAAAcCAIAAAD9b0jDAAAAKElEQVR42mP8//8/A7UBEwMNwKiho4aOGjpq"
@@ -73,7 +79,7 @@ class ClientConfig:
     ``model`` None means "whatever the server serves" (the first name of ``/v1/models``).
     ``max_retries`` is how many times an answer that is not a valid step is asked again (at
     ``retry_temperature``). ``request_timeout`` bounds each HTTP attempt from sending to the
-    last token.
+    last token; ``max_answer_bytes`` bounds the answer's size (see :data:`MAX_ANSWER_BYTES`).
     """
 
     base_url: str = DEFAULT_BASE_URL
@@ -85,6 +91,7 @@ class ClientConfig:
     temperature: float = 0.0
     retry_temperature: float = 0.5
     max_tokens: int = 1024
+    max_answer_bytes: int = MAX_ANSWER_BYTES
 
 
 @dataclass(frozen=True)
@@ -704,6 +711,8 @@ class HolotronClient:
         prompt_tokens: int | None = None
         completion_tokens: int | None = None
         cached: int | None = None
+        size = 0  # bytes of answer so far
+        limit = self.config.max_answer_bytes
         try:
             stream = self._sdk.chat.completions.create(
                 model=model,
@@ -729,8 +738,17 @@ class HolotronClient:
                         if thought or choice.delta.content:
                             if first is None:
                                 first = time.monotonic() - sent
+                            piece = choice.delta.content or ""
                             reasoning += thought
-                            content += choice.delta.content or ""
+                            content += piece
+                            size += len(thought.encode()) + len(piece.encode())
+                            if size > limit:
+                                # Leaving the ``with`` closes the response: the connection
+                                # drops and vLLM stops generating.
+                                cut = _joined(reasoning, content).encode()[:limit]
+                                raw = cut.decode(errors="ignore")
+                                events.put(_Failed(AnswerTooLong(raw, limit)))
+                                return
                             events.put(_Text(_joined(reasoning, content)))
                         if choice.finish_reason is not None:
                             finish = choice.finish_reason

@@ -145,7 +145,8 @@ def to_screen(x: float, y: float, convention: Convention, geom: FrameGeometry) -
     ``clamped`` says the model pointed outside the image it was sent. The image's far edges
     count as inside (norm1000 names the right edge 1000, norm1 names it 1.0): a point there
     lands on the monitor's last pixel, which is rounding, not the model leaving the screen.
-    Raises ValueError on a non-finite coordinate.
+    Raises ValueError on a non-finite coordinate, or one so large its mapping overflows (the
+    step schema refuses those long before; this keeps the mapping total on its own).
     """
     if not (math.isfinite(x) and math.isfinite(y)):
         raise ValueError(f"model point ({x}, {y}) is not finite")
@@ -153,6 +154,8 @@ def to_screen(x: float, y: float, convention: Convention, geom: FrameGeometry) -
     mon = geom.monitor
     px = mon.left + ix * mon.width / geom.sent_width
     py = mon.top + iy * mon.height / geom.sent_height
+    if not (math.isfinite(px) and math.isfinite(py)):
+        raise ValueError(f"model point ({x}, {y}) is too large to map to the screen")
     lx = math.floor(px / geom.scale)
     ly = math.floor(py / geom.scale)
     lm = geom.logical_monitor

@@ -241,6 +241,35 @@ class InvalidOutput(HolotronError):
         )
 
 
+class AnswerTooLong(InvalidOutput):
+    """The answer ran past the client's byte limit while streaming; the client stopped reading.
+
+    A server that honours ``max_tokens`` never gets there: one that ignores it (or a model that
+    loops in a grammar that allows it) would otherwise stream without end into memory and the
+    log. ``raw`` is the answer up to the limit.
+    """
+
+    def __init__(self, raw: str, limit: int) -> None:
+        size = f"{limit // 1024} KiB" if limit % 1024 == 0 else f"{limit} bytes"
+        self.raw = raw
+        self.reason = f"it ran past {size}"
+        self.attempts = [raw]
+        self.limit = limit
+        # Past InvalidOutput's wording, straight to the base: one answer too long, no retries.
+        HolotronError.__init__(
+            self,
+            f"The model's answer ran past {size}, far longer than any step; "
+            "the client stopped reading it.",
+            Fix(
+                "Make sure the server honours the answer length limit (max_tokens) and "
+                "structured outputs (vLLM 0.12 or newer) and that it serves Holotron; the start "
+                "of the answer is in the run log.",
+                remedy=Remedy.SHOW_LOG,
+            ),
+            detail=raw[:200],
+        )
+
+
 class AuthFailed(HolotronError):
     """The server wants an API key we did not send, or refused the one we sent (HTTP 401)."""
 

@@ -9,7 +9,34 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+
+# The largest coordinate, either sign, in any convention. A legitimate one is at most a pixel of
+# the sent image (a few thousand); a sloppy one a little past the edge is clamped to the monitor.
+# Past this the answer is nonsense, and 1e308 would overflow the mapping to the screen. Checked
+# by a validator, not in the JSON schema: the schema we send and print stays as it was.
+MAX_COORDINATE = 100_000.0
+
+# The longest text one ``type`` may type. A step types a field's worth (a search, a message, an
+# address); 10,000 characters is pages of it, and typing more keystroke by keystroke would hold
+# the desktop for minutes. Checked by a validator, not as ``maxLength``: a grammar backend
+# unrolls a bounded repeat into that many states.
+MAX_TYPE_CHARS = 10_000
+
+
+def _reasonable(value: float) -> float:
+    if not -MAX_COORDINATE <= value <= MAX_COORDINATE:
+        raise ValueError(f"a coordinate is at most {MAX_COORDINATE:g} either way")
+    return value
+
+
+def _typeable(text: str) -> str:
+    if len(text) > MAX_TYPE_CHARS:
+        raise ValueError(f"at most {MAX_TYPE_CHARS} characters can be typed in one step")
+    return text
+
+
+Coordinate = Annotated[float, AfterValidator(_reasonable)]
 
 
 class _Action(BaseModel):
@@ -22,8 +49,8 @@ class _Pointed(_Action):
     """An action aimed at one point of the screenshot, naming its target in words."""
 
     element: str = Field(description="The target element, in words, e.g. 'Save button'")
-    x: float = Field(description="Horizontal coordinate in the configured convention")
-    y: float = Field(description="Vertical coordinate in the configured convention")
+    x: Coordinate = Field(description="Horizontal coordinate in the configured convention")
+    y: Coordinate = Field(description="Vertical coordinate in the configured convention")
 
 
 class Click(_Pointed):
@@ -42,8 +69,8 @@ class Move(_Pointed):
 
 class Drag(_Pointed):
     action: Literal["drag"] = "drag"
-    to_x: float
-    to_y: float
+    to_x: Coordinate
+    to_y: Coordinate
 
 
 class Scroll(_Pointed):
@@ -54,7 +81,7 @@ class Scroll(_Pointed):
 
 class Type(_Action):
     action: Literal["type"] = "type"
-    text: str
+    text: Annotated[str, AfterValidator(_typeable)]
     press_enter: bool = False
     clear_first: bool = False
 

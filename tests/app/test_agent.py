@@ -3,6 +3,7 @@ the dry-run input backend (which records every primitive) and a real action log.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from app.events import (
 from app.store import StepResult
 from control.policy import ConfirmMode
 from model.problem import Remedy
-from model.schema import Click
+from model.schema import MAX_TYPE_CHARS, Click
 from model.structured import step_output_schema
 from tests.support.agent_harness import AgentHarness, H, HarnessFor, W, red_box_screen
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
@@ -343,3 +344,58 @@ def test_typed_secrets_never_reach_the_action_log(harness_for: HarnessFor) -> No
     stored = " ".join(str(v) for s in steps for v in vars(s).values())
     assert "Hunter2" not in stored
     assert "***" in stored
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [(1e308, 500), (500, -1e308), (10**30, 500), (-2_000_000, 5)],
+    ids=["overflow", "negative-overflow", "huge-int", "negative-beyond-reason"],
+)
+def test_an_absurd_coordinate_is_an_invalid_answer_not_an_internal_error(
+    harness_for: HarnessFor, x: float, y: float
+) -> None:
+    click = {"thought": "click", "action": {"action": "click", "element": "Save", "x": x, "y": y}}
+    with FakeVLLM(ScriptedPolicy([click], repeat_last=True)) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ERROR
+    assert "internal error" not in finished.reason
+    assert "not a valid step" in finished.reason
+    assert not h.backend.calls  # nothing was clicked, nothing moved
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == [StepResult.FAILED]
+    # Recorded like any other malformed answer: the raw output is kept for the person.
+    assert steps[0].raw_output is not None and '"click"' in steps[0].raw_output
+
+
+def test_a_type_longer_than_the_limit_is_an_invalid_answer_never_typed(
+    harness_for: HarnessFor,
+) -> None:
+    text = "a" * (MAX_TYPE_CHARS + 1)
+    long_type = {"thought": "type it", "action": {"action": "type", "text": text}}
+    with FakeVLLM(ScriptedPolicy([long_type], repeat_last=True)) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ERROR
+    assert "not a valid step" in finished.reason
+    assert not h.backend.calls
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == [StepResult.FAILED]
+
+
+def test_an_answer_past_the_byte_limit_ends_the_run_with_its_start_in_the_log(
+    harness_for: HarnessFor,
+) -> None:
+    rambling = {"thought": "hmm " * 200, "action": {"action": "answer", "text": "done"}}
+    with FakeVLLM(ScriptedPolicy([rambling])) as server:
+        h = harness_for(server)
+        # A small limit stands in for a server streaming without end (tests/model covers that).
+        h.client.config = dataclasses.replace(h.client.config, max_answer_bytes=300)
+        finished = h.run()
+    assert finished.outcome is Outcome.ERROR
+    assert "stopped reading" in finished.reason and "internal error" not in finished.reason
+    assert finished.fix is not None and finished.fix.remedy is Remedy.SHOW_LOG
+    steps = h.store.steps(finished.run_id)
+    assert [s.result for s in steps] == [StepResult.FAILED]
+    raw = steps[0].raw_output or ""
+    assert raw.startswith('{"thought": "hmm hmm') and len(raw.encode()) <= 300

@@ -14,6 +14,7 @@ import pytest
 
 from app.cli.render import fix_line
 from model.client import (
+    MAX_ANSWER_BYTES,
     ClientConfig,
     HolotronClient,
     StepReply,
@@ -23,6 +24,7 @@ from model.client import (
     root_url_of,
 )
 from model.errors import (
+    AnswerTooLong,
     AuthFailed,
     BadRequest,
     Cancelled,
@@ -37,6 +39,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
+from model.problem import Remedy
 from model.schema import Answer, Click, Type, step_json_schema
 from model.structured import step_output_schema
 from tests.support.fake_vllm import (
@@ -662,3 +665,38 @@ def test_logs_hold_no_key_and_no_image_bytes(
     assert "s3cret" not in text
     assert "base64" not in text and "/9j/" not in text
     assert "not a valid step" in text  # the log does say what happened
+
+
+def test_an_answer_past_the_byte_limit_stops_the_stream_and_says_so() -> None:
+    # A server that ignores max_tokens (here: a budget nobody would set) and a model that rambles.
+    # Two-byte characters: the answer is cut at the limit on a character boundary.
+    step = {"thought": "é" * (4 * MAX_ANSWER_BYTES), "action": ANSWER["action"]}
+    huge = json.dumps(step, ensure_ascii=False)
+    script = ScriptedPolicy([huge])
+    with FakeVLLM(script, structured_outputs=IGNORES_SCHEMA, max_model_len=10**7) as fake:
+        fake.chunk_chars = 2048
+        fake.stream_chunk_delay = 0.002  # still streaming when the client hangs up
+        with pytest.raises(AnswerTooLong) as caught:
+            client_for(fake, max_tokens=10**6).next_step(messages(), SCHEMA)
+        fake.wait_for_disconnect()  # the client closed the stream: vLLM stops generating
+        assert len(fake.requests) == 1  # not retried: it would only ramble again
+        assert fake.served == 0
+    error = caught.value
+    assert isinstance(error, InvalidOutput)  # the client's invalid-output error, for the agent
+    assert "256 KiB" in error.message and "stopped reading" in error.message
+    assert error.fix is not None and "max_tokens" in error.fix.text
+    assert error.fix.remedy is Remedy.SHOW_LOG
+    # The log keeps the start of the answer, up to the limit and whole characters only.
+    assert huge.startswith(error.raw) and 0 < len(error.raw.encode()) <= MAX_ANSWER_BYTES
+    assert error.attempts == [error.raw]
+
+
+def test_an_answer_at_the_byte_limit_is_read_in_full() -> None:
+    answer = json.dumps(ANSWER)
+    with FakeVLLM(ScriptedPolicy([ANSWER]), structured_outputs=IGNORES_SCHEMA) as fake:
+        client = client_for(fake, max_answer_bytes=len(answer.encode()))
+        assert client.next_step(messages(), SCHEMA).raw == answer
+    with FakeVLLM(ScriptedPolicy([ANSWER]), structured_outputs=IGNORES_SCHEMA) as fake:
+        client = client_for(fake, max_answer_bytes=len(answer.encode()) - 1)
+        with pytest.raises(AnswerTooLong, match=r"past \d+ bytes"):
+            client.next_step(messages(), SCHEMA)

@@ -275,3 +275,13 @@ def test_sent_size_helper_keeps_aspect() -> None:
     assert sent_size(3840, 2160) == (2048, 1152)
     assert sent_size(1920, 1080) == (1920, 1080)
     assert sent_size(2880, 1800) == (2048, 1280)
+
+
+@pytest.mark.parametrize("huge", [1e308, -1e308, 1.7e308])
+def test_points_whose_mapping_overflows_are_refused(huge: float) -> None:
+    # The step schema refuses these first; the mapping still never raises OverflowError.
+    geom = FrameGeometry(1920, 1080, Rect(0, 0, 1920, 1080))
+    with pytest.raises(ValueError, match="too large"):
+        to_screen(huge, 10, Convention.NORM1000, geom)
+    with pytest.raises(ValueError, match="too large"):
+        to_screen(10, huge, Convention.NORM1000, geom)

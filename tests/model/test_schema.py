@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from model import structured
-from model.schema import Step, step_json_schema
+from model.schema import MAX_COORDINATE, MAX_TYPE_CHARS, Step, step_json_schema
 from model.structured import (
     RecursiveSchemaError,
     inline_refs,
@@ -256,6 +256,30 @@ def test_step_json_writes_whole_numbers_as_integers() -> None:
     step = Step.model_validate(_step({"action": "click", "element": "a", "x": 932, "y": 0.5}))
     assert '"x":932,' in step_json(step)
     assert '"y":0.5' in step_json(step)
+
+
+@pytest.mark.parametrize("field", ["x", "y", "to_x", "to_y"])
+@pytest.mark.parametrize("value", ["1e308", "-1e308", "1" + "0" * 30, "-100001", "100000.5"])
+def test_absurd_coordinates_are_refused_by_pydantic(field: str, value: str) -> None:
+    fields = {"x": "1", "y": "2", "to_x": "3", "to_y": "4", field: value}
+    inner = ",".join(f'"{k}":{v}' for k, v in fields.items())
+    raw = '{"thought":"t","action":{"action":"drag","element":"a",' + inner + "}}"
+    with pytest.raises(ValidationError, match="at most 100000"):
+        Step.model_validate_json(raw)
+
+
+def test_coordinates_at_the_bound_are_accepted() -> None:
+    action = {"action": "drag", "element": "a", "x": -MAX_COORDINATE, "y": MAX_COORDINATE,
+              "to_x": 0, "to_y": 0}
+    assert Step.model_validate({"thought": "t", "action": action})
+
+
+def test_a_type_longer_than_the_limit_is_refused_by_pydantic() -> None:
+    ok = {"thought": "t", "action": {"action": "type", "text": "é" * MAX_TYPE_CHARS}}
+    assert Step.model_validate(ok)
+    too_long = {"thought": "t", "action": {"action": "type", "text": "a" * (MAX_TYPE_CHARS + 1)}}
+    with pytest.raises(ValidationError, match="at most 10000 characters"):
+        Step.model_validate(too_long)
 
 
 # -- property tests: random valid steps, and random corruptions of them ------------------------
