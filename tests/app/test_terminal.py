@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import select
 import threading
-import time
 
 from app.cli.terminal import TerminalFrontEnd
 from app.events import (
@@ -127,16 +127,24 @@ def test_keys_typed_before_the_question_do_not_answer_it() -> None:
     try:
         answers = os.fdopen(slave, "r", closefd=False)
         os.write(master, b"a\n")  # typed ahead, meant for something else
-        time.sleep(0.05)  # the line discipline has it: without the flush, it would approve
-        out = io.StringIO()
+        # Readable once the line discipline holds the line: without the flush, it would approve.
+        assert select.select([slave], [], [], 10)[0] == [slave]
+        asked = threading.Event()
+
+        class Out(io.StringIO):
+            def write(self, s: str) -> int:
+                n = super().write(s)
+                if "[s]kip" in self.getvalue():
+                    asked.set()
+                return n
+
+        out = Out()
         replies: list[ConfirmReply] = []
         front = TerminalFrontEnd(out=out, answers=answers)
         asking = threading.Thread(
             target=lambda: replies.append(front.ask(_request(Click(element="OK", x=1, y=2)))))
         asking.start()
-        deadline = time.monotonic() + 10
-        while "[s]kip" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        assert asked.wait(10)
         os.write(master, b"s\n")  # the answer given after seeing the question
         asking.join(10)
         assert [r.answer for r in replies] == [Answer.SKIP]

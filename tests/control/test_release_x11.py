@@ -23,7 +23,7 @@ pytestmark = pytest.mark.x11
 
 # Presses button 1 and Shift through XTest, says Shift's keycode, then waits to be killed.
 _PRESS_AND_HANG = (
-    "import sys, time\n"
+    "import signal, sys\n"
     "from Xlib import X, XK, display\n"
     "from Xlib.ext import xtest\n"
     "d = display.Display()\n"
@@ -32,7 +32,7 @@ _PRESS_AND_HANG = (
     "xtest.fake_input(d, X.KeyPress, shift)\n"
     "d.sync()\n"
     "print(shift, flush=True)\n"
-    "time.sleep(600)\n"
+    "signal.pause()\n"
 )
 
 
