@@ -616,6 +616,13 @@ class Executor:
             self._press("enter")
 
 
+def typed_text(text: str) -> str:
+    """The text ``text`` really becomes when typed (:func:`split_text`: control characters
+    dropped, line breaks as Enter): what the policy must judge, not what the model wrote."""
+    keys = {"enter": "\n", "tab": "\t"}
+    return "".join(keys[s] if kind == "key" else s for kind, s in split_text(text))
+
+
 def split_text(text: str) -> list[tuple[Literal["char", "key", "paste"], str]]:
     """How a ``type`` text is entered: printable ASCII one character at a time, newline and
     tab as the Enter and Tab keys, every run of other characters as one clipboard paste.

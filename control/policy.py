@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
+from control.input import typed_text
 from control.keys import MODIFIERS, chord_keys, pressed_keys
 from model.schema import (
     Action,
@@ -105,6 +106,10 @@ class Verdict:
 #: key is split, and a shifted symbol ("!") brings the Shift it is typed with. The one
 #: vocabulary of control.keys, so the keys judged are the keys pressed and listened for.
 normalize_keys = pressed_keys
+
+
+#: Chords a terminal takes as Enter: line feed and carriage return.
+_LINE_SUBMITS = (frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
 
 
 @dataclass(frozen=True)
@@ -402,9 +407,16 @@ class SafetyPolicy:
             shown = "+".join(action.keys)
             for rule in _matching(chord, _RISKY_CHORDS):
                 reasons.append(f"presses {shown}, which {rule.what}")
-            if chord == {"enter"} and isinstance(previous, Type):
-                reasons.append("presses Enter right after typing, which may submit a form")
+            if isinstance(previous, Type) and ("enter" in chord or chord in _LINE_SUBMITS):
+                reasons.append(
+                    "presses Enter right after typing, which may submit a form"
+                    if chord == {"enter"} else
+                    f"presses {shown} right after typing, which may submit a form or a command line"
+                )
         elif isinstance(action, Type):
+            # Judge what will really be typed: a control character the executor drops must not
+            # hide a command from the rules ("r\x00m -rf" is typed as "rm -rf").
+            action = action.model_copy(update={"text": typed_text(action.text)})
             if action.press_enter:
                 reasons.append("presses Enter after typing, which may submit a form")
             elif "\n" in action.text or "\r" in action.text:

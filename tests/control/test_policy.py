@@ -244,6 +244,24 @@ def test_enter_right_after_typing_is_risky() -> None:
         assert verdict.reasons == ("presses Enter right after typing, which may submit a form",)
 
 
+@pytest.mark.parametrize(
+    "keys",
+    [("ctrl", "j"),  # line feed: readline's accept-line
+     ("ctrl+j",),
+     ("ctrl", "m"),  # carriage return: readline's accept-line
+     ("shift", "enter")],  # terminals and most forms submit on it too
+)
+def test_enter_equivalents_right_after_typing_are_risky(keys: tuple[str, ...]) -> None:
+    verdict = assess(hotkey(*keys), typing("find ~ -delete"))
+    assert verdict.confirm and "right after typing" in verdict.reasons[0]
+
+
+@pytest.mark.parametrize("text", ["r\x00m -rf ~", "r\x7fm -rf ~", "r\x85m -rf ~", "rm\x1b -rf ~"])
+def test_a_control_character_the_executor_drops_does_not_hide_a_command(text: str) -> None:
+    # The executor types "rm -rf ~" for each: the policy judges that, not the raw text.
+    assert assess(typing(text)).confirm
+
+
 def test_enter_after_something_else_is_not() -> None:
     assert not assess(hotkey("enter"), previous=click("OK button")).confirm
     assert not assess(hotkey("enter"), previous=None).confirm
