@@ -1,0 +1,220 @@
+"""The application an action goes to, found before the policy judges the action.
+
+The safety policy judges what an action does *to which application*: a line submitted in a
+terminal runs a command whatever it says, Enter in a search box does not. So before each
+action the agent asks a :class:`TargetFinder` which window will receive it (the focused
+window for keys and typing, the window under the point for the mouse) and the policy reads
+the :class:`Target`'s :attr:`Target.kind`.
+
+What is recognised, and what is not (docs/safety.md says the same for people):
+
+* terminals by their window class or process name (the list below), and any window whose
+  process runs a shell as its child (an emulator holodesk does not know by name);
+* IDEs whose built-in terminal cannot be told apart from their editor (VS Code and its forks,
+  JetBrains IDEs, Emacs) and run-a-command dialogs (Alt+F2) count as terminals;
+* not recognised: a terminal inside a web page (a browser is an application, so a page's
+  shell gets the application rules), a remote desktop or VM window (the application inside is
+  invisible to X11), and a terminal multiplexer's panes (the emulator is what is seen).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from model.coords import Rect
+
+__all__ = [
+    "FILE_MANAGERS",
+    "NO_FINDER",
+    "RUN_DIALOGS",
+    "SHELLS",
+    "TERMINALS",
+    "NoTargetFinder",
+    "Target",
+    "TargetFinder",
+    "TargetKind",
+    "app_names",
+]
+
+
+class TargetKind(StrEnum):
+    """What kind of application receives an action: what the policy's rules depend on."""
+
+    TERMINAL = "terminal"  # a shell (or something as powerful) reads every submitted line
+    FILE_MANAGER = "file manager"  # a drag out of it moves or deletes files
+    APPLICATION = "application"  # anything else: content rules (buttons, Enter after typing)
+    HOLODESK = "holodesk"  # holodesk's own window, or the terminal running holodesk
+    UNKNOWN = "unknown"  # the finder found no window there
+    NO_FINDER = "no finder"  # this platform has no target finder (yet)
+
+
+#: Terminal emulators, by window class, instance or process name (lower case).
+TERMINALS = frozenset({
+    "xterm", "uxterm", "lxterm", "koi8rxterm", "gnome-terminal", "gnome-terminal-server",
+    "org.gnome.terminal", "kgx", "org.gnome.console", "ptyxis", "org.gnome.ptyxis", "konsole",
+    "org.kde.konsole", "yakuake", "kitty", "alacritty", "foot", "footclient", "tilix",
+    "com.gexperts.tilix", "terminator", "urxvt", "rxvt", "urxvtd", "rxvt-unicode", "st",
+    "st-256color", "wezterm", "wezterm-gui", "org.wezfurlong.wezterm", "xfce4-terminal",
+    "mate-terminal", "lxterminal", "qterminal", "terminology", "sakura", "guake", "tilda",
+    "cool-retro-term", "eterm", "aterm", "mlterm", "blackbox", "contour", "rio", "ghostty",
+    "com.mitchellh.ghostty", "tabby", "hyper", "warp", "x-terminal-emulator",
+    # IDEs and editors with a built-in terminal that cannot be told apart from the editor.
+    "code", "code-oss", "vscodium", "codium", "cursor", "windsurf", "emacs", "gvim",
+    "jetbrains-idea", "jetbrains-idea-ce", "jetbrains-pycharm", "jetbrains-pycharm-ce",
+    "jetbrains-clion", "jetbrains-goland", "jetbrains-webstorm", "jetbrains-rider",
+    "jetbrains-phpstorm", "jetbrains-rubymine", "jetbrains-studio", "jetbrains-fleet",
+    "android-studio",
+})
+
+#: Run-a-command dialogs and launchers (Alt+F2): whatever they submit runs.
+RUN_DIALOGS = frozenset({
+    "krunner", "org.kde.krunner", "xfce4-appfinder", "gmrun", "rofi", "dmenu", "albert",
+    "ulauncher", "synapse", "kupfer", "wofi", "fuzzel", "bemenu", "gnome-shell",
+    "mate-panel", "lxpanel", "xdg-run",
+})
+
+#: Shells: a window whose process runs one of these as a child is a terminal, named or not.
+SHELLS = frozenset({
+    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "nu", "xonsh", "elvish",
+    "pwsh", "powershell", "ion", "oil", "osh", "ysh", "busybox",
+})
+
+#: File managers: a drag out of one moves, copies or deletes files.
+FILE_MANAGERS = frozenset({
+    "nautilus", "org.gnome.nautilus", "dolphin", "org.kde.dolphin", "thunar", "nemo",
+    "pcmanfm", "pcmanfm-qt", "caja", "konqueror", "spacefm", "doublecmd", "krusader",
+    "io.elementary.files",
+})
+
+
+def app_names(*names: str) -> frozenset[str]:
+    """The lower-case names an application goes by, without a path or a ``.desktop`` tail."""
+    out: set[str] = set()
+    for name in names:
+        n = name.strip().lower()
+        if not n:
+            continue
+        n = n.rsplit("/", 1)[-1].removesuffix(".desktop")
+        out.add(n)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The window an action goes to, as far as the platform tells.
+
+    ``window`` is the X window id of the client (top-level) window, 0 when none was found.
+    ``process`` is the name of the window's process, ``inside`` the name of the program the
+    terminal runs in front (``bash``, ``vim``), "" when unknown. ``own`` is set by the finder
+    for holodesk's own windows and the terminal that runs holodesk. ``rect`` is the window's
+    frame in physical pixels of the virtual screen, when known. ``note`` says why the target
+    is unknown (for the person).
+    """
+
+    window: int = 0
+    wm_instance: str = ""
+    wm_class: str = ""
+    title: str = ""
+    pid: int | None = None
+    process: str = ""
+    inside: str = ""
+    own: bool = False
+    desktop: bool = False  # the root window or a desktop-icons window
+    rect: Rect | None = None
+    note: str = ""
+    finder: bool = True  # False: the platform has no finder, nothing is known
+    children: tuple[str, ...] = field(default=(), compare=False)  # the process's children
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every name the application goes by, lower case: class, instance, process."""
+        return app_names(self.wm_class, self.wm_instance, self.process)
+
+    @property
+    def found(self) -> bool:
+        return self.finder and (self.window != 0 or self.desktop)
+
+    @property
+    def kind(self) -> TargetKind:
+        if not self.finder:
+            return TargetKind.NO_FINDER
+        if self.own:
+            return TargetKind.HOLODESK
+        if not self.found:
+            return TargetKind.UNKNOWN
+        names = self.names
+        if names & (TERMINALS | RUN_DIALOGS) or any(n.startswith("jetbrains-") for n in names):
+            return TargetKind.TERMINAL
+        if app_names(*self.children) & SHELLS or app_names(self.inside) & SHELLS:
+            return TargetKind.TERMINAL
+        if names & FILE_MANAGERS:
+            return TargetKind.FILE_MANAGER
+        return TargetKind.APPLICATION
+
+    def matches(self, apps: Iterable[str]) -> bool:
+        """Whether this window belongs to one of ``apps`` (names as a person writes them:
+        ``firefox``, ``KeePassXC``, ``org.keepassxc.KeePassXC.desktop``)."""
+        return bool(self.names & app_names(*apps))
+
+    def label(self) -> str:
+        """Plain words for the person: ``xterm — bash``, ``Firefox``, ``no window found``."""
+        if not self.finder:
+            return self.note or "unknown application (no target finder on this platform)"
+        if not self.found:
+            return self.note or "no window found"
+        if self.desktop and not self.window:
+            return "the desktop"
+        name = self.wm_class or self.process or self.wm_instance or f"window 0x{self.window:x}"
+        if self.inside and self.inside.lower() not in self.names:
+            name = f"{name} \u2014 {self.inside}"
+        if self.own:
+            name = f"{name} (holodesk's own)"
+        return name
+
+
+#: The target where the platform has no finder: every submit is judged risky.
+NO_FINDER = Target(finder=False,
+                   note="unknown application (holodesk cannot see windows on this platform yet)")
+
+
+class TargetFinder(Protocol):
+    """Finds the application that receives an action."""
+
+    def focused(self) -> Target:
+        """The window that receives keys now (a Target with ``window == 0`` when none)."""
+        ...
+
+    def at(self, x: int, y: int) -> Target:
+        """The top-level window under ``(x, y)``, physical pixels of the virtual screen."""
+        ...
+
+    def windows(self) -> Sequence[Target]:
+        """The mapped top-level windows, bottom to top, each with its ``rect``."""
+        ...
+
+
+class NoTargetFinder:
+    """The finder of a platform holodesk cannot look into yet (Windows, macOS, Wayland)."""
+
+    def focused(self) -> Target:
+        return NO_FINDER
+
+    def at(self, x: int, y: int) -> Target:
+        return NO_FINDER
+
+    def windows(self) -> Sequence[Target]:
+        return ()
+
+
+def own_window_id(environ: dict[str, str] | None = None) -> int:
+    """The window of the terminal running this process, when the terminal says (``WINDOWID``,
+    set by xterm, urxvt, kitty, alacritty, konsole, st); 0 otherwise."""
+    env = os.environ if environ is None else environ
+    try:
+        return int(env.get("WINDOWID", "0"), 0)
+    except ValueError:
+        return 0

@@ -1,0 +1,57 @@
+"""A target finder that answers what the test says: the focused window and windows by area."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from control.target import Target
+from model.coords import Rect
+
+
+def window(name: str, *, inside: str = "", title: str = "", own: bool = False,
+           rect: Rect | None = None, window_id: int = 0x400001) -> Target:
+    """A found window of the application ``name`` (its class, instance and process)."""
+    return Target(window=window_id, wm_instance=name.lower(), wm_class=name, title=title or name,
+                  pid=4242, process=name.lower(), inside=inside, own=own, rect=rect)
+
+
+XTERM = window("XTerm", inside="bash", title="bash")
+FIREFOX = window("Firefox", title="Search - Mozilla Firefox")
+NAUTILUS = window("org.gnome.Nautilus", title="Home")
+NOTHING = Target(note="no window found")
+
+
+class FakeTargetFinder:
+    """``focus`` receives keys; ``placed`` windows (bottom to top) answer ``at``; anything
+    else under a point is ``below`` (by default no window)."""
+
+    def __init__(self, focus: Target = NOTHING, placed: Sequence[Target] = (),
+                 below: Target = NOTHING) -> None:
+        self.focus = focus
+        self.placed = list(placed)
+        self.below = below
+        self.asked: list[tuple[str, tuple[int, ...]]] = []
+
+    def focused(self) -> Target:
+        self.asked.append(("focused", ()))
+        return self.focus
+
+    def at(self, x: int, y: int) -> Target:
+        self.asked.append(("at", (x, y)))
+        for t in reversed(self.placed):
+            r = t.rect
+            if r is not None and r.left <= x < r.right and r.top <= y < r.top + r.height:
+                return t
+        return self.below
+
+    def windows(self) -> Sequence[Target]:
+        return list(self.placed)
+
+    def focus_on(self, target: Target) -> None:
+        self.focus = target
+
+    def placed_at(self, target: Target, rect: Rect) -> Target:
+        placed = replace(target, rect=rect)
+        self.placed.append(placed)
+        return placed
