@@ -42,10 +42,11 @@ from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, thumbnail
-from control.input import Executor
-from control.policy import SafetyPolicy, Verdict
+from control.input import Executor, normalized
+from control.policy import Aim, SafetyPolicy, Verdict
 from control.settle import wait_until_settled
 from control.stop import StopLatch, StoppedError
+from control.target import NoTargetFinder, Target, TargetFinder
 from model.client import HolotronClient
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
@@ -58,7 +59,7 @@ from model.prompt import (
     build_messages,
     describe_action,
 )
-from model.schema import Action, AskUser, Drag, Step, Type
+from model.schema import Action, AskUser, Drag, Move, Step, Type, Wait
 from model.schema import Answer as AnswerAction
 from model.structured import step_output_schema
 
@@ -112,6 +113,8 @@ class AgentParts:
     clock: Callable[[], float] = time.monotonic
     today: Callable[[], dt.date] = dt.date.today
     pause: PauseGate | None = None  # checked before each screenshot and each action
+    #: Which application receives each action (the policy's rules depend on it).
+    finder: TargetFinder = field(default_factory=NoTargetFinder)
 
 
 @dataclass
@@ -138,7 +141,8 @@ class _History:
 
     deadline: float
     turns: list[Turn] = field(default_factory=list)
-    previous: Action | None = None
+    previous: Action | None = None  # the last action proposed (loop detection)
+    done: list[Action] = field(default_factory=list)  # the actions executed, for the policy
     last_small: np.ndarray[Any, Any] | None = None
     repeats: int = 0
 
@@ -226,12 +230,14 @@ class Agent:
         p = self.parts
         cur, frame, small = self._capture(run_id, step_no)
         step, raw = self._think(cur, frame, config, history)
-        action = step.action
+        # Judged, shown, logged and executed: one text, the one really typed.
+        action = normalized(step.action)
         mapped = _map_points(action, config.convention, frame.geometry)
         points = tuple(m.point for m in mapped)
-        verdict = p.policy.assess(
-            action, previous=history.previous, outside_monitor=any(m.clamped for m in mapped)
-        )
+        aim = self._aim(action, points)
+        cur.record.target = aim.target.label()
+        verdict = p.policy.assess(action, history=history.done, aim=aim,
+                                  outside_monitor=any(m.clamped for m in mapped))
         self._hide_secret(action, verdict)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
@@ -265,10 +271,16 @@ class Agent:
             self._finish_step(cur, StepResult.SKIPPED, "time limit reached")
             return _time_limit(config.limits)
 
-        decision, action, points, outcome, verdict = self._decide(
-            cur, action, points, verdict, description, frame, config.convention, history.previous
+        decision, action, points, outcome, verdict, aim = self._decide(
+            cur, action, points, verdict, aim, description, frame, config.convention, history.done
         )
         cur.record.decision = decision.value
+        if decision in (Decision.AUTO, Decision.APPROVED, Decision.EDITED):
+            changed = self._target_changed(action, points, aim, decision, history.done)
+            if changed is not None:
+                decision = Decision.FORBIDDEN
+                cur.record.decision = decision.value
+                outcome = f"not done: {changed}"
         if decision is Decision.FORBIDDEN:
             self._finish_step(cur, StepResult.SKIPPED, outcome)
         elif decision is Decision.SKIPPED:
@@ -288,6 +300,7 @@ class Agent:
                 description = _describe(action, points, verdict)
             self._act(cur, action, points, description, config.limits)
             self._finish_step(cur, StepResult.OK)
+            history.done.append(action)
         history.add(
             Turn(cur.no, frame.data, frame.mime,
                  Step(note=step.note, thought=step.thought, action=action), outcome),
@@ -447,35 +460,36 @@ class Agent:
         action: Action,
         points: tuple[Point, ...],
         verdict: Verdict,
+        aim: Aim,
         description: str,
         frame: Frame,
         convention: Convention,
-        previous: Action | None,
-    ) -> tuple[Decision, Action, tuple[Point, ...], str, Verdict]:
+        done: list[Action],
+    ) -> tuple[Decision, Action, tuple[Point, ...], str, Verdict, Aim]:
         """Ask the person when the policy says so: what to do, the outcome text, and the
-        verdict on what is done (the edit's, when the person edited the action)."""
+        verdict on what is done and where (the edit's, when the person edited the action)."""
         p = self.parts
         run_id, step_no = cur.run_id, cur.no
         if verdict.forbidden:
             self._emit(StepDecided(run_id, step_no, Decision.FORBIDDEN, action))
             why = "; ".join(verdict.reasons)
             return (Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}",
-                    verdict)
+                    verdict, aim)
         if not verdict.confirm or self._approve_rest:
             self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
-            return Decision.AUTO, action, points, OUTCOME_DONE, verdict
+            return Decision.AUTO, action, points, OUTCOME_DONE, verdict, aim
         t0 = p.clock()
         while True:
-            reply = self._ask(cur, action, points, verdict, description, frame)
+            reply = self._ask(cur, action, points, verdict, aim, description, frame)
             if reply.answer is not Answer.EDIT:
                 break
-            checked = self._check_edit(action, reply.edited, frame, convention, previous)
+            checked = self._check_edit(action, reply.edited, frame, convention, done)
             if not isinstance(checked, str):
                 cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
-                edited, edited_points, edited_verdict = checked
+                edited, edited_points, edited_verdict, edited_aim = checked
                 self._emit(StepDecided(run_id, step_no, Decision.EDITED, edited))
                 return (Decision.EDITED, edited, edited_points, "done as edited by the person",
-                        edited_verdict)
+                        edited_verdict, edited_aim)
             # Ask again about the model's action, saying why the edit was not used: never run
             # the original the person meant to change, never skip it silently. A loop, not a
             # recursion: however many edits are refused, Approve, Skip and Stop still end it.
@@ -493,14 +507,44 @@ class Agent:
             p.latch.check()
         if reply.answer is Answer.SKIP:
             self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
-            return Decision.SKIPPED, action, points, OUTCOME_SKIPPED, verdict
+            return Decision.SKIPPED, action, points, OUTCOME_SKIPPED, verdict, aim
         if reply.answer is Answer.APPROVE_REST:
             self._approve_rest = True
         self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
-        return Decision.APPROVED, action, points, OUTCOME_DONE, verdict
+        return Decision.APPROVED, action, points, OUTCOME_DONE, verdict, aim
+
+    def _aim(self, action: Action, points: tuple[Point, ...]) -> Aim:
+        """The application that receives ``action``: under its point for the mouse, the focused
+        window for keys; a finder that fails makes the target unknown, never ends the run."""
+        finder = self.parts.finder
+        try:
+            if not points:
+                return Aim(finder.focused())
+            target = finder.at(points[0].x, points[0].y)
+            drop = finder.at(points[1].x, points[1].y) if len(points) > 1 else None
+            return Aim(target, drop)
+        except Exception as e:
+            log.warning("could not find the window an action goes to", exc_info=True)
+            return Aim(Target(note=f"could not find the window ({type(e).__name__})"))
+
+    def _target_changed(self, action: Action, points: tuple[Point, ...], aim: Aim,
+                        decision: Decision, done: list[Action]) -> str | None:
+        """Why ``action`` must not run after all, when the window it goes to changed since it
+        was judged (a window opened, or the focus moved while the person decided); else None.
+        """
+        if isinstance(action, Wait | Move):
+            return None
+        now = self._aim(action, points)
+        if _same_window(now.target, aim.target) and _same_window(now.drop, aim.drop):
+            return None
+        verdict = self.parts.policy.assess(action, history=done, aim=now)
+        if decision is Decision.AUTO and not (verdict.confirm or verdict.forbidden):
+            return None
+        return (f"the window it goes to changed since it was checked (was {aim.target.label()}, "
+                f"now {now.target.label()}); nothing was done: look at the screen again")
 
     def _ask(self, cur: _Current, action: Action, points: tuple[Point, ...], verdict: Verdict,
-             description: str, frame: Frame) -> ConfirmReply:
+             aim: Aim, description: str, frame: Frame) -> ConfirmReply:
         """Show the person one confirmation and wait for the answer (Stop when stopped)."""
         request = ConfirmRequest(
             description=description,
@@ -511,6 +555,8 @@ class Agent:
             screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
             secret=verdict.secret,
+            target=aim.target.label(),
+            target_rect=aim.target.rect,
         )
         self._emit(AwaitingConfirmation(cur.run_id, cur.no, request))
         return request.wait(self.parts.latch)
@@ -521,21 +567,24 @@ class Agent:
         edited: Action | None,
         frame: Frame,
         convention: Convention,
-        previous: Action | None,
-    ) -> tuple[Action, tuple[Point, ...], Verdict] | str:
-        """The person's edit with its points and verdict, or why it cannot be used."""
+        done: list[Action],
+    ) -> tuple[Action, tuple[Point, ...], Verdict, Aim] | str:
+        """The person's edit with its points, verdict and target, or why it cannot be used."""
         if edited is None:
             return "the edit was empty"
         if edited.action != proposed.action:
             # An edited answer or question would not end the run as the person expects.
             return f"an edit keeps the kind of action ({proposed.action}), not {edited.action}"
+        edited = normalized(edited)
         mapped = _map_points(edited, convention, frame.geometry)
+        points = tuple(m.point for m in mapped)
+        aim = self._aim(edited, points)
         # The person's edit gets the same hard limits as the model's proposal.
-        verdict = self.parts.policy.assess(edited, previous=previous,
+        verdict = self.parts.policy.assess(edited, history=done, aim=aim,
                                            outside_monitor=any(m.clamped for m in mapped))
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
-        return edited, tuple(m.point for m in mapped), verdict
+        return edited, points, verdict, aim
 
     def _masked(self, text: str) -> str:
         """``text`` with every secret the action log masks (the API key, typed secrets)
@@ -597,6 +646,12 @@ def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> st
 
 def _time_limit(limits: RunLimits) -> _Ended:
     return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:g} s reached")
+
+
+def _same_window(a: Target | None, b: Target | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.window, a.desktop, a.own, a.finder) == (b.window, b.desktop, b.own, b.finder)
 
 
 def _same_action(a: Action, b: Action) -> bool:

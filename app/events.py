@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from control.policy import Verdict
 from control.stop import StopLatch
-from model.coords import FrameGeometry, Point
+from model.coords import FrameGeometry, Point, Rect
 from model.problem import Fix, Problem, as_fix
 from model.schema import Action, Step
 
@@ -200,6 +200,9 @@ class ConfirmRequest:
     geometry: FrameGeometry
     #: The typed text looks like a secret: show it masked (the description already does).
     secret: bool = False
+    #: The application the action goes to, in words ("xterm — bash"), and its window.
+    target: str = ""
+    target_rect: Rect | None = None
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _reply: ConfirmReply | None = field(default=None, repr=False)
 

@@ -112,6 +112,7 @@ def _step_line(step: StepRecord, shot: str | None, thumb: str | None) -> dict[st
         "screen_point": step.screen_point,
         "decision": step.decision,
         "reason_for_confirm": step.reason_for_confirm,
+        "target": step.target,
         "result": step.result,
         "error": step.error,
         "timings": step.timings,
@@ -174,6 +175,7 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
         for label, text in (
             ("thought", step.thought),
             ("note", step.note),
+            ("in", step.target),
             ("confirm because", step.reason_for_confirm),
             ("error", step.error),
             # A step with no parsed action failed on the model's output: show what it said.

@@ -71,7 +71,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 OUTCOMES = frozenset(
     {"answered", "asked_user", "stopped", "limit", "loop", "error", "running", "interrupted"}
@@ -160,6 +160,7 @@ class StepRecord:
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    target: str | None = None  # the application the action went to, in words
 
     @property
     def frame_geometry(self) -> FrameGeometry | None:
@@ -245,13 +246,14 @@ _V1 = [
 ]
 
 # Version N is reached by running _MIGRATIONS[N] on a database at version N - 1.
-_MIGRATIONS: dict[int, list[str]] = {1: _V1}
+# 2: the application each step went to ("xterm — bash"), from control.target.
+_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: ["ALTER TABLE steps ADD COLUMN target TEXT"]}
 
 _STEP_COLUMNS = (
     "run_id", "step_no", "started_at", "finished_at", "screenshot_path", "thumbnail_path",
     "geometry_json", "raw_output", "action_json", "thought", "note", "element", "screen_point",
     "decision", "reason_for_confirm", "result", "error", "timings_json", "prompt_tokens",
-    "completion_tokens",
+    "completion_tokens", "target",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id, task, started_at, finished_at, outcome, reason, endpoint, model, settings_json, steps, "
@@ -453,6 +455,7 @@ class ActionLog:
             _json_or_none(record.timings),
             record.prompt_tokens,
             record.completion_tokens,
+            self._text(record.target),
         )
         placeholders = ", ".join("?" for _ in _STEP_COLUMNS)
         with self._lock:
@@ -692,6 +695,7 @@ class ActionLog:
             timings=_json_load(data["timings_json"]) or {},
             prompt_tokens=data["prompt_tokens"],
             completion_tokens=data["completion_tokens"],
+            target=data["target"],
         )
 
 

@@ -616,6 +616,19 @@ class Executor:
             self._press("enter")
 
 
+def normalized(action: Action) -> Action:
+    """``action`` as it will really run: a ``type``'s text as :func:`typed_text` makes it.
+
+    The agent normalises once, before the policy judges, and executes the same action, so the
+    text judged and shown is the text typed (typing it again changes nothing: idempotent).
+    """
+    if isinstance(action, Type):
+        text = typed_text(action.text)
+        if text != action.text:
+            return action.model_copy(update={"text": text})
+    return action
+
+
 def typed_text(text: str) -> str:
     """The text ``text`` really becomes when typed (:func:`split_text`: control characters
     dropped, line breaks as Enter): what the policy must judge, not what the model wrote."""

@@ -43,13 +43,15 @@ matter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import typed_text
 from control.keys import MODIFIERS, chord_keys, pressed_keys
+from control.target import NO_FINDER, Target, TargetKind
 from model.schema import (
     Action,
     Answer,
@@ -65,14 +67,17 @@ from model.schema import (
 )
 
 __all__ = [
+    "Aim",
     "ConfirmMode",
     "SafetyPolicy",
     "Verdict",
+    "fold",
     "is_card_number",
     "looks_like_password",
     "normalize_keys",
     "risky_element_word",
     "shell_command_label",
+    "submit_what",
 ]
 
 
@@ -100,6 +105,44 @@ class Verdict:
     secret: bool = False
 
 
+@dataclass(frozen=True)
+class Aim:
+    """Where an action lands: the application that receives it (the focused window for keys
+    and typing, the window under the point for the mouse) and, for a drag, the window under
+    its end. The default is the platform without a target finder: every submit is risky."""
+
+    target: Target = NO_FINDER
+    drop: Target | None = None
+
+
+# -- folding text before matching ------------------------------------------------------------
+
+# Letters of other scripts that look like Latin ones: a button named "D\u0435lete" (Cyrillic
+# e) reads as Delete to a person and must to the rules. NFKC already folds fullwidth forms and
+# ligatures; this covers the common Cyrillic and Greek look-alikes.
+_CONFUSABLES = str.maketrans({
+    "\u0430": "a", "\u0432": "b", "\u0435": "e", "\u0451": "e", "\u043a": "k", "\u043c": "m",
+    "\u043d": "h", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0442": "t", "\u0443": "y",
+    "\u0445": "x", "\u0455": "s", "\u0456": "i", "\u0457": "i", "\u0458": "j", "\u04bb": "h",
+    "\u0501": "d", "\u051b": "q", "\u051d": "w", "\u0261": "g",
+    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H",
+    "\u041e": "O", "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0423": "Y", "\u0425": "X",
+    "\u0405": "S", "\u0406": "I", "\u0408": "J",
+    "\u03b1": "a", "\u03bf": "o", "\u03c1": "p", "\u03c5": "u", "\u03bd": "v", "\u03b9": "i",
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
+    "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
+    "\u03a5": "Y", "\u03a7": "X",
+    "\u0131": "i", "\u0269": "i", "\u1d00": "A", "\u0280": "R",
+})
+
+
+def fold(text: str) -> str:
+    """``text`` as the rules compare it: NFKC (fullwidth, ligatures), look-alike letters of
+    other scripts as Latin, invisible format characters (zero-width spaces, direction
+    overrides) dropped. Case is kept: the identifier splitting needs it."""
+    return _visible_only(text).translate(_CONFUSABLES)
+
+
 # -- key names -------------------------------------------------------------------------------
 
 #: The set of canonical key names of a chord as the machine sees it held; "ctrl+s" given as one
@@ -110,6 +153,88 @@ normalize_keys = pressed_keys
 
 #: Chords a terminal takes as Enter: line feed and carriage return.
 _LINE_SUBMITS = (frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
+#: Chords that paste: a terminal runs a pasted line break, and the clipboard can change
+#: between the check and the paste, so what is pasted cannot be judged.
+_PASTES = (frozenset({"ctrl", "v"}), frozenset({"ctrl", "shift", "v"}),
+           frozenset({"shift", "insert"}), frozenset({"super", "v"}), frozenset({"paste"}))
+#: Keys that change a shell's line without holodesk typing it: history and completion.
+_LINE_EDITS = {
+    frozenset({"up"}): "Up (shell history)", frozenset({"down"}): "Down (shell history)",
+    frozenset({"ctrl", "r"}): "ctrl+r (history search)", frozenset({"ctrl", "p"}): "ctrl+p "
+    "(shell history)", frozenset({"ctrl", "n"}): "ctrl+n (shell history)",
+    frozenset({"tab"}): "Tab (completion)", frozenset({"alt", "."}): "alt+. (last argument)",
+    frozenset({"pageup"}): "PageUp (shell history)", frozenset({"ctrl", "y"}): "ctrl+y (yank)",
+}
+
+
+def submit_what(action: Action) -> str | None:
+    """How ``action`` can submit a line, in words ("presses Enter"), or None if it cannot.
+
+    Enter in any spelling or with any modifier (KP_Enter, shift+enter, ctrl+enter), the line
+    feed and carriage return chords, typed text holding a line break, ``press_enter``, and
+    every paste (a pasted line break submits; a middle click pastes on X11).
+    """
+    return _line_submit(action) or _paste(action)
+
+
+def _line_submit(action: Action) -> str | None:
+    if isinstance(action, Hotkey):
+        chord = normalize_keys(action.keys)
+        if "enter" in chord or chord in _LINE_SUBMITS:
+            return f"presses {'+'.join(action.keys)}"
+    elif isinstance(action, Type):
+        if action.press_enter:
+            return "presses Enter after typing"
+        if "\n" in typed_text(action.text):
+            return "types a line break (the Enter key)"
+    return None
+
+
+def _paste(action: Action) -> str | None:
+    if isinstance(action, Hotkey):
+        chord = normalize_keys(action.keys)
+        if any(p <= chord for p in _PASTES):
+            shown = "+".join(action.keys)
+            return f"pastes with {shown} (the clipboard can change before the paste)"
+    elif isinstance(action, Click) and action.button == "middle":
+        return "middle-clicks, which pastes the selection"
+    return None
+
+
+def _since_submit(history: Sequence[Action]) -> list[Action]:
+    """The actions after the last one that could submit a line (all of them if none could)."""
+    out: list[Action] = []
+    for done in reversed(history):
+        if _line_submit(done) is not None:
+            break
+        out.append(done)
+    out.reverse()
+    return out
+
+
+def _typed_since_submit(history: Sequence[Action]) -> str:
+    return "".join(typed_text(a.text) for a in _since_submit(history) if isinstance(a, Type))
+
+
+def _entered_since_submit(history: Sequence[Action]) -> bool:
+    """Whether text was typed or pasted since the last line submit: Enter may send it."""
+    return any(isinstance(a, Type) or _paste(a) for a in _since_submit(history))
+
+
+def _line_edits(history: Sequence[Action]) -> list[str]:
+    """What changed the line since the last submit other than holodesk's typing."""
+    found: list[str] = []
+    for done in _since_submit(history):
+        if _paste(done):
+            found.append("a paste")
+        elif isinstance(done, Hotkey):
+            chord = normalize_keys(done.keys)
+            found += [what for keys, what in _LINE_EDITS.items() if keys == chord]
+        elif isinstance(done, Type) and "\t" in typed_text(done.text):
+            found.append("Tab (completion)")
+        elif isinstance(done, Click | DoubleClick | Drag):
+            found.append("a click (it may move the cursor or select and paste text)")
+    return list(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)
@@ -158,6 +283,9 @@ _RISKY_CHORDS: tuple[_ChordRule, ...] = (
     _rule("super+alt+escape", "opens Force Quit"),
     _rule("ctrl+enter", "sends or submits in many mail and chat apps"),
     _rule("super+enter", "sends or submits in many mail and chat apps"),
+    _rule("super+d", "answers Don't Save in a Mac save sheet"),
+    _rule("alt+n", "answers No or Don't Save in many dialogs"),
+    _rule("alt+y", "answers Yes in many dialogs"),
 )
 
 
@@ -298,15 +426,77 @@ def shell_command_label(text: str) -> str | None:
 
 # -- element names ---------------------------------------------------------------------------
 
+# Whole words (regex alternatives), case-insensitive, matched after fold(). English first, then
+# German, French, Spanish, Portuguese, Italian, Dutch and Russian.
 _RISKY_WORDS: tuple[tuple[str, str], ...] = (
-    ("send|submit|confirm|post|publish", "may send or submit something"),
-    ("pay|buy|purchase|order|checkout|check out|transfer|donate", "may spend money"),
-    ("delete|remove|uninstall|format|erase|wipe|discard|trash|reset", "may delete something"),
-    ("install|allow|grant|authorize|authorise", "may install software or grant a permission"),
+    (
+        "send|submit|confirm|post|publish|reply all|"
+        "senden|absenden|abschicken|bestätigen|envoyer|soumettre|valider|confirmer|enviar|"
+        "confirmar|publicar|inviare|invia|conferma|pubblica|verzenden|versturen|bevestigen|"
+        "отправить|подтвердить|опубликовать",
+        "may send or submit something",
+    ),
+    (
+        "pay|buy|purchase|order|checkout|check out|transfer|donate|subscribe|"
+        "bezahlen|kaufen|bestellen|kaufen|überweisen|payer|acheter|commander|pagar|comprar|"
+        "pedir|pagare|acquista|acquistare|ordina|betalen|kopen|bestellen|оплатить|купить|"
+        "заказать|перевести",
+        "may spend money",
+    ),
+    (
+        "delete|remove|uninstall|format|erase|wipe|discard|trash|reset|empty trash|"
+        "clear (?:all|history|data)|"
+        "löschen|entfernen|deinstallieren|verwerfen|leeren|formatieren|supprimer|effacer|"
+        "retirer|désinstaller|eliminar|borrar|quitar|desinstalar|descartar|excluir|apagar|"
+        "remover|elimina|eliminare|cancella|rimuovi|disinstalla|verwijderen|wissen|"
+        "удалить|очистить|стереть|форматировать",
+        "may delete something",
+    ),
+    (
+        "install|allow|grant|authorize|authorise|trust|"
+        "installieren|erlauben|zulassen|autoriser|permitir|instalar|consenti|"
+        "installa|autorizza|toestaan|installeren|установить|разрешить",
+        "may install software or grant a permission",
+    ),
+    (
+        "ok|okay|yes|continue|proceed|accept|agree|"
+        "ja|weiter|fortfahren|akzeptieren|oui|continuer|accepter|sí|si|sim|continuar|aceptar|"
+        "aceitar|avanti|accetta|doorgaan|да|продолжить|принять",
+        "may answer a confirmation",
+    ),
+    (
+        "overwrite|replace|don't save|dont save|do not save|close without saving|"
+        "without saving|don't keep|revert|"
+        "überschreiben|ersetzen|nicht speichern|écraser|remplacer|ne pas enregistrer|"
+        "sobrescribir|reemplazar|no guardar|substituir|não salvar|sovrascrivi|sostituisci|"
+        "non salvare|overschrijven|vervangen|niet opslaan|заменить|перезаписать|не сохранять",
+        "may destroy unsaved or existing work",
+    ),
+    (
+        "log out|logout|log off|sign out|shut down|shutdown|power off|restart|reboot|"
+        "force quit|end task|end process|kill|terminate|hibernate|suspend|"
+        "abmelden|herunterfahren|neu starten|ausschalten|se déconnecter|éteindre|"
+        "redémarrer|cerrar sesión|apagar|reiniciar|encerrar sessão|desligar|esci|spegni|"
+        "riavvia|afmelden|afsluiten|herstarten|выйти|выключить|перезагрузить|завершить",
+        "may end the session, a program or the computer",
+    ),
 )
 _RISKY_ELEMENT = tuple(
-    (re.compile(rf"\b(?:{words})\b", re.IGNORECASE), what) for words, what in _RISKY_WORDS
+    (re.compile(rf"(?<!\w)(?:{words})(?!\w)", re.IGNORECASE), what)
+    for words, what in _RISKY_WORDS
 )
+# Chinese and Japanese have no spaces between words: their button words match anywhere.
+_RISKY_CJK: tuple[tuple[str, str], ...] = (
+    ("发送|提交|確認|确认|送信|投稿|確定|确定", "may send or submit something"),
+    ("购买|支付|付款|購入|支払|決済|注文", "may spend money"),
+    ("删除|移除|卸载|清空|削除|消去|アンインストール", "may delete something"),
+    ("安装|允许|授权|インストール|許可", "may install software or grant a permission"),
+    ("是的|はい|好的|続行|继续", "may answer a confirmation"),
+    ("覆盖|替换|不保存|上書き|置換|保存しない", "may destroy unsaved or existing work"),
+    ("注销|关机|重启|ログアウト|シャットダウン|再起動", "may end the session, a program or the "
+     "computer"),
+)
+_RISKY_CJK_ELEMENT = tuple((re.compile(words), what) for words, what in _RISKY_CJK)
 
 
 def _split_identifier(name: str) -> str:
@@ -321,15 +511,25 @@ def _split_identifier(name: str) -> str:
 def risky_element_word(element: str) -> tuple[str, str] | None:
     """The first risky word in an element name and what it suggests, or None.
 
-    Whole words only, case-insensitive: "Send" and "send-button" match, "Sender name",
-    "Resend code" and "PayPal" do not.
+    Whole words only, case-insensitive, after :func:`fold` ("D\u0435lete" with a Cyrillic e is
+    Delete): "Send" and "send-button" match, "Sender name", "Resend code" and "PayPal" do not.
+    Confirmation buttons (OK, Yes, Continue, Overwrite, Don't Save, Log out, Shut down...) count
+    too, in English and a few major languages.
     """
-    name = _split_identifier(element)
-    for pattern, what in _RISKY_ELEMENT:
-        match = pattern.search(name)
-        if match:
-            return match.group(), what
+    # Folded for look-alikes ("D\u0435lete"), and as written for words in other scripts (the
+    # folding would turn "\u0423\u0434\u0430\u043b\u0438\u0442\u044c" into a mix of both).
+    for folded in (fold(element), _visible_only(element)):
+        name = _split_identifier(folded).replace("\u2019", "'")
+        for pattern, what in (*_RISKY_ELEMENT, *_RISKY_CJK_ELEMENT):
+            match = pattern.search(name)
+            if match:
+                return match.group(), what
     return None
+
+
+def _visible_only(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 # -- the policy ------------------------------------------------------------------------------
@@ -350,8 +550,27 @@ def _click_verb(action: Click | DoubleClick | Drag) -> str:
     return verb if action.button == "left" else f"{action.button}-{verb}"
 
 
+#: Actions that do something to the application under the point or with the focus (a move and
+#: a wait do nothing to it).
+_ACTING = (Click, DoubleClick, Drag, Scroll, Type, Hotkey)
+
+# A window title that names a destructive question: Enter or Space there presses its default
+# button ("Delete 3 files?", "Empty Trash").
+_PRESSES_DEFAULT = (frozenset({"enter"}), frozenset({"space"}))
+
+_TRASH = re.compile(r"\b(?:trash|rubbish|recycle bin|wastebasket|bin|papierkorb|corbeille|"
+                    r"papelera|lixeira|cestino|prullenbak|корзина)\b|回收站|ゴミ箱",
+                    re.IGNORECASE)
+
+
 class SafetyPolicy:
     """Decides, by fixed rules, whether an action needs confirmation or must never run.
+
+    The rules depend on the application that receives the action (:class:`Aim`, from
+    :mod:`control.target`): in a terminal every way of submitting a line is confirmed, whatever
+    the text, because the shell runs it; elsewhere the content rules judge buttons, chords,
+    typed text and Enter after typing. holodesk's own windows, and the applications in
+    ``never_touch``, are never acted on; with ``only_in``, nothing outside those applications is.
 
     ``reserved_hotkeys`` are combinations the agent must never press (holodesk's own global
     hotkeys; the stop hotkey by default): a ``hotkey`` action holding all of one's keys is
@@ -364,42 +583,82 @@ class SafetyPolicy:
         self,
         mode: ConfirmMode = ConfirmMode.RISKY,
         reserved_hotkeys: Iterable[str] = (DEFAULT_STOP_HOTKEY,),
+        *,
+        never_touch: Iterable[str] = (),
+        only_in: Iterable[str] = (),
     ) -> None:
         self.mode = mode
         self.reserved_hotkeys: tuple[Combo, ...] = tuple(
             parse_combo(c) for c in reserved_hotkeys
         )
+        self.never_touch = tuple(never_touch)
+        self.only_in = tuple(only_in)
 
-    def assess(self, action: Action, *, previous: Action | None, outside_monitor: bool) -> Verdict:
-        """Judge ``action``; ``previous`` is the action before it in this run (None at first).
+    def assess(
+        self,
+        action: Action,
+        *,
+        history: Sequence[Action] = (),
+        outside_monitor: bool = False,
+        aim: Aim = Aim(),
+    ) -> Verdict:
+        """Judge ``action`` sent to ``aim``; ``history`` is what this run did so far, in order.
 
         ``outside_monitor`` says the model's point had to be clamped to the chosen monitor.
         """
         if isinstance(action, _INERT):
             # They execute nothing on the machine: the loop handles them itself.
             return Verdict(confirm=False, forbidden=False, reasons=())
-        if isinstance(action, Hotkey):
-            chord = normalize_keys(action.keys)
-            forbidden = _forbidden_chord(chord)
-            forbidden += [
-                f"holds {c.label()}, the person's own hotkey (holodesk's emergency stop)"
-                for c in self.reserved_hotkeys
-                if c.keys <= chord
-            ]
-            if forbidden:
-                chord_text = "+".join(action.keys)
-                refused = tuple(f"{chord_text} {w}; holodesk never presses it" for w in forbidden)
-                return Verdict(confirm=False, forbidden=True, reasons=refused)
-        reasons, secret = self._risks(action, previous)
+        forbidden = self._forbidden(action, aim)
+        if forbidden:
+            return Verdict(confirm=False, forbidden=True, reasons=tuple(forbidden))
+        previous = history[-1] if history else None
+        terminal = aim.target.kind is TargetKind.TERMINAL
+        reasons, secret = self._risks(action, previous, history, terminal=terminal)
+        # The content rules already name a submit after typing: the target rule adds the target.
+        flagged = _line_submit(action) is not None and (
+            isinstance(action, Type) or _entered_since_submit(history))
+        reasons += _target_risks(action, aim, history, has_submit_reason=flagged)
         if outside_monitor:
             reasons.append("aims outside the chosen monitor (the point was moved to its edge)")
+        reasons = list(dict.fromkeys(reasons))
         if self.mode is ConfirmMode.ALWAYS:
             why = tuple(reasons) or ("every action is confirmed (confirmation mode: always)",)
             return Verdict(confirm=True, forbidden=False, reasons=why, secret=secret)
         confirm = self.mode is ConfirmMode.RISKY and bool(reasons)
         return Verdict(confirm=confirm, forbidden=False, reasons=tuple(reasons), secret=secret)
 
-    def _risks(self, action: Action, previous: Action | None) -> tuple[list[str], bool]:
+    def _forbidden(self, action: Action, aim: Aim) -> list[str]:
+        out: list[str] = []
+        if isinstance(action, Hotkey):
+            chord = normalize_keys(action.keys)
+            whats = _forbidden_chord(chord)
+            whats += [
+                f"holds {c.label()}, the person's own hotkey (holodesk's emergency stop)"
+                for c in self.reserved_hotkeys
+                if c.keys <= chord
+            ]
+            chord_text = "+".join(action.keys)
+            out += [f"{chord_text} {w}; holodesk never presses it" for w in whats]
+        if not isinstance(action, _ACTING):
+            return out
+        targets = [aim.target] + ([aim.drop] if isinstance(action, Drag) and aim.drop else [])
+        for target in targets:
+            if target.kind is TargetKind.HOLODESK:
+                out.append(f"aims at {target.label()}: holodesk never acts on its own windows "
+                           "or the terminal it runs in")
+            elif self.never_touch and target.matches(self.never_touch):
+                out.append(f"aims at {target.label()}, an application holodesk never touches "
+                           "(setting never_touch)")
+            elif self.only_in and not target.matches(self.only_in):
+                out.append(f"aims at {target.label()}, but this run may act only in "
+                           f"{', '.join(self.only_in)}")
+        return out
+
+    def _risks(
+        self, action: Action, previous: Action | None, history: Sequence[Action], *,
+        terminal: bool,
+    ) -> tuple[list[str], bool]:
         reasons: list[str] = []
         secret = False
         if isinstance(action, Hotkey):
@@ -407,7 +666,7 @@ class SafetyPolicy:
             shown = "+".join(action.keys)
             for rule in _matching(chord, _RISKY_CHORDS):
                 reasons.append(f"presses {shown}, which {rule.what}")
-            if isinstance(previous, Type) and ("enter" in chord or chord in _LINE_SUBMITS):
+            if _line_submit(action) and _entered_since_submit(history):
                 reasons.append(
                     "presses Enter right after typing, which may submit a form"
                     if chord == {"enter"} else
@@ -419,7 +678,7 @@ class SafetyPolicy:
             action = action.model_copy(update={"text": typed_text(action.text)})
             if action.press_enter:
                 reasons.append("presses Enter after typing, which may submit a form")
-            elif "\n" in action.text or "\r" in action.text:
+            elif "\n" in action.text:
                 reasons.append("types a line break, which presses Enter and may submit a form")
             if isinstance(previous, Click | DoubleClick) and _SECRET_FIELD.search(
                 _split_identifier(previous.element)
@@ -433,7 +692,10 @@ class SafetyPolicy:
             if is_card_number(action.text):
                 reasons.append("types what looks like a payment card number")
                 secret = True
-            label = shell_command_label(action.text)
+            # A command split over several type actions is judged whole. In a terminal the
+            # submit is what runs it, and every submit there is confirmed with the typed line.
+            label = None if terminal else shell_command_label(
+                fold(_typed_since_submit(history) + action.text))
             if label is not None:
                 reasons.append(f"types what looks like a destructive or system command ({label})")
         elif isinstance(action, Click | DoubleClick | Drag):
@@ -444,3 +706,58 @@ class SafetyPolicy:
         elif isinstance(action, Move | Scroll):
             pass  # neither activates anything
         return reasons, secret
+
+
+def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
+                  has_submit_reason: bool) -> list[str]:
+    """The rules that depend on the receiving application."""
+    target = aim.target
+    kind = target.kind
+    reasons: list[str] = []
+    submit = submit_what(action)
+    if kind is TargetKind.TERMINAL and submit is not None:
+        reasons.append(f"{submit} in {target.label()}, a terminal: it runs the line as a command "
+                       "whatever it says")
+        reasons += _terminal_line(action, history)
+    elif kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER) and submit and not has_submit_reason:
+        reasons.append(f"{submit} in {target.label()}: it may run or send something")
+    if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag):
+        reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
+    if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:
+        found = risky_element_word(target.title) if target.found else None
+        if found is not None:
+            reasons.append(f"presses {'+'.join(action.keys)} in {_quoted(target.title)}, which "
+                           f"answers its default button (it {found[1]})")
+    if isinstance(action, Drag):
+        reasons += _drag_risks(action, aim)
+    return reasons
+
+
+def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:
+    """What the person needs to judge a submit in a terminal: holodesk cannot read the shell's
+    line, so it says what it typed since the last submit and what else may have changed it."""
+    typed = _typed_since_submit(history)
+    if isinstance(action, Type):
+        typed += typed_text(action.text)
+    out = [f"holodesk typed since the last submit: {_quoted(typed)}" if typed else
+           "holodesk typed nothing since the last submit: the line holds whatever is there"]
+    edits = _line_edits(history)
+    if edits:
+        out.append("the line may differ from what was typed: used since the last submit: "
+                   + ", ".join(edits))
+    return out
+
+
+def _drag_risks(action: Drag, aim: Aim) -> list[str]:
+    out: list[str] = []
+    source, drop = aim.target, aim.drop
+    if source.kind is TargetKind.FILE_MANAGER:
+        out.append(f"drags out of {source.label()}, a file manager: it may move or delete files")
+    if drop is not None:
+        if _TRASH.search(fold(f"{drop.title} {drop.wm_class} {drop.wm_instance}")):
+            out.append(f"drops onto {drop.label()}, which looks like the Trash")
+        elif drop.desktop:
+            out.append("drops onto the desktop, where the Trash and other folders may be")
+        elif drop.kind is TargetKind.UNKNOWN:
+            out.append(f"drops where holodesk found no window ({drop.label()})")
+    return out

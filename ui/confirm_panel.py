@@ -469,6 +469,8 @@ class ConfirmPanel(QWidget):
         self.payload_label.setText(_payload(request))
         self.payload_scroll.verticalScrollBar().setValue(0)
         details = []
+        if request.target:
+            details.append(f"In: {shown_line(request.target)}")
         if request.element:
             details.append(f"Target: {shown_line(request.element)}")
         if isinstance(action, Drag) and len(request.points) >= 2:
@@ -487,8 +489,10 @@ class ConfirmPanel(QWidget):
         self.image_label.setText("Loading the screenshot…")
         bounds = QSize(POINTED_BOUNDS if pointed else WHOLE_BOUNDS)
         path, points, geometry = request.screenshot_path, request.points, request.geometry
+        # Keys and typing have no point: show the window they go to (a terminal's line).
+        area = request.target_rect
         self._wanted = self._loader.submit(
-            lambda: render_marked_crop(path, points, geometry, bounds, CROP_SIZE)
+            lambda: render_marked_crop(path, points, geometry, bounds, CROP_SIZE, area)
         )
         for button in (self.skip_button, self.stop_button):
             button.setEnabled(True)

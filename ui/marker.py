@@ -34,7 +34,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPen, QPolygonF
 
-from model.coords import Convention, FrameGeometry, Point, from_screen
+from model.coords import Convention, FrameGeometry, Point, Rect, from_screen
 from ui.workers import Background
 
 log = logging.getLogger(__name__)
@@ -210,17 +210,27 @@ def render_marked_crop(
     geometry: FrameGeometry,
     bounds: QSize,
     crop: QSize = CROP_SIZE,
+    area: Rect | None = None,
 ) -> QImage:
     """The area around ``points`` cut from the screenshot at ``path``, scaled to fit
     ``bounds`` (up as well as down: a small crop is enlarged to be legible), with the points
-    marked. Without points: the whole screenshot, fitted to ``bounds``. Null on failure."""
+    marked. Without points: ``area`` (screen pixels, e.g. the terminal a key goes to) when
+    given, else the whole screenshot, fitted to ``bounds``. Null on failure."""
     reader = QImageReader(path)
     size = reader.size()
     if not size.isValid():
         log.warning("cannot read screenshot %s: %s", path, reader.errorString())
         return QImage()
     spots = image_points(points, geometry, size)
-    clip = crop_rect(size, spots, crop) if spots else QRect(0, 0, size.width(), size.height())
+    whole = QRect(0, 0, size.width(), size.height())
+    clip = crop_rect(size, spots, crop) if spots else whole
+    if not spots and area is not None:
+        a, b = image_points((Point(area.left, area.top), Point(area.right, area.bottom)),
+                            geometry, size)
+        x0, y0, x1, y1 = (int(v) for v in (a.x(), a.y(), b.x(), b.y()))
+        window = QRect(x0, y0, x1 - x0, y1 - y0).intersected(whole)
+        if window.width() > 1 and window.height() > 1:
+            clip = window
     out_size = fit_size(clip.size(), bounds, upscale=bool(spots))
     reader.setClipRect(clip)
     reader.setScaledSize(out_size)

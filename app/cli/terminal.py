@@ -100,6 +100,8 @@ class TerminalFrontEnd:
         if isinstance(action, Type) and not request.secret:
             # The description cuts long text: the full text to type, every character shown.
             self._say(f"  text:    {_v(action.text)}")
+        if request.target:
+            self._say(f"  in:      {_v(request.target)}")
         if request.element:
             self._say(f"  target:  {_v(request.element)}")
         if request.points:

@@ -90,10 +90,10 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 def test_open_creates_a_private_wal_database(log: ActionLog, home: Home) -> None:
     assert log.path == home.data / "holodesk" / "holodesk.db"
-    assert log.schema_version == SCHEMA_VERSION == 1
+    assert log.schema_version == SCHEMA_VERSION == 2
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert other.execute("PRAGMA user_version").fetchone()[0] == 2
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.path.parent.stat().st_mode) & 0o077 == 0
 
@@ -119,6 +119,28 @@ def test_a_version_0_database_is_migrated(home: Home, tmp_path: Path) -> None:
     with ActionLog.open(path) as log:
         assert log.schema_version == SCHEMA_VERSION
         log.start_run("t", "http://h/v1", None, {})
+
+
+def test_a_version_1_log_keeps_its_steps_and_gains_the_target(home: Home,
+                                                               tmp_path: Path) -> None:
+    path = tmp_path / "v1" / "holodesk.db"
+    path.parent.mkdir()
+    with sqlite3.connect(path) as conn:
+        for statement in store._MIGRATIONS[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO runs (id, task, started_at, endpoint) "
+                     "VALUES ('20260101-000000-abcd', 'old', 0, 'http://h/v1')")
+        conn.execute("INSERT INTO steps (run_id, step_no, started_at) "
+                     "VALUES ('20260101-000000-abcd', 1, 0)")
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    with ActionLog.open(path) as log:
+        assert log.schema_version == SCHEMA_VERSION
+        (step,) = log.steps("20260101-000000-abcd")
+        assert step.target is None
+        run = log.start_run("new", "http://h/v1", None, {})
+        log.add_step(StepRecord(run_id=run.id, step_no=1, started_at=1.0, target="xterm"))
+        assert log.steps(run.id)[0].target == "xterm"
 
 
 def test_every_version_has_a_migration() -> None:

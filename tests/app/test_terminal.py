@@ -151,3 +151,9 @@ def test_keys_typed_before_the_question_do_not_answer_it() -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_question_names_the_application_the_action_goes_to() -> None:
+    request = dataclasses.replace(_request(Type(text="ls")), target="XTerm \u2014 bash")
+    _answer, _edited, shown = _ask(request, "s\n")
+    assert "  in:      XTerm \u2014 bash\n" in shown

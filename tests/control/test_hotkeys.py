@@ -171,26 +171,23 @@ def test_shift_with_a_symbol_key_is_refused() -> None:
 def test_the_policy_never_lets_the_agent_press_the_stop_hotkey(
     keys: list[str], mode: ConfirmMode
 ) -> None:
-    verdict = SafetyPolicy(mode).assess(Hotkey(keys=keys), previous=None, outside_monitor=False)
+    verdict = SafetyPolicy(mode).assess(Hotkey(keys=keys))
     assert verdict.forbidden
     assert any("emergency stop" in r for r in verdict.reasons)
 
 
 def test_a_custom_stop_hotkey_is_reserved_and_the_default_is_then_free() -> None:
     policy = SafetyPolicy(ConfirmMode.NEVER, reserved_hotkeys=["ctrl+alt+s"])
-    custom = policy.assess(Hotkey(keys=["ctrl", "alt", "s"]), previous=None,
-                           outside_monitor=False)
+    custom = policy.assess(Hotkey(keys=["ctrl", "alt", "s"]))
     assert custom.forbidden
-    default = policy.assess(Hotkey(keys=["ctrl", "alt", "shift", "escape"]), previous=None,
-                            outside_monitor=False)
+    default = policy.assess(Hotkey(keys=["ctrl", "alt", "shift", "escape"]))
     assert not default.forbidden  # risky (ctrl+alt+escape) but not the stop here
-    assert not policy.assess(Hotkey(keys=["ctrl", "s"]), previous=None,
-                             outside_monitor=False).forbidden
+    assert not policy.assess(Hotkey(keys=["ctrl", "s"])).forbidden
 
 
 def test_a_partial_chord_is_not_refused_as_the_stop() -> None:
     verdict = SafetyPolicy(ConfirmMode.NEVER).assess(
-        Hotkey(keys=["ctrl", "shift", "escape"]), previous=None, outside_monitor=False
+        Hotkey(keys=["ctrl", "shift", "escape"])
     )
     assert not verdict.forbidden
 

@@ -27,7 +27,7 @@ POLICIES = [SafetyPolicy(mode) for mode in ConfirmMode]
 
 
 def _forbidden(keys: list[str]) -> bool:
-    verdicts = [p.assess(Hotkey(keys=keys), previous=None, outside_monitor=False)
+    verdicts = [p.assess(Hotkey(keys=keys))
                 for p in POLICIES]
     return all(v.forbidden for v in verdicts)
 

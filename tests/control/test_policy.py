@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from control.keys import SHIFTED_SYMBOLS
 from control.policy import (
+    Aim,
     ConfirmMode,
     SafetyPolicy,
     Verdict,
@@ -18,8 +20,10 @@ from control.policy import (
     shell_command_label,
 )
 from model.schema import ACTION_ADAPTER, Action
+from tests.support.fake_targets import FIREFOX, NOTHING, XTERM, window
 
 RISKY = SafetyPolicy()  # the default mode
+IN_AN_APP = Aim(FIREFOX)
 
 
 def act(**fields: Any) -> Action:
@@ -44,8 +48,11 @@ def assess(
     *,
     outside: bool = False,
     policy: SafetyPolicy = RISKY,
+    aim: Aim = IN_AN_APP,
 ) -> Verdict:
-    return policy.assess(action, previous=previous, outside_monitor=outside)
+    """The content rules, in an ordinary application unless ``aim`` says otherwise."""
+    history = [previous] if previous is not None else []
+    return policy.assess(action, history=history, outside_monitor=outside, aim=aim)
 
 
 def test_default_mode_is_risky() -> None:
@@ -628,3 +635,61 @@ def test_policy_names_agree_with_control_keys(platform: str) -> None:
             assert ours == theirs, (name, pressed, platform)
             checked += 1
     assert checked > 60
+
+
+# -- the application that receives the action -----------------------------------------------------
+
+
+def test_a_terminal_submit_asks_whatever_the_text_and_shows_the_typed_line() -> None:
+    done = [typing("ls "), typing("-la"), hotkey("up")]
+    verdict = RISKY.assess(hotkey("ctrl", "j"), history=done, aim=Aim(XTERM))
+    assert verdict.confirm
+    assert any(r.startswith("presses ctrl+j in XTerm \u2014 bash, a terminal")
+               for r in verdict.reasons)
+    assert 'holodesk typed since the last submit: "ls -la"' in verdict.reasons
+    assert any("Up (shell history)" in r for r in verdict.reasons)
+
+
+def test_a_terminal_submit_with_nothing_typed_says_so() -> None:
+    verdict = RISKY.assess(hotkey("enter"), history=[typing("x", press_enter=True)],
+                           aim=Aim(XTERM))
+    assert verdict.confirm
+    assert any("typed nothing since the last submit" in r for r in verdict.reasons)
+
+
+def test_typing_in_a_terminal_without_submitting_does_not_ask() -> None:
+    assert not RISKY.assess(typing("rm -rf build"), aim=Aim(XTERM)).confirm
+    # ... and the same text elsewhere is still a named command (a web shell, a chat bot).
+    assert RISKY.assess(typing("rm -rf build"), aim=IN_AN_APP).confirm
+
+
+def test_enter_with_nothing_typed_asks_only_where_the_application_is_unknown() -> None:
+    assert not RISKY.assess(hotkey("enter"), aim=IN_AN_APP).confirm
+    assert RISKY.assess(hotkey("enter"), aim=Aim(NOTHING)).confirm
+    assert RISKY.assess(hotkey("enter")).confirm  # no finder on this platform
+
+
+def test_clicks_ask_where_no_window_was_found_but_not_without_a_finder() -> None:
+    assert RISKY.assess(click("Search"), aim=Aim(NOTHING)).confirm
+    assert not RISKY.assess(click("Search")).confirm
+
+
+def test_holodesk_never_acts_on_its_own_windows_in_any_mode() -> None:
+    own = Aim(replace(XTERM, own=True))
+    for mode in ConfirmMode:
+        for action in (click("Approve"), typing("y"), hotkey("enter")):
+            verdict = SafetyPolicy(mode).assess(action, aim=own)
+            assert verdict.forbidden and "its own windows" in verdict.reasons[0]
+    assert not RISKY.assess(act(action="move", element="x", x=1, y=2), aim=own).forbidden
+
+
+def test_never_touch_and_only_in_refuse_by_application_name() -> None:
+    keepass = Aim(window("KeePassXC"))
+    guarded = SafetyPolicy(ConfirmMode.NEVER, never_touch=["org.keepassxc.KeePassXC.desktop",
+                                                           "keepassxc"])
+    assert guarded.assess(click("Copy"), aim=keepass).forbidden
+    assert not guarded.assess(click("Copy"), aim=IN_AN_APP).forbidden
+    only = SafetyPolicy(ConfirmMode.NEVER, only_in=["Firefox"])
+    assert not only.assess(click("Copy"), aim=IN_AN_APP).forbidden
+    refused = only.assess(click("Copy"), aim=keepass)
+    assert refused.forbidden and "may act only in Firefox" in refused.reasons[0]

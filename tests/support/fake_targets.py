@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 
 from control.target import Target
 from model.coords import Rect
 
+_IDS = itertools.count(0x400001)
+
 
 def window(name: str, *, inside: str = "", title: str = "", own: bool = False,
-           rect: Rect | None = None, window_id: int = 0x400001) -> Target:
-    """A found window of the application ``name`` (its class, instance and process)."""
-    return Target(window=window_id, wm_instance=name.lower(), wm_class=name, title=title or name,
+           rect: Rect | None = None, window_id: int | None = None) -> Target:
+    """A found window of the application ``name`` (its class, instance and process); each
+    call makes another window (its own id) unless ``window_id`` says which."""
+    wid = next(_IDS) if window_id is None else window_id
+    return Target(window=wid, wm_instance=name.lower(), wm_class=name, title=title or name,
                   pid=4242, process=name.lower(), inside=inside, own=own, rect=rect)
 
 

@@ -517,3 +517,19 @@ def test_the_requests_secret_flag_hides_the_text_even_if_the_description_shows_i
     editor = panel.editor
     assert isinstance(editor, TypeEditor) and isinstance(editor.text_field, QLineEdit)
     assert editor.text_field.echoMode() is QLineEdit.EchoMode.Password
+
+
+def test_keys_show_the_application_they_go_to_and_its_window(
+        panel: ConfirmPanel, qtbot: QtBot, shot: str) -> None:
+    # A submit in a terminal: no point, so the crop is the terminal's window (screen rectangle
+    # 950,650 100x100 = image 760,520 80x80, the green square in its middle), not the screen.
+    req = dataclasses.replace(
+        request(shot, Hotkey(keys=["ctrl", "j"]), points=(), element="",
+                description="press ctrl+j"),
+        target="XTerm \u2014 bash", target_rect=Rect(950, 650, 100, 100))
+    panel.show_request(req)
+    qtbot.waitUntil(lambda: panel.image() is not None, timeout=5000)
+    image = panel.image()
+    assert image is not None and (image.width(), image.height()) == (80, 80)
+    assert near(image, 40, 40, TARGET) and near(image, 5, 5, BACKGROUND)
+    assert "In: XTerm \u2014 bash" in panel.details_label.text()

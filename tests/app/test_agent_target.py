@@ -1,0 +1,130 @@
+"""The agent asks which application each action goes to, and the policy's answer holds.
+
+Real parts as in test_agent.py (the stand-in model over HTTP, the dry-run backend, a real log),
+with a fake target finder saying which window has the focus.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.events import (
+    Answer,
+    AwaitingConfirmation,
+    ConfirmReply,
+    Decision,
+    Outcome,
+    StepDecided,
+)
+from control.policy import ConfirmMode
+from control.target import Target
+from tests.support.agent_harness import AgentHarness, HarnessFor
+from tests.support.fake_targets import FIREFOX, XTERM, FakeTargetFinder, window
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
+from tests.support.home import isolate_home
+
+ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
+OWN = window("holodesk", own=True, title="holodesk")
+
+
+def _type(text: str, press_enter: bool = False) -> dict[str, Any]:
+    return {"thought": "type", "action": {"action": "type", "text": text,
+                                          "press_enter": press_enter, "clear_first": False}}
+
+
+def _keys(*keys: str) -> dict[str, Any]:
+    return {"thought": "keys", "action": {"action": "hotkey", "keys": list(keys)}}
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+def _harness(harness_for: HarnessFor, server: FakeVLLM, finder: Any, **options: Any
+             ) -> AgentHarness:
+    h = harness_for(server, **options)
+    h.parts.finder = finder
+    return h
+
+
+def test_typing_into_holodesks_own_window_is_refused_and_told_to_the_model(
+        harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_type("y"), ANSWER])) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=OWN), mode=ConfirmMode.NEVER)
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert finished.outcome is Outcome.ANSWERED
+    assert h.backend.calls == []
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
+    assert "never acts on its own windows" in second_prompt
+    (step, _answer) = h.store.steps(finished.run_id)
+    assert step.target == "holodesk (holodesk's own)"
+
+
+def test_a_terminal_submit_asks_with_the_line_typed_in_earlier_steps(
+        harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_type("find ~/x "), _type("-delete"), _keys("ctrl", "m"),
+                                  ANSWER])) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=XTERM), mode=ConfirmMode.RISKY,
+                     answer=lambda _e: ConfirmReply(Answer.SKIP))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    (asked,) = h.of(AwaitingConfirmation)
+    assert asked.request.target == "XTerm \u2014 bash"
+    assert 'holodesk typed since the last submit: "find ~/x -delete"' in asked.request.reasons
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.AUTO, Decision.AUTO,
+                                                        Decision.SKIPPED]
+    assert h.backend.typed() == "find ~/x -delete"  # and no Enter
+
+
+class _Switching(FakeTargetFinder):
+    """The focus moves to ``then`` after the first question: a window opened, or the person
+    clicked elsewhere while deciding."""
+
+    def __init__(self, first: Target, then: Target) -> None:
+        super().__init__(focus=first)
+        self.then = then
+
+    def focused(self) -> Target:
+        target = super().focused()
+        self.focus = self.then
+        return target
+
+
+def test_an_action_whose_window_changed_after_the_check_is_not_done(
+        harness_for: HarnessFor) -> None:
+    # Enter in a browser with nothing typed needs no question; by the time it would be pressed
+    # the focus is in a terminal, where it runs a line: not done, and the model is told.
+    with FakeVLLM(ScriptedPolicy([_keys("enter"), ANSWER])) as server:
+        h = _harness(harness_for, server, _Switching(FIREFOX, XTERM), mode=ConfirmMode.RISKY)
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert finished.outcome is Outcome.ANSWERED
+    assert h.backend.calls == []
+    assert "the window it goes to changed" in second_prompt
+    assert h.store.steps(finished.run_id)[0].decision == Decision.FORBIDDEN.value
+
+
+def test_an_approval_does_not_carry_over_to_another_window(harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_type("hello"), ANSWER])) as server:
+        h = _harness(harness_for, server, _Switching(FIREFOX, OWN), mode=ConfirmMode.ALWAYS,
+                     answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    assert h.backend.calls == []
+
+
+def test_the_text_judged_logged_and_typed_is_one(harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_type("r\u0000m -rf ~/x\r"), ANSWER])) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=FIREFOX),
+                     mode=ConfirmMode.RISKY, answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        finished = h.run()
+    (asked,) = h.of(AwaitingConfirmation)
+    assert asked.request.action.text == "rm -rf ~/x\n"
+    assert any("(rm)" in r for r in asked.request.reasons)
+    assert h.backend.typed() == "rm -rf ~/x\n"
+    assert h.store.steps(finished.run_id)[0].action["text"] == "rm -rf ~/x\n"
