@@ -13,13 +13,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from control.target import Target, TargetKind
 from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder, child_pids
-from tests.support.target_app import RunningApp
+from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
@@ -228,38 +229,69 @@ def test_the_terminal_windowid_names_is_holodesks(x11: Xvfb, app: App,
 
 
 # A Qt window named as ui/app.py names the application: Qt's xcb plugin takes WM_CLASS's
-# class from the application name.
+# class from the application name. "overlay" gives it the flags of holodesk's click-through
+# marker (ui/overlay.py), which stays on top of the point a confirmation is about.
 _QT_WINDOW = """
 import sys
 from PySide6.QtWidgets import QApplication, QWidget
 app = QApplication(["holodesk"])
 app.setApplicationName(sys.argv[1])
-w = QWidget()
-w.setWindowTitle("holodesk settings")
-w.setGeometry(700, 600, 300, 100)
+if sys.argv[2] == "overlay":
+    from ui.overlay import OVERLAY_FLAGS
+    w = QWidget(None, OVERLAY_FLAGS)
+else:
+    w = QWidget()
+w.setWindowTitle("holodesk " + sys.argv[2])
+w.setGeometry(*map(int, sys.argv[3:7]))
 w.show()
 app.exec()
 """
 
 
-def test_a_qt_window_of_holodesk_is_holodesks_from_any_process(
-        x11: Xvfb, app: App, term: Xterm) -> None:
-    env = x11.env()
+@contextmanager
+def qt_window(xvfb: Xvfb, kind: str, geometry: tuple[int, int, int, int]) -> Iterator[int]:
+    """A Qt window of holodesk's class in its own process; yields the window id."""
+    env = xvfb.env()
     env["QT_QPA_PLATFORM"] = "xcb"
-    qt = subprocess.Popen([sys.executable, "-c", _QT_WINDOW, HOLODESK_WM_CLASS], env=env,
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    qt = subprocess.Popen([sys.executable, "-c", _QT_WINDOW, HOLODESK_WM_CLASS, kind,
+                           *map(str, geometry)], env=env, cwd=REPO_ROOT,
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
     try:
-        window = int(xdotool(x11, "search", "--sync", "--name", "holodesk settings").split()[0])
-        activate(x11, window)
-        finder = finder_for(OwnProcess())  # no pid of ours: the class alone says it
-        target = finder.focused()
-        assert target.wm_class == HOLODESK_WM_CLASS and target.pid == qt.pid
-        assert target.own and target.kind is TargetKind.HOLODESK
+        yield int(xdotool(xvfb, "search", "--sync", "--onlyvisible", "--name",
+                          f"^holodesk {kind}$").split()[0])
     finally:
         qt.terminate()
         _, err = qt.communicate(timeout=10)
     assert qt.returncode in (0, -15), err
+
+
+def test_a_qt_window_of_holodesk_is_holodesks_from_any_process(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    with qt_window(x11, "settings", (700, 600, 300, 100)) as window:
+        activate(x11, window)
+        finder = finder_for(OwnProcess())  # no pid of ours: the class alone says it
+        target = finder.focused()
+        assert target.window == window and target.wm_class == HOLODESK_WM_CLASS
+        assert target.own and target.kind is TargetKind.HOLODESK
+        assert finder.at(*centre(target)).own
+
+
+def test_a_click_through_overlay_is_not_the_target_the_window_below_is(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """holodesk's marker sits over the very point a confirmed click goes to: the click reaches
+    the window below, so that is the target (were it the overlay, holodesk's own, every
+    confirmed click would be refused)."""
+    finder = finder_for(OwnProcess())
+    activate(x11, app.client)
+    with qt_window(x11, "overlay", (60, 60, 200, 200)) as overlay:
+        top = finder.windows()[-1]
+        # The overlay really is the topmost window over the point (override-redirect, own).
+        assert top.window == overlay and top.own
+        assert top.rect is not None and top.rect.contains(100, 100)
+        below = finder.at(100, 100)
+        assert below.wm_class == "Holodesktarget" and not below.own
 
 
 def test_a_window_that_closes_never_raises(x11: Xvfb, app: App, term: Xterm) -> None:
@@ -288,13 +320,17 @@ def test_an_active_window_that_no_longer_exists_is_unknown(
     brief.stop()
     wait_until(lambda: str(dead) not in xdotool(x11, "search", "--class", "XTerm").split(),
                "the xterm to close")
-    # Any client may write the root's properties; the manager rewrites it on the next focus.
-    subprocess.run(["xprop", "-root", "-f", "_NET_ACTIVE_WINDOW", "32x", "-set",
-                    "_NET_ACTIVE_WINDOW", hex(dead)], env=x11.env(), check=True, timeout=30)
+    set_active(x11, dead)
     target = finder.focused()
     assert target.window == 0 and target.kind is TargetKind.UNKNOWN
     assert "closed" in target.note
-    # The connection is still good for the next question (the manager thinks the terminal
-    # is active still: another window makes it write the property again).
-    activate(x11, app.client)
-    assert finder.focused().wm_class == "Holodesktarget"
+    # The connection is still good for the next question.
+    set_active(x11, term.window)
+    assert finder.focused().wm_class == "XTerm"
+
+
+def set_active(xvfb: Xvfb, window: int) -> None:
+    # Any client may write the root's properties (the manager rewrites this one on the next
+    # focus change).
+    subprocess.run(["xprop", "-root", "-f", "_NET_ACTIVE_WINDOW", "32x", "-set",
+                    "_NET_ACTIVE_WINDOW", hex(window)], env=xvfb.env(), check=True, timeout=30)
