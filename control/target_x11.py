@@ -466,11 +466,12 @@ class X11TargetFinder:
         from Xlib import X
 
         out = []
+        manager = self._wm_check(d)
         for top in d.screen().root.query_tree().children:  # bottom to top
             attrs = top.get_attributes()
             if attrs.map_state != X.IsViewable or attrs.win_class != X.InputOutput:
                 continue
-            if top.id == self._wm_check(d):
+            if top.id == manager:
                 continue
             out.append(self._describe(d, self._client_below(d, top), top))
         return out

@@ -20,6 +20,7 @@ import pytest
 
 from control.target import Target, TargetKind
 from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder, child_pids
+from model.coords import Rect
 from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
@@ -334,3 +335,26 @@ def set_active(xvfb: Xvfb, window: int) -> None:
     # focus change).
     subprocess.run(["xprop", "-root", "-f", "_NET_ACTIVE_WINDOW", "32x", "-set",
                     "_NET_ACTIVE_WINDOW", hex(window)], env=xvfb.env(), check=True, timeout=30)
+
+
+def test_without_a_window_manager_the_input_focus_and_the_pointer_say(
+        tmp_path: Path) -> None:
+    """No manager sets _NET_ACTIVE_WINDOW on a bare X server: the input focus (the Tk app
+    takes it itself) walked up to its top-level names the window; with the focus following
+    the pointer over the bare root, the desktop."""
+    with Xvfb(800, 600) as bare, bare.activated():
+        finder = finder_for()
+        xdotool(bare, "mousemove", "700", "500")
+        assert finder.focused().desktop and finder.focused().window == 0
+        app = RunningApp(bare, tmp_path / "target", geometry="400x300+50+50")
+        try:
+            wait_until(lambda: finder.focused().wm_class == "Holodesktarget",
+                       "the Tk app to take the focus")
+            target = finder.focused()
+            assert target.pid == app.proc.pid and target.kind is TargetKind.APPLICATION
+            assert target.rect == Rect(50, 50, 400, 300)  # no frame: the window itself
+            assert finder.at(100, 100).window == target.window
+        finally:
+            app.stop()
+        wait_until(lambda: finder.focused().window == 0, "the focus to go back to the root")
+        assert finder.focused().desktop
