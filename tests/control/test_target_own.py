@@ -11,6 +11,7 @@ from control.target import NoTargetFinder, Target, TargetKind
 from control.target_x11 import (
     OwnProcess,
     X11TargetFinder,
+    _local_display,
     child_pids,
     foreground_program,
     make_target_finder,
@@ -186,3 +187,13 @@ def test_under_wayland_the_person_is_told_to_use_an_x11_session() -> None:
     made = make_target_finder(environ={"DISPLAY": ":0", "WAYLAND_DISPLAY": "wayland-0"},
                               platform="linux")
     assert "Wayland" in made.focused().label() and "X11 session" in made.focused().label()
+
+
+@pytest.mark.parametrize(("display", "local"), [
+    (":0", True), (":1.0", True), ("unix:0", True),
+    ("/private/tmp/com.apple.launchd.x/org.xquartz:0", True),
+    ("localhost:10.0", False),  # ssh -X: the server's pids are another machine's
+    ("buildhost:0", False),
+])
+def test_the_servers_pids_are_trusted_only_on_a_local_display(display: str, local: bool) -> None:
+    assert _local_display(display) is local

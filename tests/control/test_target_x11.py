@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -205,6 +206,24 @@ def test_windows_lists_the_mapped_windows_bottom_to_top(
             assert target.rect is not None and target.rect.width > 300
     top = next(t for t in reversed(listed) if t.wm_class == "Holodesktarget")
     assert finder.at(*centre(top)).window == top.window
+
+
+def test_one_finder_answers_two_threads_at_once(x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, term.window)
+    seen: list[str] = []
+
+    def ask(point: tuple[int, int]) -> None:
+        for _ in range(60):
+            seen.append(finder.focused().wm_class + "/" + finder.at(*point).wm_class)
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in ((100, 100), (800, 500))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(set(seen)) == ["XTerm/Holodesktarget", "XTerm/XTerm"]
+    assert len(seen) == 120
 
 
 def test_a_window_of_an_own_process_is_holodesks(x11: Xvfb, app: App,
