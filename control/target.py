@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
@@ -198,13 +198,17 @@ class TargetFinder(Protocol):
 
 
 class NoTargetFinder:
-    """The finder of a platform holodesk cannot look into yet (Windows, macOS, Wayland)."""
+    """The finder of a platform holodesk cannot look into yet (Windows, macOS, Wayland);
+    ``note`` says why to the person (default: :data:`NO_FINDER`'s)."""
+
+    def __init__(self, note: str = "") -> None:
+        self.target = replace(NO_FINDER, note=note) if note else NO_FINDER
 
     def focused(self) -> Target:
-        return NO_FINDER
+        return self.target
 
     def at(self, x: int, y: int) -> Target:
-        return NO_FINDER
+        return self.target
 
     def windows(self) -> Sequence[Target]:
         return ()

@@ -20,6 +20,8 @@ X11_TOOLS = (
     ("xdotool", "xdotool"),
     ("xclip", "xclip"),
     ("xwininfo", "x11-utils"),
+    ("openbox", "openbox"),
+    ("xterm", "xterm"),
 )
 
 

@@ -5,6 +5,7 @@
   ``xvfb = xvfb_fixture(1920, 1080)``.
 * ``target_app``: the Tk target window (tests/support/target_app.py) on that ``xvfb``.
 * ``input_worker``: the real executor in a subprocess on that ``xvfb`` (input_worker.py).
+* ``openbox``: a window manager on that ``xvfb`` (wm.py), for real focus, frames and stacking.
 
 Nothing here imports pyautogui or mss: whatever touches X runs in a child process with
 ``env=xvfb.env()``, or is handed the display name explicitly.
@@ -24,6 +25,7 @@ import pytest
 
 from tests.support.home import Home, make_home
 from tests.support.target_app import REPO_ROOT, RunningApp
+from tests.support.wm import WindowManager, openbox_available, window_manager
 from tests.support.xvfb import Xvfb, xvfb_available
 
 TARGET_GEOMETRY = "1000x660+100+50"
@@ -60,6 +62,15 @@ def target_app_fixture(geometry: str, pointer: tuple[int, int]) -> Callable[...,
         running.stop()
 
     return _app  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def openbox(xvfb: Xvfb) -> Iterator[WindowManager]:
+    """openbox managing the module's Xvfb (skips if openbox is missing)."""
+    if not openbox_available():
+        pytest.skip("openbox is not installed (apt-get install openbox)")
+    with window_manager(xvfb) as manager:
+        yield manager
 
 
 @pytest.fixture

@@ -1,0 +1,379 @@
+"""control/target_x11.py on a private Xvfb with a real window manager (openbox), a real
+terminal (xterm running bash) and the Tk target app: the finder names what receives an action.
+
+The windows overlap on purpose (the terminal over the app's lower right corner), so the window
+under a point is the stacking order's answer, not the only window there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from control.target import Target, TargetKind
+from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder, child_pids
+from model.coords import Rect
+from tests.support.target_app import REPO_ROOT, RunningApp
+from tests.support.wm import WindowManager
+from tests.support.xvfb import Xvfb
+
+pytestmark = pytest.mark.x11
+
+APP_GEOMETRY = "500x300+40+40"  # frame about 502x325 at (40, 40)
+TERM_GEOMETRY = "80x24+400+200"  # frame about 486x341 at (400, 200): over the app's corner
+EMPTY = (1200, 760)  # no window there
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def xdotool(xvfb: Xvfb, *args: str) -> str:
+    done = subprocess.run(["xdotool", *args], env=xvfb.env(), capture_output=True, text=True,
+                          timeout=30, check=True)
+    return done.stdout
+
+
+def activate(xvfb: Xvfb, window: int) -> None:
+    xdotool(xvfb, "windowactivate", "--sync", str(window))
+
+
+def centre(target: Target) -> tuple[int, int]:
+    assert target.rect is not None
+    return target.rect.left + target.rect.width // 2, target.rect.top + target.rect.height // 2
+
+
+class Xterm:
+    """A real xterm running bash, mapped and managed."""
+
+    def __init__(self, xvfb: Xvfb, *args: str, geometry: str = TERM_GEOMETRY) -> None:
+        env = xvfb.env()
+        env.pop("WINDOWID", None)
+        self.proc = subprocess.Popen(
+            ["xterm", *args, "-geometry", geometry, "-e", "bash", "--norc", "--noprofile"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        # --sync: xdotool waits for a window with this pid (xterm sets _NET_WM_PID).
+        self.window = int(xdotool(xvfb, "search", "--sync", "--pid", str(self.proc.pid))
+                          .split()[0])
+        wait_until(lambda: self.shell() is not None, "bash to run in the xterm")
+
+    def shell(self) -> int | None:
+        for pid in child_pids(self.proc.pid):
+            try:
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "bash":
+                    return pid
+            except OSError:
+                continue
+        return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+
+class App(RunningApp):
+    """The Tk target app; ``client`` is its client window (``wid`` is openbox's frame)."""
+
+    def __init__(self, xvfb: Xvfb, workdir: Path) -> None:
+        super().__init__(xvfb, workdir, geometry=APP_GEOMETRY)
+        self.client = int(xdotool(xvfb, "search", "--sync", "--onlyvisible", "--class",
+                                  "^Holodesktarget$").split()[0])
+
+
+@pytest.fixture(scope="module")
+def app(xvfb: Xvfb, openbox: WindowManager, tmp_path_factory: pytest.TempPathFactory
+        ) -> Iterator[App]:
+    running = App(xvfb, tmp_path_factory.mktemp("target"))
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def term(xvfb: Xvfb, openbox: WindowManager, app: App) -> Iterator[Xterm]:
+    if shutil.which("xterm") is None:
+        pytest.skip("xterm is not installed (apt-get install xterm)")
+    xterm = Xterm(xvfb)
+    yield xterm
+    xterm.stop()
+
+
+@pytest.fixture
+def x11(xvfb: Xvfb) -> Iterator[Xvfb]:
+    """This process talks to the test's Xvfb (python-xlib reads the cookie's file from the
+    environment when it connects)."""
+    with xvfb.activated():
+        yield xvfb
+
+
+def finder_for(own: OwnProcess | None = None) -> X11TargetFinder:
+    return X11TargetFinder(os.environ["DISPLAY"], own if own is not None else OwnProcess())
+
+
+def test_the_focused_terminal_is_named_with_the_shell_inside(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, term.window)
+    target = finder.focused()
+    assert target.window == term.window
+    assert (target.wm_instance, target.wm_class) == ("xterm", "XTerm")
+    assert target.pid == term.proc.pid and target.process == "xterm"
+    assert target.inside == "bash" and "bash" in target.children
+    assert target.title  # xterm titles itself after its command
+    assert target.kind is TargetKind.TERMINAL
+    assert target.label() == "XTerm \u2014 bash"
+    assert target.rect is not None and target.rect.contains(401, 201)
+    assert not target.own and not target.desktop
+
+
+def test_the_foreground_job_of_the_terminal_is_what_is_inside(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, term.window)
+    xdotool(x11, "type", "--window", str(term.window), "sleep 600\n")
+    try:
+        wait_until(lambda: finder.focused().inside == "sleep", "sleep in front of bash")
+        assert finder.focused().kind is TargetKind.TERMINAL  # bash is still its child
+    finally:
+        xdotool(x11, "key", "--window", str(term.window), "ctrl+c")
+    wait_until(lambda: finder.focused().inside == "bash", "bash back in front")
+
+
+def test_the_focused_tk_app_is_an_application(x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, app.client)
+    target = finder.focused()
+    assert target.wm_class == "Holodesktarget" and target.title == "holodesk target"
+    # Tk sets no _NET_WM_PID: the pid comes from the X server (X-Resource).
+    assert target.pid == app.proc.pid
+    assert target.process.startswith("python")
+    assert target.inside == "" and target.kind is TargetKind.APPLICATION
+    assert target.rect is not None and target.rect.left == 40 and target.rect.top == 40
+
+
+def test_the_window_under_a_point_follows_the_stacking_order(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    overlap = (450, 250)  # the app's lower right corner, under the terminal's upper left
+    app_only = (100, 100)
+    term_only = (800, 500)
+    activate(x11, term.window)
+    assert finder.at(*overlap).wm_class == "XTerm"
+    assert finder.at(*app_only).wm_class == "Holodesktarget"
+    assert finder.at(*term_only).wm_class == "XTerm"
+    assert finder.at(*term_only).kind is TargetKind.TERMINAL
+    activate(x11, app.client)  # openbox raises the active window
+    assert finder.at(*overlap).wm_class == "Holodesktarget"
+    assert finder.at(*term_only).wm_class == "XTerm"
+    # The title bar is the frame's, and the click still goes to that application.
+    title_bar = finder.focused().rect
+    assert title_bar is not None
+    assert finder.at(title_bar.left + 100, title_bar.top + 8).wm_class == "Holodesktarget"
+
+
+def test_an_empty_area_is_the_desktop(x11: Xvfb, app: App, term: Xterm) -> None:
+    target = finder_for().at(*EMPTY)
+    assert target.desktop and target.window == 0
+    assert target.label() == "the desktop" and target.found
+
+
+def test_windows_lists_the_mapped_windows_bottom_to_top(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, term.window)
+    classes = [t.wm_class for t in finder.windows()]
+    assert classes.index("Holodesktarget") < classes.index("XTerm")
+    activate(x11, app.client)
+    listed = finder.windows()
+    classes = [t.wm_class for t in listed]
+    assert classes.index("XTerm") < classes.index("Holodesktarget")
+    for target in listed:
+        if target.wm_class in ("XTerm", "Holodesktarget"):
+            assert target.rect is not None and target.rect.width > 300
+    top = next(t for t in reversed(listed) if t.wm_class == "Holodesktarget")
+    assert finder.at(*centre(top)).window == top.window
+
+
+def test_one_finder_answers_two_threads_at_once(x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    activate(x11, term.window)
+    seen: list[str] = []
+
+    def ask(point: tuple[int, int]) -> None:
+        for _ in range(60):
+            seen.append(finder.focused().wm_class + "/" + finder.at(*point).wm_class)
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in ((100, 100), (800, 500))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(set(seen)) == ["XTerm/Holodesktarget", "XTerm/XTerm"]
+    assert len(seen) == 120
+
+
+def test_a_window_of_an_own_process_is_holodesks(x11: Xvfb, app: App,
+                                                 term: Xterm) -> None:
+    finder = finder_for(OwnProcess(pids=frozenset({app.proc.pid})))
+    activate(x11, app.client)
+    target = finder.focused()
+    assert target.own and target.kind is TargetKind.HOLODESK
+    assert finder.at(100, 100).own
+    activate(x11, term.window)
+    assert not finder.focused().own
+    assert finder.focused().kind is TargetKind.TERMINAL
+
+
+def test_the_terminal_windowid_names_is_holodesks(x11: Xvfb, app: App,
+                                                  term: Xterm) -> None:
+    own = OwnProcess.current(environ={"WINDOWID": str(term.window)}, tty=False)
+    finder = finder_for(own)
+    activate(x11, term.window)
+    assert finder.focused().own and finder.focused().kind is TargetKind.HOLODESK
+    assert finder.at(800, 500).own
+    assert not finder.at(100, 100).own
+
+
+# A Qt window named as ui/app.py names the application: Qt's xcb plugin takes WM_CLASS's
+# class from the application name. "overlay" gives it the flags of holodesk's click-through
+# marker (ui/overlay.py), which stays on top of the point a confirmation is about.
+_QT_WINDOW = """
+import sys
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication(["holodesk"])
+app.setApplicationName(sys.argv[1])
+if sys.argv[2] == "overlay":
+    from ui.overlay import OVERLAY_FLAGS
+    w = QWidget(None, OVERLAY_FLAGS)
+else:
+    w = QWidget()
+w.setWindowTitle("holodesk " + sys.argv[2])
+w.setGeometry(*map(int, sys.argv[3:7]))
+w.show()
+app.exec()
+"""
+
+
+@contextmanager
+def qt_window(xvfb: Xvfb, kind: str, geometry: tuple[int, int, int, int]) -> Iterator[int]:
+    """A Qt window of holodesk's class in its own process; yields the window id."""
+    env = xvfb.env()
+    env["QT_QPA_PLATFORM"] = "xcb"
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    qt = subprocess.Popen([sys.executable, "-c", _QT_WINDOW, HOLODESK_WM_CLASS, kind,
+                           *map(str, geometry)], env=env, cwd=REPO_ROOT,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    try:
+        yield int(xdotool(xvfb, "search", "--sync", "--onlyvisible", "--name",
+                          f"^holodesk {kind}$").split()[0])
+    finally:
+        qt.terminate()
+        _, err = qt.communicate(timeout=10)
+    assert qt.returncode in (0, -15), err
+
+
+def test_a_qt_window_of_holodesk_is_holodesks_from_any_process(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    with qt_window(x11, "settings", (700, 600, 300, 100)) as window:
+        activate(x11, window)
+        finder = finder_for(OwnProcess())  # no pid of ours: the class alone says it
+        target = finder.focused()
+        assert target.window == window and target.wm_class == HOLODESK_WM_CLASS
+        assert target.own and target.kind is TargetKind.HOLODESK
+        assert finder.at(*centre(target)).own
+
+
+def test_a_click_through_overlay_is_not_the_target_the_window_below_is(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """holodesk's marker sits over the very point a confirmed click goes to: the click reaches
+    the window below, so that is the target (were it the overlay, holodesk's own, every
+    confirmed click would be refused)."""
+    finder = finder_for(OwnProcess())
+    activate(x11, app.client)
+    with qt_window(x11, "overlay", (60, 60, 200, 200)) as overlay:
+        top = finder.windows()[-1]
+        # The overlay really is the topmost window over the point (override-redirect, own).
+        assert top.window == overlay and top.own
+        assert top.rect is not None and top.rect.contains(100, 100)
+        below = finder.at(100, 100)
+        assert below.wm_class == "Holodesktarget" and not below.own
+
+
+def test_a_window_that_closes_never_raises(x11: Xvfb, app: App, term: Xterm) -> None:
+    finder = finder_for()
+    brief = Xterm(x11, geometry="40x10+900+40")
+    try:
+        activate(x11, brief.window)
+        seen = finder.focused()
+        assert seen.window == brief.window
+        point = centre(seen)
+        assert finder.at(*point).window == brief.window
+    finally:
+        brief.stop()
+    wait_until(lambda: finder.at(*point).window != brief.window, "the closed xterm to go")
+    assert finder.at(*point).desktop
+    assert finder.focused().window != brief.window  # whatever has the focus now, no error
+
+
+def test_an_active_window_that_no_longer_exists_is_unknown(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """_NET_ACTIVE_WINDOW naming a destroyed window (the manager has not caught up yet): the
+    finder's X requests fail with BadWindow, and it answers "unknown" instead of raising."""
+    finder = finder_for()
+    brief = Xterm(x11, geometry="40x10+900+40")
+    dead = brief.window
+    brief.stop()
+    wait_until(lambda: str(dead) not in xdotool(x11, "search", "--class", "XTerm").split(),
+               "the xterm to close")
+    set_active(x11, dead)
+    target = finder.focused()
+    assert target.window == 0 and target.kind is TargetKind.UNKNOWN
+    assert "closed" in target.note
+    # The connection is still good for the next question.
+    set_active(x11, term.window)
+    assert finder.focused().wm_class == "XTerm"
+
+
+def set_active(xvfb: Xvfb, window: int) -> None:
+    # Any client may write the root's properties (the manager rewrites this one on the next
+    # focus change).
+    subprocess.run(["xprop", "-root", "-f", "_NET_ACTIVE_WINDOW", "32x", "-set",
+                    "_NET_ACTIVE_WINDOW", hex(window)], env=xvfb.env(), check=True, timeout=30)
+
+
+def test_without_a_window_manager_the_input_focus_and_the_pointer_say(
+        tmp_path: Path) -> None:
+    """No manager sets _NET_ACTIVE_WINDOW on a bare X server: the input focus (the Tk app
+    takes it itself) walked up to its top-level names the window; with the focus following
+    the pointer over the bare root, the desktop."""
+    with Xvfb(800, 600) as bare, bare.activated():
+        finder = finder_for()
+        xdotool(bare, "mousemove", "700", "500")
+        assert finder.focused().desktop and finder.focused().window == 0
+        app = RunningApp(bare, tmp_path / "target", geometry="400x300+50+50")
+        try:
+            wait_until(lambda: finder.focused().wm_class == "Holodesktarget",
+                       "the Tk app to take the focus")
+            target = finder.focused()
+            assert target.pid == app.proc.pid and target.kind is TargetKind.APPLICATION
+            assert target.rect == Rect(50, 50, 400, 300)  # no frame: the window itself
+            assert finder.at(100, 100).window == target.window
+        finally:
+            app.stop()
+        wait_until(lambda: finder.focused().window == 0, "the focus to go back to the root")
+        assert finder.focused().desktop
