@@ -9,6 +9,7 @@ order the person made them::
     confirm = "risky"
     monitor = "1"
     hotkey = "ctrl+alt+1"
+    only_in = ["firefox"]   # optional: the only applications it may act in
 
 Everything is validated on the way in (pydantic, then rules across entries) and an error names
 the file and the entry. Nothing here ever writes a file it could not read: every change loads
@@ -48,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app import paths
 from app.lock import editing
-from app.settings import Settings, normalize_monitor
+from app.settings import Settings, app_list, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import HolodeskError
@@ -149,6 +150,8 @@ class Automation(BaseModel):
     )
     monitor: str = Field(default="1", description="as the monitor setting: 1, 0, mouse, WxH+X+Y")
     hotkey: str | None = Field(default=None, description="a global hotkey, e.g. ctrl+alt+1")
+    only_in: tuple[str, ...] = Field(
+        default=(), description="the only applications it may act in (empty: any)")
 
     @field_validator("name", mode="before")
     @classmethod
@@ -163,6 +166,11 @@ class Automation(BaseModel):
                 raise ValueError("the task is empty; say what to do")
             return value.strip()
         return value
+
+    @field_validator("only_in", mode="before")
+    @classmethod
+    def _check_only_in(cls, value: object) -> object:
+        return app_list(value)
 
     @field_validator("monitor", mode="before")
     @classmethod
@@ -208,9 +216,11 @@ class Automation(BaseModel):
 
 
 def run_settings(settings: Settings, automation: Automation) -> Settings:
-    """``settings`` with the automation's confirmation mode and monitor (not saved)."""
+    """``settings`` with the automation's confirmation mode, monitor and the applications it
+    may act in (not saved)."""
+    limits = {"only_in": automation.only_in} if automation.only_in else {}
     return settings.with_overrides(
-        {"confirm": automation.confirm, "monitor": automation.monitor},
+        {"confirm": automation.confirm, "monitor": automation.monitor, **limits},
         source=f"automation {automation.name!r}",
     )
 

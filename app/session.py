@@ -20,8 +20,11 @@ from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
+from control.target import TargetFinder
+from control.target_x11 import make_target_finder
 from control.touch import TouchDetector
 from model.client import HolotronClient
+from model.coords import Rect
 
 log = logging.getLogger(__name__)
 
@@ -101,20 +104,24 @@ def build_session(
     latch: StopLatch | None = None,
     backend: InputBackend | None = None,
     exclude: ExcludeRects | None = None,
+    finder: TargetFinder | None = None,
 ) -> Session:
     """Wire the real parts from settings (the GUI passes its own latch).
 
     ``exclude`` gives the rectangles of holodesk's own windows, painted out of every frame so
-    they never confuse the model. A real run (not ``dry_run``) first releases every key and
-    button left pressed on the desktop (:mod:`control.release`). Raises
-    :class:`~control.display.NoDisplayError` when there is no screen to drive.
+    they never confuse the model; the windows of the ``never_touch`` applications are painted
+    out too. ``finder`` tells which application each action goes to (default: the
+    platform's). A real run (not ``dry_run``) first releases every key and button left pressed
+    on the desktop (:mod:`control.release`). Raises :class:`~control.display.NoDisplayError`
+    when there is no screen to drive.
     """
     check_display()
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)
     mask(key)
     client = HolotronClient(client_config(settings, key))
-    capturer = make_capturer(settings, exclude=exclude)
+    finder = finder if finder is not None else make_target_finder()
+    capturer = make_capturer(settings, exclude=_with_never_touch(exclude, finder, settings))
     # A monitor that does not exist is a bad argument: say so before anything starts.
     try:
         capturer.monitor()
@@ -132,11 +139,36 @@ def build_session(
         client=client,
         capturer=capturer,
         executor=Executor(backend, latch),
-        policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,)),
+        policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,),
+                            never_touch=settings.never_touch, only_in=settings.only_in),
         store=ActionLog.open(secrets=[key] if key else ()),
         latch=latch,
+        finder=finder,
     )
-    return Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
+    session = Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
+    finder_close = getattr(finder, "close", None)
+    if callable(finder_close):
+        session.on_close(finder_close)
+    return session
+
+
+def _with_never_touch(exclude: ExcludeRects | None, finder: TargetFinder,
+                      settings: Settings) -> ExcludeRects | None:
+    """``exclude`` plus the windows of the applications holodesk never touches: what a password
+    manager shows never reaches the model."""
+    apps = settings.never_touch
+    if not apps:
+        return exclude
+
+    def rects() -> list[Rect]:
+        out = list(exclude()) if exclude is not None else []
+        try:
+            out += [t.rect for t in finder.windows() if t.rect is not None and t.matches(apps)]
+        except Exception:
+            log.warning("could not list the windows to paint out", exc_info=True)
+        return out
+
+    return rects
 
 
 def _start_corner_watch(latch: StopLatch) -> Callable[[], None] | None:

@@ -73,6 +73,25 @@ class SettingsError(HolodeskError, ValueError):
     """A settings file, environment variable or value is invalid; the message says which."""
 
 
+#: Password managers: what they show must never reach the model, and nothing typed or clicked
+#: there is the model's business.
+NEVER_TOUCH = ("keepassxc", "org.keepassxc.keepassxc", "keepass", "keepass2", "bitwarden",
+               "1password", "enpass", "seahorse", "org.gnome.seahorse.application",
+               "kwalletmanager5", "proton pass", "nordpass", "dashlane", "lastpass")
+
+
+def app_list(value: object) -> object:
+    """"firefox, libreoffice-calc" as a command line or `config set` gives it, or a list."""
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if isinstance(value, list | tuple):
+        names = [str(v).strip() for v in value]
+        if any(not n or any(c in n for c in "\n\t") for n in names):
+            raise ValueError("an application name is empty or holds a line break")
+        return tuple(dict.fromkeys(names))
+    return value
+
+
 class Settings(BaseModel):
     """Everything a person can configure, validated.
 
@@ -138,6 +157,16 @@ class Settings(BaseModel):
     stop_hotkey: str = Field(
         default=DEFAULT_STOP_HOTKEY,
         description="the global emergency-stop hotkey (holodesk never presses it itself)",
+    )
+    never_touch: tuple[str, ...] = Field(
+        default=NEVER_TOUCH,
+        description="applications holodesk never acts in and paints out of screenshots "
+        "(window class or program names, comma-separated)",
+    )
+    only_in: tuple[str, ...] = Field(
+        default=(),
+        description="when set, the only applications a run may act in (comma-separated; "
+        "empty: any)",
     )
     retention_days: int = Field(
         default=30,
@@ -228,6 +257,11 @@ class Settings(BaseModel):
     def _check_stop_hotkey(cls, value: object) -> object:
         # HotkeyError is a ValueError: pydantic reports its message as the problem.
         return validate_stop_hotkey(value) if isinstance(value, str) else value
+
+    @field_validator("never_touch", "only_in", mode="before")
+    @classmethod
+    def _check_app_lists(cls, value: object) -> object:
+        return app_list(value)
 
     @model_validator(mode="after")
     def _check_settle(self) -> Settings:

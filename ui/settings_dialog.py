@@ -210,6 +210,11 @@ class SettingsDialog(QDialog):
             self.stop_hotkey_edit.setToolTip(
                 "keys joined by +, e.g. ctrl+alt+shift+s; holodesk never presses it itself"
             )
+        self.never_touch_edit = QLineEdit()
+        self.never_touch_edit.setToolTip(
+            "applications holodesk never acts in and paints out of its screenshots: window "
+            "class or program names, separated by commas (e.g. keepassxc, bitwarden)"
+        )
         self.format_combo = QComboBox()
         self.format_combo.addItem("jpeg", "jpeg")
         self.format_combo.addItem("png", "png")
@@ -229,6 +234,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Max time", self.max_seconds_spin)
         if self.stop_hotkey_edit is not None:
             form2.addRow("Stop hotkey", self.stop_hotkey_edit)
+        form2.addRow("Never act in", self.never_touch_edit)
         form2.addRow("Screenshot format", self.format_combo)
         form2.addRow("JPEG quality", self.quality_spin)
         form2.addRow("Keep runs for", self.retention_spin)
@@ -260,6 +266,7 @@ class SettingsDialog(QDialog):
         self.max_seconds_spin.setValue(settings.max_seconds)
         if self.stop_hotkey_edit is not None:
             self.stop_hotkey_edit.setText(str(getattr(settings, "stop_hotkey", "")))
+        self.never_touch_edit.setText(", ".join(settings.never_touch))
         _select(self.format_combo, settings.image_format)
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
@@ -284,6 +291,7 @@ class SettingsDialog(QDialog):
             "image_format": self.format_combo.currentData(),
             "jpeg_quality": self.quality_spin.value(),
             "retention_days": self.retention_spin.value(),
+            "never_touch": self.never_touch_edit.text().replace(",", " ").split(),
         }
         if self.stop_hotkey_edit is not None:
             values["stop_hotkey"] = self.stop_hotkey_edit.text().strip()

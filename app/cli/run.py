@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--model", help="the served model name (default: read from /v1/models)")
     run.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
                      help="how the model gives coordinates")
+    run.add_argument("--only-in", metavar="APPS",
+                     help="act only in these applications, e.g. 'firefox,libreoffice-calc' "
+                     "(window class or program names); anything else is refused")
     run.add_argument("-v", "--verbose", action="store_true", help="print every event")
     run.set_defaults(func=_cmd_run)
 
@@ -36,7 +39,8 @@ def _run_settings(args: argparse.Namespace) -> Settings:
     from app.settings import load_with_overrides
 
     return load_with_overrides({name: getattr(args, name, None) for name in (
-        "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention")})
+        "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention",
+        "only_in")})
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -113,6 +113,7 @@ def test_save_round_trips_and_stores_the_key_in_the_keyring_only(
     dialog.retention_spin.setValue(0)
     assert dialog.stop_hotkey_edit is not None
     dialog.stop_hotkey_edit.setText("ctrl+alt+shift+f11")
+    dialog.never_touch_edit.setText("keepassxc,  Bitwarden , gnucash")
     dialog.api_key_edit.setText(f"  {KEY}\n")
 
     with qtbot.waitSignal(dialog.saved, timeout=10_000) as saved:
@@ -131,6 +132,7 @@ def test_save_round_trips_and_stores_the_key_in_the_keyring_only(
     assert settings.jpeg_quality == 80
     assert settings.retention_days == 0
     assert settings.stop_hotkey == "ctrl+alt+shift+f11"
+    assert settings.never_touch == ("keepassxc", "Bitwarden", "gnucash")
     # The key went to the keyring, for the new endpoint, stripped; never to the file.
     assert store.get(endpoint) == KEY
     assert KEY in FileBackend.path().read_text()
@@ -148,6 +150,7 @@ def test_unchanged_settings_are_not_written(qtbot: QtBot, home: Home, store: Key
     toml = paths.settings_path().read_text()
     assert "max_steps = 31" in toml
     assert "endpoint" not in toml  # still the default: not pinned in the file
+    assert "never_touch" not in toml
 
 
 def test_a_bad_value_shows_the_error_and_saves_nothing(
