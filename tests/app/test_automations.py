@@ -135,6 +135,14 @@ def test_a_run_gets_the_automations_confirm_and_monitor_without_saving_them() ->
     assert {"confirm", "monitor"} <= set(ran._transient)
 
 
+def test_an_automation_limited_to_named_applications_limits_its_runs() -> None:
+    settings = Settings(only_in="gedit")
+    assert run_settings(settings, _a()).only_in == ("gedit",)  # none of its own: the setting's
+    limited = run_settings(settings, _a(only_in="firefox, libreoffice-calc"))
+    assert limited.only_in == ("firefox", "libreoffice-calc")
+    assert "only_in" in limited._transient
+
+
 # -- the list and its conflicts ----------------------------------------------------------------
 
 
