@@ -83,7 +83,7 @@ NEVER_TOUCH = ("keepassxc", "org.keepassxc.keepassxc", "keepass", "keepass2", "b
 def app_list(value: object) -> object:
     """"firefox, libreoffice-calc" as a command line or `config set` gives it, or a list."""
     if isinstance(value, str):
-        value = value.replace(",", " ").split()
+        value = [v for v in (p.strip() for p in value.split(",")) if v]
     if isinstance(value, list | tuple):
         names = [str(v).strip() for v in value]
         if any(not n or any(c in n for c in "\n\t") for n in names):

@@ -157,6 +157,19 @@ _LINE_SUBMITS = (frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
 #: between the check and the paste, so what is pasted cannot be judged.
 _PASTES = (frozenset({"ctrl", "v"}), frozenset({"ctrl", "shift", "v"}),
            frozenset({"shift", "insert"}), frozenset({"super", "v"}), frozenset({"paste"}))
+#: Chords a terminal is known to take without running anything: moving, editing and recalling
+#: the line, interrupting, copying. Any other chord may run the line there (readline binds
+#: ctrl+o to operate-and-get-next, xterm sends a line feed for ctrl+shift+j, a program in the
+#: terminal may bind anything), so it is confirmed.
+_TERMINAL_QUIET = frozenset(frozenset(k.split("+")) for k in (
+    "up", "down", "left", "right", "home", "end", "pageup", "pagedown", "tab", "backspace",
+    "escape", "shift+up", "shift+down", "shift+left", "shift+right", "shift+pageup",
+    "shift+pagedown", "shift+tab", "ctrl+left", "ctrl+right", "alt+left", "alt+right",
+    "ctrl+c", "ctrl+shift+c", "ctrl+l", "ctrl+a", "ctrl+e", "ctrl+b", "ctrl+f", "ctrl+u",
+    "ctrl+k", "ctrl+r", "ctrl+s", "ctrl+g", "ctrl+p", "ctrl+n", "ctrl+backspace", "alt+b",
+    "alt+f", "ctrl+shift+f", "ctrl+shift+t", "ctrl+shift+n",
+))
+
 #: Keys that change a shell's line without holodesk typing it: history and completion.
 _LINE_EDITS = {
     frozenset({"up"}): "Up (shell history)", frozenset({"down"}): "Down (shell history)",
@@ -180,7 +193,7 @@ def submit_what(action: Action) -> str | None:
 def _line_submit(action: Action) -> str | None:
     if isinstance(action, Hotkey):
         chord = normalize_keys(action.keys)
-        if "enter" in chord or chord in _LINE_SUBMITS:
+        if "enter" in chord or any(s <= chord for s in _LINE_SUBMITS):
             return f"presses {'+'.join(action.keys)}"
     elif isinstance(action, Type):
         if action.press_enter:
@@ -719,8 +732,19 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
         reasons.append(f"{submit} in {target.label()}, a terminal: it runs the line as a command "
                        "whatever it says")
         reasons += _terminal_line(action, history)
+    elif (kind is TargetKind.TERMINAL and isinstance(action, Hotkey)
+          and normalize_keys(action.keys) not in _TERMINAL_QUIET
+          and not _matching(normalize_keys(action.keys), _RISKY_CHORDS)):
+        reasons.append(f"presses {'+'.join(action.keys)} in {target.label()}, a terminal: keys "
+                       "like this may run the line or act in the program it runs")
+        reasons += _terminal_line(action, history)
     elif kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER) and submit and not has_submit_reason:
         reasons.append(f"{submit} in {target.label()}: it may run or send something")
+    elif (kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER) and isinstance(action, Hotkey)
+          and normalize_keys(action.keys) not in _TERMINAL_QUIET
+          and _entered_since_submit(history)):
+        reasons.append(f"presses {'+'.join(action.keys)} after typing in {target.label()}: if "
+                       "it is a terminal, keys like this may run the typed line")
     if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
     if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:

@@ -291,7 +291,8 @@ class SettingsDialog(QDialog):
             "image_format": self.format_combo.currentData(),
             "jpeg_quality": self.quality_spin.value(),
             "retention_days": self.retention_spin.value(),
-            "never_touch": self.never_touch_edit.text().replace(",", " ").split(),
+            "never_touch": [n.strip() for n in self.never_touch_edit.text().split(",")
+                            if n.strip()],
         }
         if self.stop_hotkey_edit is not None:
             values["stop_hotkey"] = self.stop_hotkey_edit.text().strip()

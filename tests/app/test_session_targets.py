@@ -16,7 +16,7 @@ def test_password_managers_are_never_touched_by_default() -> None:
 
 
 def test_application_lists_read_as_a_person_writes_them() -> None:
-    s = Settings(only_in="firefox, libreoffice-calc firefox", never_touch=[])
+    s = Settings(only_in="firefox, libreoffice-calc,firefox,", never_touch=[])
     assert s.only_in == ("firefox", "libreoffice-calc")
     assert s.never_touch == ()
 

@@ -140,6 +140,9 @@ def _submits(command: str) -> list[tuple[str, list[Action]]]:
         ("move and scroll between", [typing(command), MOVE, SCROLL, key("Return")]),
         ("split typing", [typing(command[:2]), typing(command[2:]), key("ctrl", "j")]),
         ("history recall", [typing(command), key("ctrl", "c"), key("up"), key("enter")]),
+        ("ctrl+shift+j", [typing(command), key("ctrl", "shift", "j")]),
+        ("ctrl+o", [typing(command), WAIT, key("ctrl", "o")]),
+        ("click between", [typing(command), click("terminal"), key("KP_Enter")]),
     ]
 
 
@@ -291,6 +294,8 @@ BENIGN = [
     seq("terminal: copy", XTERM, key("ctrl", "shift", "c")),
     seq("terminal: interrupt", XTERM, key("ctrl", "c")),
     seq("terminal: history recall without Enter", XTERM, key("up")),
+    seq("terminal: edit the line", XTERM, typing("ls"), key("ctrl", "a"), key("ctrl", "e"),
+        key("backspace"), key("ctrl", "r")),
     seq("file manager: open a folder", NAUTILUS, act(action="double_click",
                                                       element="Documents", x=1, y=2)),
     seq("file manager: scroll", NAUTILUS, SCROLL),
