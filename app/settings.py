@@ -5,9 +5,10 @@ environment variables (e.g. ``HOLODESK_MAX_STEPS=50``; an empty variable counts 
 then command-line options via :meth:`Settings.with_overrides`. Every layer is validated on its
 own, so an error names exactly where the bad value came from.
 
-The API key is not a setting. ``holodesk config set api_key VALUE`` (``-`` reads it from the
-terminal or stdin instead of the command line, which would keep it in the shell history; an
-empty value forgets it) stores it in the keyring via :mod:`app.secrets`, and no code path
+The API key is not a setting. ``holodesk config set api_key`` reads it without echo on a
+terminal, or one line of stdin (the command refuses a key given on its command line, which
+`ps` and the shell history would keep; an empty value forgets it), and stores it in the
+keyring via :mod:`app.secrets`; no code path
 writes it to the TOML file: a hand-written ``api_key`` line in the file is an error that does
 not repeat its value.
 """

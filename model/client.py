@@ -15,6 +15,7 @@ generating. One ``next_step`` at a time per client.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import re
@@ -761,7 +762,14 @@ class HolotronClient:
     # ------------------------------------------------------------------ errors
 
     def _map_error(self, exc: BaseException, *, timeout: float) -> HolotronError:
-        """The HolotronError for an SDK or transport failure."""
+        """The HolotronError for an SDK or transport failure, the API key masked in its text.
+
+        A proxy or a hostile server may echo the request's headers in its error body, and the
+        error's text reaches the screen, the action log and exports: the key must not.
+        """
+        return without_key(self._mapped(exc, timeout=timeout), self.config.api_key)
+
+    def _mapped(self, exc: BaseException, *, timeout: float) -> HolotronError:
         if isinstance(exc, HolotronError):
             return exc
         if isinstance(exc, openai.APITimeoutError):
@@ -822,6 +830,25 @@ class HolotronClient:
         if _CONTEXT_WORDS.search(lowered):
             return self._context_error(lowered, message)
         return BadRequest(status, detail=message)
+
+
+def without_key(error: HolotronError, key: str | None) -> HolotronError:
+    """``error`` with ``key`` (as sent, and as a JSON string would escape it) replaced by
+    ``***`` in its message and detail; the same object, changed in place."""
+    if not key:
+        return error
+    forms = sorted({key, json.dumps(key)[1:-1]}, key=len, reverse=True)
+
+    def clean(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, "***")
+        return text
+
+    error.message = clean(error.message)
+    error.args = (error.message,)
+    if error.detail is not None:
+        error.detail = clean(error.detail)
+    return error
 
 
 # vLLM's ways of saying a request does not fit the window (docs/vllm-protocol.md): "This model's
