@@ -89,6 +89,11 @@ class Settings(BaseModel):
     model: str | None = Field(
         default=None, description="the served model name (empty: read it from /v1/models)"
     )
+    plain_http_ok: tuple[str, ...] = Field(
+        default=(),
+        description="endpoints on other machines you agreed to reach over plain http, comma-"
+        "separated (screenshots and the API key cross the network unencrypted; https is safer)",
+    )
     convention: Convention = Field(
         default=Convention.NORM1000,
         description="how the model gives points: norm1000 (0-1000), norm1 (0-1), pixels",
@@ -199,6 +204,23 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("plain_http_ok", mode="before")
+    @classmethod
+    def _normalize_plain_http_ok(cls, value: object) -> object:
+        # From `config set` or the environment: one string, endpoints separated by commas.
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value
+        out: list[object] = []
+        for item in items:
+            if isinstance(item, str):
+                if not item.strip():
+                    continue
+                item = normalize_endpoint(item)
+            if item not in out:
+                out.append(item)
+        return tuple(out)
 
     @field_validator("serve_model", mode="before")
     @classmethod
@@ -529,6 +551,8 @@ def _display(name: str, value: Any) -> str:
         return "(from the server)"
     if name == "serve_port" and value is None:
         return "(from the endpoint)"
+    if name == "plain_http_ok" and isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "(none)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

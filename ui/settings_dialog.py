@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_http import needs_consent
 from app.secrets import (
     ENV_API_KEY,
     UNAVAILABLE_HELP,
@@ -145,6 +146,17 @@ class SettingsDialog(QDialog):
     def _build(self, monitors: Sequence[tuple[str, str]]) -> None:
         self.endpoint_edit = QLineEdit()
         self.endpoint_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
+        # Consent, once per endpoint, to send screenshots and the key unencrypted to another
+        # machine (app.plain_http); shown only for such an endpoint.
+        self.plain_http_check = QCheckBox("Send unencrypted (plain http) to this server")
+        self.plain_http_check.setObjectName("plain_http_ok")
+        self.plain_http_check.setToolTip(
+            "This endpoint is another machine reached over plain http: your screenshots and "
+            "the API key cross the network unencrypted, readable by anyone on the way. Tick "
+            "only on a network you trust; better, serve with TLS (holodesk serve --tls) and "
+            "use its https:// address."
+        )
+        self.endpoint_edit.textChanged.connect(self._show_plain_http)
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
@@ -169,6 +181,7 @@ class SettingsDialog(QDialog):
         server = QGroupBox("Model server")
         form = QFormLayout(server)
         form.addRow("Endpoint URL", self.endpoint_edit)
+        form.addRow("", self.plain_http_check)
         key_row = QHBoxLayout()
         key_row.addWidget(self.api_key_edit, 1)
         key_row.addWidget(self.forget_key_check)
@@ -252,6 +265,7 @@ class SettingsDialog(QDialog):
 
     def _fill(self, settings: Settings) -> None:
         self.endpoint_edit.setText(settings.endpoint)
+        self._show_plain_http()
         self.model_combo.setEditText(settings.model or "")
         _select(self.convention_combo, settings.convention.value)
         _select(self.monitor_combo, settings.monitor, editable=True)
@@ -264,6 +278,30 @@ class SettingsDialog(QDialog):
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
 
+    def _endpoint_typed(self) -> str | None:
+        try:
+            return normalize_endpoint(self.endpoint_edit.text())
+        except ValueError:
+            return None
+
+    @Slot()
+    def _show_plain_http(self) -> None:
+        endpoint = self._endpoint_typed()
+        asks = endpoint is not None and needs_consent(endpoint)
+        self.plain_http_check.setVisible(asks)
+        self.plain_http_check.setChecked(asks and endpoint in self._loaded.plain_http_ok)
+
+    def _plain_http_ok(self) -> list[str]:
+        agreed = list(self._loaded.plain_http_ok)
+        endpoint = self._endpoint_typed()
+        if endpoint is None or not needs_consent(endpoint):
+            return agreed
+        if self.plain_http_check.isChecked() and endpoint not in agreed:
+            agreed.append(endpoint)
+        elif not self.plain_http_check.isChecked() and endpoint in agreed:
+            agreed.remove(endpoint)
+        return agreed
+
     @property
     def settings(self) -> Settings:
         """The settings in effect: as opened, or as saved once :attr:`saved` was emitted."""
@@ -275,6 +313,7 @@ class SettingsDialog(QDialog):
         """What the dialog's fields say, as raw setting values (not validated)."""
         values: dict[str, Any] = {
             "endpoint": self.endpoint_edit.text().strip(),
+            "plain_http_ok": self._plain_http_ok(),
             "model": self.model_combo.currentText().strip() or None,
             "convention": self.convention_combo.currentData(),
             "monitor": self.monitor_combo.currentText().strip(),
