@@ -53,6 +53,7 @@ from model.coords import Convention
 from model.endpoint import normalize_base_url
 from model.problem import HolodeskError
 from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
+from model.tls import normalize_fingerprint
 
 _log = logging.getLogger(__name__)
 
@@ -88,6 +89,11 @@ class Settings(BaseModel):
     )
     model: str | None = Field(
         default=None, description="the served model name (empty: read it from /v1/models)"
+    )
+    tls_fingerprint: str | None = Field(
+        default=None,
+        description="the SHA-256 fingerprint of an https server's certificate to trust (as "
+        "`holodesk serve --tls` prints it); empty: trust the system's certificate authorities",
     )
     plain_http_ok: tuple[str, ...] = Field(
         default=(),
@@ -185,6 +191,17 @@ class Settings(BaseModel):
         le=16,
         description="images per request vLLM accepts (--limit-mm-per-prompt; a step sends 3)",
     )
+    serve_tls: bool = Field(
+        default=False,
+        description="`holodesk serve` speaks https (a self-signed certificate is made when no "
+        "files are set; its fingerprint is printed for the clients to pin)",
+    )
+    serve_ssl_keyfile: str | None = Field(
+        default=None, description="the TLS private key for `holodesk serve --tls` (PEM)"
+    )
+    serve_ssl_certfile: str | None = Field(
+        default=None, description="the TLS certificate for `holodesk serve --tls` (PEM)"
+    )
 
     # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -204,6 +221,20 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("tls_fingerprint", mode="before")
+    @classmethod
+    def _normalize_fingerprint(cls, value: object) -> object:
+        if isinstance(value, str):
+            return normalize_fingerprint(value) if value.strip() else None
+        return value
+
+    @field_validator("serve_ssl_keyfile", "serve_ssl_certfile", mode="before")
+    @classmethod
+    def _empty_path_is_none(cls, value: object) -> object:
+        if isinstance(value, str):
+            return str(Path(value.strip()).expanduser()) if value.strip() else None
+        return value
 
     @field_validator("plain_http_ok", mode="before")
     @classmethod
@@ -551,6 +582,10 @@ def _display(name: str, value: Any) -> str:
         return "(from the server)"
     if name == "serve_port" and value is None:
         return "(from the endpoint)"
+    if name == "tls_fingerprint" and value is None:
+        return "(none: the system's CAs)"
+    if name in ("serve_ssl_keyfile", "serve_ssl_certfile") and value is None:
+        return "(made by holodesk)"
     if name == "plain_http_ok" and isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value) or "(none)"
     if isinstance(value, bool):

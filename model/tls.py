@@ -44,6 +44,9 @@ __all__ = [
 #: How long a made certificate is valid: about two years, the longest clients commonly accept.
 VALID_DAYS = 825
 _HEX = re.compile(r"^[0-9A-F]{64}$")
+_PEM_BLOCK = re.compile(
+    r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----"
+)
 
 
 class CertificateUnavailable(HolodeskError):
@@ -82,8 +85,11 @@ def fingerprint_of_der(der: bytes) -> str:
 
 def fingerprint_of_file(certfile: Path) -> str:
     """The SHA-256 fingerprint of the (first) certificate in a PEM file."""
-    pem = certfile.read_text(encoding="ascii")
-    return fingerprint_of_der(ssl.PEM_cert_to_DER_cert(pem))
+    text = certfile.read_text(encoding="ascii", errors="replace")
+    first = _PEM_BLOCK.search(text)  # a chain file: the server's own certificate comes first
+    if first is None:
+        raise ValueError(f"{certfile} holds no PEM certificate")
+    return fingerprint_of_der(ssl.PEM_cert_to_DER_cert(first.group()))
 
 
 def normalize_fingerprint(value: str) -> str:
