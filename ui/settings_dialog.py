@@ -62,6 +62,7 @@ from app.status import ServerStatus, probe
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.problem import Fix
+from model.tls import normalize_fingerprint
 from ui.problem_view import view
 from ui.workers import Background
 
@@ -157,6 +158,12 @@ class SettingsDialog(QDialog):
             "use its https:// address."
         )
         self.endpoint_edit.textChanged.connect(self._show_plain_http)
+        self.tls_fingerprint_edit = QLineEdit()
+        self.tls_fingerprint_edit.setPlaceholderText("empty: trust the system's CAs")
+        self.tls_fingerprint_edit.setToolTip(
+            "For an https server with a self-signed certificate: the SHA-256 fingerprint "
+            "`holodesk serve --tls` prints on the server. Only that certificate is accepted."
+        )
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
@@ -182,6 +189,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(server)
         form.addRow("Endpoint URL", self.endpoint_edit)
         form.addRow("", self.plain_http_check)
+        form.addRow("TLS fingerprint", self.tls_fingerprint_edit)
         key_row = QHBoxLayout()
         key_row.addWidget(self.api_key_edit, 1)
         key_row.addWidget(self.forget_key_check)
@@ -266,6 +274,7 @@ class SettingsDialog(QDialog):
     def _fill(self, settings: Settings) -> None:
         self.endpoint_edit.setText(settings.endpoint)
         self._show_plain_http()
+        self.tls_fingerprint_edit.setText(settings.tls_fingerprint or "")
         self.model_combo.setEditText(settings.model or "")
         _select(self.convention_combo, settings.convention.value)
         _select(self.monitor_combo, settings.monitor, editable=True)
@@ -314,6 +323,7 @@ class SettingsDialog(QDialog):
         values: dict[str, Any] = {
             "endpoint": self.endpoint_edit.text().strip(),
             "plain_http_ok": self._plain_http_ok(),
+            "tls_fingerprint": self.tls_fingerprint_edit.text().strip() or None,
             "model": self.model_combo.currentText().strip() or None,
             "convention": self.convention_combo.currentData(),
             "monitor": self.monitor_combo.currentText().strip(),
@@ -460,6 +470,16 @@ class SettingsDialog(QDialog):
         key = self._key_for_probe()
         model = self.model_combo.currentText().strip() or None
         probe_fn = self._probe
+        typed_pin = self.tls_fingerprint_edit.text().strip()
+        try:
+            pin = {"tls_fingerprint": normalize_fingerprint(typed_pin)} if typed_pin else {}
+        except ValueError as exc:
+            self._show_status(ServerStatus(
+                "error", f"The TLS fingerprint {exc}.",
+                Fix("Copy the fingerprint `holodesk serve --tls` printed on the server.",
+                    setting="tls_fingerprint"),
+            ))
+            return
         self.test_button.setEnabled(False)
         self.status_label.setStyleSheet("")
         self.status_label.setText(f"Testing {endpoint}…")
@@ -474,14 +494,16 @@ class SettingsDialog(QDialog):
             self.test_button.setEnabled(True)
             self._show_status(ServerStatus("error", f"The test failed: {error}"))
 
-        self._tasks.run(lambda: probe_fn(endpoint, key, model), done, failed)
+        self._tasks.run(lambda: probe_fn(endpoint, key, model, **pin), done, failed)
 
     def _fetch_models(self, key: str | None) -> None:
         endpoint = self._loaded.endpoint
         probe_fn = self._probe
+        loaded_pin = self._loaded.tls_fingerprint
+        pin = {"tls_fingerprint": loaded_pin} if loaded_pin else {}
         # No model name: a wrong one must not hide the list of right ones.
         self._tasks.run(
-            lambda: probe_fn(endpoint, key, None, check_images=False),
+            lambda: probe_fn(endpoint, key, None, check_images=False, **pin),
             lambda status: self._add_models(status.models),
             lambda error: _log.info("could not list the served models: %s", error),
         )
