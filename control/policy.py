@@ -228,7 +228,7 @@ _WORD_PUNCT = frozenset("-'.,")
 # What a login form's first field takes: an e-mail address, or a user name with a dot, an
 # underscore or a domain (john.doe, j_doe, CORP\jdoe). A bare word before a Tab ("Alice") is
 # more often a spreadsheet cell than a login: it does not count.
-_LOGIN = re.compile(r"^(?:[^@\s]+@[^@\s]+|[A-Za-z][\w-]*(?:[._\\][\w-]+)+)$")
+_LOGIN = re.compile(r"^(?:[^@\s]+@[^@\s]+|[A-Za-z][\w-]*(?:[._\\][A-Za-z][\w-]*)+)$")
 # Machine credentials with a recognisable shape, anywhere in the text (an "export KEY=..."
 # line carries one too).
 _TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

@@ -474,6 +474,7 @@ def test_a_password_after_a_tab_from_a_user_name_is_secret(before: str, text: st
         ("Alice\t", "30"),  # a spreadsheet row: a name is not a login
         ("me@example.com", "hello"),  # no Tab: still the same field
         ("", "Name\tAge\tCity"),
+        ("v2.3\t", "1.0"),  # versions in a table
     ],
 )
 def test_a_tab_after_an_ordinary_word_is_not_secret(before: str, text: str) -> None:
