@@ -71,3 +71,15 @@ def test_holodesk_run_refuses_until_the_person_agrees(home: Home) -> None:
     assert agreed.returncode == 0, str(agreed)
     again = run_holodesk(home, "run", "open the mail", "--endpoint", REMOTE)
     assert "plain http" not in again.stderr  # past the consent (it fails later: no display)
+
+
+def test_a_calibration_asks_for_the_same_consent() -> None:
+    from app.calibrate import CalibrationUnavailable, open_calibrator
+    from app.settings import Settings
+    from control.stop import StopLatch
+
+    with pytest.raises(CalibrationUnavailable) as refused, open_calibrator(
+        Settings(endpoint=REMOTE), StopLatch()
+    ):
+        pass
+    assert refused.value.fix is not None and refused.value.fix.setting == "plain_http_ok"
