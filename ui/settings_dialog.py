@@ -1,6 +1,8 @@
 """The settings dialog: every setting a person changes often, validated by ``app.settings``.
 
-What it edits: the endpoint, the API key (into the keyring, never the TOML file; the dialog says
+What it edits: the endpoint (with, for plain http to another machine, the person's consent for
+it, and for https the TLS fingerprint to pin), the API key (into the keyring, never the TOML
+file; the dialog says
 which keyring backend holds it and what to do when there is none), the model name (filled from
 the server's ``/v1/models``), the coordinate convention, the monitor, the confirmation mode, the
 run limits, the stop hotkey, the screenshot format and the log retention. Settings it does not
