@@ -303,7 +303,8 @@ class Agent:
             history.done.append(action)
         history.add(
             Turn(cur.no, frame.data, frame.mime,
-                 Step(note=step.note, thought=step.thought, action=action), outcome),
+                 Step(note=step.note, thought=step.thought, action=action), outcome,
+                 secret=verdict.secret),
             action,
         )
         return None
@@ -363,9 +364,13 @@ class Agent:
     ) -> tuple[Step, str]:
         """Ask the model for the next step; a failure is recorded before it propagates."""
         p = self.parts
+        # The history goes out with the secrets the action log masks masked too: a typed
+        # secret and every copy of it (the model's own thought and note echo it) stay on this
+        # machine. Masked anew at every step, so a secret found late hides earlier copies.
+        past = [self._masked_turn(t) for t in history.turns]
         messages = build_messages(
             config.task,
-            [*history.turns, Turn(cur.no, frame.data, frame.mime, None, None)],
+            [*past, Turn(cur.no, frame.data, frame.mime, None, None)],
             PromptConfig(
                 convention=config.convention,
                 sent_width=frame.geometry.sent_width,
@@ -590,6 +595,30 @@ class Agent:
         """``text`` with every secret the action log masks (the API key, typed secrets)
         replaced by ``***``: for what the front ends print and show."""
         return redact(text, self.parts.store.secrets())
+
+    def _masked_turn(self, turn: Turn) -> Turn:
+        """``turn`` as the prompt may show it: every secret the action log masks is masked in
+        its step's text fields and its outcome (the task, the person's own words, is not)."""
+        secrets = self.parts.store.secrets()
+        step = turn.step
+        if step is None or not secrets:
+            return turn
+        action = step.action
+        # A secret turn's typed text is left whole here: the prompt replaces all of it by its
+        # length (build_messages), which "***" in its place would misstate.
+        kept = {"action", "text"} if turn.secret else {"action"}
+        fields = {
+            name: redact(value, secrets)
+            for name, value in action.model_dump().items()
+            if name not in kept and isinstance(value, str)
+        }
+        masked = step.model_copy(update={
+            "note": redact(step.note, secrets),
+            "thought": redact(step.thought, secrets),
+            "action": action.model_copy(update=fields),
+        })
+        outcome = None if turn.outcome is None else redact(turn.outcome, secrets)
+        return dataclasses.replace(turn, step=masked, outcome=outcome)
 
     def _hide_secret(self, action: Action, verdict: Verdict) -> None:
         """Text that looks like a password or card number never reaches the action log or the

@@ -673,11 +673,17 @@ def open_calibrator(
     """
     from app.logs import mask
     from app.parts import client_config, make_capturer
+    from app.plain_http import PlainHttpRefused, check_plain_http
     from app.secrets import api_key
     from control.display import NoDisplayError, check_display
     from model.client import HolotronClient
     from model.errors import HolotronError
 
+    # The screen and the key go to the server as in a run: the same consent first.
+    try:
+        check_plain_http(settings.endpoint, settings.plain_http_ok)
+    except PlainHttpRefused as e:
+        raise CalibrationUnavailable(e.message, e.fix) from None
     try:
         check_display()
     except NoDisplayError as e:

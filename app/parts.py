@@ -23,6 +23,7 @@ def client_config(settings: Settings, key: str | None, **changes: Any) -> Client
         model=settings.model,
         request_timeout=settings.request_timeout,
         temperature=settings.temperature,
+        tls_fingerprint=settings.tls_fingerprint,
     )
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -37,6 +37,7 @@ from model.serving.launcher import (
 if TYPE_CHECKING:
     from app.settings import Settings
     from model.serving.launcher import Progress, RunningServer, ServerExited, VLLMServer
+    from model.tls import ServerCertificate
 
 #: Where a server listens unless told otherwise: this machine only.
 DEFAULT_HOST = "127.0.0.1"
@@ -56,11 +57,82 @@ def serve_port(settings: Settings) -> int:
     return DEFAULT_PORT
 
 
+def tls_dir() -> Path:
+    """Where holodesk keeps the self-signed pair it makes for ``holodesk serve --tls``."""
+    return paths.data_dir() / "tls"
+
+
+def default_tls_files() -> tuple[Path, Path]:
+    """The key and certificate holodesk makes when ``serve_tls`` names no files."""
+    return tls_dir() / "server-key.pem", tls_dir() / "server-cert.pem"
+
+
+def tls_files(settings: Settings) -> tuple[str, str] | None:
+    """The key and certificate vLLM gets, or None when ``serve_tls`` is off.
+
+    Both ``serve_ssl_*`` files, else holodesk's own pair (:func:`default_tls_files`). One of
+    the two alone is refused by :func:`tls_problem`, not here: a printed command still shows.
+    """
+    if not settings.serve_tls:
+        return None
+    key, cert = settings.serve_ssl_keyfile, settings.serve_ssl_certfile
+    if key is not None and cert is not None:
+        return key, cert
+    default_key, default_cert = default_tls_files()
+    return str(default_key), str(default_cert)
+
+
+def tls_problem(settings: Settings) -> Problem | None:
+    """What is wrong with the TLS files the settings name, if anything (before a start)."""
+    if not settings.serve_tls:
+        return None
+    key, cert = settings.serve_ssl_keyfile, settings.serve_ssl_certfile
+    if (key is None) != (cert is None):
+        return Problem(
+            "serve_ssl_keyfile and serve_ssl_certfile go together: only one is set",
+            Fix("set both (your own key and certificate), or neither: holodesk then makes "
+                "a self-signed pair and prints its fingerprint", setting="serve_ssl_certfile"),
+        )
+    for path in (key, cert):
+        if path is not None and not Path(path).is_file():
+            return Problem(
+                f"the TLS file {path} does not exist",
+                Fix("give an existing PEM file, or leave serve_ssl_keyfile and "
+                    "serve_ssl_certfile empty for a self-signed pair",
+                    setting="serve_ssl_keyfile"),
+            )
+    return None
+
+
+def ensure_certificate(cfg: ServeConfig) -> ServerCertificate | None:
+    """The certificate ``cfg`` serves with (None without TLS); holodesk's own pair is made
+    when it is missing. Raises :class:`~model.tls.CertificateUnavailable` when it cannot be."""
+    from model.tls import ServerCertificate, fingerprint_of_file
+
+    if cfg.ssl_keyfile is None or cfg.ssl_certfile is None:
+        return None
+    key, cert = Path(cfg.ssl_keyfile), Path(cfg.ssl_certfile)
+    if (key, cert) == default_tls_files() and not (key.is_file() and cert.is_file()):
+        return make_certificate(cfg.host)
+    return ServerCertificate(key, cert, fingerprint_of_file(cert))
+
+
+def make_certificate(host: str = DEFAULT_HOST) -> ServerCertificate:
+    """Make (or replace) holodesk's self-signed pair, naming ``host`` among its addresses."""
+    from model.tls import make_self_signed
+
+    paths.ensure_private_dir(tls_dir())
+    return make_self_signed(tls_dir(), [host])
+
+
 def serve_config(
     settings: Settings, *, host: str = DEFAULT_HOST, extra_args: Sequence[str] = ()
 ) -> ServeConfig:
     """The launcher's config from the settings in effect."""
+    files = tls_files(settings)
     return ServeConfig(
+        ssl_keyfile=files[0] if files else None,
+        ssl_certfile=files[1] if files else None,
         model=settings.serve_model,
         served_model_name=SERVED_MODEL_NAME,
         host=host,
@@ -124,6 +196,8 @@ class ServePlan:
     executable: str | None
     #: The ``vllm`` the person named (an option, or a test); None: looked for.
     explicit_executable: str | None = None
+    #: The certificate served with (TLS on), its fingerprint for the clients to pin.
+    certificate: ServerCertificate | None = None
 
     @property
     def log_path(self) -> Path:
@@ -137,12 +211,20 @@ def plan_server(
     extra_args: Sequence[str] = (),
     executable: str | None = None,
 ) -> ServePlan:
-    """The plan for ``settings``; reads the keyring (which may block: not on a GUI thread)."""
+    """The plan for ``settings``; reads the keyring (which may block: not on a GUI thread).
+
+    With ``serve_tls``, makes holodesk's self-signed pair when it is missing; raises a
+    :class:`~model.problem.HolodeskError` when the TLS files are wrong or cannot be made.
+    """
+    from model.problem import HolodeskError
     from model.serving.launcher import find_vllm
 
+    problem = tls_problem(settings)
+    if problem is not None:
+        raise HolodeskError(problem.message, problem.fix)
     cfg = serve_config(settings, host=host, extra_args=extra_args)
     return ServePlan(settings, cfg, serve_api_key(settings, cfg), find_vllm(executable),
-                     executable)
+                     executable, ensure_certificate(cfg))
 
 
 class Verdict(Enum):

@@ -10,6 +10,7 @@ from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
 from app.parts import client_config, make_capturer
+from app.plain_http import check_plain_http
 from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
@@ -115,6 +116,9 @@ def build_session(
     on the desktop (:mod:`control.release`). Raises :class:`~control.display.NoDisplayError`
     when there is no screen to drive.
     """
+    # First of all: a screenshot or the key must not cross a network unencrypted without the
+    # person's say-so (and the refusal must not wait on a display or the keyring).
+    check_plain_http(settings.endpoint, settings.plain_http_ok)
     check_display()
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)

@@ -5,9 +5,10 @@ environment variables (e.g. ``HOLODESK_MAX_STEPS=50``; an empty variable counts 
 then command-line options via :meth:`Settings.with_overrides`. Every layer is validated on its
 own, so an error names exactly where the bad value came from.
 
-The API key is not a setting. ``holodesk config set api_key VALUE`` (``-`` reads it from the
-terminal or stdin instead of the command line, which would keep it in the shell history; an
-empty value forgets it) stores it in the keyring via :mod:`app.secrets`, and no code path
+The API key is not a setting. ``holodesk config set api_key`` reads it without echo on a
+terminal, or one line of stdin (the command refuses a key given on its command line, which
+`ps` and the shell history would keep; an empty value forgets it), and stores it in the
+keyring via :mod:`app.secrets`; no code path
 writes it to the TOML file: a hand-written ``api_key`` line in the file is an error that does
 not repeat its value.
 """
@@ -52,6 +53,7 @@ from model.coords import Convention
 from model.endpoint import normalize_base_url
 from model.problem import HolodeskError
 from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
+from model.tls import normalize_fingerprint
 
 _log = logging.getLogger(__name__)
 
@@ -106,6 +108,16 @@ class Settings(BaseModel):
     )
     model: str | None = Field(
         default=None, description="the served model name (empty: read it from /v1/models)"
+    )
+    tls_fingerprint: str | None = Field(
+        default=None,
+        description="the SHA-256 fingerprint of an https server's certificate to trust (as "
+        "`holodesk serve --tls` prints it); empty: trust the system's certificate authorities",
+    )
+    plain_http_ok: tuple[str, ...] = Field(
+        default=(),
+        description="endpoints on other machines you agreed to reach over plain http, comma-"
+        "separated (screenshots and the API key cross the network unencrypted; https is safer)",
     )
     convention: Convention = Field(
         default=Convention.NORM1000,
@@ -208,6 +220,17 @@ class Settings(BaseModel):
         le=16,
         description="images per request vLLM accepts (--limit-mm-per-prompt; a step sends 3)",
     )
+    serve_tls: bool = Field(
+        default=False,
+        description="`holodesk serve` speaks https (a self-signed certificate is made when no "
+        "files are set; its fingerprint is printed for the clients to pin)",
+    )
+    serve_ssl_keyfile: str | None = Field(
+        default=None, description="the TLS private key for `holodesk serve --tls` (PEM)"
+    )
+    serve_ssl_certfile: str | None = Field(
+        default=None, description="the TLS certificate for `holodesk serve --tls` (PEM)"
+    )
 
     # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -227,6 +250,37 @@ class Settings(BaseModel):
         if isinstance(value, str) and not value.strip():
             return None
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("tls_fingerprint", mode="before")
+    @classmethod
+    def _normalize_fingerprint(cls, value: object) -> object:
+        if isinstance(value, str):
+            return normalize_fingerprint(value) if value.strip() else None
+        return value
+
+    @field_validator("serve_ssl_keyfile", "serve_ssl_certfile", mode="before")
+    @classmethod
+    def _empty_path_is_none(cls, value: object) -> object:
+        if isinstance(value, str):
+            return str(Path(value.strip()).expanduser()) if value.strip() else None
+        return value
+
+    @field_validator("plain_http_ok", mode="before")
+    @classmethod
+    def _normalize_plain_http_ok(cls, value: object) -> object:
+        # From `config set` or the environment: one string, endpoints separated by commas.
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            return value
+        out: list[object] = []
+        for item in items:
+            if isinstance(item, str):
+                if not item.strip():
+                    continue
+                item = normalize_endpoint(item)
+            if item not in out:
+                out.append(item)
+        return tuple(out)
 
     @field_validator("serve_model", mode="before")
     @classmethod
@@ -562,6 +616,12 @@ def _display(name: str, value: Any) -> str:
         return "(from the server)"
     if name == "serve_port" and value is None:
         return "(from the endpoint)"
+    if name == "tls_fingerprint" and value is None:
+        return "(none: the system's CAs)"
+    if name in ("serve_ssl_keyfile", "serve_ssl_certfile") and value is None:
+        return "(made by holodesk)"
+    if name == "plain_http_ok" and isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "(none)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):

@@ -105,11 +105,13 @@ def probe(
     *,
     timeout: float = 3.0,
     check_images: bool = True,
+    tls_fingerprint: str | None = None,
 ) -> ServerStatus:
     """Probe the server at ``endpoint`` (an OpenAI-compatible base URL); never raises.
 
     ``model`` None means "whatever the server serves". ``timeout`` bounds connecting and each
     quick request; the image probe (skipped with ``check_images=False``) gets five times that.
+    ``tls_fingerprint`` pins an https server's certificate (the ``tls_fingerprint`` setting).
     """
     try:
         client = HolotronClient(
@@ -120,6 +122,7 @@ def probe(
                 connect_timeout=timeout,
                 request_timeout=timeout,
                 max_retries=0,
+                tls_fingerprint=tls_fingerprint,
             )
         )
     except Exception as exc:  # a malformed URL, mostly
@@ -232,6 +235,7 @@ class StatusPoller:
         probe_fn: ProbeFn = probe,
     ) -> None:
         self._config = (endpoint, api_key, model)
+        self._pin: str | None = None  # passed to the probe only when set (custom probe_fns)
         self._callback = callback
         self.interval = interval
         self._timeout = timeout
@@ -255,10 +259,12 @@ class StatusPoller:
             self._thread.start()
         return self
 
-    def configure(self, endpoint: str, api_key: str | None, model: str | None) -> None:
+    def configure(self, endpoint: str, api_key: str | None, model: str | None,
+                  tls_fingerprint: str | None = None) -> None:
         """Probe another server (or with another key or model) from now on, at once."""
         with self._lock:
             self._config = (endpoint, api_key, model)
+            self._pin = tls_fingerprint
             self._last = None  # a new server: report its first status even if it looks the same
         self._wake.set()
 
@@ -279,11 +285,12 @@ class StatusPoller:
             self._wake.clear()
             with self._lock:
                 endpoint, api_key, model = self._config
+                pin = {"tls_fingerprint": self._pin} if self._pin else {}
                 previous = self._last
             full = previous is None or not previous.ok
             try:
                 status = self._probe(
-                    endpoint, api_key, model, timeout=self._timeout, check_images=full
+                    endpoint, api_key, model, timeout=self._timeout, check_images=full, **pin
                 )
             except Exception as exc:  # a custom probe_fn: keep polling whatever it does
                 _log.exception("status probe raised")

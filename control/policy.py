@@ -13,10 +13,14 @@ Risky (confirmed in the default ``risky`` mode):
   most mail and chat apps). Extra modifiers still match (ctrl+shift+w is ctrl+w plus shift);
 * Enter after typing: ``type`` with ``press_enter``, text with a line break (typing one
   presses Enter), or an ``enter`` hotkey right after a ``type``: it may submit a form;
-* typed text that may be a credential: typing right after pointing at a password-like field
-  (password, passcode, PIN, CVV, one-time code...), a token mixing three character classes
-  (like ``Tr0ub4dor&3``), or a Luhn-valid 13-19 digit card number. The verdict is then
-  marked ``secret`` so the text is hidden from logs and prompts;
+* typed text that may be a credential (:func:`secret_reasons`): typing right after pointing at
+  a password-like field (password, passcode, PIN, CVV, one-time code..., also Passwort, mot de
+  passe, contraseña, пароль, 密码 and other languages) or an API key or token field; typing
+  after a Tab from a user name (the next field of a login form); a token mixing three
+  character classes (like ``Tr0ub4dor&3``; not dates, order numbers or names like
+  ``iPhone15``); a credential with a known shape (``sk-``, ``ghp_``, ``github_pat_``,
+  ``xoxb-``, ``AKIA``, a JSON Web Token...); or a Luhn-valid 13-19 digit card number. The
+  verdict is then marked ``secret`` so the text is hidden from logs and prompts;
 * typed text that looks like a destructive or system command (sudo, rm, chmod, mkfs, dd,
   curl | sh, PowerShell, format c:, package installs, ...);
 * clicks, double-clicks and drags on an element whose name contains a word such as Send,
@@ -42,6 +46,7 @@ matter.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -76,6 +81,8 @@ __all__ = [
     "looks_like_password",
     "normalize_keys",
     "risky_element_word",
+    "secret_reasons",
+    "secret_token_label",
     "shell_command_label",
     "submit_what",
 ]
@@ -229,6 +236,27 @@ def _typed_since_submit(history: Sequence[Action]) -> str:
     return "".join(typed_text(a.text) for a in _since_submit(history) if isinstance(a, Type))
 
 
+def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
+    """The element last clicked (the field typed into) and what was typed since, Tab presses as
+    "\t", for the secret rules; the field is forgotten once a Tab moved on from it."""
+    typed: list[str] = []
+    field: str | None = None
+    for done in reversed(history):
+        if isinstance(done, Click | DoubleClick):
+            field = done.element
+            break
+        if isinstance(done, Type):
+            typed.append(typed_text(done.text))
+        elif isinstance(done, Hotkey) and normalize_keys(done.keys) == {"tab"}:
+            typed.append("\t")
+        elif _line_submit(done) is not None:
+            break
+    before = "".join(reversed(typed))
+    if "\t" in before:
+        field = None
+    return field, before or None
+
+
 def _entered_since_submit(history: Sequence[Action]) -> bool:
     """Whether text was typed or pasted since the last line submit: Enter may send it."""
     return any(isinstance(a, Type) or _paste(a) for a in _since_submit(history))
@@ -318,10 +346,36 @@ def _forbidden_chord(chord: frozenset[str]) -> list[str]:
 
 # -- typed text ----------------------------------------------------------------------------
 
-_SECRET_FIELD = re.compile(
-    r"\b(?:password|passwd|passcode|passphrase|pass word|pin|pin code|pwd|secret|cvv2?|cvc|"
+# Labels of fields whose content is a password or a one-time code, in English and the major
+# languages of the desktop (whole words where words have boundaries; scripts without spaces
+# between words match anywhere). Words that also mean something harmless ("parola", "clave":
+# "word", "key" as in "keyword") are left out.
+_PASSWORD_WORDS = (
+    r"password|passwd|passcode|passphrase|pass word|pin|pin code|pwd|secret|cvv2?|cvc|"
     r"security code|one[ -]time (?:code|password)|otp|2fa|mfa|verification code|"
-    r"auth(?:entication)? code)\b",
+    r"auth(?:entication)? code|recovery code|backup code|seed phrase|recovery phrase|"
+    # German, French, Spanish, Portuguese, Dutch, Polish, Swedish, Danish, Norwegian, Finnish,
+    # Czech, Hungarian, Turkish, Estonian, Italian, Indonesian, Vietnamese, Slovenian, Croatian:
+    r"passwort|kennwort|sicherheitscode|mot de passe|mot-de-passe|code de s[ée]curit[ée]|"
+    r"contrase[ñn]a|clave de acceso|c[óo]digo de seguridad|senha|palavra[ -]passe|"
+    r"c[óo]digo de seguran[çc]a|wachtwoord|has[łl]o|l[öo]senord|adgangskode|passord|"
+    r"salasana|heslo|jelsz[óo]|[şs]ifre|parool|parola d'ordine|kata sandi|kata laluan|"
+    r"m[ậa]t kh[ẩa]u|geslo|lozinka|"
+    # Cyrillic, Greek, Hebrew, Arabic, Hindi:
+    r"пароль|парола|лозинка|κωδικός|κωδικός πρόσβασης|סיסמה|كلمة المرور|كلمة السر|पासवर्ड"
+)
+# Chinese, Japanese, Korean, Thai: no spaces between words, so no word boundaries either.
+_PASSWORD_UNSPACED = r"密码|密碼|口令|パスワード|暗証番号|비밀번호|암호|รหัสผ่าน"
+_SECRET_FIELD = re.compile(
+    rf"\b(?:{_PASSWORD_WORDS})\b|{_PASSWORD_UNSPACED}",
+    re.IGNORECASE,
+)
+# Fields for machine credentials: API keys, access tokens, client secrets, private keys.
+_KEY_FIELD = re.compile(
+    r"\b(?:api[ -]?key|api[ -]?token|access[ -]?key|secret[ -]?key|private[ -]?key|"
+    r"access[ -]?token|auth(?:entication)?[ -]?token|bearer(?:[ -]?token)?|token|"
+    r"personal access token|client[ -]?secret|app(?:lication)? password|"
+    r"licen[cs]e key|product key|signing key|webhook secret)\b",
     re.IGNORECASE,
 )
 _URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)", re.IGNORECASE)
@@ -333,17 +387,60 @@ _PATH = re.compile(r"^(?:[a-z]:[\\/]|\\\\|~[\\/]|\.{0,2}/)", re.IGNORECASE)
 _WORD_PUNCT = frozenset("-'.,")
 
 
+# What a login form's first field takes: an e-mail address, or a user name with a dot, an
+# underscore or a domain (john.doe, j_doe, CORP\jdoe). A bare word before a Tab ("Alice") is
+# more often a spreadsheet cell than a login: it does not count.
+_LOGIN = re.compile(r"^(?:[^@\s]+@[^@\s]+|[A-Za-z][\w-]*(?:[._\\][A-Za-z][\w-]*)+)$")
+# Machine credentials with a recognisable shape, anywhere in the text (an "export KEY=..."
+# line carries one too).
+_TOKENS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(pattern))
+    for label, pattern in (
+        ("an OpenAI-style secret key", r"\bsk-(?:proj-|ant-|live-)?[A-Za-z0-9_-]{16,}"),
+        ("a Stripe secret key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+        ("a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
+        ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
+        ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        ("an AWS access key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+        ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
+        ("a Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}"),
+        ("an npm token", r"\bnpm_[A-Za-z0-9]{36}"),
+        ("a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+        ("a private key", r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    )
+)
+# Ordinary tokens that mix three character classes: a product or version name starting in
+# lower case (iPhone15, macOS14: passwords start with the capital a password rule demands), a
+# date or time (2026-03-14T10:00), an order or reference number (Order#12345, INV-2024-0042).
+_ORDINARY_MIXED = (
+    re.compile(r"^[a-z][A-Z][a-z]+\d{1,4}$|^[a-z]+[A-Z]{2,}\d{1,3}$"),
+    re.compile(
+        r"^\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}"
+        r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
+    ),
+    re.compile(
+        r"^(?:order|invoice|inv|ref|reference|po|no|nr|num|id|ticket|case|booking|tracking|"
+        r"sku|item|issue|bug|pr|bestellung|rechnung|commande|facture|pedido|factura)"
+        r"\.?\s?[#:/-]?\s?[A-Z]{0,3}\d+(?:[-/]\d+)*$",
+        re.IGNORECASE,
+    ),
+)
+
+
 def looks_like_password(text: str) -> bool:
     """Whether ``text`` is one 8-64 character token mixing at least three character classes.
 
     The classes are lower case, upper case, digits and symbols other than word punctuation
-    (- ' . ,). URLs, e-mail addresses and paths are excluded. A passphrase of plain words is
-    not caught: the password-field rule is the net for those.
+    (- ' . ,). URLs, e-mail addresses, paths, dates, order numbers and lower-case product names
+    (iPhone15) are excluded. A passphrase of plain words is not caught: the password-field and
+    Tab rules are the net for those.
     """
     t = text.strip()
     if not 8 <= len(t) <= 64 or any(c.isspace() for c in t):
         return False
     if _URL.match(t) or _DOMAIN.match(t) or _EMAIL.match(t) or _PATH.match(t):
+        return False
+    if any(pattern.match(t) for pattern in _ORDINARY_MIXED):
         return False
     classes = (
         any(c.islower() for c in t),
@@ -356,6 +453,9 @@ def looks_like_password(text: str) -> bool:
 
 # 13-19 digits, optionally grouped by single spaces or dashes, not inside a longer number.
 _CARD = re.compile(r"(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)")
+# Grouped by dots only in the card's own groups (4-4-4-4, 4-6-5, 4-4-4-4-3): a dot between
+# any digits would take decimals and version numbers for cards.
+_DOTTED_CARD = re.compile(r"(?<![\d.])\d{4}\.\d{4,6}\.\d{4,5}(?:\.\d{1,4})?(?![\d.]?\d)")
 
 
 def _luhn_ok(digits: str) -> bool:
@@ -369,12 +469,64 @@ def _luhn_ok(digits: str) -> bool:
 
 
 def is_card_number(text: str) -> bool:
-    """Whether ``text`` contains a Luhn-valid 13-19 digit number (spaces or dashes allowed)."""
-    for match in _CARD.finditer(text):
-        digits = re.sub(r"[ -]", "", match.group())
-        if _luhn_ok(digits):
+    """Whether ``text`` contains a Luhn-valid 13-19 digit number (grouped by spaces, dashes
+    or dots, or not at all)."""
+    for match in (*_CARD.finditer(text), *_DOTTED_CARD.finditer(text)):
+        digits = re.sub(r"[ .-]", "", match.group())
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits):
             return True
     return False
+
+
+def secret_token_label(text: str) -> str | None:
+    """What kind of machine credential ``text`` contains (an API key, a token), or None."""
+    for label, pattern in _TOKENS:
+        if pattern.search(text):
+            return label
+    return None
+
+
+def _after_login_tab(text: str, typed_before: str | None) -> bool:
+    """Whether (part of) ``text`` goes into the field a Tab moved to from a user name."""
+    if typed_before is not None and typed_before.endswith("\t"):
+        last = typed_before[:-1].rsplit("\t", 1)[-1].strip()
+        if _LOGIN.match(last) and text.strip():
+            return True
+    parts = text.split("\t")
+    return any(
+        _LOGIN.match(before.strip()) and after.strip()
+        for before, after in itertools.pairwise(parts)
+    )
+
+
+def secret_reasons(
+    text: str, *, field: str | None = None, typed_before: str | None = None
+) -> list[str]:
+    """Why typing ``text`` types a secret (the reasons for the person), or an empty list.
+
+    ``field`` is the name of the element pointed at before typing (the last click), and
+    ``typed_before`` the text typed since then, Tab presses as ``"\t"``: with the run's
+    history a caller passes what it knows; each is optional. ``text`` is what will really be
+    typed (:func:`control.input.typed_text`).
+    """
+    reasons: list[str] = []
+    if field is not None:
+        name = _split_identifier(field)
+        if _KEY_FIELD.search(name):
+            reasons.append(f"types into what looks like an API key or token field "
+                           f"({_quoted(field)})")
+        elif _SECRET_FIELD.search(name):
+            reasons.append(f"types into what looks like a password field ({_quoted(field)})")
+    if _after_login_tab(text, typed_before):
+        reasons.append("types after a Tab from a user name, so probably into the password field")
+    if looks_like_password(text):
+        reasons.append("types text that looks like a password")
+    token = secret_token_label(text)
+    if token is not None:
+        reasons.append(f"types what looks like {token}")
+    if is_card_number(text):
+        reasons.append("types what looks like a payment card number")
+    return reasons
 
 
 # A command word at the start of the text or after a shell separator (; & | ( ` $( or sudo):
@@ -625,9 +777,8 @@ class SafetyPolicy:
         forbidden = self._forbidden(action, aim)
         if forbidden:
             return Verdict(confirm=False, forbidden=True, reasons=tuple(forbidden))
-        previous = history[-1] if history else None
         terminal = aim.target.kind is TargetKind.TERMINAL
-        reasons, secret = self._risks(action, previous, history, terminal=terminal)
+        reasons, secret = self._risks(action, history, terminal=terminal)
         # The content rules already name a submit after typing: the target rule adds the target.
         flagged = _line_submit(action) is not None and (
             isinstance(action, Type) or _entered_since_submit(history))
@@ -669,7 +820,7 @@ class SafetyPolicy:
         return out
 
     def _risks(
-        self, action: Action, previous: Action | None, history: Sequence[Action], *,
+        self, action: Action, history: Sequence[Action], *,
         terminal: bool,
     ) -> tuple[list[str], bool]:
         reasons: list[str] = []
@@ -693,18 +844,10 @@ class SafetyPolicy:
                 reasons.append("presses Enter after typing, which may submit a form")
             elif "\n" in action.text:
                 reasons.append("types a line break, which presses Enter and may submit a form")
-            if isinstance(previous, Click | DoubleClick) and _SECRET_FIELD.search(
-                _split_identifier(previous.element)
-            ):
-                field = _quoted(previous.element)
-                reasons.append(f"types into what looks like a password field ({field})")
-                secret = True
-            if looks_like_password(action.text):
-                reasons.append("types text that looks like a password")
-                secret = True
-            if is_card_number(action.text):
-                reasons.append("types what looks like a payment card number")
-                secret = True
+            field, typed_before = _field_context(history)
+            typed_secret = secret_reasons(action.text, field=field, typed_before=typed_before)
+            reasons += typed_secret
+            secret = bool(typed_secret)
             # A command split over several type actions is judged whole. In a terminal the
             # submit is what runs it, and every submit there is confirmed with the typed line.
             label = None if terminal else shell_command_label(

@@ -15,10 +15,12 @@ generating. One ``next_step`` at a time per client.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import queue
 import re
 import socket
+import ssl
 import threading
 import time
 import weakref
@@ -37,6 +39,8 @@ from model.errors import (
     AuthFailed,
     BadRequest,
     Cancelled,
+    CertificateNotPinned,
+    CertificateUntrusted,
     ContextFull,
     ContextTooLong,
     HolotronError,
@@ -50,6 +54,7 @@ from model.errors import (
 )
 from model.schema import Step
 from model.structured import inline_refs
+from model.tls import CertificateMismatch, pinned_context
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +85,8 @@ class ClientConfig:
     ``max_retries`` is how many times an answer that is not a valid step is asked again (at
     ``retry_temperature``). ``request_timeout`` bounds each HTTP attempt from sending to the
     last token; ``max_answer_bytes`` bounds the answer's size (see :data:`MAX_ANSWER_BYTES`).
+    ``tls_fingerprint`` pins an ``https`` server's certificate by its SHA-256 fingerprint
+    (:mod:`model.tls`): exactly that certificate is accepted, CA and host name aside.
     """
 
     base_url: str = DEFAULT_BASE_URL
@@ -92,6 +99,7 @@ class ClientConfig:
     retry_temperature: float = 0.5
     max_tokens: int = 1024
     max_answer_bytes: int = MAX_ANSWER_BYTES
+    tls_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -283,8 +291,10 @@ class _TrackingBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-def _tracking_transport(registry: _SocketRegistry) -> httpx2.HTTPTransport:
-    transport = httpx2.HTTPTransport()
+def _tracking_transport(
+    registry: _SocketRegistry, verify: ssl.SSLContext | bool = True
+) -> httpx2.HTTPTransport:
+    transport = httpx2.HTTPTransport(verify=verify)
     # httpx2 has no public hook for the network backend; its pool keeps it here. Without the
     # hook cancel() still returns at once (the worker thread is abandoned), only later.
     pool = getattr(transport, "_pool", None)
@@ -353,8 +363,11 @@ class HolotronClient:
         self.base_url = normalize_base_url(config.base_url)
         self.root_url = root_url_of(self.base_url)
         self._registry = _SocketRegistry()
+        verify: ssl.SSLContext | bool = True
+        if config.tls_fingerprint:
+            verify = pinned_context(config.tls_fingerprint)
         self._http = httpx2.Client(
-            transport=_tracking_transport(self._registry), follow_redirects=False
+            transport=_tracking_transport(self._registry, verify), follow_redirects=False
         )
         self._sdk = openai.OpenAI(
             # Always an explicit key: with None the SDK would read OPENAI_API_KEY and send the
@@ -406,6 +419,9 @@ class HolotronClient:
                 min(_QUICK_READ, self.config.request_timeout), self.root_url
             ) from exc
         except httpx2.TransportError as exc:
+            tls = self._tls_problem(exc)
+            if tls is not None:
+                raise tls from exc
             raise ServerUnreachable(self.base_url, detail=f"{type(exc).__name__}: {exc}") from exc
         if response.status_code == 200:
             return
@@ -761,7 +777,14 @@ class HolotronClient:
     # ------------------------------------------------------------------ errors
 
     def _map_error(self, exc: BaseException, *, timeout: float) -> HolotronError:
-        """The HolotronError for an SDK or transport failure."""
+        """The HolotronError for an SDK or transport failure, the API key masked in its text.
+
+        A proxy or a hostile server may echo the request's headers in its error body, and the
+        error's text reaches the screen, the action log and exports: the key must not.
+        """
+        return without_key(self._mapped(exc, timeout=timeout), self.config.api_key)
+
+    def _mapped(self, exc: BaseException, *, timeout: float) -> HolotronError:
         if isinstance(exc, HolotronError):
             return exc
         if isinstance(exc, openai.APITimeoutError):
@@ -770,6 +793,9 @@ class HolotronClient:
             return RequestTimeout(timeout, self.base_url)
         if isinstance(exc, openai.APIStatusError):
             return self._map_status(exc.status_code, _server_message(exc.body) or exc.message)
+        tls = self._tls_problem(exc)
+        if tls is not None:
+            return tls
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__
             broke = not isinstance(cause, httpx2.ConnectError)
@@ -788,6 +814,20 @@ class HolotronClient:
                 self.base_url, detail=f"{type(exc).__name__}: {exc}", broke=True
             )
         return ServerError(None, detail=f"{type(exc).__name__}: {exc}")
+
+    def _tls_problem(self, exc: BaseException) -> HolotronError | None:
+        """The TLS error behind a failed connection (a pin mismatch, an untrusted
+        certificate), however deep the HTTP libraries wrapped it; None for any other."""
+        seen: set[int] = set()
+        current: BaseException | None = exc
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, CertificateMismatch):
+                return CertificateNotPinned(self.base_url, current.seen, current.pinned)
+            if isinstance(current, ssl.SSLCertVerificationError):
+                return CertificateUntrusted(self.base_url, detail=str(current))
+            current = current.__cause__ or current.__context__
+        return None
 
     def _context_error(self, lowered: str, message: str) -> ContextTooLong:
         window = _number(_WINDOW, lowered) or self._window
@@ -822,6 +862,25 @@ class HolotronClient:
         if _CONTEXT_WORDS.search(lowered):
             return self._context_error(lowered, message)
         return BadRequest(status, detail=message)
+
+
+def without_key(error: HolotronError, key: str | None) -> HolotronError:
+    """``error`` with ``key`` (as sent, and as a JSON string would escape it) replaced by
+    ``***`` in its message and detail; the same object, changed in place."""
+    if not key:
+        return error
+    forms = sorted({key, json.dumps(key)[1:-1]}, key=len, reverse=True)
+
+    def clean(text: str) -> str:
+        for form in forms:
+            text = text.replace(form, "***")
+        return text
+
+    error.message = clean(error.message)
+    error.args = (error.message,)
+    if error.detail is not None:
+        error.detail = clean(error.detail)
+    return error
 
 
 # vLLM's ways of saying a request does not fit the window (docs/vllm-protocol.md): "This model's

@@ -313,3 +313,40 @@ class BadRequest(HolotronError):
             ),
             detail=detail,
         )
+
+
+class CertificateNotPinned(HolotronError):
+    """The server's TLS certificate is not the pinned one: nothing was sent to it."""
+
+    def __init__(self, url: str, seen: str, pinned: str) -> None:
+        self.url = url
+        self.seen = seen
+        self.pinned = pinned
+        super().__init__(
+            f"The model server at {url} presented a TLS certificate with the SHA-256 "
+            f"fingerprint {seen}, not the pinned {pinned}. Nothing was sent to it.",
+            Fix(
+                "If the server's certificate was made anew (`holodesk serve --tls` prints its "
+                "fingerprint at every start), pin the new fingerprint; if you do not know why "
+                "it changed, someone may be between you and the server: do not connect.",
+                setting="tls_fingerprint",
+            ),
+        )
+
+
+class CertificateUntrusted(HolotronError):
+    """The server's TLS certificate is not trusted here (self-signed, unknown CA, wrong name)."""
+
+    def __init__(self, url: str, *, detail: str | None = None) -> None:
+        self.url = url
+        super().__init__(
+            f"The model server at {url} uses a TLS certificate this machine does not trust "
+            "(a self-signed one, as `holodesk serve --tls` makes, needs its fingerprint "
+            "pinned).",
+            Fix(
+                "Pin the SHA-256 fingerprint the server printed when it started (compare it "
+                "there, not with what this connection shows).",
+                setting="tls_fingerprint",
+            ),
+            detail=detail,
+        )

@@ -35,12 +35,14 @@ class Fix:
 
     ``text`` says it in words true in every front end; ``setting`` names the settings key to
     change (the CLI says ``holodesk config set endpoint ...``, the GUI the field in Settings);
-    ``remedy`` is an action holodesk offers for it.
+    ``remedy`` is an action holodesk offers for it. ``value``, when set, is the exact value
+    ``setting`` should take, so the CLI can print the whole command.
     """
 
     text: str
     setting: str | None = None
     remedy: Remedy | None = None
+    value: str | None = None
 
     def __str__(self) -> str:
         return self.text

@@ -58,6 +58,7 @@ __all__ = [
     "build_messages",
     "describe_action",
     "failed_outcome",
+    "secret_placeholder",
     "system_prompt",
 ]
 
@@ -84,7 +85,9 @@ class Turn:
     server's prefix cache recognises it); ``mime`` its type, e.g. ``image/jpeg``. ``step`` is
     the model's parsed answer, None for the current turn; ``outcome`` what became of its action
     (:data:`OUTCOME_DONE`, :data:`OUTCOME_SKIPPED`, :func:`failed_outcome`, or free text such
-    as the person's reply to a question), None while unknown.
+    as the person's reply to a question), None while unknown. ``secret`` says the step typed
+    a secret (the safety policy's verdict): its text is never sent back to the model, only
+    :func:`secret_placeholder` in its place, as the action log masks it.
     """
 
     step_no: int
@@ -92,6 +95,25 @@ class Turn:
     mime: str
     step: Step | None = None
     outcome: str | None = None
+    secret: bool = False
+
+
+def secret_placeholder(text: str) -> str:
+    """What the history shows instead of a typed secret: its length only."""
+    return f"[secret typed, {len(text)} characters]"
+
+
+def _sent_step(turn: Turn) -> Step | None:
+    """The turn's step as the model sees it again: a secret's text replaced by its length.
+
+    The model knew the text when it wrote it; sending it back at every later step would put
+    it in every request (and in the server's logs and prefix cache) for nothing.
+    """
+    step = turn.step
+    if step is None or not turn.secret or not isinstance(step.action, Type):
+        return step
+    hidden = step.action.model_copy(update={"text": secret_placeholder(step.action.text)})
+    return step.model_copy(update={"action": hidden})
 
 
 @dataclass(frozen=True)
@@ -249,9 +271,9 @@ def _history_text(turns: Sequence[Turn], current: Turn) -> str:
             seen.add(note)
             notes.append(f"- step {t.step_no}: {note}")
     actions = [
-        f"- step {t.step_no}: {describe_action(t.step.action)} ({_outcome_text(t.outcome)})"
+        f"- step {t.step_no}: {describe_action(step.action)} ({_outcome_text(t.outcome)})"
         for t in turns
-        if t.step is not None
+        if (step := _sent_step(t)) is not None
     ]
     lines = [
         "Notes so far:",
@@ -295,8 +317,9 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
         if turn is current:
             content.append(_text(_history_text(past, current)))
         messages.append({"role": "user", "content": content})
-        if turn.step is not None:
-            messages.append({"role": "assistant", "content": step_json(turn.step)})
+        sent = _sent_step(turn)
+        if sent is not None:
+            messages.append({"role": "assistant", "content": step_json(sent)})
         previous = turn
     return messages
 

@@ -365,11 +365,12 @@ class HolodeskApp(QObject):
         The keyring may block (a Secret Service asking to be unlocked): never on this thread.
         """
         endpoint, model = self.settings.endpoint, self.settings.model
+        pin = self.settings.tls_fingerprint
 
         def configure(key: str | None) -> None:
             if self._poller is None:
                 return
-            self._poller.configure(endpoint, key, model)
+            self._poller.configure(endpoint, key, model, pin)
             if not self._poller_started:
                 self._poller_started = True
                 self._poller.start()

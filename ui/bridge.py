@@ -26,6 +26,8 @@ from app.session import Session
 from app.settings import Settings
 from control.capture import ExcludeRects
 from control.stop import StopLatch
+from model.problem import HolodeskError
+from ui.problem_view import view
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +167,9 @@ class RunController(QObject):
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)
-                self.failed.emit(f"Cannot start the run: {e}")
+                # A holodesk problem names its fix in the windows' terms (a Settings field).
+                said = view(e).text() if isinstance(e, HolodeskError) else str(e)
+                self.failed.emit(f"Cannot start the run: {said}")
                 return
             try:
                 session.run(self._relay)

@@ -15,6 +15,8 @@ from model.problem import Fix, HolodeskError, Problem, Remedy
 #: Where each setting is changed in the Settings dialog (its group and field label).
 SETTING_PLACES: dict[str, str] = {
     "endpoint": "Settings > Model server > Endpoint URL",
+    "plain_http_ok": "Settings > Model server > Send unencrypted (plain http) to this server",
+    "tls_fingerprint": "Settings > Model server > TLS fingerprint",
     "api_key": "Settings > Model server > API key",
     "model": "Settings > Model server > Model",
     "convention": "Settings > Runs > Coordinates",

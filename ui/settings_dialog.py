@@ -1,6 +1,8 @@
 """The settings dialog: every setting a person changes often, validated by ``app.settings``.
 
-What it edits: the endpoint, the API key (into the keyring, never the TOML file; the dialog says
+What it edits: the endpoint (with, for plain http to another machine, the person's consent for
+it, and for https the TLS fingerprint to pin), the API key (into the keyring, never the TOML
+file; the dialog says
 which keyring backend holds it and what to do when there is none), the model name (filled from
 the server's ``/v1/models``), the coordinate convention, the monitor, the confirmation mode, the
 run limits, the stop hotkey, the screenshot format and the log retention. Settings it does not
@@ -37,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_http import needs_consent
 from app.secrets import (
     ENV_API_KEY,
     UNAVAILABLE_HELP,
@@ -61,6 +64,7 @@ from app.status import ServerStatus, probe
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.problem import Fix
+from model.tls import normalize_fingerprint
 from ui.problem_view import view
 from ui.workers import Background
 
@@ -145,6 +149,23 @@ class SettingsDialog(QDialog):
     def _build(self, monitors: Sequence[tuple[str, str]]) -> None:
         self.endpoint_edit = QLineEdit()
         self.endpoint_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
+        # Consent, once per endpoint, to send screenshots and the key unencrypted to another
+        # machine (app.plain_http); shown only for such an endpoint.
+        self.plain_http_check = QCheckBox("Send unencrypted (plain http) to this server")
+        self.plain_http_check.setObjectName("plain_http_ok")
+        self.plain_http_check.setToolTip(
+            "This endpoint is another machine reached over plain http: your screenshots and "
+            "the API key cross the network unencrypted, readable by anyone on the way. Tick "
+            "only on a network you trust; better, serve with TLS (holodesk serve --tls) and "
+            "use its https:// address."
+        )
+        self.endpoint_edit.textChanged.connect(self._show_plain_http)
+        self.tls_fingerprint_edit = QLineEdit()
+        self.tls_fingerprint_edit.setPlaceholderText("empty: trust the system's CAs")
+        self.tls_fingerprint_edit.setToolTip(
+            "For an https server with a self-signed certificate: the SHA-256 fingerprint "
+            "`holodesk serve --tls` prints on the server. Only that certificate is accepted."
+        )
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
@@ -169,6 +190,8 @@ class SettingsDialog(QDialog):
         server = QGroupBox("Model server")
         form = QFormLayout(server)
         form.addRow("Endpoint URL", self.endpoint_edit)
+        form.addRow("", self.plain_http_check)
+        form.addRow("TLS fingerprint", self.tls_fingerprint_edit)
         key_row = QHBoxLayout()
         key_row.addWidget(self.api_key_edit, 1)
         key_row.addWidget(self.forget_key_check)
@@ -258,6 +281,8 @@ class SettingsDialog(QDialog):
 
     def _fill(self, settings: Settings) -> None:
         self.endpoint_edit.setText(settings.endpoint)
+        self._show_plain_http()
+        self.tls_fingerprint_edit.setText(settings.tls_fingerprint or "")
         self.model_combo.setEditText(settings.model or "")
         _select(self.convention_combo, settings.convention.value)
         _select(self.monitor_combo, settings.monitor, editable=True)
@@ -271,6 +296,30 @@ class SettingsDialog(QDialog):
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
 
+    def _endpoint_typed(self) -> str | None:
+        try:
+            return normalize_endpoint(self.endpoint_edit.text())
+        except ValueError:
+            return None
+
+    @Slot()
+    def _show_plain_http(self) -> None:
+        endpoint = self._endpoint_typed()
+        asks = endpoint is not None and needs_consent(endpoint)
+        self.plain_http_check.setVisible(asks)
+        self.plain_http_check.setChecked(asks and endpoint in self._loaded.plain_http_ok)
+
+    def _plain_http_ok(self) -> list[str]:
+        agreed = list(self._loaded.plain_http_ok)
+        endpoint = self._endpoint_typed()
+        if endpoint is None or not needs_consent(endpoint):
+            return agreed
+        if self.plain_http_check.isChecked() and endpoint not in agreed:
+            agreed.append(endpoint)
+        elif not self.plain_http_check.isChecked() and endpoint in agreed:
+            agreed.remove(endpoint)
+        return agreed
+
     @property
     def settings(self) -> Settings:
         """The settings in effect: as opened, or as saved once :attr:`saved` was emitted."""
@@ -282,6 +331,8 @@ class SettingsDialog(QDialog):
         """What the dialog's fields say, as raw setting values (not validated)."""
         values: dict[str, Any] = {
             "endpoint": self.endpoint_edit.text().strip(),
+            "plain_http_ok": self._plain_http_ok(),
+            "tls_fingerprint": self.tls_fingerprint_edit.text().strip() or None,
             "model": self.model_combo.currentText().strip() or None,
             "convention": self.convention_combo.currentData(),
             "monitor": self.monitor_combo.currentText().strip(),
@@ -430,6 +481,16 @@ class SettingsDialog(QDialog):
         key = self._key_for_probe()
         model = self.model_combo.currentText().strip() or None
         probe_fn = self._probe
+        typed_pin = self.tls_fingerprint_edit.text().strip()
+        try:
+            pin = {"tls_fingerprint": normalize_fingerprint(typed_pin)} if typed_pin else {}
+        except ValueError as exc:
+            self._show_status(ServerStatus(
+                "error", f"The TLS fingerprint {exc}.",
+                Fix("Copy the fingerprint `holodesk serve --tls` printed on the server.",
+                    setting="tls_fingerprint"),
+            ))
+            return
         self.test_button.setEnabled(False)
         self.status_label.setStyleSheet("")
         self.status_label.setText(f"Testing {endpoint}…")
@@ -444,14 +505,16 @@ class SettingsDialog(QDialog):
             self.test_button.setEnabled(True)
             self._show_status(ServerStatus("error", f"The test failed: {error}"))
 
-        self._tasks.run(lambda: probe_fn(endpoint, key, model), done, failed)
+        self._tasks.run(lambda: probe_fn(endpoint, key, model, **pin), done, failed)
 
     def _fetch_models(self, key: str | None) -> None:
         endpoint = self._loaded.endpoint
         probe_fn = self._probe
+        loaded_pin = self._loaded.tls_fingerprint
+        pin = {"tls_fingerprint": loaded_pin} if loaded_pin else {}
         # No model name: a wrong one must not hide the list of right ones.
         self._tasks.run(
-            lambda: probe_fn(endpoint, key, None, check_images=False),
+            lambda: probe_fn(endpoint, key, None, check_images=False, **pin),
             lambda status: self._add_models(status.models),
             lambda error: _log.info("could not list the served models: %s", error),
         )

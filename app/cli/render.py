@@ -7,6 +7,8 @@ names).
 
 from __future__ import annotations
 
+import shlex
+
 from model.problem import Fix, HolodeskError, Problem, Remedy
 
 COMMANDS: dict[Remedy, str] = {
@@ -32,11 +34,13 @@ OPTIONS: dict[str, str] = {
 }
 
 
-def setting_words(setting: str) -> str:
-    """How the terminal changes ``setting``: its option where there is one, else `config set`."""
-    command = f"`holodesk config set {setting} ...`"
+def setting_words(setting: str, value: str | None = None) -> str:
+    """How the terminal changes ``setting``: its option where there is one, else `config set`
+    (with ``value`` when the fix knows it, so it can be pasted as it is)."""
+    shown = shlex.quote(value) if value is not None else "..."
+    command = f"`holodesk config set {setting} {shown}`"
     option = OPTIONS.get(setting)
-    return f"{option} or {command}" if option else command
+    return f"{option} or {command}" if option and value is None else command
 
 
 def what_to_type(fix: Fix) -> str:
@@ -45,7 +49,7 @@ def what_to_type(fix: Fix) -> str:
     if fix.remedy is not None:
         parts.append(f"(`{COMMANDS[fix.remedy]}`)")
     if fix.setting:
-        parts.append(f"({fix.setting}: {setting_words(fix.setting)})")
+        parts.append(f"({fix.setting}: {setting_words(fix.setting, fix.value)})")
     return " ".join(parts)
 
 

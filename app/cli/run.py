@@ -57,12 +57,15 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     from app.cli.terminal import TerminalFrontEnd
     from app.events import Outcome
     from app.lock import DesktopBusyError
+    from app.plain_http import PlainHttpRefused
     from app.runner import drive, foreground, open_run
 
     try:
         session = open_run(settings, task, dry_run=dry_run)
     except DesktopBusyError as e:
         return fail(e, EXIT_BUSY)
+    except PlainHttpRefused as e:
+        return fail(e)  # rendered with the exact `holodesk config set` command of its fix
     except Exception as e:
         return fail(f"cannot start the run: {e}")
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)

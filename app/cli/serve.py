@@ -34,7 +34,7 @@ from app.cli.output import (
 from app.cli.render import render
 from app.secrets import ENV_API_KEY
 from app.serving import DEFAULT_HOST, serve_config, uses_server
-from model.problem import Fix, Problem
+from model.problem import Fix, HolodeskError, Problem
 from model.serving.launcher import (
     API_KEY_ENV,
     SERVED_MODEL_NAME,
@@ -57,6 +57,9 @@ _OPTIONS = {
     "gpu_memory": "serve_gpu_memory",
     "max_model_len": "serve_max_model_len",
     "image_limit": "serve_image_limit",
+    "tls": "serve_tls",
+    "ssl_keyfile": "serve_ssl_keyfile",
+    "ssl_certfile": "serve_ssl_certfile",
 }
 
 
@@ -80,6 +83,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="context length in tokens (default 32768)")
     p.add_argument("--image-limit", type=int, metavar="N",
                    help="images per request (default 3, the screenshots a step sends)")
+    p.add_argument("--tls", action="store_true", default=None,
+                   help="speak https: with a self-signed certificate made (once) in holodesk's "
+                   "data folder unless --ssl-keyfile/--ssl-certfile are given; prints the "
+                   "certificate's SHA-256 fingerprint for the clients to pin")
+    p.add_argument("--ssl-keyfile", metavar="PEM", help="your own TLS private key (with --tls)")
+    p.add_argument("--ssl-certfile", metavar="PEM", help="your own TLS certificate (with --tls)")
+    p.add_argument("--make-cert", action="store_true",
+                   help="make a new self-signed pair for --tls (replacing holodesk's old one), "
+                   "print its fingerprint and exit")
     p.add_argument("--vllm", metavar="PATH",
                    help="the vllm executable (default: next to this Python, then PATH)")
     p.add_argument("--print-command", action="store_true",
@@ -139,6 +151,9 @@ _MEANING = {
     "gpu_memory": "the share of GPU memory vLLM may take",
     "max_model_len": "the context length in tokens",
     "image_limit": "images per request; a step sends 3",
+    "tls": "https on or off",
+    "ssl_keyfile": "a PEM key file",
+    "ssl_certfile": "a PEM certificate file",
 }
 
 
@@ -173,6 +188,10 @@ _MANAGED_FLAGS = {
     "--served-model-name": f"holodesk always serves the model as {SERVED_MODEL_NAME!r}",
     "--api-key": "store the key with `holodesk config set api_key -`; holodesk hands it to "
     f"vLLM in ${API_KEY_ENV}, never on the command line",
+    "--ssl-keyfile": "use `holodesk serve --tls --ssl-keyfile PEM --ssl-certfile PEM` (before "
+    "`--`), so holodesk checks the server over https too",
+    "--ssl-certfile": "use `holodesk serve --tls --ssl-keyfile PEM --ssl-certfile PEM` (before "
+    "`--`), so holodesk checks the server over https too",
 }
 
 
@@ -197,11 +216,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     bad = _option_problem(args)
     if bad is not None:
         return fail(Problem(bad[0], Fix(bad[1])), EXIT_USAGE)
+    if args.make_cert:
+        return _make_cert(args.host)
     settings = _settings(args)
     if args.print_command:
         cfg = serve_config(settings, host=args.host, extra_args=args.extra)
         executable = find_vllm(args.vllm)
         print(format_command(build_command(cfg, _shown_executable(executable))))
+        if cfg.ssl_certfile is not None:
+            if Path(cfg.ssl_certfile).is_file():
+                from model.tls import fingerprint_of_file
+
+                print(f"# TLS certificate SHA-256 fingerprint: "
+                      f"{fingerprint_of_file(Path(cfg.ssl_certfile))}")
+            else:
+                print("# The TLS key and certificate do not exist yet: `holodesk serve "
+                      "--make-cert` makes them (and `holodesk serve --tls` would).")
         # Only the environment, never the keyring: see the module docstring.
         if os.environ.get(ENV_API_KEY, "").strip():
             print(
@@ -210,7 +240,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
     try:
-        plan = plan_server(settings, host=args.host, extra_args=args.extra, executable=args.vllm)
+        try:
+            plan = plan_server(settings, host=args.host, extra_args=args.extra,
+                               executable=args.vllm)
+        except HolodeskError as e:  # TLS files missing or not makeable
+            return fail(e, EXIT_RUN_FAILED)
         return _serve(plan)
     except KeyboardInterrupt:  # Ctrl+C during the checks, before vLLM is started
         print("\nholodesk: stopped; vLLM was not started", file=sys.stderr)
@@ -276,12 +310,44 @@ def _run(server: VLLMServer, plan: ServePlan, stop: threading.Event) -> int:
         return _report_failure(exc, log_path)
     if ready:
         print(f"ready at {cfg.base_url} (model {cfg.served_model_name})", flush=True)
+        if plan.certificate is not None:
+            _print_pin(plan.certificate.fingerprint, cfg)
         died = serve_until(server, stop)
         if died is not None:
             return _report_failure(died, log_path, after_ready=True)
     print("stopping vLLM...", flush=True)
     server.stop()
     print("stopped.", flush=True)
+    return EXIT_OK
+
+
+def _client_url(cfg: ServeConfig) -> str:
+    host = cfg.host if cfg.host not in ("", "0.0.0.0", "::") else "THIS-HOST"
+    host = f"[{host}]" if ":" in host else host
+    return f"https://{host}:{cfg.port}/v1"
+
+
+def _print_pin(fingerprint: str, cfg: ServeConfig | None) -> None:
+    """The certificate's fingerprint, and what each client runs to trust exactly it."""
+    print(f"TLS certificate SHA-256 fingerprint: {fingerprint}", flush=True)
+    url = _client_url(cfg) if cfg is not None else "https://THIS-HOST:PORT/v1"
+    print("On each client (compare the fingerprint over a channel you trust, not this "
+          "network):\n"
+          f"  holodesk config set endpoint {url}\n"
+          f"  holodesk config set tls_fingerprint {fingerprint}", flush=True)
+
+
+def _make_cert(host: str) -> int:
+    from app.serving import default_tls_files, make_certificate
+
+    try:
+        made = make_certificate(host)
+    except HolodeskError as e:
+        return fail(e, EXIT_RUN_FAILED)
+    key, cert = default_tls_files()
+    print(f"made a self-signed pair: {cert} (key: {key}, readable by you only)")
+    _print_pin(made.fingerprint, None)
+    print("Serve with it: holodesk serve --tls (or holodesk config set serve_tls true)")
     return EXIT_OK
 
 

@@ -33,7 +33,7 @@ from app.events import (
     StepProposed,
 )
 from app.visible import visible_line, without_controls
-from control.policy import is_card_number, looks_like_password
+from control.policy import secret_reasons
 from model.schema import Type
 
 _ANSWERS = {
@@ -151,8 +151,7 @@ class TerminalFrontEnd:
             self._say(f"  that cannot be typed: {e.errors()[0]['msg']}")
             return None
         # The person's own line showed it already; the scrollback need not repeat a password.
-        shown = (f"{len(text)} characters" if looks_like_password(text) or is_card_number(text)
-                 else repr(text))
+        shown = f"{len(text)} characters" if secret_reasons(text) else repr(text)
         self._say(f"  will type {shown} instead")
         return ConfirmReply(Answer.EDIT, edited)
 

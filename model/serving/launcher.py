@@ -114,6 +114,14 @@ class ServeConfig:
     image_limit: int = 3
     dtype: str = "bfloat16"
     extra_args: tuple[str, ...] = ()
+    ssl_keyfile: str | None = None
+    """With ``ssl_certfile``: vLLM speaks https (``--ssl-keyfile`` / ``--ssl-certfile``)."""
+    ssl_certfile: str | None = None
+
+    @property
+    def tls(self) -> bool:
+        """Whether the server speaks https."""
+        return self.ssl_keyfile is not None and self.ssl_certfile is not None
 
     @property
     def probe_host(self) -> str:
@@ -125,7 +133,7 @@ class ServeConfig:
         """The server root, where ``/health`` lives."""
         host = self.probe_host
         host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -148,6 +156,8 @@ def build_command(cfg: ServeConfig, executable: str = "vllm") -> list[str]:
         "--served-model-name", cfg.served_model_name,
         "--host", cfg.host,
         "--port", str(cfg.port),
+        *(["--ssl-keyfile", cfg.ssl_keyfile, "--ssl-certfile", cfg.ssl_certfile]
+          if cfg.ssl_keyfile is not None and cfg.ssl_certfile is not None else []),
         *cfg.extra_args,
     ]  # fmt: skip
 
@@ -410,9 +420,9 @@ def find_running(
     cfg: ServeConfig, api_key: str | None = None, timeout: float = 2.0
 ) -> RunningServer | None:
     """The server already answering ``/health`` 200 at ``cfg``'s address, or None."""
-    if _get(f"{cfg.root_url}/health", None, timeout)[0] != 200:
+    if _get(f"{cfg.root_url}/health", None, timeout, cfg.ssl_certfile)[0] != 200:
         return None
-    status, body = _get(f"{cfg.base_url}/models", api_key, timeout)
+    status, body = _get(f"{cfg.base_url}/models", api_key, timeout, cfg.ssl_certfile)
     if status in (401, 403):
         return RunningServer(cfg.base_url, (), needs_key=True)
     models: list[str] = []
@@ -422,7 +432,11 @@ def find_running(
     return RunningServer(cfg.base_url, tuple(models))
 
 
-def _get(url: str, api_key: str | None, timeout: float) -> tuple[int | None, bytes]:
+def _get(
+    url: str, api_key: str | None, timeout: float, certfile: str | None = None
+) -> tuple[int | None, bytes]:
+    """GET ``url``; with ``certfile``, over https accepting only that certificate (ours: the
+    one vLLM was given, so the key goes to no other server squatting the port)."""
     # Imported here: app.settings imports this module, so every `holodesk` command would pay
     # for urllib.request (http.client, ssl) at start-up.
     import urllib.error
@@ -432,7 +446,16 @@ def _get(url: str, api_key: str | None, timeout: float) -> tuple[int | None, byt
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     # No proxy for our own loopback server: a system proxy would answer instead of vLLM.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
+    if certfile is not None:
+        from model.tls import fingerprint_of_file, pinned_context
+
+        try:
+            context = pinned_context(fingerprint_of_file(Path(certfile)))
+        except (OSError, ValueError):
+            return None, b""
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(request, timeout=timeout) as response:
             return int(response.status), response.read(1_000_000)
@@ -871,7 +894,7 @@ class VLLMServer:
                 if self._stopping:
                     return False
                 raise self.failure()
-            if _get(f"{self.cfg.root_url}/health", None, 2.0)[0] == 200:
+            if _get(f"{self.cfg.root_url}/health", None, 2.0, self.cfg.ssl_certfile)[0] == 200:
                 if on_progress is not None and (last is None or last.phase != "ready"):
                     on_progress(Progress("ready", "API server started"))
                 return True

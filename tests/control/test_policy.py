@@ -378,6 +378,154 @@ def test_not_card_numbers(text: str) -> None:
     assert not is_card_number(text)
 
 
+@pytest.mark.parametrize(
+    ("previous", "text"),
+    [
+        (click("Passwort"), "correct horse battery staple"),
+        (click("API key"), "sk-abcdefghijklmnop123456"),
+        (typing("me@example.com\t"), "correct horse battery staple"),  # Tab into Password
+        (None, "4111.1111.1111.1111"),  # a card number with dots
+    ],
+)
+def test_secret_is_held(previous: Action | None, text: str) -> None:
+    # Once strict xfails in test_policy_holes.py: each a secret the rules did not see.
+    verdict = assess(typing(text), previous=previous)
+    assert verdict.confirm and verdict.secret
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        "Passwort",
+        "Kennwort eingeben",
+        "Mot de passe",
+        "Contraseña",
+        "Senha",
+        "Wachtwoord",
+        "Hasło",
+        "Lösenord",
+        "Пароль",
+        "请输入密码",
+        "パスワード",
+        "비밀번호",
+        "Şifre",
+    ],
+)
+def test_password_labels_in_other_languages(element: str) -> None:
+    verdict = assess(typing("correct horse battery staple"), previous=click(element))
+    assert verdict.confirm and verdict.secret
+    assert any("password field" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "element",
+    ["API key", "api_key", "apiKeyInput", "Access token", "Personal access token",
+     "Client secret", "Secret key", "Token"],
+)
+def test_key_and_token_labels(element: str) -> None:
+    verdict = assess(typing("some value"), previous=click(element))
+    assert verdict.confirm and verdict.secret
+    assert any("API key or token field" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "element",
+    ["Parola chiave", "Palabra clave", "Keyboard layout", "Monkey name", "Tokenizer options"],
+)
+def test_labels_that_only_look_like_secrets(element: str) -> None:
+    verdict = assess(typing("some value"), previous=click(element))
+    assert not verdict.confirm and not verdict.secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-abcdefghijklmnop123456",
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUv",
+        "ghp_0123456789abcdefABCDEF0123456789abcd",
+        "gho_0123456789abcdefABCDEF0123456789abcd",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+        "xoxp-123456789012-abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "export OPENAI_API_KEY=sk-abcdefghijklmnop123456",
+    ],
+)
+def test_api_keys_and_tokens_are_secret(text: str) -> None:
+    verdict = assess(typing(text))
+    assert verdict.confirm and verdict.secret
+    assert any("looks like a" in r for r in verdict.reasons)
+    assert text not in " ".join(verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    ("before", "text"),
+    [
+        ("me@example.com\t", "correct horse battery staple"),
+        ("john.doe\t", "hunter"),
+        ("CORP\\jdoe\t", "hunter"),
+        ("", "me@example.com\tcorrect horse\n"),  # user, Tab, password, Enter in one go
+    ],
+)
+def test_a_password_after_a_tab_from_a_user_name_is_secret(before: str, text: str) -> None:
+    previous = typing(before) if before else None
+    verdict = assess(typing(text), previous=previous)
+    assert verdict.confirm and verdict.secret
+    assert any("after a Tab from a user name" in r for r in verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    ("before", "text"),
+    [
+        ("Alice\t", "30"),  # a spreadsheet row: a name is not a login
+        ("me@example.com", "hello"),  # no Tab: still the same field
+        ("", "Name\tAge\tCity"),
+        ("v2.3\t", "1.0"),  # versions in a table
+    ],
+)
+def test_a_tab_after_an_ordinary_word_is_not_secret(before: str, text: str) -> None:
+    previous = typing(before) if before else None
+    assert not assess(typing(text), previous=previous).secret
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Room 101",
+        "iPhone15",
+        "macOS14",
+        "v2.3.1-beta",
+        "2026-03-14T10:00",
+        "14/03/2026",
+        "Order#12345",
+        "INV-2024-0042",
+        "PO#A12345",
+        "sk-learn",
+        "eyJ",
+        "3.14159265358979",  # a decimal, not a card with dots
+        "1.2.3.4",
+    ],
+)
+def test_ordinary_words_with_a_digit_are_not_secret(text: str) -> None:
+    verdict = assess(typing(text))
+    assert not verdict.secret and not verdict.confirm, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "text", ["4111.1111.1111.1111", "3782.822463.10005", "pay 5500.0000.0000.0004 now"]
+)
+def test_card_numbers_grouped_by_dots(text: str) -> None:
+    assert is_card_number(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["4111.1111.1111.1112", "4111.11111111.1111", "1234.5678", "4111111111111.11"]
+)
+def test_dotted_numbers_that_are_not_cards(text: str) -> None:
+    assert not is_card_number(text)
+
+
 # -- shell commands ----------------------------------------------------------------------------
 
 
@@ -693,3 +841,14 @@ def test_never_touch_and_only_in_refuse_by_application_name() -> None:
     assert not only.assess(click("Copy"), aim=IN_AN_APP).forbidden
     refused = only.assess(click("Copy"), aim=keepass)
     assert refused.forbidden and "may act only in Firefox" in refused.reasons[0]
+
+
+def test_a_password_typed_after_a_wait_still_goes_into_the_password_field() -> None:
+    wait = act(action="wait", seconds=1)
+    verdict = RISKY.assess(typing("correct horse battery staple"),
+                           history=[click("Password"), wait], aim=IN_AN_APP)
+    assert verdict.confirm and verdict.secret
+    # A Tab moved on from the field: the field no longer says what is typed.
+    moved = RISKY.assess(typing("Lovelace"), history=[click("Password"), typing("x"),
+                                                      hotkey("tab")], aim=IN_AN_APP)
+    assert not moved.secret

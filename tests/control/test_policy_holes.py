@@ -53,11 +53,9 @@ def held(verdict: Verdict) -> bool:
 @pytest.mark.parametrize(
     ("previous", "text"),
     [
-        (act(action="wait", seconds=1), "correct horse battery staple"),  # click Password, wait
-        (click("Passwort"), "correct horse battery staple"),
-        (click("API key"), "sk-abcdefghijklmnop123456"),
-        (typing("me@example.com\t"), "correct horse battery staple"),  # Tab into Password
-        (None, "4111.1111.1111.1111"),  # a card number with dots
+        # Click Password, wait, type: the field is two actions back (needs the run's history;
+        # control.policy.secret_reasons takes the field from a caller that has it).
+        (act(action="wait", seconds=1), "correct horse battery staple"),
     ],
 )
 def test_secret_is_held(previous: Action | None, text: str) -> None:

@@ -74,6 +74,8 @@ import logging
 import re
 import select
 import socket
+import ssl
+import sys
 import threading
 import time
 import uuid
@@ -234,6 +236,13 @@ class _Server(ThreadingHTTPServer):
         self.fake = fake
         super().__init__(address, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client refusing the certificate (the https tests) is no server error.
+        if isinstance(sys.exc_info()[1], ssl.SSLError):
+            logger.debug("fake vllm: TLS handshake failed", exc_info=True)
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streaming, like uvicorn
@@ -290,8 +299,11 @@ class FakeVLLM:
         reasoning_parser: bool = False,
         legacy: bool = False,
         context_wording: ContextWording = ContextWording.PROMPT_CONTAINS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.policy = policy
+        #: A server-side context: the stand-in then speaks https (vLLM's --ssl-certfile).
+        self.ssl_context = ssl_context
         self.served_model_name = served_model_name
         self.image_limit = image_limit
         self.max_model_len = max_model_len
@@ -346,7 +358,8 @@ class FakeVLLM:
 
     @property
     def root_url(self) -> str:
-        return f"http://127.0.0.1:{self._port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self._port}"
 
     @property
     def base_url(self) -> str:
@@ -360,6 +373,12 @@ class FakeVLLM:
         self.killed = False
         self._server = _Server(("127.0.0.1", self._port), self)
         self._port = self._server.server_address[1]
+        if self.ssl_context is not None:
+            # The handshake happens in the handler's thread, on its first read: a client that
+            # never finishes one cannot hold up the accepting thread.
+            self._server.socket = self.ssl_context.wrap_socket(
+                self._server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},

@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", default="auto")
     s.add_argument("--mamba-ssm-cache-dtype", default="auto")
     s.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    s.add_argument("--ssl-keyfile", default=None)
+    s.add_argument("--ssl-certfile", default=None)
     return p
 
 
@@ -155,6 +157,12 @@ def serve(args: argparse.Namespace) -> int:
     _info("EngineCore_DP0", "gpu_model_runner.py:3480", "Graph capturing finished in 3 secs")
     _info(api, "api_server.py:1971", f"Starting vLLM API server 0 on http://{args.host}:{args.port}")
 
+    context = None
+    if args.ssl_keyfile and args.ssl_certfile:  # uvicorn's https, as vLLM passes it on
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.ssl_certfile, args.ssl_keyfile)
     limits = json.loads(args.limit_mm_per_prompt)
     answer = {"thought": "fake vllm", "action": {"action": "answer", "text": "ok"}}
     fake = FakeVLLM(
@@ -164,6 +172,7 @@ def serve(args: argparse.Namespace) -> int:
         max_model_len=args.max_model_len,
         api_key=key,
         port=args.port,
+        ssl_context=context,
     )
     fake.start()
     _out(f"(APIServer pid={os.getpid()}) INFO:     Started server process [{os.getpid()}]")
