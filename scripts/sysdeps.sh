@@ -5,6 +5,7 @@
 set -euo pipefail
 wanted=(
   xvfb xdotool xclip x11-utils python3-tk            # the X11 tests: display, input, target app
+  xterm openbox                                      # the terminal e2e: a real shell, a window manager
   libegl1 libgl1 libfontconfig1 libdbus-1-3          # Qt itself
   libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0    # Qt's xcb platform (the app on X11)
   libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
