@@ -70,6 +70,19 @@ def test_command_split_across_type_actions_is_held() -> None:
     assert held(assess(first)) or held(assess(second, previous=first))
 
 
+@pytest.mark.xfail(strict=True, reason="issue 10: line submits the Enter rules do not know")
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ("ctrl", "shift", "j"),  # xterm sends a line feed: the rule wants exactly ctrl+j
+        ("ctrl", "o"),  # readline's operate-and-get-next runs the line
+    ],
+)
+def test_a_line_submit_right_after_typing_is_held(keys: tuple[str, ...]) -> None:
+    # Both deleted the canary in e2e/test_terminal_canary_x11.py (xterm, bash).
+    assert held(assess(hotkey(*keys), previous=typing("find ~ -delete")))
+
+
 # -- destructive commands the command patterns miss ---------------------------------------------
 
 
