@@ -69,6 +69,10 @@ log = logging.getLogger(__name__)
 #: counts as unchanged for loop detection: JPEG-free raw pixels, so noise is near zero.
 UNCHANGED_THRESHOLD = 0.5
 
+#: How long an approved action waits for holodesk's own confirmation to leave the screen (and
+#: the focus to return) before a window still in the way counts as a change.
+_CONFIRMATION_GONE_S = 2.0
+
 #: What the model hears about a step discarded because the run was paused before it ran.
 OUTCOME_PAUSED = "not done: the person paused the run here; the screen may have changed"
 #: Starts the reason shown when the person's edit could not be used and they are asked again.
@@ -276,7 +280,11 @@ class Agent:
         )
         cur.record.decision = decision.value
         if decision in (Decision.AUTO, Decision.APPROVED, Decision.EDITED):
-            changed = self._target_changed(action, points, aim, decision, history.done)
+            try:
+                changed = self._target_changed(action, points, aim, decision, history.done)
+            except StoppedError as e:
+                self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
+                raise
             if changed is not None:
                 decision = Decision.FORBIDDEN
                 cur.record.decision = decision.value
@@ -540,6 +548,8 @@ class Agent:
         if isinstance(action, Wait | Move):
             return None
         now = self._aim(action, points)
+        if decision is not Decision.AUTO and not _same_window(now.target, aim.target):
+            now = self._after_confirmation(action, points, aim, now)
         if _same_window(now.target, aim.target) and _same_window(now.drop, aim.drop):
             return None
         verdict = self.parts.policy.assess(action, history=done, aim=now)
@@ -547,6 +557,27 @@ class Agent:
             return None
         return (f"the window it goes to changed since it was checked (was {aim.target.label()}, "
                 f"now {now.target.label()}); nothing was done: look at the screen again")
+
+    def _after_confirmation(self, action: Action, points: tuple[Point, ...], aim: Aim,
+                            now: Aim) -> Aim:
+        """Where the action goes once holodesk's own confirmation is out of the way.
+
+        Answering took the focus (and the panel may still be on screen for a moment): keys go
+        back to the window the person approved them for, and a point waits for the panel to
+        go. Anything else that took its place stays a change.
+        """
+        p = self.parts
+        deadline = p.clock() + _CONFIRMATION_GONE_S
+        while True:
+            if not points and aim.target.found and not aim.target.own:
+                p.finder.activate(aim.target)
+                now = self._aim(action, points)
+            if not (now.target.own or (now.drop is not None and now.drop.own)):
+                return now
+            if p.clock() > deadline:
+                return now
+            p.latch.sleep(0.02)
+            now = self._aim(action, points)
 
     def _ask(self, cur: _Current, action: Action, points: tuple[Point, ...], verdict: Verdict,
              aim: Aim, description: str, frame: Frame) -> ConfirmReply:

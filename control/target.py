@@ -196,6 +196,11 @@ class TargetFinder(Protocol):
         """The mapped top-level windows, bottom to top, each with its ``rect``."""
         ...
 
+    def activate(self, target: Target) -> bool:
+        """Ask for the keyboard focus to go back to ``target``'s window (after holodesk's own
+        confirmation took it); True once that window has it."""
+        ...
+
 
 class NoTargetFinder:
     """The finder of a platform holodesk cannot look into yet (Windows, macOS, Wayland);
@@ -212,6 +217,9 @@ class NoTargetFinder:
 
     def windows(self) -> Sequence[Target]:
         return ()
+
+    def activate(self, target: Target) -> bool:
+        return False
 
 
 def own_window_id(environ: dict[str, str] | None = None) -> int:

@@ -31,6 +31,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -68,6 +69,8 @@ PROC = Path("/proc")
 #: The class holodesk's Qt windows carry (Qt's xcb plugin uses the application name that
 #: ui/app.py sets with ``QApplication.setApplicationName("holodesk")``).
 HOLODESK_WM_CLASS = "holodesk"
+#: How long :meth:`X11TargetFinder.activate` waits for the manager to move the focus.
+_ACTIVATE_WAIT_S = 1.0
 
 #: Processes that are the session itself, never "the terminal that runs holodesk": the walk up
 #: from holodesk stops before them (marking the whole desktop shell holodesk's own would make
@@ -313,6 +316,20 @@ class X11TargetFinder:
     def windows(self) -> Sequence[Target]:
         return self._ask(self._windows, "the windows", lambda note: ())
 
+    def activate(self, target: Target) -> bool:
+        if not target.window:
+            return False
+        self._ask(lambda d: self._activate(d, target.window), "the focus back",
+                  lambda note: None)
+        # The manager moves the focus when it gets to the request: wait for it, briefly.
+        deadline = time.monotonic() + _ACTIVATE_WAIT_S
+        while True:
+            if self.focused().window == target.window:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+
     def close(self) -> None:
         with self._lock:
             self._drop()
@@ -428,6 +445,22 @@ class X11TargetFinder:
     def _wm_check(self, d: Any) -> int:
         value = self._prop(d, d.screen().root, "_NET_SUPPORTING_WM_CHECK")
         return int(value[0]) if value else 0
+
+    def _activate(self, d: Any, wid: int) -> None:
+        from Xlib import X, protocol
+
+        root = d.screen().root
+        window = self._window(d, wid)
+        if self._wm_check(d):
+            # EWMH: ask the manager (source 2, a pager: a user's request, not an app's).
+            event = protocol.event.ClientMessage(
+                window=window, client_type=d.get_atom("_NET_ACTIVE_WINDOW"),
+                data=(32, [2, X.CurrentTime, 0, 0, 0]))
+            root.send_event(event, event_mask=X.SubstructureRedirectMask
+                            | X.SubstructureNotifyMask)
+        else:
+            window.set_input_focus(X.RevertToParent, X.CurrentTime)
+        d.flush()
 
     def _focused(self, d: Any) -> Target:
         from Xlib import X

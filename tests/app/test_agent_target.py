@@ -83,16 +83,24 @@ def test_a_terminal_submit_asks_with_the_line_typed_in_earlier_steps(
 
 class _Switching(FakeTargetFinder):
     """The focus moves to ``then`` after the first question: a window opened, or the person
-    clicked elsewhere while deciding."""
+    clicked elsewhere while deciding. ``can_activate``: whether the first window can get the
+    focus back (it cannot once it is closed)."""
 
-    def __init__(self, first: Target, then: Target) -> None:
+    def __init__(self, first: Target, then: Target, *, can_activate: bool = True) -> None:
         super().__init__(focus=first)
         self.then = then
+        self.can_activate = can_activate
 
     def focused(self) -> Target:
         target = super().focused()
         self.focus = self.then
         return target
+
+    def activate(self, target: Target) -> bool:
+        self.asked.append(("activate", (target.window,)))
+        if self.can_activate:
+            self.then = target
+        return self.can_activate
 
 
 def test_an_action_whose_window_changed_after_the_check_is_not_done(
@@ -109,13 +117,31 @@ def test_an_action_whose_window_changed_after_the_check_is_not_done(
     assert h.store.steps(finished.run_id)[0].decision == Decision.FORBIDDEN.value
 
 
-def test_an_approval_does_not_carry_over_to_another_window(harness_for: HarnessFor) -> None:
+def test_after_an_approval_the_keys_go_back_to_the_approved_window(
+        harness_for: HarnessFor) -> None:
+    # Answering the confirmation gave holodesk's panel the focus: the typing waits for the focus
+    # to go back to the window the person approved it for, then types there.
+    finder = _Switching(FIREFOX, OWN)
     with FakeVLLM(ScriptedPolicy([_type("hello"), ANSWER])) as server:
-        h = _harness(harness_for, server, _Switching(FIREFOX, OWN), mode=ConfirmMode.ALWAYS,
+        h = _harness(harness_for, server, finder, mode=ConfirmMode.ALWAYS,
                      answer=lambda _e: ConfirmReply(Answer.APPROVE))
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
+    assert ("activate", (FIREFOX.window,)) in finder.asked
+    assert h.backend.typed() == "hello"
+
+
+def test_an_approval_does_not_carry_over_to_another_window(harness_for: HarnessFor) -> None:
+    # The approved window is gone (it cannot get the focus back) and another has it.
+    finder = _Switching(FIREFOX, XTERM, can_activate=False)
+    with FakeVLLM(ScriptedPolicy([_type("hello"), ANSWER])) as server:
+        h = _harness(harness_for, server, finder, mode=ConfirmMode.ALWAYS,
+                     answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert finished.outcome is Outcome.ANSWERED
     assert h.backend.calls == []
+    assert "the window it goes to changed" in second_prompt
 
 
 def test_the_text_judged_logged_and_typed_is_one(harness_for: HarnessFor) -> None:

@@ -172,6 +172,18 @@ def test_the_focused_tk_app_is_an_application(x11: Xvfb, app: App, term: Xterm) 
     assert target.rect is not None and target.rect.left == 40 and target.rect.top == 40
 
 
+def test_the_focus_goes_back_to_a_window_on_request(x11: Xvfb, app: App, term: Xterm) -> None:
+    """After the person answered holodesk's confirmation, the keys go back to the window they
+    were approved for: the finder asks the manager to activate it and waits until it has."""
+    finder = finder_for()
+    activate(x11, app.client)
+    xterm = finder_for().at(800, 500)  # the terminal only
+    assert finder.focused().window == app.client
+    assert finder.activate(xterm)
+    assert finder.focused().window == term.window
+    assert not finder.activate(Target(note="no window found"))
+
+
 def test_the_window_under_a_point_follows_the_stacking_order(
         x11: Xvfb, app: App, term: Xterm) -> None:
     finder = finder_for()

@@ -53,6 +53,11 @@ class FakeTargetFinder:
     def windows(self) -> Sequence[Target]:
         return list(self.placed)
 
+    def activate(self, target: Target) -> bool:
+        self.asked.append(("activate", (target.window,)))
+        self.focus = target
+        return True
+
     def focus_on(self, target: Target) -> None:
         self.focus = target
 
