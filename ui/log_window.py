@@ -149,7 +149,8 @@ class _StepView:
             geometry=record.frame_geometry,
             points=record.points,
             thought=record.thought or "",
-            action=_action_text(record.action, record.screen_point),
+            action=_action_text(record.action, record.screen_point)
+            + (f" (in {record.target})" if record.target and record.action else ""),
             decision=record.decision or "",
             outcome=outcome,
             seconds=seconds,

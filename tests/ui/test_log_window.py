@@ -91,7 +91,7 @@ def add_step(log: ActionLog, run_id: str, step_no: int, **fields: object) -> Non
 def finished_run(log: ActionLog, task: str, steps: int = 2) -> str:
     run = log.start_run(task, ENDPOINT, "holotron", {})
     for step_no in range(1, steps + 1):
-        add_step(log, run.id, step_no)
+        add_step(log, run.id, step_no, target="Firefox" if step_no == 1 else None)
     log.finish_run(run.id, "answered", "done")
     return run.id
 
@@ -164,6 +164,7 @@ def test_runs_newest_first_and_steps_of_the_selected_run(
         step = window.step_row(2)
         assert step["Thought"] == "thought 2"
         assert step["Action"] == 'click "Save button" at (300, 150)'
+        assert window.step_row(1)["Action"] == 'click "Save button" at (300, 150) (in Firefox)'
         assert step["Decision"] == "approved"
         assert step["Outcome"] == "ok"
         assert step["Time"] == "2.5 s"
