@@ -491,7 +491,7 @@ def test_format_run_list_and_run(log: ActionLog) -> None:
     text = format_run(log.get_run(run.id), log.steps(run.id))
     assert 'click "Save button" at (932, 880)' in text
     assert 'type "hello" + Enter' in text
-    assert "    in: XTerm \u2014 bash\n" in text
+    assert "\n    in: XTerm \u2014 bash" in text
     assert "approved / ok" in text
     assert "model 0.80 s" in text
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
