@@ -42,7 +42,7 @@ from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, thumbnail
-from control.input import Executor
+from control.input import Executor, TimeLimitReached
 from control.policy import SafetyPolicy, Verdict
 from control.settle import wait_until_settled
 from control.stop import StopLatch, StoppedError
@@ -286,7 +286,7 @@ class Agent:
                 # its text if the edit looks like a secret).
                 self._hide_secret(action, verdict)
                 description = _describe(action, points, verdict)
-            self._act(cur, action, points, description, config.limits)
+            self._act(cur, action, points, description, config.limits, history.deadline)
             self._finish_step(cur, StepResult.OK)
         history.add(
             Turn(cur.no, frame.data, frame.mime,
@@ -408,18 +408,24 @@ class Agent:
         points: tuple[Point, ...],
         description: str,
         limits: RunLimits,
+        deadline: float,
     ) -> None:
-        """Execute the action, then wait for the screen to settle."""
+        """Execute the action (cut short at ``deadline``), then wait for the screen to settle."""
         p = self.parts
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
         before = p.capturer.grab_small()
         t0 = p.clock()
         try:
-            p.executor.execute(action, points)
+            p.executor.execute(action, points, time_left=lambda: deadline - p.clock())
         except StoppedError as e:
             self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
+        except TimeLimitReached as e:
+            # Like a stop, the action may be half done (text typed up to the deadline).
+            self._finish_step(cur, StepResult.STOPPED,
+                              f"stopped by the time limit of {limits.max_seconds:g} s")
+            raise _time_limit(limits, during=description) from e
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
             self._finish_step(cur, StepResult.FAILED, error)
@@ -595,8 +601,11 @@ def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> st
     )
 
 
-def _time_limit(limits: RunLimits) -> _Ended:
-    return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:g} s reached")
+def _time_limit(limits: RunLimits, *, during: str = "") -> _Ended:
+    reason = f"time limit of {limits.max_seconds:g} s reached"
+    if during:
+        reason += f" during the action ({during}), which was cut short there"
+    return _Ended(Outcome.LIMIT, reason)
 
 
 def _same_action(a: Action, b: Action) -> bool:
