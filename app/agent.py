@@ -139,6 +139,8 @@ class _History:
     deadline: float
     turns: list[Turn] = field(default_factory=list)
     previous: Action | None = None
+    #: How many screenshots each prompt sends, the current one included.
+    max_images: int = PromptConfig.max_images
     last_small: np.ndarray[Any, Any] | None = None
     repeats: int = 0
 
@@ -155,6 +157,11 @@ class _History:
     def add(self, turn: Turn, action: Action) -> None:
         self.turns.append(turn)
         self.previous = action
+        # The turn that just left the prompt's image window keeps its text only: a long run
+        # would otherwise hold every screenshot it ever took (0.5-2 MB a step).
+        aged = len(self.turns) - self.max_images
+        if aged >= 0 and self.turns[aged].image:
+            self.turns[aged] = dataclasses.replace(self.turns[aged], image=b"")
 
 
 class Agent:
@@ -359,6 +366,7 @@ class Agent:
                 sent_height=frame.geometry.sent_height,
                 today=p.today(),
                 thinking=config.thinking,
+                max_images=history.max_images,
             ),
         )
 

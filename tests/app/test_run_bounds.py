@@ -3,13 +3,21 @@ time limit inside one long action, and the screenshots the run keeps in memory."
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+from PIL import Image, ImageDraw
 
-from app.events import Outcome, StepDecided
+from app import agent as agent_module
+from app.events import Outcome, StepDecided, StepProposed
 from app.store import StepResult
+from model.prompt import Turn
+from model.schema import Action
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_clock import FakeClock
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -65,3 +73,82 @@ def test_a_wait_longer_than_the_time_left_ends_at_the_deadline(
     assert time.monotonic() - decided[0] < 8
     steps = h.store.steps(finished.run_id)
     assert [s.result for s in steps] == [StepResult.STOPPED]
+
+
+WAIT = {"thought": "wait", "action": {"action": "wait", "seconds": 0}}
+
+
+@dataclasses.dataclass
+class _Spied(agent_module._History):
+    """The agent's history, remembered so the test can look at what it holds."""
+
+    made: ClassVar[list[agent_module._History]] = []
+
+    def __post_init__(self) -> None:
+        _Spied.made.append(self)
+
+
+class _KeepsEveryImage(agent_module._History):
+    """The history as it was before screenshots were dropped: every image kept."""
+
+    def add(self, turn: Turn, action: Action) -> None:
+        self.turns.append(turn)
+        self.previous = action
+
+
+def _small_screen(shade: list[int]) -> Callable[[], Image.Image]:
+    def screen() -> Image.Image:
+        image = Image.new("RGB", (320, 200), (200, 200, 200))
+        ImageDraw.Draw(image).rectangle((20, 20, 120, 80), fill=(shade[0] % 256, 0, 90))
+        return image
+
+    return screen
+
+
+def test_a_long_run_keeps_only_the_screenshots_the_prompt_sends(
+    harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(agent_module, "_History", _Spied)
+    _Spied.made.clear()
+    holding: list[int] = []
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True)) as server:
+        server.keep_requests = False
+        h = harness_for(server, screen=_small_screen([0]))
+
+        def count(event: object) -> None:
+            if isinstance(event, StepProposed):
+                holding.append(sum(1 for t in _Spied.made[-1].turns if t.image))
+
+        h.on_event = count
+        finished = h.run(max_steps=200, loop_limit=1000)
+    assert finished.outcome is Outcome.LIMIT and finished.steps == 200
+    history = _Spied.made[-1]
+    assert len(history.turns) == 200  # every step's text is kept
+    # The prompt sends three screenshots: the current one and the two before it.
+    assert max(holding) == 2 and holding[-1] == 2
+    assert [bool(t.image) for t in history.turns[-3:]] == [False, True, True]
+
+
+def test_what_is_sent_is_byte_identical_to_keeping_every_image(
+    harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies: list[list[str]] = []
+    for history in (_KeepsEveryImage, agent_module._History):
+        monkeypatch.setattr(agent_module, "_History", history)
+        shade = [0]
+        with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True)) as server:
+            h = harness_for(server, screen=_small_screen(shade))
+
+            def next_screen(event: object, shade: list[int] = shade) -> None:
+                # A new screen at each action, so every step's screenshot differs.
+                if isinstance(event, StepDecided):
+                    shade[0] += 37
+
+            h.on_event = next_screen
+            finished = h.run(max_steps=8, loop_limit=1000)
+            assert finished.outcome is Outcome.LIMIT
+            bodies.append([json.dumps(r.body, sort_keys=True) for r in server.requests])
+            assert len(server.requests) == 8
+            assert len(server.requests[-1].images) == 3
+    before, after = bodies
+    assert after == before
