@@ -345,11 +345,12 @@ class Agent:
             run_id=run_id,
             step_no=step_no,
             started_at=started_at,
-            screenshot_path=str(shot),
+            screenshot_path=str(shot) if shot else None,
             thumbnail_path=str(thumb) if thumb else None,
             geometry=frame.geometry.to_dict(),
         )
-        self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot), capture_ms))
+        self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot) if shot else "",
+                                 capture_ms, str(thumb) if thumb else "", frame.data))
         return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
 
     def _think(
@@ -525,6 +526,7 @@ class Agent:
             screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
             secret=verdict.secret,
+            screenshot=frame.data,
         )
         self._emit(AwaitingConfirmation(cur.run_id, cur.no, request))
         return request.wait(self.parts.latch)

@@ -133,7 +133,8 @@ def build_session(
         capturer=capturer,
         executor=Executor(backend, latch),
         policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,)),
-        store=ActionLog.open(secrets=[key] if key else ()),
+        store=ActionLog.open(secrets=[key] if key else (),
+                             keep_screenshots=settings.log_screenshots),
         latch=latch,
     )
     return Session(task=task, settings=settings, dry_run=dry_run, parts=parts)

@@ -3,8 +3,8 @@
 What it edits: the endpoint, the API key (into the keyring, never the TOML file; the dialog says
 which keyring backend holds it and what to do when there is none), the model name (filled from
 the server's ``/v1/models``), the coordinate convention, the monitor, the confirmation mode, the
-run limits, the stop hotkey, the screenshot format and the log retention. Settings it does not
-show keep their values in the file.
+run limits, the stop hotkey, the screenshot format, the log retention and whether the log keeps
+full screenshots. Settings it does not show keep their values in the file.
 
 Save validates everything first (:func:`app.settings.validate_values`; an error names the key
 and nothing is written), then stores the key and writes the file on a worker thread. Only
@@ -219,6 +219,10 @@ class SettingsDialog(QDialog):
         self.retention_spin.setRange(0, 1_000_000)
         self.retention_spin.setSuffix(" days")
         self.retention_spin.setSpecialValueText("keep forever")
+        self.log_screenshots_check = QCheckBox("Keep full screenshots")
+        self.log_screenshots_check.setToolTip(
+            "off: the action log keeps a small thumbnail and the text of each step only"
+        )
 
         agent = QGroupBox("Runs")
         form2 = QFormLayout(agent)
@@ -232,6 +236,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Screenshot format", self.format_combo)
         form2.addRow("JPEG quality", self.quality_spin)
         form2.addRow("Keep runs for", self.retention_spin)
+        form2.addRow("Action log", self.log_screenshots_check)
 
         self.error_label = QLabel("")
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -263,6 +268,7 @@ class SettingsDialog(QDialog):
         _select(self.format_combo, settings.image_format)
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
+        self.log_screenshots_check.setChecked(bool(getattr(settings, "log_screenshots", True)))
 
     @property
     def settings(self) -> Settings:
@@ -284,6 +290,7 @@ class SettingsDialog(QDialog):
             "image_format": self.format_combo.currentData(),
             "jpeg_quality": self.quality_spin.value(),
             "retention_days": self.retention_spin.value(),
+            "log_screenshots": self.log_screenshots_check.isChecked(),
         }
         if self.stop_hotkey_edit is not None:
             values["stop_hotkey"] = self.stop_hotkey_edit.text().strip()
