@@ -42,7 +42,7 @@ from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, thumbnail
-from control.input import Executor, normalized
+from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict
 from control.settle import wait_until_settled
 from control.stop import StopLatch, StoppedError
@@ -147,6 +147,8 @@ class _History:
     turns: list[Turn] = field(default_factory=list)
     previous: Action | None = None  # the last action proposed (loop detection)
     done: list[Action] = field(default_factory=list)  # the actions executed, for the policy
+    #: How many screenshots each prompt sends, the current one included.
+    max_images: int = PromptConfig.max_images
     last_small: np.ndarray[Any, Any] | None = None
     repeats: int = 0
 
@@ -163,6 +165,11 @@ class _History:
     def add(self, turn: Turn, action: Action) -> None:
         self.turns.append(turn)
         self.previous = action
+        # The turn that just left the prompt's image window keeps its text only: a long run
+        # would otherwise hold every screenshot it ever took (0.5-2 MB a step).
+        aged = len(self.turns) - self.max_images
+        if aged >= 0 and self.turns[aged].image:
+            self.turns[aged] = dataclasses.replace(self.turns[aged], image=b"")
 
 
 class Agent:
@@ -306,7 +313,7 @@ class Agent:
                 # its text if the edit looks like a secret).
                 self._hide_secret(action, verdict)
                 description = _describe(action, points, verdict)
-            self._act(cur, action, points, description, config.limits)
+            self._act(cur, action, points, description, config.limits, history.deadline)
             self._finish_step(cur, StepResult.OK)
             history.done.append(action)
         history.add(
@@ -360,11 +367,12 @@ class Agent:
             run_id=run_id,
             step_no=step_no,
             started_at=started_at,
-            screenshot_path=str(shot),
+            screenshot_path=str(shot) if shot else None,
             thumbnail_path=str(thumb) if thumb else None,
             geometry=frame.geometry.to_dict(),
         )
-        self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot), capture_ms))
+        self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot) if shot else "",
+                                 capture_ms, str(thumb) if thumb else "", frame.data))
         return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
 
     def _think(
@@ -385,6 +393,7 @@ class Agent:
                 sent_height=frame.geometry.sent_height,
                 today=p.today(),
                 thinking=config.thinking,
+                max_images=history.max_images,
             ),
         )
 
@@ -434,18 +443,24 @@ class Agent:
         points: tuple[Point, ...],
         description: str,
         limits: RunLimits,
+        deadline: float,
     ) -> None:
-        """Execute the action, then wait for the screen to settle."""
+        """Execute the action (cut short at ``deadline``), then wait for the screen to settle."""
         p = self.parts
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
         before = p.capturer.grab_small()
         t0 = p.clock()
         try:
-            p.executor.execute(action, points)
+            p.executor.execute(action, points, time_left=lambda: deadline - p.clock())
         except StoppedError as e:
             self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
+        except TimeLimitReached as e:
+            # Like a stop, the action may be half done (text typed up to the deadline).
+            self._finish_step(cur, StepResult.STOPPED,
+                              f"stopped by the time limit of {limits.max_seconds:g} s")
+            raise _time_limit(limits, during=description) from e
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
             self._finish_step(cur, StepResult.FAILED, error)
@@ -593,6 +608,7 @@ class Agent:
             secret=verdict.secret,
             target=aim.target.label(),
             target_rect=aim.target.rect,
+            screenshot=frame.data,
         )
         self._emit(AwaitingConfirmation(cur.run_id, cur.no, request))
         return request.wait(self.parts.latch)
@@ -704,8 +720,11 @@ def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> st
     )
 
 
-def _time_limit(limits: RunLimits) -> _Ended:
-    return _Ended(Outcome.LIMIT, f"time limit of {limits.max_seconds:g} s reached")
+def _time_limit(limits: RunLimits, *, during: str = "") -> _Ended:
+    reason = f"time limit of {limits.max_seconds:g} s reached"
+    if during:
+        reason += f" during the action ({during}), which was cut short there"
+    return _Ended(Outcome.LIMIT, reason)
 
 
 def _same_window(a: Target | None, b: Target | None) -> bool:

@@ -51,11 +51,17 @@ class RunStarted:
 
 @dataclass(frozen=True)
 class FrameCaptured:
+    """A step's screenshot. ``screenshot_path`` is empty when the action log keeps no
+    screenshots; ``image`` always holds the bytes sent to the model (for the windows that show
+    it), ``thumbnail_path`` the stored thumbnail when there is one."""
+
     run_id: str
     step_no: int
     geometry: FrameGeometry
     screenshot_path: str
     capture_ms: float
+    thumbnail_path: str = ""
+    image: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,8 @@ class ConfirmRequest:
     #: The application the action goes to, in words ("xterm — bash"), and its window.
     target: str = ""
     target_rect: Rect | None = None
+    #: The screenshot's bytes, for when ``screenshot_path`` is empty (the log keeps none).
+    screenshot: bytes = field(default=b"", repr=False)
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _reply: ConfirmReply | None = field(default=None, repr=False)
 

@@ -7,6 +7,9 @@ Export layout (``holodesk log export RUN -o DEST``)::
         step-001.jpg            the screenshot sent at step 1 (names as in the action log)
         step-001-thumb.jpg      its thumbnail, when one was stored
 
+A run logged with ``log_screenshots`` off has thumbnails only: its steps' ``screenshot`` is
+null.
+
 Times are ISO 8601 in UTC; image fields are file names relative to the export folder (null
 when the image is missing). The export is written into a temporary folder and renamed, so a
 folder with the final name is always complete. No secret is exported: settings snapshots are
@@ -188,6 +191,8 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
             lines.append(f"    time: {timing}")
         if step.screenshot_path:
             lines.append(f"    screenshot: {step.screenshot_path}")
+        elif step.thumbnail_path:
+            lines.append(f"    thumbnail only: {step.thumbnail_path}")
     return "\n".join(lines)
 
 

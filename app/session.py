@@ -145,7 +145,8 @@ def build_session(
         executor=Executor(backend, latch),
         policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,),
                             never_touch=settings.never_touch, only_in=settings.only_in),
-        store=ActionLog.open(secrets=[key] if key else ()),
+        store=ActionLog.open(secrets=[key] if key else (),
+                             keep_screenshots=settings.log_screenshots),
         latch=latch,
         finder=finder,
     )

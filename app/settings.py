@@ -186,6 +186,11 @@ class Settings(BaseModel):
         le=36_500,
         description="delete runs (and their screenshots) older than this many days; 0 keeps all",
     )
+    log_screenshots: bool = Field(
+        default=True,
+        description="keep each step's full screenshot in the action log "
+        "(off: a small thumbnail and the text only)",
+    )
     # `holodesk serve` (and the tray's Start server). The port is not a setting of its own by
     # default: a server on another port than the endpoint's would be one holodesk never talks to.
     serve_model: str = Field(

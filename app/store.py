@@ -6,6 +6,10 @@ Layout under the data directory (``paths.data_dir()`` unless a path is given)::
     runs/<run_id>/step-001.jpg        the screenshot sent to the model at step 1
     runs/<run_id>/step-001-thumb.jpg  its thumbnail, when one was given
 
+Opened with ``keep_screenshots=False`` (the ``log_screenshots`` setting off), the log keeps the
+thumbnails and the text only: a step's full screenshot is never written, and its record names
+none.
+
 Durability: WAL with ``synchronous=NORMAL`` makes every committed transaction survive the
 process being killed (SIGKILL included); only an OS crash or power loss may lose the last few.
 :meth:`ActionLog.add_step` commits at once, and screenshots are written (and renamed into
@@ -264,13 +268,16 @@ _RUN_COLUMNS = (
 class ActionLog:
     """The action log database. Create with :meth:`open`; use as a context manager or close()."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, *,
+                 keep_screenshots: bool = True) -> None:
         self._conn = conn
         self._lock = threading.RLock()
         self._secrets: set[str] = set()
         self.path = path
         #: Where ``runs/<run_id>/`` folders go: next to the database.
         self.root = path.parent
+        #: False: :meth:`save_screenshot` writes the thumbnail only, never the full screenshot.
+        self.keep_screenshots = keep_screenshots
 
     # --- opening and closing --------------------------------------------------------------
 
@@ -281,11 +288,13 @@ class ActionLog:
         *,
         secrets: Iterable[str] = (),
         mark_interrupted: bool = True,
+        keep_screenshots: bool = True,
     ) -> ActionLog:
         """Open (creating or migrating) the log at ``path`` (default ``paths.db_path()``).
 
         ``secrets`` are masked in everything stored. Runs left ``running`` by a dead process
-        are marked ``interrupted`` unless ``mark_interrupted`` is False.
+        are marked ``interrupted`` unless ``mark_interrupted`` is False. ``keep_screenshots``
+        False keeps thumbnails and text only (see the module doc).
         Raises :class:`SchemaTooNew` for a database from a newer holodesk, :class:`StoreError`
         for a file that is not a usable database.
         """
@@ -312,7 +321,7 @@ class ActionLog:
         except BaseException:
             conn.close()
             raise
-        log = cls(conn, path)
+        log = cls(conn, path, keep_screenshots=keep_screenshots)
         for secret in secrets:
             log.add_secret(secret)
         if mark_interrupted:
@@ -403,18 +412,22 @@ class ActionLog:
         data: bytes,
         mime: str,
         thumbnail: bytes | None = None,
-    ) -> tuple[Path, Path | None]:
+    ) -> tuple[Path | None, Path | None]:
         """Write a step's screenshot (and thumbnail) to ``runs/<run_id>/``; returns their paths.
 
-        Files are written under a temporary name and renamed, so a name never points at half an
-        image. Call before :meth:`add_step`, which records the paths.
+        The screenshot's path is None when the log keeps no screenshots (``keep_screenshots``
+        False): only the thumbnail is written then. Files are written under a temporary name
+        and renamed, so a name never points at half an image. Call before :meth:`add_step`,
+        which records the paths.
         """
         ext = _MIME_EXT.get(mime.lower())
         if ext is None:
             raise StoreError(f"unsupported screenshot type {mime!r}")
         folder = paths.ensure_private_dir(self.run_dir(run_id))
-        shot = folder / f"step-{step_no:03d}{ext}"
-        _write_file(shot, data)
+        shot: Path | None = None
+        if self.keep_screenshots:
+            shot = folder / f"step-{step_no:03d}{ext}"
+            _write_file(shot, data)
         thumb: Path | None = None
         if thumbnail is not None:
             thumb = folder / f"step-{step_no:03d}-thumb{_sniff_ext(thumbnail) or ext}"

@@ -4,8 +4,10 @@ The :class:`Executor` turns one :mod:`model.schema` action (with its points alre
 pyautogui's logical screen space) into a sequence of *primitives* of an :class:`InputBackend`
 (move, button down/up, key down/up, one typed character, one clipboard paste, scroll). The stop
 latch is checked before every primitive, and every wait goes through the latch, so a long
-``type`` stops within a character. Keys and buttons held down are tracked and released in a
-``finally`` whatever happens (stop, error, fail-safe).
+``type`` stops within a character. The run's time limit is held the same way: given the time
+left, a ``type``, a drag or a ``wait`` ends at the deadline with :class:`TimeLimitReached`.
+Keys and buttons held down are tracked and released in a ``finally`` whatever happens (stop,
+time limit, error, fail-safe).
 
 Backends: :class:`PyAutoGuiBackend` (the real one; pyautogui is imported lazily because it binds
 to a display at import) and :class:`DryRunBackend` (records primitives instead of acting).
@@ -49,6 +51,14 @@ MouseButton = Literal["left", "right", "middle"]
 
 class InputError(HolodeskError, RuntimeError):
     """The input backend cannot do what was asked (no clipboard, unknown key, ...)."""
+
+
+class TimeLimitReached(Exception):
+    """The run's time limit ran out in the middle of an action; nothing is left held."""
+
+    def __init__(self, overrun_s: float = 0.0) -> None:
+        super().__init__("the run's time limit was reached during the action")
+        self.overrun_s = overrun_s
 
 
 class InputBackend(Protocol):
@@ -440,6 +450,7 @@ class Executor:
         self.platform = platform
         self._held_keys: list[str] = []
         self._held_buttons: list[MouseButton] = []
+        self._time_left: Callable[[], float] | None = None
 
     @property
     def held_keys(self) -> tuple[str, ...]:
@@ -449,20 +460,27 @@ class Executor:
     def held_buttons(self) -> tuple[MouseButton, ...]:
         return tuple(self._held_buttons)
 
-    def execute(self, action: Action, points: Sequence[Point] = ()) -> None:
+    def execute(self, action: Action, points: Sequence[Point] = (),
+                time_left: Callable[[], float] | None = None) -> None:
         """Perform ``action``; ``points`` are its screen points (drag: start, end).
 
-        Raises :class:`StoppedError` when the latch is (or gets) set, ``ValueError`` for an
-        action that cannot be performed (missing points, unknown key) before any input.
-        Whatever happens, nothing stays held down afterwards.
+        ``time_left`` returns the seconds left before the run's deadline (on the caller's own
+        clock); it is asked before every primitive and bounds every wait, like the latch.
+
+        Raises :class:`StoppedError` when the latch is (or gets) set,
+        :class:`TimeLimitReached` when the deadline comes first, ``ValueError`` for an action
+        that cannot be performed (missing points, unknown key) before any input. Whatever
+        happens, nothing stays held down afterwards.
         """
         needed = _NEEDS_POINTS.get(action.action, 0)
         if len(points) < needed:
             raise ValueError(f"{action.action} needs {needed} point(s), got {len(points)}")
-        self.latch.check()
+        self._time_left = time_left
         try:
+            self._check()
             self._dispatch(action, points)
         finally:
+            self._time_left = None
             self.release_all()
 
     def release_all(self) -> None:
@@ -480,20 +498,31 @@ class Executor:
             except Exception:
                 log.exception("could not release key %s", key)
 
-    # primitives, each behind the latch
+    # primitives, each behind the latch and the deadline
+
+    def _check(self) -> None:
+        self.latch.check()
+        if self._time_left is not None:
+            left = self._time_left()
+            if left <= 0:
+                raise TimeLimitReached(-left)
 
     def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.latch.sleep(seconds)
-        else:
-            self.latch.check()
+        self._check()
+        if seconds <= 0:
+            return
+        left = self._time_left() if self._time_left is not None else seconds
+        # A wait longer than the time left sleeps only until the deadline, then ends there.
+        self.latch.sleep(min(seconds, left))
+        if left < seconds:
+            raise TimeLimitReached()
 
     def _move(self, point: Point) -> None:
-        self.latch.check()
+        self._check()
         self.backend.move_to(point.x, point.y)
 
     def _down(self, button: MouseButton) -> None:
-        self.latch.check()
+        self._check()
         try:
             self.backend.mouse_down(button)
         except StoppedError:
@@ -504,13 +533,13 @@ class Executor:
         self._held_buttons.append(button)
 
     def _up(self, button: MouseButton) -> None:
-        self.latch.check()
+        self._check()
         self.backend.mouse_up(button)
         with suppress(ValueError):
             self._held_buttons.remove(button)
 
     def _key_down(self, key: str) -> None:
-        self.latch.check()
+        self._check()
         try:
             self.backend.key_down(key)
         except (StoppedError, UnknownKeyError):
@@ -521,7 +550,7 @@ class Executor:
         self._held_keys.append(key)
 
     def _key_up(self, key: str) -> None:
-        self.latch.check()
+        self._check()
         self.backend.key_up(key)
         with suppress(ValueError):
             self._held_keys.remove(key)
@@ -590,7 +619,7 @@ class Executor:
         for i in range(action.amount):
             if i:
                 self._sleep(self.timing.scroll_step_s)
-            self.latch.check()
+            self._check()
             self.backend.scroll(point.x, point.y, vertical, horizontal)
 
     def _type(self, action: Type) -> None:
@@ -604,12 +633,12 @@ class Executor:
                 self._sleep(self.timing.char_interval_s)
             first = False
             if kind == "paste":
-                self.latch.check()
+                self._check()
                 self.backend.paste(chunk)
             elif kind == "key":
                 self._press(chunk)
             else:
-                self.latch.check()
+                self._check()
                 self.backend.write_char(chunk)
         if action.press_enter:
             self._sleep(self.timing.char_interval_s)

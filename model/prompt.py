@@ -290,7 +290,8 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
 
     ``turns`` are the steps of the run in order; the last one is the current screenshot (its
     ``step`` is None), every earlier one carries the step the model answered. Only the newest
-    ``config.max_images`` screenshots are sent; older ones become a one-line placeholder.
+    ``config.max_images`` screenshots are sent; older ones become a one-line placeholder, so
+    their ``image`` may be empty (a long run frees them); a sent one may not.
     """
     if not turns:
         raise ValueError("build_messages needs at least the current turn")
@@ -300,6 +301,11 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
     for turn in past:
         if turn.step is None:
             raise ValueError(f"past turn {turn.step_no} has no step; only the last may lack one")
+    first_shown = len(turns) - config.max_images
+    for turn in turns[max(0, first_shown):]:
+        if not turn.image:
+            # A caller dropping old screenshots to save memory dropped one still sent.
+            raise ValueError(f"turn {turn.step_no} has no image but its screenshot is sent")
     numbers = [t.step_no for t in turns]
     if any(b <= a for a, b in itertools.pairwise(numbers)):
         raise ValueError(f"turn step numbers must increase: {numbers}")
@@ -308,7 +314,6 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
         {"role": "system", "content": system_prompt(config)},
         {"role": "user", "content": [_text(f"Task: {task.strip()}")]},
     ]
-    first_shown = len(turns) - config.max_images
     previous: Turn | None = None
     for index, turn in enumerate(turns):
         shown = index >= first_shown

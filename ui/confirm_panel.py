@@ -488,7 +488,8 @@ class ConfirmPanel(QWidget):
         self.image_label.clear()
         self.image_label.setText("Loading the screenshot…")
         bounds = QSize(POINTED_BOUNDS if pointed else WHOLE_BOUNDS)
-        path, points, geometry = request.screenshot_path, request.points, request.geometry
+        path = request.screenshot_path or request.screenshot  # bytes when no file is kept
+        points, geometry = request.points, request.geometry
         # Keys and typing have no point: show the window they go to (a terminal's line).
         area = request.target_rect
         self._wanted = self._loader.submit(

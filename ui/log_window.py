@@ -187,6 +187,13 @@ class _LogHandle:
             log.close()
 
 
+#: What the screenshot window says when a run kept thumbnails only.
+THUMBNAIL_ONLY = (
+    "thumbnail only: full screenshots were not kept; "
+    "Settings > Runs > Keep full screenshots keeps them for later runs"
+)
+
+
 def _load_image(path: str | None, height: int | None = None) -> QImage | None:
     """Read an image on a worker thread (QImage, unlike QPixmap, may be used off the GUI)."""
     if not path:
@@ -479,10 +486,14 @@ class LogWindow(QWidget):
     def open_screenshot(self, step_no: int) -> None:
         """Open the step's full screenshot with its point marked (loaded in the background)."""
         view = next((v for v in self._steps if v.step_no == step_no), None)
-        if view is None or not view.screenshot_path:
+        if view is None or not (view.screenshot_path or view.thumbnail_path):
             self._fail(f"Step {step_no} has no screenshot.")
             return
-        path = view.screenshot_path
+        # With log_screenshots off only the thumbnail was kept: show that, and say so.
+        path = view.screenshot_path or view.thumbnail_path or ""
+        title = f"Step {step_no}: {view.action}"
+        if not view.screenshot_path:
+            title += f" ({THUMBNAIL_ONLY})"
 
         def show(image: QImage | None) -> None:
             if image is None:
@@ -491,7 +502,7 @@ class LogWindow(QWidget):
             pixels: list[tuple[float, float]] = []
             if view.geometry is not None:
                 pixels = marker_pixels(view.points, view.geometry, (image.width(), image.height()))
-            dialog = ScreenshotDialog(image, pixels, f"Step {step_no}: {view.action}", self)
+            dialog = ScreenshotDialog(image, pixels, title, self)
             dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             dialog.show()
             self.screenshot_opened.emit(dialog)
@@ -524,10 +535,14 @@ class LogWindow(QWidget):
             view = live.steps_view.setdefault(step_no, _StepView(step_no))
             live.steps = max(live.steps, step_no)
         if isinstance(event, FrameCaptured) and view is not None:
-            view.screenshot_path = event.screenshot_path
+            view.screenshot_path = event.screenshot_path or None
+            view.thumbnail_path = event.thumbnail_path or None
             view.geometry = event.geometry
             view.outcome = "thinking…"
-            self._load_thumbnail(event.screenshot_path)
+            # The same key _render_steps looks the picture up by.
+            shown = view.thumbnail_path or view.screenshot_path
+            if shown:
+                self._load_thumbnail(shown)
         elif isinstance(event, StepProposed) and view is not None:
             view.thought = event.step.thought
             view.points = event.points

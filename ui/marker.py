@@ -24,6 +24,9 @@ import math
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QIODevice,
     QLineF,
     QObject,
     QPointF,
@@ -190,36 +193,58 @@ def fit_size(size: QSize, bounds: QSize, *, upscale: bool = False) -> QSize:
 # -- reading (blocking: call on a worker thread) ---------------------------------------------
 
 
-def read_scaled(path: str, bounds: QSize) -> QImage:
-    """The image at ``path`` decoded straight to a size that fits ``bounds`` (libjpeg scales
-    while decoding: far cheaper than decoding in full and scaling after). A null QImage when
-    the file cannot be read."""
-    reader = QImageReader(path)
+#: A screenshot to read: a file's path, or the encoded bytes when no file was kept.
+ImageSource = str | bytes
+
+
+class _Reader:
+    """A QImageReader over a file or over bytes in memory (the buffer lives as long)."""
+
+    def __init__(self, source: ImageSource) -> None:
+        self._buffer: QBuffer | None = None
+        if isinstance(source, str):
+            self.reader = QImageReader(source)
+            self.name = source
+        else:
+            self._buffer = QBuffer()
+            self._buffer.setData(QByteArray(source))
+            self._buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+            self.reader = QImageReader(self._buffer)
+            self.name = "(in memory)"  # never the bytes themselves: they would flood the log
+
+
+def read_scaled(source: ImageSource, bounds: QSize) -> QImage:
+    """The image at ``source`` (a path or the bytes) decoded straight to a size that fits
+    ``bounds`` (libjpeg scales while decoding: far cheaper than decoding in full and scaling
+    after). A null QImage when it cannot be read."""
+    held = _Reader(source)
+    reader = held.reader
     size = reader.size()
     if size.isValid():
         reader.setScaledSize(fit_size(size, bounds))
     image = reader.read()
     if image.isNull():
-        log.warning("cannot read screenshot %s: %s", path, reader.errorString())
+        log.warning("cannot read screenshot %s: %s", held.name, reader.errorString())
     return image
 
 
 def render_marked_crop(
-    path: str,
+    path: ImageSource,
     points: Sequence[Point],
     geometry: FrameGeometry,
     bounds: QSize,
     crop: QSize = CROP_SIZE,
     area: Rect | None = None,
 ) -> QImage:
-    """The area around ``points`` cut from the screenshot at ``path``, scaled to fit
-    ``bounds`` (up as well as down: a small crop is enlarged to be legible), with the points
-    marked. Without points: ``area`` (screen pixels, e.g. the terminal a key goes to) when
-    given, else the whole screenshot, fitted to ``bounds``. Null on failure."""
-    reader = QImageReader(path)
+    """The area around ``points`` cut from the screenshot at ``path`` (or in those bytes),
+    scaled to fit ``bounds`` (up as well as down: a small crop is enlarged to be legible), with
+    the points marked. Without points: ``area`` (screen pixels, e.g. the terminal a key goes
+    to) when given, else the whole screenshot, fitted to ``bounds``. Null on failure."""
+    held = _Reader(path)
+    reader = held.reader
     size = reader.size()
     if not size.isValid():
-        log.warning("cannot read screenshot %s: %s", path, reader.errorString())
+        log.warning("cannot read screenshot %s: %s", held.name, reader.errorString())
         return QImage()
     spots = image_points(points, geometry, size)
     whole = QRect(0, 0, size.width(), size.height())
@@ -236,7 +261,7 @@ def render_marked_crop(
     reader.setScaledSize(out_size)
     image = reader.read()
     if image.isNull():
-        log.warning("cannot read screenshot %s: %s", path, reader.errorString())
+        log.warning("cannot read screenshot %s: %s", held.name, reader.errorString())
         return image
     sx = out_size.width() / clip.width()
     sy = out_size.height() / clip.height()

@@ -28,6 +28,7 @@ SETTING_PLACES: dict[str, str] = {
     "image_format": "Settings > Runs > Screenshot format",
     "jpeg_quality": "Settings > Runs > JPEG quality",
     "retention_days": "Settings > Runs > Keep runs for",
+    "log_screenshots": "Settings > Runs > Keep full screenshots",
 }
 
 #: The menu item (the tray's, or the stand-in window's button) that does each remedy.

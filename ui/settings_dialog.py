@@ -5,8 +5,8 @@ it, and for https the TLS fingerprint to pin), the API key (into the keyring, ne
 file; the dialog says
 which keyring backend holds it and what to do when there is none), the model name (filled from
 the server's ``/v1/models``), the coordinate convention, the monitor, the confirmation mode, the
-run limits, the stop hotkey, the screenshot format and the log retention. Settings it does not
-show keep their values in the file.
+run limits, the stop hotkey, the screenshot format, the log retention and whether the log keeps
+full screenshots. Settings it does not show keep their values in the file.
 
 Save validates everything first (:func:`app.settings.validate_values`; an error names the key
 and nothing is written), then stores the key and writes the file on a worker thread. Only
@@ -247,6 +247,10 @@ class SettingsDialog(QDialog):
         self.retention_spin.setRange(0, 1_000_000)
         self.retention_spin.setSuffix(" days")
         self.retention_spin.setSpecialValueText("keep forever")
+        self.log_screenshots_check = QCheckBox("Keep full screenshots")
+        self.log_screenshots_check.setToolTip(
+            "off: the action log keeps a small thumbnail and the text of each step only"
+        )
 
         agent = QGroupBox("Runs")
         form2 = QFormLayout(agent)
@@ -261,6 +265,7 @@ class SettingsDialog(QDialog):
         form2.addRow("Screenshot format", self.format_combo)
         form2.addRow("JPEG quality", self.quality_spin)
         form2.addRow("Keep runs for", self.retention_spin)
+        form2.addRow("Action log", self.log_screenshots_check)
 
         self.error_label = QLabel("")
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -295,6 +300,7 @@ class SettingsDialog(QDialog):
         _select(self.format_combo, settings.image_format)
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
+        self.log_screenshots_check.setChecked(bool(getattr(settings, "log_screenshots", True)))
 
     def _endpoint_typed(self) -> str | None:
         try:
@@ -344,6 +350,7 @@ class SettingsDialog(QDialog):
             "retention_days": self.retention_spin.value(),
             "never_touch": [n.strip() for n in self.never_touch_edit.text().split(",")
                             if n.strip()],
+            "log_screenshots": self.log_screenshots_check.isChecked(),
         }
         if self.stop_hotkey_edit is not None:
             values["stop_hotkey"] = self.stop_hotkey_edit.text().strip()

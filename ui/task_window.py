@@ -42,7 +42,7 @@ from app.events import (
 from app.settings import normalize_monitor
 from model.coords import FrameGeometry, Point
 from model.problem import Fix
-from ui.marker import ImageLoader, image_points, mark_image, read_scaled
+from ui.marker import ImageLoader, ImageSource, image_points, mark_image, read_scaled
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.problem_view import fix_text
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
@@ -321,7 +321,8 @@ class TaskWindow(QWidget):
             self._run_started(event)
         elif isinstance(event, FrameCaptured):
             self._geometry = event.geometry
-            self._load(event.screenshot_path)
+            # The bytes when the action log keeps no screenshot file.
+            self._load(event.screenshot_path or event.image)
         elif isinstance(event, ModelText):
             self._set_thought(extract_thought(event.text))
         elif isinstance(event, StepProposed):
@@ -449,7 +450,7 @@ class TaskWindow(QWidget):
             bar = self.thought_view.verticalScrollBar()
             bar.setValue(bar.maximum())
 
-    def _load(self, path: str) -> None:
+    def _load(self, path: ImageSource) -> None:
         bounds = QSize(SCREENSHOT_BOUNDS)
         self._wanted = self._loader.submit(lambda: read_scaled(path, bounds))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime
 import json
 from typing import Any
@@ -292,6 +293,16 @@ def test_screenshot_bytes_are_sent_as_given() -> None:
 def test_malformed_turns_are_refused(turns: list[Turn], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         build_messages(TASK, turns, CONFIG)
+
+
+def test_old_screenshots_may_be_dropped_but_not_one_still_sent() -> None:
+    full = _turns(6)
+    # The first three are past the window of CONFIG.max_images: dropping them changes nothing.
+    dropped = [dataclasses.replace(t, image=b"") if i < 3 else t for i, t in enumerate(full)]
+    assert build_messages(TASK, dropped, CONFIG) == build_messages(TASK, full, CONFIG)
+    dropped[3] = dataclasses.replace(dropped[3], image=b"")
+    with pytest.raises(ValueError, match="turn 4 has no image"):
+        build_messages(TASK, dropped, CONFIG)
 
 
 def test_config_validation() -> None:

@@ -142,9 +142,15 @@ def test_an_early_enter_does_not_approve(qtbot: QtBot, shot: str) -> None:
         is Answer.STOP
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["file", "no-file-kept"])
 def test_the_crop_shows_the_target_with_the_marker_on_it(
-        panel: ConfirmPanel, qtbot: QtBot, shot: str) -> None:
-    panel.show_request(request(shot))
+        panel: ConfirmPanel, qtbot: QtBot, shot: str, kept: bool) -> None:
+    asked = request(shot)
+    if not kept:
+        # log_screenshots off: no file, the crop comes from the bytes in memory.
+        asked = dataclasses.replace(asked, screenshot_path="",
+                                    screenshot=Path(shot).read_bytes())
+    panel.show_request(asked)
     qtbot.waitUntil(lambda: panel.image() is not None, timeout=5000)
     image = panel.image()
     assert image is not None

@@ -367,6 +367,39 @@ def test_screenshot_dialog_marks_the_point(
     dialog.close()
 
 
+def test_a_step_logged_without_its_screenshot_shows_its_thumbnail(
+    qtbot: QtBot, writer: ActionLog, window: LogWindow
+) -> None:
+    writer.keep_screenshots = False  # log_screenshots off
+    run = writer.start_run("thumbnails only", ENDPOINT, "holotron", {})
+    wait_runs(qtbot, window)
+    window.on_event(RunStarted(run.id, "thumbnails only", ENDPOINT, "holotron", "1", False))
+    select(qtbot, window, run.id)
+    shot, thumb = writer.save_screenshot(run.id, 1, png(), "image/png", png(64, 32))
+    assert shot is None and thumb is not None
+    # Live: the event names no screenshot file, only the thumbnail.
+    window.on_event(FrameCaptured(run.id, 1, FRAME_GEOMETRY, "", 5.0, str(thumb), png()))
+    qtbot.waitUntil(lambda: not window.steps_table.item(0, 0).icon().isNull(), timeout=10_000)
+    add_step(writer, run.id, 1, screenshot_path=None)  # as the agent records it
+    writer.finish_run(run.id, "answered", "done")
+    with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
+        window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok"))
+    qtbot.waitUntil(lambda: window.step_row(1)["Outcome"] == "ok", timeout=10_000)
+    assert writer.steps(run.id)[0].screenshot_path is None
+    icon_item = window.steps_table.item(0, 0)
+    assert icon_item is not None and not icon_item.icon().isNull()
+    # Opening the step shows the thumbnail, and says that is all there is.
+    with qtbot.waitSignal(window.screenshot_opened, timeout=10_000) as opened:
+        window.open_screenshot(1)
+    dialog = opened.args[0]
+    assert isinstance(dialog, ScreenshotDialog)
+    qtbot.addWidget(dialog)
+    assert dialog.marked.size().width() == 64
+    assert "thumbnail only" in dialog.windowTitle()
+    assert "Keep full screenshots" in dialog.windowTitle()
+    dialog.close()
+
+
 def test_missing_screenshot_is_reported(qtbot: QtBot, writer: ActionLog, window: LogWindow) -> None:
     run_id = finished_run(writer, "lost", steps=1)
     for path in writer.run_dir(run_id).iterdir():

@@ -76,6 +76,7 @@ def test_fields_load_from_settings(qtbot: QtBot, home: Home, store: KeyringStore
         jpeg_quality=75,
         retention_days=7,
         stop_hotkey="ctrl+alt+shift+f12",
+        log_screenshots=False,
     )
     settings = load_settings()
     dialog = make_dialog(qtbot, store)
@@ -89,6 +90,7 @@ def test_fields_load_from_settings(qtbot: QtBot, home: Home, store: KeyringStore
     assert dialog.format_combo.currentData() == "png"
     assert dialog.quality_spin.value() == 75
     assert dialog.retention_spin.value() == 7
+    assert not dialog.log_screenshots_check.isChecked()
     assert dialog.stop_hotkey_edit is not None
     assert dialog.stop_hotkey_edit.text() == settings.stop_hotkey
     assert dialog.api_key_edit.text() == ""
@@ -111,6 +113,8 @@ def test_save_round_trips_and_stores_the_key_in_the_keyring_only(
     dialog.format_combo.setCurrentIndex(dialog.format_combo.findData("png"))
     dialog.quality_spin.setValue(80)
     dialog.retention_spin.setValue(0)
+    assert dialog.log_screenshots_check.isChecked()  # the default
+    dialog.log_screenshots_check.setChecked(False)
     assert dialog.stop_hotkey_edit is not None
     dialog.stop_hotkey_edit.setText("ctrl+alt+shift+f11")
     dialog.never_touch_edit.setText("keepassxc,  Bitwarden , gnucash")
@@ -131,6 +135,7 @@ def test_save_round_trips_and_stores_the_key_in_the_keyring_only(
     assert settings.image_format == "png"
     assert settings.jpeg_quality == 80
     assert settings.retention_days == 0
+    assert settings.log_screenshots is False
     assert settings.stop_hotkey == "ctrl+alt+shift+f11"
     assert settings.never_touch == ("keepassxc", "Bitwarden", "gnucash")
     # The key went to the keyring, for the new endpoint, stripped; never to the file.

@@ -218,6 +218,19 @@ def test_the_screenshot_shows_the_step_marker_at_the_right_pixel(
     assert again is not None and marker_at(again, 480, 90)
 
 
+def test_without_a_screenshot_file_the_bytes_are_shown(
+        window: TaskWindow, qtbot: QtBot, tmp_path: Path) -> None:
+    # log_screenshots off: the event names no file and carries the image.
+    geometry = FrameGeometry(1280, 800, Rect(0, 0, 1280, 800), 1.0)
+    data = Path(screenshot(tmp_path, 1280, 800)).read_bytes()
+    window.on_event(started())
+    window.on_event(FrameCaptured("r1", 1, geometry, "", 1.0, image=data))
+    qtbot.waitUntil(lambda: window.screenshot_image() is not None, timeout=5000)
+    shown = window.screenshot_image()
+    assert shown is not None and (shown.width(), shown.height()) == (640, 400)
+    assert colour_near(shown, 400, 90, BACKGROUND, radius=0, tolerance=12)
+
+
 def test_a_drag_marks_both_ends(window: TaskWindow, qtbot: QtBot, tmp_path: Path) -> None:
     geometry = FrameGeometry(1280, 800, Rect(0, 0, 1280, 800), 1.0)
     window.on_event(started())
