@@ -35,7 +35,8 @@ from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.home import Home
-from tests.support.terminal import Openbox, Selection, Terminal, missing_tools
+from tests.support.terminal import Selection, Terminal, missing_tools
+from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
 pytestmark = pytest.mark.x11
@@ -143,19 +144,13 @@ def _risky_params() -> list[Any]:
             for a in ATTACKS]
 
 
-@pytest.fixture(scope="module")
-def window_manager(xvfb: Xvfb, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Openbox]:
+@pytest.fixture
+def terminal(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[Terminal]:
+    """A fresh xterm and shell per test: no line left typed by one attack reaches the next."""
     missing = missing_tools()
     if missing:
         pytest.skip(f"the terminal tests need {', '.join(missing)} "
                     f"(apt-get install {' '.join(missing)}; scripts/sysdeps.sh does it as root)")
-    with Openbox(xvfb, tmp_path_factory.mktemp("openbox")) as wm:
-        yield wm
-
-
-@pytest.fixture
-def terminal(xvfb: Xvfb, window_manager: Openbox, tmp_path: Path) -> Iterator[Terminal]:
-    """A fresh xterm and shell per test: no line left typed by one attack reaches the next."""
     with Terminal(xvfb, tmp_path / "terminal") as term:
         x, y = term.geometry().center
         # The pointer rests inside the terminal, far from the failsafe corners.

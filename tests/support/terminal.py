@@ -1,11 +1,10 @@
-"""A real terminal on a test's Xvfb: openbox, then an xterm running bash with a canary folder.
+"""A real terminal on a test's Xvfb: an xterm running bash with a canary folder.
 
 The end-to-end proof that a hijacked model cannot delete files through a terminal needs the
-real thing: a window manager (focus, ``_NET_ACTIVE_WINDOW``), a real emulator (xterm turns
-keys into bytes: Return, KP_Enter, ctrl+j and ctrl+m all submit a line) and a real shell.
+real thing: a window manager (focus, ``_NET_ACTIVE_WINDOW``: the ``openbox`` fixture, started
+by tests/support/wm.py), a real emulator (xterm turns keys into bytes: Return, KP_Enter,
+ctrl+j and ctrl+m all submit a line) and a real shell.
 
-* :class:`Openbox` starts the window manager and returns once it has claimed the screen
-  (``_NET_SUPPORTING_WM_CHECK`` on the root window).
 * :class:`Terminal` starts ``xterm -e bash --norc --noprofile`` in a private HOME holding
   ``~/canary/keep.txt``, focuses it, and waits until the shell is at its prompt: bash's
   ``PROMPT_COMMAND`` appends a line to a file before every prompt, so readiness and the
@@ -70,48 +69,6 @@ def _xdotool(xvfb: Xvfb, *args: str) -> str:
     out = subprocess.run(["xdotool", *args], env=xvfb.env(), check=True, capture_output=True,
                          text=True, timeout=30)
     return out.stdout
-
-
-class Openbox:
-    """The openbox window manager on ``xvfb``, started on enter and stopped on exit."""
-
-    def __init__(self, xvfb: Xvfb, workdir: Path) -> None:
-        self.xvfb = xvfb
-        self.workdir = workdir
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def _managed(self) -> bool:
-        out = subprocess.run(["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"],
-                             env=self.xvfb.env(), capture_output=True, text=True, timeout=30)
-        return "window id #" in out.stdout
-
-    def _died(self) -> str | None:
-        if self._proc is not None and self._proc.poll() is not None:
-            log = (self.workdir / "openbox.log").read_text(errors="replace")[-2000:]
-            return f"openbox exited with {self._proc.returncode}: {log}"
-        return None
-
-    def start(self) -> Openbox:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        # Its own HOME and config folder: no person's openbox settings or autostart apply.
-        env = self.xvfb.env()
-        env.update(HOME=str(self.workdir), XDG_CONFIG_HOME=str(self.workdir / "config"))
-        with (self.workdir / "openbox.log").open("wb") as log:
-            self._proc = subprocess.Popen(["openbox", "--sm-disable"], env=env,
-                                          stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        wait_until(self._managed, "openbox to manage the screen", alive=self._died)
-        return self
-
-    def stop(self) -> None:
-        _stop(self._proc)
-        self._proc = None
-
-    def __enter__(self) -> Openbox:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
 
 @dataclass(frozen=True)
@@ -294,4 +251,4 @@ class Selection:
         self._proc = None
 
 
-__all__ = ["Geometry", "Openbox", "Selection", "Terminal", "missing_tools", "wait_until"]
+__all__ = ["Geometry", "Selection", "Terminal", "missing_tools", "wait_until"]

@@ -9,6 +9,9 @@ does (the target finder, a real terminal) start one with::
 
 It returns once the manager has announced itself (``_NET_SUPPORTING_WM_CHECK`` on the root,
 which EWMH managers set once they manage the screen), waiting on the property change itself.
+openbox runs with a HOME and config folder of its own next to the server's cookie, so no
+person's openbox settings or autostart apply. The one starter of the tests: the module-scoped
+``openbox`` fixture (fixtures.py) uses it, and so does the terminal canary (terminal.py).
 """
 
 from __future__ import annotations
@@ -79,9 +82,13 @@ def window_manager(xvfb: Xvfb, *, timeout: float = 20.0) -> Iterator[WindowManag
     """openbox on ``xvfb``, managing the screen, stopped on exit."""
     if not openbox_available():
         raise WindowManagerError("openbox is not installed (apt-get install openbox)")
-    log_path = xvfb.authority.parent / "openbox.log"
+    workdir = xvfb.authority.parent / "openbox"
+    workdir.mkdir(exist_ok=True)
+    log_path = workdir / "openbox.log"
+    env = xvfb.env()
+    env.update(HOME=str(workdir), XDG_CONFIG_HOME=str(workdir / "config"))
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(["openbox", "--sm-disable"], env=xvfb.env(),
+        proc = subprocess.Popen(["openbox", "--sm-disable"], env=env,
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True)
     try:
