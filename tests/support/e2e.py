@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +21,13 @@ def holodesk_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "app.cli", *args]
 
 
-def holodesk_env(home: Home, xvfb: Xvfb | None = None) -> dict[str, str]:
+def holodesk_env(home: Home, xvfb: Xvfb | None = None,
+                 extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a holodesk under test: ``home``, the test's display, ``extra``."""
     env = home.env()
+    # The terminal the tests run in names its window here: on the test's display the same id
+    # could be some other window, which holodesk would then take for its own terminal.
+    env.pop("WINDOWID", None)
     if xvfb is not None:
         env = xvfb.env(env)
     else:
@@ -31,6 +37,7 @@ def holodesk_env(home: Home, xvfb: Xvfb | None = None) -> dict[str, str]:
     # Settle quickly: the target app draws at once, and a short floor keeps the tests brisk.
     env["HOLODESK_SETTLE_MIN"] = "0.05"
     env["HOLODESK_SETTLE_MAX"] = "1.0"
+    env.update(extra or {})
     return env
 
 
@@ -50,11 +57,13 @@ def run_holodesk(
     xvfb: Xvfb | None = None,
     stdin: str = "",
     timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
 ) -> Result:
-    """Run `holodesk ARGS` to its end and return what it printed."""
+    """Run `holodesk ARGS` to its end and return what it printed (``env``: variables to add,
+    e.g. the ``WINDOWID`` a terminal sets)."""
     proc = subprocess.run(
         holodesk_argv(*args),
-        env=holodesk_env(home, xvfb),
+        env=holodesk_env(home, xvfb, env),
         cwd=REPO_ROOT,
         input=stdin,
         capture_output=True,

@@ -9,9 +9,10 @@ grabs the screen: nothing here imports mss or pyautogui)::
         gui.click(*gui.task.point(100, 30))  # into the task box
         gui.xdotool("type", "press the save button")
 
-There is no window manager: every top-level window is placed where it asks (the task window
+Without a window manager every top-level window is placed where it asks (the task window
 and the tray stand-in at the top left), and the keyboard focus is wherever the app (or
-``focus``) last set it.
+``focus``) last set it. Under one (the ``openbox`` fixture) the windows are found among the
+clients it manages, and ``activate`` asks it for the focus.
 """
 
 from __future__ import annotations
@@ -110,8 +111,8 @@ def windows(xvfb: Xvfb, name: str, pid: int | None = None) -> list[XWindow]:
     done here on what ``getwindowname`` and ``getwindowpid`` say.
     """
     out: list[XWindow] = []
-    listed = xdotool(xvfb, "search", "--onlyvisible", "--maxdepth", "1", "--name", "")
-    for wid in listed.split():
+    ids, managed = _top_levels(xvfb)
+    for wid in ids:
         # getwindowpid last: it fails for windows without _NET_WM_PID (Tk's), after the rest.
         info = subprocess.run(
             ["xdotool", "getwindowname", wid, "getwindowgeometry", "--shell", wid,
@@ -125,9 +126,44 @@ def windows(xvfb: Xvfb, name: str, pid: int | None = None) -> list[XWindow]:
         owner = lines[-1] if lines[-1].isdigit() else None
         if pid is not None and owner != str(pid):
             continue
+        if managed:
+            # xdotool counts the frame's offset twice for a window inside one: ask xwininfo.
+            placed = _absolute_geometry(xvfb, wid)
+            if placed is None:
+                continue  # gone meanwhile
+            fields.update(placed)
         out.append(XWindow(wid, lines[0], int(fields["X"]), int(fields["Y"]),
                            int(fields["WIDTH"]), int(fields["HEIGHT"])))
     return out
+
+
+def _top_levels(xvfb: Xvfb) -> tuple[list[str], bool]:
+    """The ids of the application windows on screen, and whether a window manager runs: under
+    one, the clients it manages (``_NET_CLIENT_LIST``; the root's children are its frames then,
+    without titles), else the visible children of the root."""
+    managed = subprocess.run(["xprop", "-root", "_NET_CLIENT_LIST"], env=xvfb.env(),
+                             capture_output=True, text=True, timeout=30).stdout
+    if "window id #" in managed:
+        # A hidden (withdrawn) window leaves the list; an iconified one would stay, but
+        # nothing here iconifies.
+        ids = managed.split("#", 1)[1].replace(",", " ").split()
+        return [str(int(wid, 16)) for wid in ids], True
+    found = xdotool(xvfb, "search", "--onlyvisible", "--maxdepth", "1", "--name", "")
+    return found.split(), False
+
+
+def _absolute_geometry(xvfb: Xvfb, wid: str) -> dict[str, str] | None:
+    """The window's rectangle on the screen (xwininfo's absolute corner), as xdotool's keys."""
+    info = subprocess.run(["xwininfo", "-id", wid], env=xvfb.env(), capture_output=True,
+                          text=True, timeout=30)
+    keys = {"Absolute upper-left X": "X", "Absolute upper-left Y": "Y", "Width": "WIDTH",
+            "Height": "HEIGHT"}
+    fields = {}
+    for line in info.stdout.splitlines():
+        key, _, value = line.strip().partition(":")
+        if key in keys:
+            fields[keys[key]] = value.strip()
+    return fields if len(fields) == 4 else None
 
 
 def grab(xvfb: Xvfb) -> Image.Image:
@@ -275,6 +311,10 @@ class HolodeskGui:
     def focus(self, window: XWindow) -> None:
         """Give ``window`` the keyboard focus (no window manager does it on a click)."""
         self.xdotool("windowfocus", "--sync", window.wid)
+
+    def activate(self, window: XWindow) -> None:
+        """Ask the window manager to give ``window`` the focus, and wait until it has."""
+        self.xdotool("windowactivate", "--sync", window.wid)
 
     def stop(self) -> int | None:
         """Quit the app (SIGTERM, then SIGKILL); its exit code."""

@@ -4,6 +4,7 @@ Run it on a test's Xvfb::
 
     python -m tests.support.target_app --events EVENTS.jsonl [--layout LAYOUT.json]
         [--geometry 1000x700+100+50] [--animate-ms 600] [--image PICTURE.png]
+        [--class-name HolodeskTarget]
 
 Every event it receives is appended to EVENTS as one JSON object per line, flushed at once
 (``type`` is pointer_press (any widget), press, release, click, double_click, triple_click,
@@ -560,9 +561,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--animate-ms", type=int, default=600)
     parser.add_argument("--animate-interval-ms", type=int, default=40)
     parser.add_argument("--image", type=Path)
+    # The window class: a test names the app as another application (Tk capitalises it).
+    parser.add_argument("--class-name", default="HolodeskTarget")
     args = parser.parse_args(argv)
     log = EventLog(args.events)
-    root = tk.Tk(className="HolodeskTarget")
+    root = tk.Tk(className=args.class_name)
     root.title("holodesk target")
     root.geometry(args.geometry)
     root.protocol(SYNC_PROTOCOL, lambda: log.write("sync"))  # RunningApp.sync
