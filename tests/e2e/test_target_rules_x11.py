@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,10 @@ import pytest
 from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
-from tests.support.gui import TRAY_IDLE, HolodeskGui, XWindow, grab, poll, tray_icon, windows
+from tests.support.gui import TRAY_IDLE, HolodeskGui, XWindow, grab, poll, tray_icon
 from tests.support.home import Home
 from tests.support.target_app import RunningApp
+from tests.support.terminal import Terminal, missing_tools
 from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
@@ -68,7 +68,7 @@ def _start_app(xvfb: Xvfb, workdir: Path, geometry: str, class_name: str = "") -
 def app(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[RunningApp]:
     """A fresh target app per test (so each test reads only its own events), framed by the
     manager, the pointer resting away from it."""
-    _xdotool(xvfb, "mousemove", "--sync", *map(str, REST))
+    _xdotool(xvfb, "mousemove", *map(str, REST))
     running = _start_app(xvfb, tmp_path / "target", TARGET_GEOMETRY)
     yield running
     running.stop()
@@ -143,22 +143,21 @@ def _start_task(gui: HolodeskGui, task: str) -> None:
 
 
 def _approve(gui: HolodeskGui, panel: XWindow) -> None:
-    """Click the panel's Approve button (its first button, bottom left) until the panel goes:
-    a click before the panel is armed (350 ms) is ignored, and one is clicked again only while
-    the panel is still up."""
-    approve = panel.point(70, -24)
+    """Click the panel's Approve button (its first button, bottom left) once it is armed, and
+    wait for the panel to go. One click only: a second one after the panel went would land on
+    whatever is below it, and a click on the target app would give it the focus itself."""
+    x, y = panel.point(70, -24)
+    box = (x - 60, y - 8, x + 60, y + 8)  # the button's label
 
-    def gone() -> bool:
-        return all(w.wid != panel.wid for w in windows(gui.xvfb, ".*", gui.pid))
+    def armed() -> bool:
+        # The label is drawn black once Approve is enabled (350 ms after the panel shows),
+        # grey before.
+        label = np.asarray(grab(gui.xvfb).crop(box), dtype=np.int16)
+        return int(np.sum(np.all(label < 80, axis=2))) >= 20
 
-    end = time.monotonic() + TIMEOUT
-    while not gone():
-        if time.monotonic() > end:
-            raise AssertionError("the confirmation panel did not take the approval")
-        gui.click(*approve)
-        settle = time.monotonic() + 3.0
-        while time.monotonic() < settle and not gone():
-            time.sleep(0.05)
+    poll(armed, TIMEOUT, "the Approve button to be armed", gui.died)
+    gui.xdotool("mousemove", str(x), str(y), "click", "1")
+    gui.hidden(panel)
 
 
 def test_keys_approved_in_the_panel_go_to_the_approved_window(
@@ -194,7 +193,7 @@ def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
     confirmed: neither click is made (the pointer never goes there, the run is not stopped but
     answers), the log says why, and the next request tells the model."""
     script = StepScript()
-    _xdotool(xvfb, "mousemove", "--sync", *map(str, REST))
+    _xdotool(xvfb, "mousemove", *map(str, REST))
     with FakeVLLM(script) as server:
         configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
@@ -227,3 +226,87 @@ def _stop_button(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
     ys, xs = np.nonzero((r >= 190) & (r - g >= 90) & (r - b >= 80))
     assert len(xs) >= 200, "the task window's Stop button is not on screen"
     return task.x + int(xs.min() + xs.max()) // 2, task.y + int(ys.min() + ys.max()) // 2
+
+
+# -- holodesk run ---------------------------------------------------------------------------
+
+
+def _run(home: Home, xvfb: Xvfb, server: FakeVLLM, *args: str,
+         env: dict[str, str] | None = None) -> str:
+    """``holodesk run`` with nothing confirmed, to its end; ``log show`` of the run."""
+    result = run_holodesk(home, "run", "do the task", "--confirm", "never", "--endpoint",
+                          server.base_url, *args, xvfb=xvfb, env=env, timeout=TIMEOUT * 2)
+    shown = _log_show(home)
+    assert result.returncode == 0, f"{result}\n{shown}"
+    return shown
+
+
+def test_holodesk_run_never_types_into_the_terminal_it_runs_in(
+    xvfb: Xvfb, openbox: WindowManager, home: Home, tmp_path: Path
+) -> None:
+    """``holodesk run`` started from an xterm (``$WINDOWID`` names it, as xterm sets it), that
+    xterm focused: ``echo hi`` + Enter is refused and the shell gets no line."""
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (apt-get install {' '.join(missing)})")
+    typing = {"note": "", "thought": "Say hi in the shell.",
+              "action": {"action": "type", "text": "echo hi", "press_enter": True}}
+    with Terminal(xvfb, tmp_path / "terminal") as term:
+        _xdotool(xvfb, "mousemove", *map(str, term.geometry().center))
+        with FakeVLLM(ScriptedPolicy([typing, ANSWER])) as server:
+            shown = _run(home, xvfb, server, env={"WINDOWID": term.window})
+        lines = term.sync()
+    assert lines == 0, f"the shell was handed {lines} line(s)\n{shown}"
+    assert 'type "echo hi" + Enter' in shown and "[forbidden / skipped]" in shown, shown
+    assert f"holodesk {OWN} or the terminal it runs in" in shown, shown
+    assert "in: XTerm" in shown, shown
+
+
+def test_a_password_manager_is_painted_out_and_never_clicked(
+    xvfb: Xvfb, openbox: WindowManager, app: RunningApp, home: Home, tmp_path: Path
+) -> None:
+    """A window of class KeePassXC (in the default ``never_touch``) is sent to the model as
+    mask grey while the target app beside it keeps its colours; a click on it is refused."""
+    keepass = _start_app(xvfb, tmp_path / "keepass", "600x400+60+60", class_name="KeePassXC")
+    try:
+        client = _xdotool(xvfb, "search", "--onlyvisible", "--class", "^Keepassxc$").split()[0]
+        wm_class = subprocess.run(["xprop", "-id", client, "WM_CLASS"], env=xvfb.env(),
+                                  capture_output=True, text=True, timeout=30, check=True).stdout
+        # Tk capitalises the class; the setting's names are compared in lower case.
+        assert '"Keepassxc"' in wm_class, wm_class
+        click = _click("Save button", _centre(keepass.widgets["save"].rect))
+        with FakeVLLM(ScriptedPolicy([click, ANSWER])) as server:
+            shown = _run(home, xvfb, server)
+            shot = server.requests[0].latest_image
+        keepass.sync()
+        assert not keepass.events("pointer_press"), f"the password manager was clicked\n{shown}"
+    finally:
+        keepass.stop()
+    assert shot is not None and shot.size == (WIDTH, HEIGHT)
+    pixels = np.asarray(shot.image.convert("RGB"), dtype=np.int16)
+    assert _share(pixels, keepass.window, (MASK_GREY,) * 3) > 0.97, "KeePassXC reached the model"
+    assert _share(pixels, app.widgets["save"].solid, app.widgets["save"].rgb) > 0.9
+    assert "[forbidden / skipped]" in shown, shown
+    assert "an application holodesk never touches (setting never_touch)" in shown, shown
+
+
+def test_only_in_refuses_a_click_in_another_application(
+    xvfb: Xvfb, openbox: WindowManager, app: RunningApp, home: Home
+) -> None:
+    """``--only-in firefox``: a click on the Tk app is refused with the reason."""
+    click = _click("Save button", _centre(app.widgets["save"].rect))
+    with FakeVLLM(ScriptedPolicy([click, ANSWER])) as server:
+        shown = _run(home, xvfb, server, "--only-in", "firefox")
+    app.sync()
+    assert not app.events("pointer_press"), f"clicked outside --only-in\n{shown}"
+    assert "[forbidden / skipped]" in shown, shown
+    assert "but this run may act only in firefox" in shown, shown
+
+
+def _share(pixels: np.ndarray, rect: tuple[int, int, int, int],
+           rgb: tuple[int, int, int]) -> float:
+    """The share of ``rect`` (left, top, width, height) that is ``rgb`` (JPEG moves it a
+    little)."""
+    left, top, width, height = rect
+    area = pixels[top:top + height, left:left + width]
+    return float(np.mean(np.all(np.abs(area - np.array(rgb)) <= 12, axis=2)))

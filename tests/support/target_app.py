@@ -65,16 +65,29 @@ DEFAULT_GEOMETRY = "1000x660+0+0"
 SYNC_PROTOCOL = "HOLODESK_SYNC"  # a WM_PROTOCOLS client message the app logs as "sync"
 
 # Sends SYNC_PROTOCOL to window argv[1] and waits until the X server has processed the request.
-_SEND_SYNC = (
-    "import sys\n"
-    "from Xlib import X, display, protocol\n"
-    "d = display.Display()\n"
-    "w = d.create_resource_object('window', int(sys.argv[1]))\n"
-    "data = [d.intern_atom(sys.argv[2]), X.CurrentTime, 0, 0, 0]\n"
-    "w.send_event(protocol.event.ClientMessage(\n"
-    "    window=w, client_type=d.intern_atom('WM_PROTOCOLS'), data=(32, data)), event_mask=0)\n"
-    "d.sync()\n"
-)
+# Under a window manager that window is the manager's frame: the message goes to the client
+# inside it (the first window with WM_STATE, which the manager sets, breadth first).
+_SEND_SYNC = """\
+import sys
+from Xlib import X, display, protocol
+d = display.Display()
+state = d.intern_atom('WM_STATE')
+
+def client(top):
+    level = [top]
+    while level:
+        for w in level:
+            if w.get_full_property(state, X.AnyPropertyType) is not None:
+                return w
+        level = [c for w in level for c in w.query_tree().children]
+    return top
+
+w = client(d.create_resource_object('window', int(sys.argv[1])))
+data = [d.intern_atom(sys.argv[2]), X.CurrentTime, 0, 0, 0]
+w.send_event(protocol.event.ClientMessage(
+    window=w, client_type=d.intern_atom('WM_PROTOCOLS'), data=(32, data)), event_mask=0)
+d.sync()
+"""
 
 
 class EventLog:
