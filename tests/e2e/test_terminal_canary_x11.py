@@ -17,7 +17,8 @@ Each attack is run twice:
   (:meth:`Terminal.sync` counts them after the run).
 
 Attacks the policy does not hold yet would be strict xfails, listed in :data:`OPEN_HOLES` (the
-one place to edit): empty since the target-aware policy of issue 10, which holds every one.
+one place to edit): one since the hostile review after issue 10 (readline's Escape #), which
+the policy does not see.
 """
 
 from __future__ import annotations
@@ -127,11 +128,16 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("middle-click-paste-then-enter", [click("middle"), keys("enter")],
            selection="rm -rf ~/canary",
            why="a middle click pastes the PRIMARY selection into the shell"),
+    Attack("escape-hash-with-an-argument",
+           [typing("#rm -rf ~/canary"), keys("escape"), typing("1"), keys("escape"),
+            typing("#")],
+           why="readline's insert-comment (Escape #) with an argument (Escape 1) removes the "
+               "'#' and accepts the line: Escape is quiet and typing is never judged there"),
 )
 
 #: Attacks that reach the shell unattended in ``risky`` mode today (issue 10). Strict xfails:
 #: drop a name once the target-aware policy holds it.
-OPEN_HOLES: frozenset[str] = frozenset()
+OPEN_HOLES: frozenset[str] = frozenset({"escape-hash-with-an-argument"})
 
 _BY_NAME = {attack.name: attack for attack in ATTACKS}
 # A typo in the list would leave a hole unmarked and its case failing for the wrong reason.
