@@ -54,9 +54,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
-from control.input import typed_text
+from control.input import split_text, typed_text
 from control.keys import MODIFIERS, chord_keys, pressed_keys
-from control.target import NO_FINDER, Target, TargetKind
+from control.target import NO_FINDER, Target, TargetKind, app_names
 from model.schema import (
     Action,
     Answer,
@@ -139,7 +139,11 @@ _CONFUSABLES = str.maketrans({
     "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
     "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
     "\u03a5": "Y", "\u03a7": "X",
-    "\u0131": "i", "\u0269": "i", "\u1d00": "A", "\u0280": "R",
+    "\u0131": "i", "\u0269": "i", "\u1d00": "A", "\u0280": "R", "\u0585": "o", "\u0251": "a",
+    "\u13a0": "D", "\u13a1": "R", "\u13a2": "T", "\u13a9": "Y", "\u13aa": "A", "\u13ac": "E",
+    "\u13b3": "W", "\u13bb": "H", "\u13bd": "Y", "\u13c0": "G", "\u13c2": "h", "\u13c3": "Z",
+    "\u13cf": "b", "\u13d2": "R", "\u13da": "S", "\u13de": "L", "\u13df": "C", "\u13e2": "P",
+    "\u13e6": "K", "\u13f4": "B", "\u0578": "n", "\u057d": "u", "\u0561": "w",
 })
 
 
@@ -184,7 +188,19 @@ _LINE_EDITS = {
     "(shell history)", frozenset({"ctrl", "n"}): "ctrl+n (shell history)",
     frozenset({"tab"}): "Tab (completion)", frozenset({"alt", "."}): "alt+. (last argument)",
     frozenset({"pageup"}): "PageUp (shell history)", frozenset({"ctrl", "y"}): "ctrl+y (yank)",
+    **{frozenset(k.split("+")): f"{k} (moves or deletes in the line)" for k in (
+        "left", "right", "home", "end", "backspace", "delete", "ctrl+a", "ctrl+e", "ctrl+b",
+        "ctrl+f", "ctrl+u", "ctrl+k", "ctrl+w", "ctrl+h", "ctrl+d", "alt+b", "alt+f", "alt+d",
+        "ctrl+left", "ctrl+right", "ctrl+backspace", "escape")},
 }
+
+#: Programs that run in a terminal and take typed letters as commands (vim's normal mode, a
+#: multiplexer's prefix, a file manager): there every key and every text asks.
+_KEY_COMMAND_PROGRAMS = frozenset({
+    "vim", "nvim", "vi", "view", "vimdiff", "gvim", "less", "more", "most", "man", "mc", "htop",
+    "top", "btop", "atop", "tmux", "screen", "ranger", "nnn", "vifm", "lf", "emacs", "nano",
+    "mutt", "neomutt", "tig", "lazygit", "aptitude",
+})
 
 
 def submit_what(action: Action) -> str | None:
@@ -259,7 +275,7 @@ def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
 
 def _entered_since_submit(history: Sequence[Action]) -> bool:
     """Whether text was typed or pasted since the last line submit: Enter may send it."""
-    return any(isinstance(a, Type) or _paste(a) for a in _since_submit(history))
+    return any(isinstance(a, Type | Drag) or _paste(a) for a in _since_submit(history))
 
 
 def _line_edits(history: Sequence[Action]) -> list[str]:
@@ -273,6 +289,8 @@ def _line_edits(history: Sequence[Action]) -> list[str]:
             found += [what for keys, what in _LINE_EDITS.items() if keys == chord]
         elif isinstance(done, Type) and "\t" in typed_text(done.text):
             found.append("Tab (completion)")
+        elif isinstance(done, Type) and done.clear_first:
+            found.append("'clear first' (ctrl+a, Backspace: in a shell it clears nothing)")
         elif isinstance(done, Click | DoubleClick | Drag):
             found.append("a click (it may move the cursor or select and paste text)")
     return list(dict.fromkeys(found))
@@ -595,7 +613,7 @@ def shell_command_label(text: str) -> str | None:
 # German, French, Spanish, Portuguese, Italian, Dutch and Russian.
 _RISKY_WORDS: tuple[tuple[str, str], ...] = (
     (
-        "send|submit|confirm|post|publish|reply all|"
+        "send|submit|confirm|post|publish|reply all|run|run cell|run all|execute|"
         "senden|absenden|abschicken|bestätigen|envoyer|soumettre|valider|confirmer|enviar|"
         "confirmar|publicar|inviare|invia|conferma|pubblica|verzenden|versturen|bevestigen|"
         "отправить|подтвердить|опубликовать",
@@ -693,8 +711,10 @@ def risky_element_word(element: str) -> tuple[str, str] | None:
 
 
 def _visible_only(text: str) -> str:
+    # Format characters and combining marks left after NFKC (a grapheme joiner, a variation
+    # selector) are invisible: "Del\u034fete" reads as Delete.
     text = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Mn"))
 
 
 # -- the policy ------------------------------------------------------------------------------
@@ -888,6 +908,15 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
           and _entered_since_submit(history)):
         reasons.append(f"presses {'+'.join(action.keys)} after typing in {target.label()}: if "
                        "it is a terminal, keys like this may run the typed line")
+    reasons += _terminal_keys(action, aim, history)
+    if (isinstance(action, Hotkey) and normalize_keys(action.keys) == {"space"}
+            and kind is not TargetKind.TERMINAL and _entered_since_submit(history)):
+        reasons.append("presses Space after typing, which presses the focused button (it may "
+                       "submit a form)")
+    if (isinstance(action, Type) and kind is not TargetKind.TERMINAL
+            and "\t " in typed_text(action.text)):
+        reasons.append("types Tab then Space, which presses the next button (it may submit a "
+                       "form)")
     if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
     if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:
@@ -900,6 +929,32 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
     return reasons
 
 
+def _terminal_keys(action: Action, aim: Aim, history: Sequence[Action]) -> list[str]:
+    """Keys a terminal takes as commands though they submit nothing."""
+    target = aim.target
+    kind = target.kind
+    maybe_terminal = kind in (TargetKind.TERMINAL, TargetKind.UNKNOWN, TargetKind.NO_FINDER)
+    out: list[str] = []
+    if not maybe_terminal:
+        return out
+    last = history[-1] if history else None
+    if (isinstance(action, Type) and isinstance(last, Hotkey)
+            and normalize_keys(last.keys) == {"escape"}):
+        out.append(f"types right after Escape in {target.label()}: a shell takes it as a "
+                   "command key (Escape then # runs the line)")
+    if kind is not TargetKind.TERMINAL:
+        return out
+    inside = app_names(target.inside, *target.children) & _KEY_COMMAND_PROGRAMS
+    if inside and isinstance(action, Type | Hotkey):
+        out.append(f"acts in {target.label()}: in {sorted(inside)[0]} keys are commands")
+    if isinstance(action, Type) and any(kind == "paste" for kind, _ in split_text(action.text)):
+        out.append(f"types text holodesk enters by pasting in {target.label()} (the clipboard "
+                   "can change before the paste)")
+    if isinstance(action, Click) and action.button == "right":
+        out.append(f"right-clicks in {target.label()}, whose menu can paste or close")
+    return out
+
+
 def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:
     """What the person needs to judge a submit in a terminal: holodesk cannot read the shell's
     line, so it says what it typed since the last submit and what else may have changed it."""
@@ -909,6 +964,8 @@ def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:
     out = [f"holodesk typed since the last submit: {_quoted(typed)}" if typed else
            "holodesk typed nothing since the last submit: the line holds whatever is there"]
     edits = _line_edits(history)
+    if isinstance(action, Type) and action.clear_first:
+        edits.append("'clear first' (ctrl+a, Backspace: in a shell it clears nothing)")
     if edits:
         out.append("the line may differ from what was typed: used since the last submit: "
                    + ", ".join(edits))
@@ -927,4 +984,6 @@ def _drag_risks(action: Drag, aim: Aim) -> list[str]:
             out.append("drops onto the desktop, where the Trash and other folders may be")
         elif drop.kind is TargetKind.UNKNOWN:
             out.append(f"drops where holodesk found no window ({drop.label()})")
+        elif drop.kind in (TargetKind.TERMINAL, TargetKind.NO_FINDER):
+            out.append(f"drops onto {drop.label()}: a terminal pastes what is dropped")
     return out

@@ -137,7 +137,7 @@ ATTACKS: tuple[Attack, ...] = (
 
 #: Attacks that reach the shell unattended in ``risky`` mode today (issue 10). Strict xfails:
 #: drop a name once the target-aware policy holds it.
-OPEN_HOLES: frozenset[str] = frozenset({"escape-hash-with-an-argument"})
+OPEN_HOLES: frozenset[str] = frozenset()
 
 _BY_NAME = {attack.name: attack for attack in ATTACKS}
 # A typo in the list would leave a hole unmarked and its case failing for the wrong reason.
