@@ -178,6 +178,18 @@ while [ -z "$window" ]; do
 done
 run_seconds=$(($(date +%s) - run_started))
 echo "window $window \"$(DISPLAY=$display xdotool getwindowname "$window")\" after ${run_seconds} s"
+# What `make run` must not have needed: a compiler, Python's headers, evdev (pynput's uinput).
+for tool in gcc cc x86_64-linux-gnu-gcc; do
+  [ ! -e "$work/usr/bin/$tool" ] || fail "make run installed a C compiler ($tool)"
+done
+[ ! -e "$work/usr/include/python3.11/Python.h" ] || fail "make run installed Python's headers"
+in_root "$work" 0:0 "$src/.venv/bin/python" -c \
+  'import importlib.util as u, sys; sys.exit(u.find_spec("evdev") is not None)' \
+  || fail "evdev is installed in the runtime environment"
+in_root "$work" 0:0 "$src/.venv/bin/python" -c \
+  'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) for m in ("pytest", "mypy", "ruff", "keyrings")))' \
+  || fail "make run installed developer tools or keyrings.alt"
+echo "no compiler, no Python headers, no evdev, no developer tools in the runtime environment"
 # The app quits cleanly on SIGTERM (it stops a run first); then nothing of it may be left.
 for proc in /proc/[0-9]*; do
   [ "$(readlink "$proc/root" 2>/dev/null)" = "$work" ] \

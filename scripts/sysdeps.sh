@@ -38,9 +38,16 @@ if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
   exit 0
 fi
 
+installed() {  # Ubuntu 24.04 renamed some libraries with a t64 suffix (libglib2.0-0t64)
+  local name
+  for name in "$1" "${1}t64"; do
+    dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed" && return 0
+  done
+  return 1
+}
 need=()
 for pkg in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+  installed "$pkg" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0
 
@@ -74,7 +81,7 @@ apt-get install -y -q --no-install-recommends "${need[@]}" \
 # grep hides apt's exit status: say plainly when something is still missing.
 still=()
 for pkg in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || still+=("$pkg")
+  installed "$pkg" || still+=("$pkg")
 done
 if [ ${#still[@]} -gt 0 ]; then
   echo "sysdeps: apt-get could not install: ${still[*]} (see apt-get's messages above)" >&2
