@@ -17,6 +17,7 @@
 # variables are carried into the root: where the host reaches PyPI through a TLS-inspecting
 # proxy, the fresh machine behind it would need them too. Needs root (chroot, mounts).
 set -euo pipefail
+{  # read whole before it runs: editing this file during a check (a long one) cannot derail it
 cd "$(dirname "$0")/.."
 repo=$PWD
 cache=${FRESH_CACHE:-$repo/.cache}
@@ -217,3 +218,5 @@ test_seconds=$(($(date +%s) - test_started))
 unmount_root "$work"
 rm -rf "$work"
 step "fresh-check passed: make run reached a window in ${run_seconds} s, make test took ${test_seconds} s"
+exit 0
+}
