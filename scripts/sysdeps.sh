@@ -45,9 +45,17 @@ installed() {  # Ubuntu 24.04 renamed some libraries with a t64 suffix (libglib2
   done
   return 1
 }
+# The name apt knows here: on Ubuntu 24.04 libglib2.0-0 is only libglib2.0-0t64.
+apt_name() {
+  if ! apt-cache show "$1" >/dev/null 2>&1 && apt-cache show "${1}t64" >/dev/null 2>&1; then
+    echo "${1}t64"
+  else
+    echo "$1"
+  fi
+}
 need=()
 for pkg in "${wanted[@]}"; do
-  installed "$pkg" || need+=("$pkg")
+  installed "$pkg" || need+=("$(apt_name "$pkg")")
 done
 [ ${#need[@]} -eq 0 ] && exit 0
 
