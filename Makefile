@@ -40,7 +40,7 @@ lint: $(DEV_STAMP)
 
 # The source install on a fresh Debian 12 (as root; scripts/fresh-check.sh, the README says more):
 # debootstrap a minimal root (cached in .cache/), clone this commit into it, `make run` to a
-# window on Xvfb, then `make test` there (about 13 minutes with the root cached).
+# window on Xvfb, then `make test` there (13 to 15 minutes with the root cached).
 fresh-check:
 	bash scripts/fresh-check.sh
 
