@@ -291,40 +291,32 @@ def context_result(max_model_len: int | None) -> CheckResult:
                        f"screenshots needs at least {MIN_CONTEXT})")
 
 
-def keyring_result(backend: str, *, plaintext: bool, problem: str | None, key_source: str,
-                   ) -> CheckResult:
-    """The keyring check from what :mod:`app.secrets` found (never the key itself)."""
+def keyring_result(backend: str, *, problem: str | None, key_source: str) -> CheckResult:
+    """The keyring check from what :mod:`app.secrets` found (never the key itself).
+
+    ``backend`` starts with "unavailable" when no secure keyring is there (none at all, or only
+    one :mod:`app.secrets` refuses, such as keyrings.alt's files).
+    """
     from_env = key_source == "env"
     env_note = f"the API key comes from ${ENV_API_KEY}"
-    fix = ("install and unlock a Secret Service (gnome-keyring or KWallet; on a headless "
-           "machine e.g. `gnome-keyring-daemon --unlock` inside a D-Bus session), or set "
-           f"{ENV_API_KEY} in the environment for each run")
-    # Without a key stored nothing is at risk, and a loopback server needs none: a keyring that
-    # could not keep one safely is then a note, not a failure (else a plain set-up without a
-    # Secret Service could never pass). A key that is needed but missing fails the endpoint
-    # check with its own fix.
+    fix = ("install and unlock a Secret Service: `sudo apt-get install gnome-keyring` and log "
+           "in to a desktop session that unlocks it (KWallet works too); on a headless machine "
+           f"set {ENV_API_KEY} in the environment of each run instead (never stored). "
+           "holodesk never keeps the key in a plain file")
+    # Without a key stored nothing is at risk, and a loopback server needs none: a missing
+    # keyring is then a note, not a failure (else a plain set-up without a Secret Service could
+    # never pass). A key that is needed but missing fails the endpoint check with its own fix.
     later = "if the server needs a key: " + fix
     if problem is not None or backend.startswith("unavailable"):
         if from_env:
             return CheckResult(KEYRING, Status.PASS,
-                               f"{env_note}; the keyring is not usable ({backend})")
+                               f"{env_note}; no secure keyring ({backend})")
         if key_source == "none":
             return CheckResult(KEYRING, Status.PASS,
-                               f"no usable keyring ({problem or backend}); no API key is "
+                               f"no secure keyring ({problem or backend}); no API key is "
                                "needed so far", later)
         return CheckResult(KEYRING, Status.FAIL,
-                           f"no usable keyring to keep the API key ({problem or backend})", fix)
-    if plaintext:
-        if from_env:
-            return CheckResult(KEYRING, Status.PASS,
-                               f"{env_note}; the keyring is a plaintext file ({backend})")
-        if key_source == "none":
-            return CheckResult(KEYRING, Status.PASS,
-                               f"{backend} would keep a key unencrypted on disk; no API key is "
-                               "stored", later)
-        return CheckResult(KEYRING, Status.FAIL,
-                           f"the keyring backend {backend} keeps the API key unencrypted on "
-                           "disk", fix)
+                           f"no secure keyring to keep the API key ({problem or backend})", fix)
     where = {"env": env_note, "keyring": "an API key is stored for this endpoint",
              "none": "no API key stored for this endpoint (fine when the server has none)"}
     return CheckResult(KEYRING, Status.PASS, f"{backend}; {where.get(key_source, key_source)}")
@@ -595,8 +587,7 @@ class Doctor:
             from app.logs import mask
 
             mask(found.key)
-        return keyring_result(backend, plaintext=store.is_plaintext(), problem=found.problem,
-                              key_source=found.source)
+        return keyring_result(backend, problem=found.problem, key_source=found.source)
 
     # ------------------------------------------------------------------ the model server
 

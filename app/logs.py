@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import platform
 import sys
 
 from app import paths
 from app.secrets import RedactingFilter
+from app.version import version
 
 #: Attached to every handler we install; :func:`mask` adds secrets to it.
 _REDACTOR = RedactingFilter()
@@ -35,6 +37,10 @@ def setup_logging(verbose: bool = False) -> None:
     )
     fh.addFilter(_REDACTOR)
     root.addHandler(fh)
+    # Which release wrote what follows: a bug report's log says it without asking.
+    logging.getLogger("holodesk").info(
+        "holodesk %s starting (Python %s, %s)", version(), platform.python_version(),
+        platform.platform(terse=True))
     # HTTP internals are noise in our log, and at debug level they may echo request bodies.
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "PIL"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

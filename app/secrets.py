@@ -12,6 +12,13 @@ Decisions:
   cannot be read is therefore reported (:attr:`KeyLookup.problem`) rather than raised by
   :func:`lookup_api_key`; storing a key into an unusable keyring raises
   :class:`SecretsUnavailable` with what to do about it.
+* Only the secure backends are used, an allow-list (:data:`SECURE_BACKENDS`): the Secret
+  Service (GNOME Keyring, KWallet's Secret Service, through secretstorage or libsecret), KWallet
+  itself, the macOS Keychain and the Windows Credential Locker. Anything else keyring would pick
+  (keyrings.alt's plaintext or "encrypted" files, a third-party backend, the fail backend) is
+  refused for reading and storing alike, with :data:`UNAVAILABLE_HELP`: a key that silently
+  lands in a plain file breaks the promise that it lives only in the keyring. When keyring
+  chains several backends, the first secure one in the chain is used.
 """
 
 from __future__ import annotations
@@ -40,12 +47,29 @@ _SECRET_NAME = re.compile(r"api[_-]?key|token|secret|password|passwd|authorizati
 _log = logging.getLogger(__name__)
 
 UNAVAILABLE_HELP = (
-    "No usable system keyring was found to store the API key. Either start and unlock a "
-    "Secret Service (gnome-keyring or KWallet; on a headless machine e.g. "
-    "`gnome-keyring-daemon --unlock` inside a D-Bus session), or "
-    "`pip install keyrings.alt` to keep it in a plaintext file (not recommended), or set "
-    f"{ENV_API_KEY} in the environment for each run (not persisted)."
+    "No secure system keyring was found to keep the API key; holodesk keeps it only in the "
+    "Secret Service (GNOME Keyring or KWallet), the macOS Keychain or the Windows Credential "
+    "Locker, never in a plain file. On Linux, install one (`sudo apt-get install gnome-keyring`) "
+    "and log in to a desktop session that unlocks it; on a headless machine set "
+    f"{ENV_API_KEY} in the environment of each run instead (it is never stored). "
+    "`holodesk doctor` checks the keyring."
 )
+
+# Fully qualified class names (module.Class) of the backends that keep secrets in the desktop's
+# own encrypted store. An allow-list, not a deny-list: a backend nobody here has reviewed may
+# write the key anywhere.
+SECURE_BACKENDS = frozenset({
+    "keyring.backends.SecretService.Keyring",
+    "keyring.backends.libsecret.Keyring",
+    "keyring.backends.kwallet.DBusKeyring",
+    "keyring.backends.kwallet.DBusKeyringKWallet4",
+    "keyring.backends.macOS.Keyring",
+    "keyring.backends.Windows.WinVaultKeyring",
+})
+# A backend class that sets this attribute to True is accepted too. Only the test suite's own
+# backend (tests/support/keyring_backend.py) does: the tests run holodesk in subprocesses with
+# a key stored, and keyring selects that backend only when the tests point it there.
+TEST_BACKEND_MARK = "holodesk_test_backend"
 
 
 class SecretsError(HolodeskError):
@@ -105,9 +129,10 @@ class KeyringStore:
             backend = self._resolve_backend()
         except Exception as exc:  # discovery runs arbitrary backend code (D-Bus, config files)
             raise SecretsUnavailable(f"{UNAVAILABLE_HELP} (keyring: {exc})") from exc
-        if _is_unusable(backend):
-            raise SecretsUnavailable(f"{UNAVAILABLE_HELP} (keyring backend: {_qualname(backend)})")
-        return backend
+        secure = secure_backend(backend)
+        if secure is None:
+            raise SecretsUnavailable(f"{UNAVAILABLE_HELP} (keyring backend: {describe(backend)})")
+        return secure
 
     def get(self, endpoint: str) -> str | None:
         backend = self._usable_backend()
@@ -122,8 +147,6 @@ class KeyringStore:
             backend.set_password(self._service, endpoint, secret)
         except Exception as exc:
             raise self._failure("store", backend, exc) from exc
-        if _is_plaintext(backend):
-            _log.warning("the API key was stored unencrypted on disk by %s", _qualname(backend))
 
     def delete(self, endpoint: str) -> bool:
         backend = self._usable_backend()
@@ -141,26 +164,18 @@ class KeyringStore:
             backend = self._resolve_backend()
         except Exception as exc:
             return f"unavailable ({exc})"
-        name = _qualname(backend)
-        if _is_unusable(backend):
-            return f"unavailable ({name})"
-        if _is_plaintext(backend):
-            return f"{name} (plaintext file, not recommended)"
-        return name
-
-    def is_plaintext(self) -> bool:
-        """Whether the backend keeps keys unencrypted on disk (keyrings.alt's file backend)."""
-        try:
-            return _is_plaintext(self._resolve_backend())
-        except Exception:
-            return False
+        secure = secure_backend(backend)
+        if secure is None:
+            return f"unavailable ({describe(backend)})"
+        return _qualname(secure)
 
     def _failure(self, verb: str, backend: KeyringBackend, exc: Exception) -> SecretsUnavailable:
         # The backend's own message never contains the secret: keyring passes it only as data.
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return SecretsUnavailable(
             f"could not {verb} the API key with keyring backend {_qualname(backend)} "
-            f"({detail}). If it is locked, unlock it and retry. {UNAVAILABLE_HELP}"
+            f"({detail}). If it is locked, unlock it (your desktop's keyring or password "
+            f"manager) and retry, or set {ENV_API_KEY} in the environment of each run."
         )
 
 
@@ -169,18 +184,34 @@ def _qualname(backend: object) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _is_unusable(backend: object) -> bool:
+def is_secure(backend: object) -> bool:
+    """Whether ``backend`` is one holodesk keeps a key in (:data:`SECURE_BACKENDS`)."""
+    return _qualname(backend) in SECURE_BACKENDS or (
+        getattr(type(backend), TEST_BACKEND_MARK, False) is True
+    )
+
+
+def secure_backend(backend: KeyringBackend) -> KeyringBackend | None:
+    """``backend`` itself when it is secure; for keyring's chainer, the first secure backend it
+    chains (the one a write would go to among those allowed); else None."""
+    from keyring.backends import chainer
+
+    if isinstance(backend, chainer.ChainerBackend):
+        return next((b for b in chainer.ChainerBackend.backends if is_secure(b)), None)
+    return backend if is_secure(backend) else None
+
+
+def describe(backend: object) -> str:
+    """The backend's name and why it is not used, for messages (never raises)."""
     from keyring.backends import chainer, fail, null
 
+    name = _qualname(backend)
     if isinstance(backend, fail.Keyring | null.Keyring):
-        return True
-    # The chainer with nothing viable to chain behaves like the fail backend.
-    return isinstance(backend, chainer.ChainerBackend) and not chainer.ChainerBackend.backends
-
-
-def _is_plaintext(backend: object) -> bool:
-    cls = type(backend)
-    return cls.__module__.startswith("keyrings.alt") and "Plaintext" in cls.__name__
+        return f"{name}: no keyring found"
+    if isinstance(backend, chainer.ChainerBackend):
+        chained = ", ".join(_qualname(b) for b in chainer.ChainerBackend.backends)
+        return f"{name} of {chained or 'nothing'}: none of them is a secure keyring"
+    return f"{name}: not a secure keyring, refused"
 
 
 def validate_api_key(key: str) -> str:

@@ -49,6 +49,7 @@ from app.doctor import (
     format_result,
 )
 from app.settings import Settings
+from app.version import version
 from ui.problem_view import fix_text
 
 __all__ = [
@@ -347,7 +348,7 @@ class DoctorWindow(QWidget):
         copies); the fixes in the app's own terms, as the window shows them."""
         names = [row.name for row in self._rows] + [r.name for r in self._results]
         width = max((len(n) for n in names), default=18)
-        lines = [f"holodesk doctor: checking this desktop and {self._endpoint}"]
+        lines = [f"holodesk {version()} doctor: checking this desktop and {self._endpoint}"]
         lines += [format_result(r, width, say=fix_text) for r in self._results]
         lines += ["", self._summary_for_report()]
         return "\n".join(lines) + "\n"
@@ -518,7 +519,7 @@ class DoctorWindow(QWidget):
     def _set_intro(self) -> None:
         server = f"the model server at {self._endpoint}" if self._endpoint else "the model server"
         self.intro.setText(
-            f"Checks, in order, what holodesk needs: this desktop (display, capture, input, "
-            f"hotkeys, tray), the keyring, then {server}, and a one-step dry run. Nothing is "
-            "clicked or typed."
+            f"holodesk {version()}. Checks, in order, what holodesk needs: this desktop "
+            f"(display, capture, input, hotkeys, tray), the keyring, then {server}, and a "
+            "one-step dry run. Nothing is clicked or typed."
         )

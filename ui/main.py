@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ui.identity import EXIT_NOT_OURS, identity_problem
+
 if TYPE_CHECKING:
     from app.calibrate import TargetScreen
 
@@ -13,6 +15,11 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Route to the tray app or to the headless CLI (which never loads Qt unless it must)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    # Before anything of app/ runs: another project's `app` or `model` would run in its place.
+    problem = identity_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_NOT_OURS
     if args:
         from app.cli.main import main as cli_main
 

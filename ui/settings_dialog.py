@@ -425,14 +425,12 @@ class SettingsDialog(QDialog):
         endpoint = self._loaded.endpoint
         store, environ = self._store, self._environ
 
-        def work() -> tuple[KeyLookup, bool]:
-            plaintext = isinstance(store, KeyringStore) and store.is_plaintext()
-            return lookup_api_key(endpoint, store, environ), plaintext
+        def work() -> KeyLookup:
+            return lookup_api_key(endpoint, store, environ)
 
         self._tasks.run(work, self._key_found, self._key_failed)
 
-    def _key_found(self, result: tuple[KeyLookup, bool]) -> None:
-        found, plaintext = result
+    def _key_found(self, found: KeyLookup) -> None:
         self._key_lookup = found
         backend = found.backend
         if found.source == "env":
@@ -441,7 +439,7 @@ class SettingsDialog(QDialog):
                 f"over the keyring ({backend})."
             )
         elif backend.startswith("unavailable") or found.problem:
-            text = f"No usable keyring ({found.problem or backend}). {UNAVAILABLE_HELP}"
+            text = f"No secure keyring ({found.problem or backend}). {UNAVAILABLE_HELP}"
         elif found.source == "keyring":
             text = f"A key is stored in {backend}. Leave the field empty to keep it."
         else:
@@ -449,8 +447,6 @@ class SettingsDialog(QDialog):
                 f"No key stored; a key typed here goes to {backend}. vLLM on this machine "
                 "usually needs none."
             )
-        if plaintext:
-            text += " Warning: this backend keeps the key unencrypted in a file."
         self.key_label.setText(text)
         self.key_info_loaded.emit()
         self._fetch_models(found.key)

@@ -8,6 +8,7 @@ import sys
 
 from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
 from app.cli.render import fix_line
+from app.version import version
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,7 +62,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         print(format_result(result, width, say=fix_line), flush=True)
 
     if not args.json:
-        print(f"holodesk doctor: checking this desktop and {settings.endpoint}", flush=True)
+        print(f"holodesk {version()} doctor: checking this desktop and {settings.endpoint}",
+              flush=True)
     try:
         results = run_doctor(config, None if args.json else show)
     except KeyboardInterrupt:  # a check can wait a minute for the model: Ctrl+C, no traceback
@@ -69,7 +71,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     ok = all_passed(results)
     if args.json:
-        print(json.dumps({"ok": ok, "endpoint": settings.endpoint,
+        print(json.dumps({"ok": ok, "version": version(), "endpoint": settings.endpoint,
                           "checks": [r.to_dict(fix_line) for r in results]}, indent=2))
     else:
         passed = sum(r.passed for r in results)

@@ -10,3 +10,5 @@ EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
 #: Another run holds the desktop.
 EXIT_BUSY = 3
+# 4: holodesk's own packages are shadowed by another project's (ui.identity.EXIT_NOT_OURS,
+# decided before anything of app/ may be imported).

@@ -24,6 +24,7 @@ from app.cli import trigger as cli_trigger
 from app.cli.output import EXIT_OK, EXIT_USAGE, fail
 from app.logs import setup_logging
 from app.settings import SettingsError
+from app.version import version
 
 if TYPE_CHECKING:
     from app.calibrate import ScreenFactory
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="holodesk",
         description="A desktop computer-use assistant driven by Holotron-12B served by vLLM.",
     )
+    p.add_argument("--version", action="version", version=f"holodesk {version()}")
     sub = p.add_subparsers(dest="command")
     for module in _SUBCOMMANDS:
         module.register(sub)

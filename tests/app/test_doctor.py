@@ -142,30 +142,32 @@ def test_context_length_against_a_three_screenshot_step(length: int | None,
 
 
 def test_keyring_judgement() -> None:
-    good = keyring_result("keyring.backends.SecretService.Keyring", plaintext=False,
-                          problem=None, key_source="keyring")
+    good = keyring_result("keyring.backends.SecretService.Keyring", problem=None,
+                          key_source="keyring")
     assert good.status is Status.PASS
     assert "SecretService" in good.detail
-    plain = keyring_result("keyrings.alt.file.PlaintextKeyring", plaintext=True, problem=None,
-                           key_source="keyring")
-    assert plain.status is Status.FAIL
-    assert "gnome-keyring" in fix_line(plain.fix) and "HOLODESK_API_KEY" in fix_line(plain.fix)
-    broken = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
-                            problem="No usable system keyring", key_source="keyring")
-    assert broken.status is Status.FAIL
-    # No key stored: nothing at risk, and a loopback server needs none; a note says what to do.
-    for backend, plaintext, problem in (
-        ("keyrings.alt.file.PlaintextKeyring", True, None),
-        ("unavailable (keyring.backends.fail.Keyring)", False, "No usable system keyring"),
+    # A backend app.secrets refuses (keyrings.alt's file) shows as "unavailable" with why.
+    refused = ("unavailable (keyrings.alt.file.PlaintextKeyring: not a secure keyring, "
+               "refused)")
+    for backend, problem in (
+        (refused, "No secure system keyring was found"),
+        ("unavailable (keyring.backends.fail.Keyring: no keyring found)",
+         "No secure system keyring was found"),
     ):
-        unneeded = keyring_result(backend, plaintext=plaintext, problem=problem,
-                                  key_source="none")
+        broken = keyring_result(backend, problem=problem, key_source="keyring")
+        assert broken.status is Status.FAIL
+        fix = fix_line(broken.fix)
+        assert "gnome-keyring" in fix and "HOLODESK_API_KEY" in fix
+        assert "plain file" in fix and "keyrings.alt" not in fix
+        # No key stored: nothing at risk, and a loopback server needs none; a note says what
+        # to do.
+        unneeded = keyring_result(backend, problem=problem, key_source="none")
         assert unneeded.status is Status.PASS
         assert unneeded.fix.text.startswith("if the server needs a key") and "gnome-keyring" in (
             unneeded.fix.text)
     # A key in the environment makes the keyring unnecessary.
-    env = keyring_result("unavailable (keyring.backends.fail.Keyring)", plaintext=False,
-                         problem="No usable system keyring", key_source="env")
+    env = keyring_result("unavailable (keyring.backends.fail.Keyring)",
+                         problem="No secure system keyring", key_source="env")
     assert env.status is Status.PASS
     assert "HOLODESK_API_KEY" in env.detail
 

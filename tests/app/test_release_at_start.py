@@ -18,10 +18,12 @@ from control import release
 from tests.support.home import REPO_ROOT, isolate_home
 
 # Starts a run in the action log and exits without finishing it (as a SIGKILL would leave it).
+# The flush: os._exit skips it, and stdout to a pipe is buffered unless PYTHONUNBUFFERED is set
+# (it was on the CI machine, not on a fresh one: `make fresh-check` found this).
 _START_AND_DIE = (
     "from app.store import ActionLog\n"
     "log = ActionLog.open()\n"
-    "print(log.start_run('drag the file', 'http://127.0.0.1:1/v1', None, {}).id)\n"
+    "print(log.start_run('drag the file', 'http://127.0.0.1:1/v1', None, {}).id, flush=True)\n"
     "import os; os._exit(0)\n"
 )
 

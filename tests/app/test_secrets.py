@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 from keyring.backend import KeyringBackend
-from keyring.backends import fail, null
+from keyring.backends import chainer, fail, null
 from keyring.errors import KeyringLocked
-from keyrings.alt.file import PlaintextKeyring
 
 from app import paths
 from app.secrets import (
     ENV_API_KEY,
+    SECURE_BACKENDS,
     SERVICE,
     InvalidApiKey,
     KeyringStore,
@@ -32,7 +32,7 @@ from app.secrets import (
     validate_api_key,
 )
 from tests.support.home import REPO_ROOT, Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, FileBackend
+from tests.support.keyring_backend import DIR_ENV, FileBackend, PlainFileBackend
 from tests.support.memory_secrets import MemoryStore
 
 KEY = "sk-holodesk-test-0123456789abcdef"
@@ -55,6 +55,7 @@ class LockedBackend(KeyringBackend):
     """A keyring whose collection stays locked (the person dismissed the unlock prompt)."""
 
     priority = -10  # type: ignore[assignment]  # never auto-selected
+    holodesk_test_backend = True  # stands for a Secret Service that stays locked
 
     def get_password(self, service: str, username: str) -> str | None:
         raise KeyringLocked("Failed to unlock the collection!")
@@ -91,7 +92,6 @@ def test_keyring_store_on_the_file_backend(file_backend: FileBackend, home: Home
     data = json.loads((home.keyring / "keyring.json").read_text(encoding="utf-8"))
     assert data == {SERVICE: {ENDPOINT: KEY}}
     assert store.backend_name() == BACKEND_PATH
-    assert store.is_plaintext() is False
 
 
 def test_file_backend_is_not_viable_unless_configured(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,24 +113,97 @@ def test_no_keyring_raises_a_helpful_error(backend: KeyringBackend) -> None:
         with pytest.raises(SecretsUnavailable) as err:
             attempt()
         message = str(err.value)
-        for hint in ("gnome-keyring", "KWallet", "pip install keyrings.alt", ENV_API_KEY):
+        for hint in ("gnome-keyring", "KWallet", "holodesk doctor", ENV_API_KEY):
             assert hint in message
+        # The way out is a real keyring or the environment, never a plaintext one.
+        assert "keyrings.alt" not in message
         assert KEY not in message
     assert store.backend_name().startswith("unavailable")
 
 
 def test_locked_keyring_says_to_unlock(home: Home) -> None:
     store = KeyringStore(backend=LockedBackend())
-    with pytest.raises(SecretsUnavailable, match="unlock it and retry") as err:
+    with pytest.raises(SecretsUnavailable, match=r"unlock it .* and retry") as err:
         store.set(ENDPOINT, KEY)
     assert "KeyringLocked" in str(err.value)
     assert KEY not in str(err.value)
 
 
-def test_plaintext_backend_is_flagged(home: Home) -> None:
-    store = KeyringStore(backend=PlaintextKeyring())
-    assert store.is_plaintext() is True
-    assert "plaintext file, not recommended" in store.backend_name()
+def named(module: str, name: str) -> KeyringBackend:
+    """A working in-memory backend whose class carries ``module.name``: the allow-list goes by
+    the class's full name, and the real Secret Service or Keychain cannot run here."""
+    secrets: dict[tuple[str, str], str] = {}
+
+    def get_password(self: KeyringBackend, service: str, username: str) -> str | None:
+        return secrets.get((service, username))
+
+    def set_password(self: KeyringBackend, service: str, username: str, password: str) -> None:
+        secrets[(service, username)] = password
+
+    def delete_password(self: KeyringBackend, service: str, username: str) -> None:
+        del secrets[(service, username)]
+
+    cls = type(name, (KeyringBackend,), {
+        "priority": -10, "__module__": module, "__qualname__": name,
+        "get_password": get_password, "set_password": set_password,
+        "delete_password": delete_password,
+    })
+    backend: KeyringBackend = cls()
+    return backend
+
+
+@pytest.mark.parametrize("full_name", sorted(SECURE_BACKENDS))
+def test_each_secure_backend_keeps_the_key(full_name: str) -> None:
+    module, _, name = full_name.rpartition(".")
+    store = KeyringStore(backend=named(module, name))
+    exercise(store)
+    assert store.backend_name() == full_name
+
+
+@pytest.mark.parametrize("full_name", [
+    "keyrings.alt.file.PlaintextKeyring",
+    "keyrings.alt.file.EncryptedKeyring",  # its password sits next to it or is asked on a tty
+    "keyrings.alt.Gnome.Keyring",
+    "keyring_pass.PasswordStoreBackend",  # a third-party backend nobody here has reviewed
+    "keyring.backends.SecretService.KeyringLookalike",
+])
+def test_a_backend_outside_the_allow_list_is_refused(full_name: str) -> None:
+    module, _, name = full_name.rpartition(".")
+    backend = named(module, name)
+    store = KeyringStore(backend=backend)
+    for attempt in (lambda: store.set(ENDPOINT, KEY), lambda: store.get(ENDPOINT)):
+        with pytest.raises(SecretsUnavailable) as err:
+            attempt()
+        assert full_name in str(err.value) and "not a secure keyring" in str(err.value)
+        assert "keyrings.alt" not in str(err.value).replace(full_name, "")
+    assert backend.get_password(SERVICE, ENDPOINT) is None  # nothing was written through it
+    assert store.backend_name().startswith("unavailable")
+
+
+def test_a_plain_file_backend_writes_nothing(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DIR_ENV, str(home.keyring))
+    with pytest.raises(SecretsUnavailable):
+        store_api_key(ENDPOINT, KEY, KeyringStore(backend=PlainFileBackend()))
+    assert not (home.keyring / "keyring.json").exists()
+    found = lookup_api_key(ENDPOINT, KeyringStore(backend=PlainFileBackend()), environ={})
+    assert found.key is None and found.problem is not None
+
+
+def test_a_chain_uses_its_first_secure_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = named("keyrings.alt.file", "PlaintextKeyring")
+    secure = named("keyring.backends.SecretService", "Keyring")
+    monkeypatch.setattr(chainer.ChainerBackend, "backends", [plain, secure])
+    store = KeyringStore(backend=chainer.ChainerBackend())
+    store.set(ENDPOINT, KEY)
+    assert secure.get_password(SERVICE, ENDPOINT) == KEY
+    assert plain.get_password(SERVICE, ENDPOINT) is None
+    assert store.backend_name() == "keyring.backends.SecretService.Keyring"
+
+    monkeypatch.setattr(chainer.ChainerBackend, "backends", [plain])
+    store = KeyringStore(backend=chainer.ChainerBackend())
+    with pytest.raises(SecretsUnavailable, match="none of them is a secure keyring"):
+        store.set(ENDPOINT, KEY)
+    assert plain.get_password(SERVICE, ENDPOINT) is None
 
 
 def test_validate_api_key() -> None:
@@ -182,7 +255,8 @@ def test_api_key_shorthand() -> None:
 def test_lookup_with_no_keyring_reports_instead_of_raising() -> None:
     found = lookup_api_key(ENDPOINT, KeyringStore(backend=fail.Keyring()), environ={})
     assert (found.key, found.source) == (None, "none")
-    assert found.problem is not None and "keyrings.alt" in found.problem
+    assert found.problem is not None and ENV_API_KEY in found.problem
+    assert "keyrings.alt" not in found.problem
     assert "keyring unreadable" in found.describe()
     # The environment still works without any keyring: the CI and headless path.
     found = lookup_api_key(ENDPOINT, KeyringStore(backend=fail.Keyring()), {ENV_API_KEY: KEY})
@@ -245,9 +319,12 @@ def test_config_set_api_key_from_stdin_in_a_subprocess(home: Home) -> None:
     assert KEY not in settings_text
 
 
-def test_subprocess_with_the_fail_backend_explains(home: Home) -> None:
+@pytest.mark.parametrize("backend", [
+    "keyring.backends.fail.Keyring", "tests.support.keyring_backend.PlainFileBackend",
+], ids=["no-keyring", "plain-file"])
+def test_subprocess_without_a_secure_keyring_explains(home: Home, backend: str) -> None:
     env = home.env()
-    env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    env["PYTHON_KEYRING_BACKEND"] = backend
     done = subprocess.run(
         [
             sys.executable,
@@ -264,6 +341,7 @@ def test_subprocess_with_the_fail_backend_explains(home: Home) -> None:
     assert done.returncode != 0
     assert "SettingsError" in done.stderr and "gnome-keyring" in done.stderr
     assert "sk-x-123456" not in done.stderr
+    assert not (home.keyring / "keyring.json").exists()
 
 
 # --- keeping the key out of logs and snapshots -------------------------------------------------

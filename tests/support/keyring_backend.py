@@ -27,6 +27,10 @@ FILE_NAME = "keyring.json"
 class FileBackend(KeyringBackend):
     """Secrets in ``$HOLODESK_TEST_KEYRING_DIR/keyring.json`` as {service: {username: secret}}."""
 
+    # app.secrets keeps keys only in secure keyrings (an allow-list); this mark lets the tests'
+    # own backend through, which keyring selects only when a test points it here.
+    holodesk_test_backend = True
+
     @properties.classproperty
     def priority(cls) -> float:
         if not os.environ.get(DIR_ENV):
@@ -66,3 +70,10 @@ class FileBackend(KeyringBackend):
             raise PasswordDeleteError("no such password")
         del data[service][username]
         self._save(data)
+
+
+class PlainFileBackend(FileBackend):
+    """The same JSON file without the test mark: what keyrings.alt's plaintext backend is to
+    holodesk, a backend outside the allow-list that would write the key to a plain file."""
+
+    holodesk_test_backend = False

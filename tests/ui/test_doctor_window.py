@@ -30,6 +30,7 @@ from app.doctor import (
     format_result,
 )
 from app.settings import Settings
+from app.version import version
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 from ui.doctor_window import STATUS_COLORS, DoctorWindow
@@ -127,7 +128,7 @@ def make_window(qtbot: QtBot, factory: Factory, reads: list[bool] | None = None,
 
 def expected_report(results: list[CheckResult], summary: str) -> str:
     width = max(len(name) for name in CHECK_NAMES)
-    lines = [f"holodesk doctor: checking this desktop and {ENDPOINT_URL}"]
+    lines = [f"holodesk {version()} doctor: checking this desktop and {ENDPOINT_URL}"]
     lines += [format_result(r, width, say=fix_text) for r in results]
     return "\n".join([*lines, "", summary]) + "\n"
 
