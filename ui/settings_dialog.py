@@ -6,7 +6,8 @@ file; the dialog says
 which keyring backend holds it and what to do when there is none), the model name (filled from
 the server's ``/v1/models``), the coordinate convention, the monitor, the confirmation mode, the
 run limits, the stop hotkey, the screenshot format, the log retention and whether the log keeps
-full screenshots. Settings it does not show keep their values in the file.
+full screenshots, and "Start at login" (the XDG autostart entry of :mod:`app.autostart`, not a
+setting in the file). Settings it does not show keep their values in the file.
 
 Save validates everything first (:func:`app.settings.validate_values`; an error names the key
 and nothing is written), then stores the key and writes the file on a worker thread. Only
@@ -39,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.autostart import Autostart, default_autostart
 from app.plain_http import needs_consent
 from app.secrets import (
     ENV_API_KEY,
@@ -101,7 +103,9 @@ class SettingsDialog(QDialog):
     ``settings_path`` and ``environ`` default to the user's file and ``os.environ``;
     ``secret_store`` to the system keyring. ``monitors`` adds ``(value, description)`` choices
     to the monitor box (e.g. from ``control.capture``). ``probe_fn`` is :func:`app.status.probe`
-    or a stand-in with its signature.
+    or a stand-in with its signature. ``autostart`` is the login entry "Start at login" writes
+    (default: this user's, :func:`app.autostart.default_autostart`; none off Linux, and then the
+    option is not shown).
     """
 
     saved = Signal(object)  # the Settings in effect after Save
@@ -118,6 +122,7 @@ class SettingsDialog(QDialog):
         secret_store: SecretStore | None = None,
         monitors: Sequence[tuple[str, str]] = (),
         probe_fn: Callable[..., ServerStatus] = probe,
+        autostart: Autostart | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("holodesk — settings")
@@ -125,6 +130,7 @@ class SettingsDialog(QDialog):
         self._environ = environ
         self._store: SecretStore = secret_store if secret_store is not None else KeyringStore()
         self._probe = probe_fn
+        self._autostart = autostart if autostart is not None else default_autostart()
         self._tasks = Background(self)
         self._key_lookup: KeyLookup | None = None
         self._saving = False
@@ -278,9 +284,22 @@ class SettingsDialog(QDialog):
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
 
+        self.autostart_check = QCheckBox("Start holodesk at login")
+        self.autostart_check.setToolTip(
+            "adds holodesk to your desktop's startup applications "
+            "(~/.config/autostart/holodesk.desktop)"
+        )
+        desktop = QGroupBox("Desktop")
+        form3 = QFormLayout(desktop)
+        form3.addRow("", self.autostart_check)
+
         layout = QVBoxLayout(self)
         layout.addWidget(server)
         layout.addWidget(agent)
+        if self._autostart is not None:
+            layout.addWidget(desktop)
+        else:
+            desktop.hide()
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
 
@@ -301,6 +320,8 @@ class SettingsDialog(QDialog):
         self.quality_spin.setValue(settings.jpeg_quality)
         self.retention_spin.setValue(int(getattr(settings, "retention_days", 0)))
         self.log_screenshots_check.setChecked(bool(getattr(settings, "log_screenshots", True)))
+        self._autostart_was = self._autostart is not None and self._autostart.enabled()
+        self.autostart_check.setChecked(self._autostart_was)
 
     def _endpoint_typed(self) -> str | None:
         try:
@@ -389,6 +410,8 @@ class SettingsDialog(QDialog):
                 return
         endpoint = settings.endpoint
         store, path, environ = self._store, self._path, self._environ
+        start_at_login = self.autostart_check.isChecked()
+        autostart = self._autostart if start_at_login != self._autostart_was else None
 
         def work() -> Settings:
             # The key first: when the keyring fails, the settings stay as they were too.
@@ -396,13 +419,17 @@ class SettingsDialog(QDialog):
                 store_api_key(endpoint, key, store)
             elif forget:
                 delete_api_key(endpoint, store)
-            return set_values(changed, path=path, environ=environ)
+            saved = set_values(changed, path=path, environ=environ)
+            if autostart is not None:
+                autostart.set(start_at_login)
+            return saved
 
         self._set_saving(True)
         self._tasks.run(work, self._saved, self._save_failed)
 
     def _saved(self, settings: Settings) -> None:
         self._set_saving(False)
+        self._autostart_was = self.autostart_check.isChecked()
         self.api_key_edit.clear()
         self._loaded = settings
         self.saved.emit(settings)
