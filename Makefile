@@ -70,3 +70,11 @@ screenshots: sysdeps $(DEV_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# The Debian package (packaging/README.md): a frozen build, dist/holodesk_<version>_amd64.deb.
+# package-check installs it into a fresh Debian 12 root and runs it there (root; minutes).
+package:
+	$(PYTHON) packaging/build_deb.py
+
+package-check: package
+	bash packaging/smoke.sh
