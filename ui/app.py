@@ -39,6 +39,7 @@ from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
+from ui.app_icon import app_icon
 from ui.automations_dialog import AutomationsDialog
 from ui.automations_watcher import AutomationsWatcher
 from ui.bridge import RunController, SessionFactory, real_session
@@ -559,6 +560,9 @@ def run_gui() -> int:
     QApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     qt = QApplication(sys.argv[:1])
     qt.setApplicationName("holodesk")
+    # The desktop entry's name: docks and task switchers match the windows to it and its icon.
+    qt.setDesktopFileName("holodesk")
+    qt.setWindowIcon(app_icon())
     qt.setQuitOnLastWindowClosed(False)  # closing a window leaves the tray running
 
     crash = CrashReporter()
