@@ -177,3 +177,56 @@ def test_the_desktop_app_shows_its_window(frozen: Frozen, xvfb: Xvfb, tmp_path: 
     print(f"\nwindow shown after {times[0]:.2f} s cold, {times[1]:.2f} s warm")
     # Loose: a shared 2-core machine; the target (2 s warm) is measured on a quiet one.
     assert times[1] < 15
+
+
+def _apt(root: Path, *args: str) -> Result:
+    proc = subprocess.run(
+        ["chroot", str(root), "/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+         "DEBIAN_FRONTEND=noninteractive", "apt-get", "-y", "-q", *args],
+        capture_output=True, text=True, timeout=600)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _newer_deb(root: Path, tmp_path: Path) -> str:
+    """The same package as version <version>+smoke1, in the root's /tmp: an upgrade to install."""
+    tree = tmp_path / "tree"
+    subprocess.run(["dpkg-deb", "-R", os.environ["HOLODESK_SMOKE_DEB"], str(tree)], check=True)
+    control = tree / "DEBIAN" / "control"
+    version = f"{deb_version()}+smoke1"
+    control.write_text(re.sub(r"(?m)^Version: .*$", f"Version: {version}", control.read_text()))
+    name = f"holodesk_{version}_amd64.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "--build", str(tree),
+                    str(root / "tmp" / name)], check=True, capture_output=True)
+    return f"/tmp/{name}"
+
+
+# Last: it upgrades, removes and purges the package in the root.
+def test_upgrade_remove_and_purge_keep_the_persons_files(
+    frozen: Frozen, root: Path, tmp_path: Path
+) -> None:
+    installed = root / "usr" / "share"
+    assert (installed / "applications" / "holodesk.desktop").is_file()
+    assert (installed / "icons" / "hicolor" / "48x48" / "apps" / "holodesk.png").is_file()
+    assert (installed / "icons" / "hicolor" / "scalable" / "apps" / "holodesk.svg").is_file()
+    assert (installed / "metainfo" / "io.github.holodesk.metainfo.xml").is_file()
+    assert os.readlink(root / "usr" / "bin" / "holodesk") == "/opt/holodesk/holodesk"
+
+    assert frozen.run("config", "set", "max_steps", "7").returncode == 0
+    settings = root / frozen.home.lstrip("/") / ".config" / "holodesk" / "settings.toml"
+    assert "max_steps = 7" in settings.read_text()
+
+    upgrade = _apt(root, "install", "--no-install-recommends", _newer_deb(root, tmp_path))
+    assert upgrade.returncode == 0, str(upgrade)
+    shown = frozen.run("config", "show")
+    assert shown.returncode == 0, str(shown)
+    assert re.search(r"max_steps\s+= 7", shown.stdout), shown.stdout
+
+    removed = _apt(root, "remove", "holodesk")
+    assert removed.returncode == 0, str(removed)
+    assert not (root / "opt" / "holodesk").exists()
+    assert "max_steps = 7" in settings.read_text()
+
+    purged = _apt(root, "purge", "holodesk")
+    assert purged.returncode == 0, str(purged)
+    assert "~/.config/holodesk" in purged.stdout + purged.stderr, str(purged)
+    assert settings.is_file()  # a purge cannot reach a person's home, and does not try
