@@ -216,6 +216,7 @@ def plan_server(
     With ``serve_tls``, makes holodesk's self-signed pair when it is missing; raises a
     :class:`~model.problem.HolodeskError` when the TLS files are wrong or cannot be made.
     """
+    from app.vllm_env import managed_vllm
     from model.problem import HolodeskError
     from model.serving.launcher import find_vllm
 
@@ -223,7 +224,8 @@ def plan_server(
     if problem is not None:
         raise HolodeskError(problem.message, problem.fix)
     cfg = serve_config(settings, host=host, extra_args=extra_args)
-    return ServePlan(settings, cfg, serve_api_key(settings, cfg), find_vllm(executable),
+    found = find_vllm(executable, managed=managed_vllm())
+    return ServePlan(settings, cfg, serve_api_key(settings, cfg), found,
                      executable, ensure_certificate(cfg))
 
 

@@ -20,6 +20,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return EXIT_NOT_OURS
+    from model.serving.guard import FROZEN_SUBCOMMAND
+
+    if args[:1] == [FROZEN_SUBCOMMAND]:
+        # The model server's guard, when the frozen app runs it (model/serving/guard.py): the
+        # bundle has no Python of its own to run the guard's file with.
+        from model.serving.guard import main as guard_main
+
+        return guard_main(args[1:])
     if args:
         from app.cli.main import main as cli_main
 

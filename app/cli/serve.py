@@ -94,6 +94,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "print its fingerprint and exit")
     p.add_argument("--vllm", metavar="PATH",
                    help="the vllm executable (default: next to this Python, then PATH)")
+    p.add_argument("--install", action="store_true",
+                   help="make a dedicated environment for vLLM in holodesk's data folder from the "
+                   "system python3 and install the vLLM holodesk is made for (resumable: run it "
+                   "again after an interruption); `holodesk serve` uses it from then on")
+    p.add_argument("--python", metavar="PATH",
+                   help="the Python to make that environment from (with --install; default: "
+                   "the newest python3.x on PATH that vLLM supports)")
     p.add_argument("--print-command", action="store_true",
                    help="print the vllm command and exit; runs nothing (an API key is never "
                    f"printed: vLLM takes it from ${API_KEY_ENV})")
@@ -218,10 +225,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return fail(Problem(bad[0], Fix(bad[1])), EXIT_USAGE)
     if args.make_cert:
         return _make_cert(args.host)
+    if args.install:
+        return _install(args.python)
     settings = _settings(args)
     if args.print_command:
+        from app.vllm_env import managed_vllm
+
         cfg = serve_config(settings, host=args.host, extra_args=args.extra)
-        executable = find_vllm(args.vllm)
+        executable = find_vllm(args.vllm, managed=managed_vllm())
         print(format_command(build_command(cfg, _shown_executable(executable))))
         if cfg.ssl_certfile is not None:
             if Path(cfg.ssl_certfile).is_file():
@@ -335,6 +346,27 @@ def _print_pin(fingerprint: str, cfg: ServeConfig | None) -> None:
           "network):\n"
           f"  holodesk config set endpoint {url}\n"
           f"  holodesk config set tls_fingerprint {fingerprint}", flush=True)
+
+
+def _install(python: str | None) -> int:
+    from app.vllm_env import VLLM_REQUIREMENT, InstallError, install, managed_env
+
+    env = managed_env()
+    print(f"installing {VLLM_REQUIREMENT} into its own environment: {env.root}", flush=True)
+    try:
+        packages = install(env, python=python,
+                           on_progress=lambda line: print(f"  {line}", flush=True))
+    except InstallError as e:
+        return fail(e, EXIT_RUN_FAILED)
+    except KeyboardInterrupt:
+        print("\nholodesk: interrupted; run `holodesk serve --install` again to go on",
+              file=sys.stderr)
+        return EXIT_RUN_FAILED
+    print(f"installed ({len(packages)} packages, written down in {env.lock_path}):")
+    for name, version in packages:
+        print(f"  {name} {version}")
+    print("`holodesk serve` uses this environment from now on.")
+    return EXIT_OK
 
 
 def _make_cert(host: str) -> int:

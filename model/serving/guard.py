@@ -30,6 +30,9 @@ What it does:
 
 Standard library only and run by file path with ``-P``: nothing in the current directory (a
 person's own ``model/`` package) can shadow it, and nothing of holodesk is imported into it.
+The frozen app has no such Python: there its own binary runs :func:`main`, given
+:data:`FROZEN_SUBCOMMAND` first, and vLLM gets the environment without the bundle's library
+path (:func:`external_environ`).
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ from pathlib import Path
 from types import FrameType
 
 __all__ = [
+    "FROZEN_SUBCOMMAND",
     "LOG_PREFIX",
     "StopTimeouts",
+    "external_environ",
     "main",
     "parent_alive",
     "process_start_time",
@@ -58,6 +63,32 @@ LOG_PREFIX = "# holodesk serve: "
 """Lines holodesk itself writes into vLLM's log start with this (not vLLM's words)."""
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+FROZEN_SUBCOMMAND = "--serve-guard"
+"""The frozen app has no Python to run this file with: its own binary runs the guard when given
+this hidden first argument (ui/main.py routes it here)."""
+
+
+def external_environ(
+    base: dict[str, str] | None = None, *, frozen: bool | None = None
+) -> dict[str, str]:
+    """``base`` (default ``os.environ``) as a program outside a frozen holodesk should see it.
+
+    PyInstaller's bootloader points ``LD_LIBRARY_PATH`` at the bundle's libraries (keeping the
+    person's value in ``LD_LIBRARY_PATH_ORIG``) and sets ``_PYI_*`` variables. vLLM, pip or the
+    system Python given that would load the bundle's libraries instead of their own. Outside a
+    frozen build: unchanged.
+    """
+    env = dict(os.environ if base is None else base)
+    if not (getattr(sys, "frozen", False) if frozen is None else frozen):
+        return env
+    original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+    env.pop("LD_LIBRARY_PATH", None)
+    if original:
+        env["LD_LIBRARY_PATH"] = original
+    for key in [k for k in env if k.startswith(("_PYI_", "_MEIPASS"))]:
+        del env[key]
+    return env
 
 
 @dataclass(frozen=True)
@@ -292,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         child = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, preexec_fn=_death_signal_setter(os.getpid())
+            command, stdin=subprocess.DEVNULL, preexec_fn=_death_signal_setter(os.getpid()),
+            env=external_environ(),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         code = getattr(exc, "errno", None) or 0

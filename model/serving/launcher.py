@@ -71,6 +71,7 @@ __all__ = [
     "find_running",
     "find_vllm",
     "format_command",
+    "guard_prefix",
     "is_local_url",
     "local_port",
     "parse_progress",
@@ -85,7 +86,11 @@ DEFAULT_MODEL = "Hcompany/Holotron-12B"
 SERVED_MODEL_NAME = "holotron"
 DEFAULT_PORT = 8000
 API_KEY_ENV = "VLLM_API_KEY"
-INSTALL_FIX = "pip install 'holodesk[server]' (it brings vllm, torch and transformers)"
+INSTALL_FIX = (
+    "`holodesk serve --install` (a dedicated environment for vLLM in holodesk's data folder), "
+    "or pip install 'holodesk[server]' where holodesk was installed with pip (it brings vllm, "
+    "torch and transformers)"
+)
 # BF16 weights are about 25 GB; with the vision encoder, activations and a 32K context the
 # reference setup (docs/holotron.md) needs a 40 GB-or-larger card.
 MIN_GPU_MIB = 40_000
@@ -193,6 +198,16 @@ def server_env(api_key: str | None, base: Mapping[str, str] | None = None) -> di
     return env
 
 
+def guard_prefix(*, frozen: bool | None = None) -> list[str]:
+    """How to run :mod:`model.serving.guard`: this Python with the file, or in the frozen app
+    (no Python beside it, no source file) its own binary with the guard's hidden subcommand."""
+    if getattr(sys, "frozen", False) if frozen is None else frozen:
+        return [sys.executable, serve_guard.FROZEN_SUBCOMMAND]
+    # -P: the current folder (a person's own `model/` package) must not shadow stdlib
+    # modules; the guard is run by path, so nothing of holodesk needs to be importable.
+    return [sys.executable, "-P", str(Path(serve_guard.__file__).resolve())]
+
+
 def is_local_url(url: str) -> bool:
     """Whether ``url`` points at this machine's loopback (a server holodesk can start)."""
     try:
@@ -235,16 +250,19 @@ class GpuInfo:
     memory_mib: int
 
 
-def find_vllm(explicit: str | None = None) -> str | None:
-    """The ``vllm`` executable: ``explicit``, else next to this Python, else on PATH."""
+def find_vllm(explicit: str | None = None, *, managed: Path | None = None) -> str | None:
+    """The ``vllm`` executable: ``explicit``, else next to this Python, else ``managed`` (the
+    environment ``holodesk serve --install`` made), else on PATH."""
     if explicit:
         path = Path(explicit).expanduser()
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None
     # The venv holodesk runs from first: `pip install 'holodesk[server]'` puts vllm there,
-    # and that venv's bin folder is often not on PATH (the GUI started from a menu).
+    # and that venv's bin folder is often not on PATH (the GUI started from a menu). A frozen
+    # holodesk has no such venv: its binary's folder holds no vllm.
     beside = Path(sys.executable).parent / ("vllm.exe" if os.name == "nt" else "vllm")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
+    for candidate in (beside, managed):
+        if candidate is not None and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
     return shutil.which("vllm")
 
 
@@ -751,9 +769,7 @@ class VLLMServer:
     def _guard_command(self, status_fd: int) -> list[str]:
         t = self._timeouts
         return [
-            # -P: the current folder (a person's own `model/` package) must not shadow stdlib
-            # modules; the guard is run by path, so nothing of holodesk needs to be importable.
-            sys.executable, "-P", str(Path(serve_guard.__file__).resolve()),
+            *guard_prefix(),
             "--parent", str(os.getpid()),
             *(["--parent-start", str(start)]
               if (start := serve_guard.process_start_time(os.getpid())) is not None else []),
