@@ -19,8 +19,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +30,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
+from tests.support.fake_vllm_cli import NVIDIA_SMI_H100
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.target_app import RunningApp
+from tests.support.wheels import stand_in_vllm_folder
 from tests.support.xvfb import Xvfb
 
 pytestmark = pytest.mark.x11
@@ -94,7 +98,9 @@ class Frozen:
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     def start(self, *args: str, out: Path) -> subprocess.Popen[str]:
+        # Its own session: a signal for it never reaches pytest's process group.
         return subprocess.Popen(self.argv(*args), stdin=subprocess.DEVNULL,
+                                start_new_session=True,
                                 stdout=(out.with_suffix(".out")).open("w"),
                                 stderr=(out.with_suffix(".err")).open("w"), text=True)
 
@@ -198,6 +204,46 @@ def _newer_deb(root: Path, tmp_path: Path) -> str:
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "--build", str(tree),
                     str(root / "tmp" / name)], check=True, capture_output=True)
     return f"/tmp/{name}"
+
+
+def test_serve_install_then_serve(frozen: Frozen, root: Path, tmp_path: Path) -> None:
+    """The frozen app makes vLLM's environment from the system python3 (the .deb recommends
+    python3-venv) and serves from it, its guard run by its own binary (no Python beside it)."""
+    added = _apt(root, "install", "--no-install-recommends", "python3-venv")
+    assert added.returncode == 0, str(added)
+    stand_in_vllm_folder(root / "tmp" / "wheels")
+    smi = root / "usr" / "local" / "bin" / "nvidia-smi"
+    smi.parent.mkdir(parents=True, exist_ok=True)
+    smi.write_text(f"#!/bin/sh\nprintf '%s\\n' '{NVIDIA_SMI_H100}'\n")
+    smi.chmod(0o755)
+    frozen.env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS="/tmp/wheels")
+
+    installed = frozen.run("serve", "--install", timeout=600)
+    assert installed.returncode == 0, str(installed)
+    assert "  vllm 0.14.1\n" in installed.stdout, str(installed)
+    assert "Successfully installed" in installed.stdout
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "serve"
+    proc = frozen.start("serve", "--port", str(port), out=out)
+    try:
+        deadline = time.monotonic() + 120
+        while "ready at" not in out.with_suffix(".out").read_text():
+            assert proc.poll() is None, out.with_suffix(".err").read_text()
+            assert time.monotonic() < deadline, "serve not ready within 120 s"
+            time.sleep(0.1)
+        models = json.loads(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/v1/models", timeout=10).read())
+        assert [m["id"] for m in models["data"]] == ["holotron"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    assert code == 0, out.with_suffix(".err").read_text()
+    assert "stopped." in out.with_suffix(".out").read_text()
+    log = root / frozen.home.lstrip("/") / ".local" / "state" / "holodesk" / f"vllm-{port}.log"
+    assert "/vllm-env/bin/vllm serve" in log.read_text().splitlines()[0]
 
 
 # Last: it upgrades, removes and purges the package in the root.
