@@ -87,10 +87,15 @@ def ensure_venv(python: str) -> Path:
         raise fail(f"{python} was built without a shared libpython, which PyInstaller needs. "
                    "Use Debian's python3 (PYTHON=/usr/bin/python3) or rebuild yours with "
                    "--enable-shared (pyenv: PYTHON_CONFIGURE_OPTS=--enable-shared).")
+    marker = VENV / "holodesk-build-python"
+    if py.exists() and (not marker.exists() or marker.read_text() != python):
+        say(f"the build environment was made from another Python: making it anew from {python}")
+        shutil.rmtree(VENV)
     if not py.exists():
         say(f"build environment {VENV.relative_to(ROOT)} (from {python})")
         run([python, "-m", "venv", str(VENV)])
         run([str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        marker.write_text(python)
     say("installing holodesk's runtime dependencies and PyInstaller into it")
     # Not editable: the bundle must hold the package as pip installs it, with its metadata
     # (the version comes from there).
@@ -326,7 +331,7 @@ def build_deb(version: str) -> Path:
 
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--python", default=os.environ.get("PYTHON", "python3"),
+    parser.add_argument("--python", default=sys.executable,
                         help="the Python to freeze (needs a shared libpython)")
     parser.add_argument("--skip-freeze", action="store_true",
                         help="reuse build/package/dist/holodesk")
