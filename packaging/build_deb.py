@@ -255,6 +255,19 @@ def check_metainfo(version: str) -> Path:
     return metainfo
 
 
+def validate_metadata(metainfo: Path) -> None:
+    """The desktop entry and the AppStream file, checked by their tools when installed
+    (desktop-file-utils, appstream): a broken one is silently ignored by software centres."""
+    checks = [("desktop-file-validate", ROOT / "packaging" / "linux" / "holodesk.desktop", []),
+              ("appstreamcli", metainfo, ["validate", "--no-net"])]
+    for tool, path, args in checks:
+        if shutil.which(tool) is None:
+            print(f"    ({tool} is not installed: {path.name} not validated)")
+            continue
+        say(f"validating {path.name}")
+        run([tool, *args, str(path)], stdout=subprocess.DEVNULL)
+
+
 def copy(src: Path, dest: Path, mode: int = 0o644) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest)
@@ -347,6 +360,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         raise fail(f"no bundle at {BUNDLE}: run without --skip-freeze")
     version = version_of(py)
     metainfo = check_metainfo(version)
+    validate_metadata(metainfo)
     say("finding the system libraries the bundle needs (ldd, dpkg -S)")
     deps = depends(BUNDLE)
     print("    Depends:", ", ".join(deps))

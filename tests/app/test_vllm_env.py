@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +30,8 @@ from app.vllm_env import (
 )
 from model.serving.guard import FROZEN_SUBCOMMAND, external_environ
 from model.serving.launcher import guard_prefix
+from tests.support.e2e import holodesk_argv, holodesk_env
+from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import REPO_ROOT, Home, isolate_home
 from tests.support.wheels import stand_in_vllm_folder
 
@@ -140,8 +145,34 @@ def test_a_python_without_venv_says_to_install_python3_venv(tmp_path: Path) -> N
 
 
 def test_no_suitable_python_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InstallError, match="no Python 3.10"):
+    with pytest.raises(InstallError, match=r"no Python 3\.10"):
         install(ManagedEnv(tmp_path / "env"), environ={"PATH": str(tmp_path)})
+
+
+def test_serve_runs_the_managed_vllm(home: Home, wheels: Path, tmp_path: Path) -> None:
+    install(managed_env(), environ={**os.environ, **pip_env(wheels, tmp_path)})
+    shims = install_shims(tmp_path / "shims", vllm=False)  # an nvidia-smi, no vllm on PATH
+    env = {**holodesk_env(home), "PATH": shim_path(shims)}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "serve.out"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(holodesk_argv("serve", "--port", str(port)), env=env,
+                                cwd=REPO_ROOT, stdout=sink, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while "ready at" not in out.read_text():
+            assert proc.poll() is None, out.read_text()
+            assert time.monotonic() < deadline, out.read_text()
+            time.sleep(0.05)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=10) as r:
+            assert json.loads(r.read())["data"][0]["id"] == "holotron"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    assert code == 0, out.read_text()
+    assert f"{managed_env().vllm} serve" in out.read_text()
 
 
 # --------------------------------------------------------------------------- the frozen app
