@@ -117,6 +117,22 @@ def freeze(py: Path) -> None:
     say(f"frozen in {time.monotonic() - started:.0f} s: {BUNDLE.relative_to(ROOT)}")
 
 
+#: Modules that must never be in the bundle: plain-file "keyrings" (the API key would be stored
+#: unencrypted) and the developer tools.
+FORBIDDEN_MODULES = ("keyrings", "pytest", "_pytest", "hypothesis", "mypy", "tests")
+
+
+def check_contents() -> None:
+    """Refuse a bundle holding a :data:`FORBIDDEN_MODULES` module (read from PyInstaller's table
+    of the frozen modules, whatever the spec's excludes say)."""
+    toc = (BUILD / "work" / "holodesk" / "PYZ-00.toc").read_text(encoding="utf-8")
+    names = set(re.findall(r"\(\s*'([\w.]+)'", toc))
+    bad = sorted(n for n in names if n.split(".")[0] in FORBIDDEN_MODULES)
+    if bad:
+        raise fail(f"the bundle holds modules that must never ship: {', '.join(bad[:10])}. "
+                   f"Remove them from {VENV} (or add them to the spec's excludes).")
+
+
 def strip_interpreter(bundle: Path) -> None:
     """Strip debug symbols from libpython and its extension modules (a self-built Python
     carries them: 23 MB of libpython's 27). Only these: the wheels' libraries are stripped
@@ -355,6 +371,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     py = ensure_venv(args.python) if not args.skip_freeze else VENV / "bin" / "python"
     if not args.skip_freeze:
         freeze(py)
+        check_contents()
         strip_interpreter(BUNDLE)
     if not (BUNDLE / "holodesk").is_file():
         raise fail(f"no bundle at {BUNDLE}: run without --skip-freeze")
