@@ -72,9 +72,10 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
 # The Debian package (packaging/README.md): a frozen build, dist/holodesk_<version>_amd64.deb.
-# package-check installs it into a fresh Debian 12 root and runs it there (root; minutes).
+# PYTHON=... picks the Python to freeze (default python3). package-check installs the .deb
+# into a fresh Debian 12 root and runs it there (root; minutes).
 package:
-	$(PYTHON) packaging/build_deb.py
+	$(or $(PYTHON),python3) packaging/build_deb.py
 
 package-check: package
 	bash packaging/smoke.sh

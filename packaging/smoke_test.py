@@ -126,8 +126,6 @@ def server() -> Iterator[FakeVLLM]:
 
 def test_version(frozen: Frozen) -> None:
     result = frozen.run("--version")
-    if "unrecognized arguments: --version" in result.stderr:
-        pytest.xfail("holodesk --version is issue 11 part 4, on its own branch")
     assert result.returncode == 0, str(result)
     assert deb_version() in result.stdout
 
