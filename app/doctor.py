@@ -523,7 +523,9 @@ class Doctor:
         else:
             where = ""
         try:
-            import pyautogui
+            from control.pyautogui_loader import load_pyautogui
+
+            pyautogui = load_pyautogui()
         except Exception as exc:
             return CheckResult(INPUT, Status.FAIL,
                                f"pyautogui cannot be loaded: {type(exc).__name__}: {exc}",

@@ -427,14 +427,18 @@ def _default_logical_size() -> tuple[int, int] | None:
     # pyautogui (which binds its display at import) need not be loaded by capture at all.
     if sys.platform.startswith("linux"):
         return None
-    import pyautogui
+    from control.pyautogui_loader import load_pyautogui
+
+    pyautogui = load_pyautogui()
 
     size = pyautogui.size()
     return int(size.width), int(size.height)
 
 
 def _default_pointer() -> tuple[int, int]:
-    import pyautogui
+    from control.pyautogui_loader import load_pyautogui
+
+    pyautogui = load_pyautogui()
 
     pos = pyautogui.position()
     return int(pos.x), int(pos.y)

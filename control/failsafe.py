@@ -78,7 +78,9 @@ def pointer_source() -> tuple[Position, frozenset[tuple[int, int]], Callable[[],
 
         return (x11_position, corners(screen.width_in_pixels, screen.height_in_pixels),
                 conn.close)
-    import pyautogui
+    from control.pyautogui_loader import load_pyautogui
+
+    pyautogui = load_pyautogui()
 
     width, height = pyautogui.size()
 

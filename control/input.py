@@ -131,7 +131,9 @@ class PyAutoGuiBackend:
     def __init__(self, latch: StopLatch, *, paste_delay_s: float = 0.5,
                  paste_timeout_s: float = 3.0, clipboard: Clipboard | None = None,
                  platform: str = sys.platform) -> None:
-        import pyautogui
+        from control.pyautogui_loader import load_pyautogui
+
+        pyautogui = load_pyautogui()
 
         self._pg = pyautogui
         pyautogui.PAUSE = 0

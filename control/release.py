@@ -106,7 +106,9 @@ class PyAutoGuiReleaser:
     """
 
     def release_everything(self) -> Released:
-        import pyautogui
+        from control.pyautogui_loader import load_pyautogui
+
+        pyautogui = load_pyautogui()
 
         keys = tuple(key for key in _MODIFIERS if pyautogui.isValidKey(key))
         # Releasing is safe anywhere: a pointer resting in a fail-safe corner must not stop it.
