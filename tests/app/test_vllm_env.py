@@ -12,7 +12,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from model.serving.guard import FROZEN_SUBCOMMAND, external_environ
 from model.serving.launcher import guard_prefix
 from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm_cli import install_shims, shim_path
+from tests.support.gui import poll
 from tests.support.home import REPO_ROOT, Home, isolate_home
 from tests.support.wheels import stand_in_vllm_folder
 
@@ -161,11 +161,8 @@ def test_serve_runs_the_managed_vllm(home: Home, wheels: Path, tmp_path: Path) -
         proc = subprocess.Popen(holodesk_argv("serve", "--port", str(port)), env=env,
                                 cwd=REPO_ROOT, stdout=sink, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 90
-        while "ready at" not in out.read_text():
-            assert proc.poll() is None, out.read_text()
-            assert time.monotonic() < deadline, out.read_text()
-            time.sleep(0.05)
+        poll(lambda: "ready at" in out.read_text(), 90, f"the server to be ready: {out}",
+             alive=lambda: None if proc.poll() is None else f"serve exited: {out.read_text()}")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=10) as r:
             assert json.loads(r.read())["data"][0]["id"] == "holotron"
     finally:

@@ -12,8 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from control.target import Target, TargetKind
 from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder, child_pids
 from model.coords import Rect
 from tests.support.target_app import REPO_ROOT, RunningApp
+from tests.support.terminal import wait_until
 from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
@@ -31,14 +31,6 @@ pytestmark = pytest.mark.x11
 APP_GEOMETRY = "500x300+40+40"  # frame about 502x325 at (40, 40)
 TERM_GEOMETRY = "80x24+400+200"  # frame about 486x341 at (400, 200): over the app's corner
 EMPTY = (1200, 760)  # no window there
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def xdotool(xvfb: Xvfb, *args: str) -> str:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from tests.support.gui import poll
 from tests.support.xvfb import Xvfb
 
 #: Debian packages of the tools this module starts (scripts/sysdeps.sh installs them).
@@ -44,14 +44,7 @@ def missing_tools() -> list[str]:
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30.0,
                alive: Callable[[], str | None] = lambda: None) -> None:
     """Poll ``condition`` until it holds; ``alive`` returns why to give up early (a death)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        dead = alive()
-        if dead is not None:
-            raise AssertionError(f"{dead} while waiting for {what}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.02)
+    poll(condition, timeout, what, alive)
 
 
 def _stop(proc: subprocess.Popen[bytes] | None) -> None:
