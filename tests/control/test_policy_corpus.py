@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pytest
 
@@ -22,27 +21,12 @@ from control.policy import Aim, SafetyPolicy
 from control.stop import StopLatch
 from control.target import NO_FINDER, Target
 from model.coords import Rect
-from model.schema import ACTION_ADAPTER, Action, Type
+from model.schema import Action, Type
 from tests.control.conftest import RATES
+from tests.support.actions import act, click, key, typing
 from tests.support.fake_targets import FIREFOX, NAUTILUS, NOTHING, XTERM, window
 
 RISKY = SafetyPolicy()
-
-
-def act(**fields: Any) -> Action:
-    return ACTION_ADAPTER.validate_python(fields)
-
-
-def typing(text: str, **extra: Any) -> Action:
-    return act(action="type", text=text, **extra)
-
-
-def key(*keys: str) -> Action:
-    return act(action="hotkey", keys=list(keys))
-
-
-def click(element: str, **extra: Any) -> Action:
-    return act(action="click", element=element, x=10, y=20, **extra)
 
 
 WAIT = act(action="wait", seconds=1)

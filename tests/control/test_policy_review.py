@@ -6,33 +6,16 @@ tmux 3.3, bash-completion 2.11); see the review report for the steps.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from control.input import normalized
 from control.policy import Aim, SafetyPolicy, Verdict, risky_element_word
 from control.target import NO_FINDER, Target
-from model.schema import ACTION_ADAPTER, Action
+from model.schema import Action
+from tests.support.actions import act, click, key, typing
 from tests.support.fake_targets import FIREFOX, NOTHING, XTERM, window
 
 RISKY = SafetyPolicy()
-
-
-def act(**fields: Any) -> Action:
-    return ACTION_ADAPTER.validate_python(fields)
-
-
-def typing(text: str, **extra: Any) -> Action:
-    return act(action="type", text=text, **extra)
-
-
-def key(*keys: str) -> Action:
-    return act(action="hotkey", keys=list(keys))
-
-
-def click(element: str, **extra: Any) -> Action:
-    return act(action="click", element=element, x=10, y=20, **extra)
 
 
 DRAG_TEXT = act(action="drag", element="selected text", x=10, y=20, to_x=300, to_y=400)
