@@ -8,17 +8,13 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from app.autostart import Autostart
-from app.secrets import KeyringStore
-from tests.support.home import Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, FileBackend
-from ui.settings_dialog import SettingsDialog
+from tests.support.home import Home
+from tests.support.settings_rig import keyring_home, make_dialog, save
 
 
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
-    home = isolate_home(monkeypatch, tmp_path)
-    monkeypatch.setenv(DIR_ENV, str(home.keyring))
-    return home
+    return keyring_home(monkeypatch, tmp_path)
 
 
 @pytest.fixture
@@ -26,30 +22,17 @@ def entry(home: Home) -> Autostart:
     return Autostart(home.config / "autostart" / "holodesk.desktop", ("/opt/holodesk/holodesk",))
 
 
-def make_dialog(qtbot: QtBot, autostart: Autostart) -> SettingsDialog:
-    dialog = SettingsDialog(secret_store=KeyringStore(backend=FileBackend()), environ={},
-                            autostart=autostart)
-    qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: not dialog.key_label.text().startswith("Looking"), timeout=10_000)
-    return dialog
-
-
-def save(qtbot: QtBot, dialog: SettingsDialog) -> None:
-    with qtbot.waitSignal(dialog.saved, timeout=10_000):
-        dialog.save()
-
-
 def test_checking_it_writes_the_entry_and_unchecking_removes_it(
     qtbot: QtBot, entry: Autostart
 ) -> None:
-    dialog = make_dialog(qtbot, entry)
+    dialog = make_dialog(qtbot, autostart=entry)
     assert not dialog.autostart_check.isChecked()
     dialog.autostart_check.setChecked(True)
     save(qtbot, dialog)
     assert entry.enabled()
     assert "Exec=/opt/holodesk/holodesk" in entry.path.read_text()
 
-    again = make_dialog(qtbot, entry)
+    again = make_dialog(qtbot, autostart=entry)
     assert again.autostart_check.isChecked()
     again.autostart_check.setChecked(False)
     save(qtbot, again)
@@ -61,7 +44,7 @@ def test_an_untouched_box_leaves_the_entry_alone(qtbot: QtBot, entry: Autostart)
     # Save that did not change the box.
     entry.path.parent.mkdir(parents=True)
     entry.path.write_text("[Desktop Entry]\nType=Application\nExec=/custom/holodesk --x\n")
-    dialog = make_dialog(qtbot, entry)
+    dialog = make_dialog(qtbot, autostart=entry)
     assert dialog.autostart_check.isChecked()
     dialog.max_steps_spin.setValue(33)
     save(qtbot, dialog)
@@ -74,7 +57,7 @@ def test_an_entry_that_cannot_be_written_is_an_error_shown(
     blocker = home.root / "not-a-folder"
     blocker.parent.mkdir(parents=True, exist_ok=True)
     blocker.write_text("")
-    dialog = make_dialog(qtbot, Autostart(blocker / "holodesk.desktop", ("/bin/true",)))
+    dialog = make_dialog(qtbot, autostart=Autostart(blocker / "holodesk.desktop", ("/bin/true",)))
     dialog.autostart_check.setChecked(True)
     dialog.save()
     qtbot.waitUntil(lambda: "autostart entry" in dialog.error_label.text(), timeout=10_000)

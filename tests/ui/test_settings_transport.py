@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.secrets import KeyringStore
 from app.settings import load_settings
 from model.tls import ServerCertificate, make_self_signed
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
-from tests.support.home import Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, FileBackend
+from tests.support.home import Home
+from tests.support.settings_rig import keyring_home, make_dialog, save
 from ui.settings_dialog import SettingsDialog
 
 REMOTE = "http://10.1.2.3:8000/v1"
@@ -23,21 +22,7 @@ REMOTE = "http://10.1.2.3:8000/v1"
 
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
-    home = isolate_home(monkeypatch, tmp_path)
-    monkeypatch.setenv(DIR_ENV, str(home.keyring))
-    return home
-
-
-def make_dialog(qtbot: QtBot) -> SettingsDialog:
-    dialog = SettingsDialog(secret_store=KeyringStore(backend=FileBackend()), environ={})
-    qtbot.addWidget(dialog)
-    qtbot.waitUntil(lambda: not dialog.key_label.text().startswith("Looking"), timeout=10_000)
-    return dialog
-
-
-def save(qtbot: QtBot, dialog: SettingsDialog) -> None:
-    with qtbot.waitSignal(dialog.saved, timeout=10_000):
-        dialog.save()
+    return keyring_home(monkeypatch, tmp_path)
 
 
 def test_the_consent_shows_for_plain_http_to_another_machine_only(
