@@ -199,8 +199,13 @@ _LINE_EDITS = {
 _KEY_COMMAND_PROGRAMS = frozenset({
     "vim", "nvim", "vi", "view", "vimdiff", "gvim", "less", "more", "most", "man", "mc", "htop",
     "top", "btop", "atop", "tmux", "screen", "ranger", "nnn", "vifm", "lf", "emacs", "nano",
-    "mutt", "neomutt", "tig", "lazygit", "aptitude",
+    "mutt", "neomutt", "tig", "lazygit", "aptitude", "ncdu", "yazi", "broot", "xplr",
+    "joshuto",
 })
+
+#: Keys that open a context menu from the keyboard: the Enter after them picks an item the
+#: policy never sees named (Move to Trash, Delete Permanently).
+_MENU_KEYS = (frozenset({"menu"}), frozenset({"shift", "f10"}))
 
 
 def submit_what(action: Action) -> str | None:
@@ -913,6 +918,13 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
             and kind is not TargetKind.TERMINAL and _entered_since_submit(history)):
         reasons.append("presses Space after typing, which presses the focused button (it may "
                        "submit a form)")
+    if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
+            and normalize_keys(action.keys) in _PRESSES_DEFAULT and _menu_open(history)):
+        reasons.append(f"presses {'+'.join(action.keys)} in a menu opened from the keyboard, "
+                       "which picks an item holodesk cannot see (it may delete something)")
+    if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
+            and normalize_keys(action.keys) == {"ctrl", "s"} and _content_replaced(history)):
+        reasons.append("saves after replacing the whole content (select all, then typing)")
     if (isinstance(action, Type) and kind is not TargetKind.TERMINAL
             and "\t " in typed_text(action.text)):
         reasons.append("types Tab then Space, which presses the next button (it may submit a "
@@ -927,6 +939,44 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
     if isinstance(action, Drag):
         reasons += _drag_risks(action, aim)
     return reasons
+
+
+def _menu_open(history: Sequence[Action]) -> bool:
+    """Whether a keyboard-opened context menu may still be open: a menu key, then only keys
+    that move in a menu (no click, no typing)."""
+    for done in reversed(history):
+        if not isinstance(done, Hotkey):
+            return False
+        chord = normalize_keys(done.keys)
+        if chord in _MENU_KEYS:
+            return True
+        if chord not in _MENU_MOVES:
+            return False
+    return False
+
+
+_MENU_MOVES = frozenset(frozenset({k}) for k in ("up", "down", "left", "right", "home", "end"))
+
+
+def _content_replaced(history: Sequence[Action]) -> bool:
+    """Whether typing replaced everything since the last save: select all then typing, or a
+    ``clear_first`` type."""
+    selected = False
+    replaced = False
+    for done in history:
+        if isinstance(done, Hotkey):
+            chord = normalize_keys(done.keys)
+            if chord == {"ctrl", "s"}:
+                selected = replaced = False
+            elif chord == {"ctrl", "a"}:
+                selected = True
+        elif isinstance(done, Type):
+            if done.clear_first or selected:
+                replaced = True
+            selected = False
+        elif isinstance(done, Click | DoubleClick):
+            selected = False
+    return replaced
 
 
 def _terminal_keys(action: Action, aim: Aim, history: Sequence[Action]) -> list[str]:

@@ -13,7 +13,7 @@ from control.policy import Aim, SafetyPolicy, Verdict, risky_element_word
 from control.target import NO_FINDER, Target
 from model.schema import Action
 from tests.support.actions import act, click, key, typing
-from tests.support.fake_targets import FIREFOX, NOTHING, XTERM, window
+from tests.support.fake_targets import FIREFOX, NAUTILUS, NOTHING, XTERM, window
 
 RISKY = SafetyPolicy()
 
@@ -161,3 +161,26 @@ def test_a_run_button_after_typing_code_is_held(button: str) -> None:
                               "latin-alpha", "cherokee-d"])
 def test_invisible_marks_and_more_look_alikes_are_folded(name: str) -> None:
     assert risky_element_word(name) is not None
+
+
+# -- a third review -------------------------------------------------------------------------------
+
+
+def test_ncdu_delete_keys_are_held() -> None:
+    # In ncdu, d then y deletes the selected directory tree, with no Enter.
+    assert held(verdicts(window("XTerm", inside="ncdu"), typing("d"), typing("y")))
+
+
+@pytest.mark.parametrize("opener", [("shift", "f10"), ("menu",)])
+def test_a_context_menu_item_picked_by_keyboard_is_held(opener: tuple[str, ...]) -> None:
+    # A file manager's context menu opened by keyboard: Enter picks Move to Trash unseen.
+    vs = verdicts(NAUTILUS, key(*opener), key("up"), key("enter"))
+    assert vs[-1].confirm
+
+
+def test_saving_after_replacing_everything_is_held() -> None:
+    editor = window("gedit", title="notes.txt - gedit")
+    assert verdicts(editor, key("ctrl", "a"), typing("x"), key("ctrl", "s"))[-1].confirm
+    assert verdicts(editor, typing("x", clear_first=True), key("ctrl", "s"))[-1].confirm
+    # Typing into the text and saving stays quiet.
+    assert not held(verdicts(editor, typing("more notes"), key("ctrl", "s")))
