@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ from model.serving.capacity import (
 
 # The language model's section of nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16's config.json
 # (the keys the planner reads, with their published values).
-NEMOTRON_VL_CONFIG = {
+NEMOTRON_VL_CONFIG: dict[str, Any] = {
     "architectures": ["NemotronH_Nano_VL_V2"],
     "llm_config": {
         "hidden_size": 5120,
@@ -51,7 +52,7 @@ NEMOTRON_VL_CONFIG = {
     },
 }
 # Qwen3-VL-8B's text_config (Holo2-8B's base).
-QWEN3_VL_CONFIG = {
+QWEN3_VL_CONFIG: dict[str, Any] = {
     "architectures": ["Qwen3VLForConditionalGeneration"],
     "text_config": {
         "hidden_size": 4096,
@@ -225,7 +226,7 @@ def test_the_published_configs_give_the_built_in_figures() -> None:
 
 
 def test_a_config_missing_a_figure_is_an_error() -> None:
-    llm = dict(NEMOTRON_VL_CONFIG["llm_config"])  # type: ignore[call-overload]
+    llm = dict(NEMOTRON_VL_CONFIG["llm_config"])
     del llm["mamba_num_heads"]
     broken = {"llm_config": llm}
     with pytest.raises(ConfigError, match="mamba_num_heads"):
