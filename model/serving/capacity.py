@@ -202,8 +202,8 @@ ATTENTION_REFERENCE = Architecture(
 
 
 def _language_part(config: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The language model's section: ``llm_config`` (Nemotron VL), ``text_config`` (Qwen-VL)
-    or the top level (a text-only model)."""
+    """The language model's section: ``llm_config`` (InternVL-style VL configs, the family of
+    Nemotron VL), ``text_config`` (Qwen-VL) or the top level (a text-only model)."""
     for key in ("llm_config", "text_config", "language_config"):
         part = config.get(key)
         if isinstance(part, Mapping) and part:

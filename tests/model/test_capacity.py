@@ -32,8 +32,8 @@ from model.serving.capacity import (
     read_cached_config,
 )
 
-# The language model's section of nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16's config.json
-# (the keys the planner reads, with their published values).
+# The language model section of nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16's config.json: the
+# keys the planner reads, with their published values, nested as an InternVL-style config.
 NEMOTRON_VL_CONFIG: dict[str, Any] = {
     "architectures": ["NemotronH_Nano_VL_V2"],
     "llm_config": {
