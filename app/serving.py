@@ -1,8 +1,9 @@
 """Start, watch and stop a local vLLM server serving Holotron-12B: the one sequence of both
 `holodesk serve` (app/cli/serve.py) and the tray's server control (ui/server_control.py).
 
-The sequence: :func:`plan_server` (the launcher's config from the settings, the API key from
-the keyring, the ``vllm`` to run), :func:`check` (is something already answering there? can
+The sequence: :func:`plan_server` (the launcher's config from the settings, with
+``--max-num-seqs`` from the capacity plan, :func:`capacity_plan`; the API key from the
+keyring; the ``vllm`` to run), :func:`check` (is something already answering there? can
 vLLM run here? a warning when it would listen beyond this machine without a key), then
 :func:`create_server` and :func:`start_server` (progress through callbacks). Each front end
 words the outcome its own way; the problems themselves are said once, here and in the launcher.
@@ -16,7 +17,7 @@ the rare case of serving for another client.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -36,6 +37,7 @@ from model.serving.launcher import (
 
 if TYPE_CHECKING:
     from app.settings import Settings
+    from model.serving.capacity import CapacityPlan, Gpu
     from model.serving.launcher import Progress, RunningServer, ServerExited, VLLMServer
     from model.tls import ServerCertificate
 
@@ -126,10 +128,22 @@ def make_certificate(host: str = DEFAULT_HOST) -> ServerCertificate:
 
 
 def serve_config(
-    settings: Settings, *, host: str = DEFAULT_HOST, extra_args: Sequence[str] = ()
+    settings: Settings,
+    *,
+    host: str = DEFAULT_HOST,
+    extra_args: Sequence[str] = (),
+    max_num_seqs: int | None = None,
 ) -> ServeConfig:
-    """The launcher's config from the settings in effect."""
+    """The launcher's config from the settings in effect.
+
+    ``--max-num-seqs``: ``serve_max_num_seqs`` when set, else ``max_num_seqs`` (what the
+    capacity plan found, :func:`planned_max_num_seqs`), else vLLM's default; never when the
+    extra flags name one themselves.
+    """
     files = tls_files(settings)
+    seqs = settings.serve_max_num_seqs if settings.serve_max_num_seqs is not None else max_num_seqs
+    if any(arg.split("=", 1)[0] == "--max-num-seqs" for arg in extra_args):
+        seqs = None
     return ServeConfig(
         ssl_keyfile=files[0] if files else None,
         ssl_certfile=files[1] if files else None,
@@ -140,8 +154,85 @@ def serve_config(
         gpu_memory=settings.serve_gpu_memory,
         max_model_len=settings.serve_max_model_len,
         image_limit=settings.serve_image_limit,
+        max_num_seqs=seqs,
         extra_args=tuple(extra_args),
     )
+
+
+def planned_max_num_seqs(settings: Settings, gpu: Gpu | None = None) -> int | None:
+    """``--max-num-seqs`` from the capacity plan: the sessions that fit the GPU's memory.
+
+    None when ``serve_max_num_seqs`` is set (the person's number wins, and no ``nvidia-smi``
+    is run for nothing). Blocks on ``nvidia-smi``: not on a GUI thread.
+    """
+    from model.serving.capacity import max_num_seqs
+
+    if settings.serve_max_num_seqs is not None:
+        return None
+    return max_num_seqs(capacity_plan(settings, gpu=gpu))
+
+
+# --------------------------------------------------------------------------- capacity
+
+
+def plan_gpu(gpu_gib: float | None = None, nvidia_smi: str | None = None) -> Gpu:
+    """The GPU to plan for: ``gpu_gib`` when given, else the largest ``nvidia-smi`` lists,
+    else the reference card (an H100 80GB). Blocks on ``nvidia-smi``: not on a GUI thread."""
+    from model.serving.capacity import DEFAULT_GPU, GIB, MIB, Gpu, GpuSource
+    from model.serving.launcher import check_gpu
+
+    if gpu_gib is not None:
+        return Gpu(f"a {gpu_gib:g} GiB GPU", int(gpu_gib * GIB), GpuSource.OPTION)
+    gpus, _problems = check_gpu(nvidia_smi)
+    if not gpus:
+        return DEFAULT_GPU
+    # vLLM serves on one GPU unless told to split the model (--tensor-parallel-size).
+    largest = max(gpus, key=lambda g: g.memory_mib)
+    return Gpu(largest.name, largest.memory_mib * MIB, GpuSource.NVIDIA_SMI)
+
+
+def capacity_plan(
+    settings: Settings,
+    *,
+    gpu: Gpu | None = None,
+    context: int | None = None,
+    sessions: int | None = None,
+    reserve_gib: float | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> CapacityPlan:
+    """How many sessions of a holodesk run fit on ``gpu`` (default: :func:`plan_gpu`) with the
+    serve settings, for the served model and an attention-only model of Holo2-8B's shape.
+
+    The architectures come from config.json in the local Hugging Face cache (or the
+    ``serve_model`` folder) when there, else from the built-in published figures. A session
+    is, unless ``context`` says otherwise, a long step of a run: three screenshots of the
+    frames these settings send (16:9 at ``max_side``) and the text around them.
+    """
+    from model.serving.capacity import (
+        ATTENTION_REFERENCE,
+        DEFAULT_RESERVE_GIB,
+        GIB,
+        HOLOTRON,
+        Workload,
+        load_architecture,
+        make_plan,
+    )
+
+    hybrid, hybrid_note = load_architecture(settings.serve_model, HOLOTRON, environ)
+    attention, attention_note = load_architecture(ATTENTION_REFERENCE.repo, ATTENTION_REFERENCE,
+                                                  environ)
+    notes = tuple(n for n in (hybrid_note, attention_note) if n)
+    if hybrid.mamba is None:
+        notes += (f"{settings.serve_model} has no Mamba layers in its config.json: it is "
+                  "planned as an attention-only model",)
+    side = settings.max_side
+    workload = Workload(image_width=side, image_height=round(side * 9 / 16))
+    reserve = DEFAULT_RESERVE_GIB if reserve_gib is None else reserve_gib
+    return make_plan(
+        gpu=gpu if gpu is not None else plan_gpu(), utilization=settings.serve_gpu_memory,
+        reserve_bytes=int(reserve * GIB), workload=workload, context=context,
+        sessions=sessions, hybrid=hybrid, attention=attention, notes=notes,
+    )  # fmt: skip
 
 
 def uses_server(settings: Settings, cfg: ServeConfig) -> bool:
@@ -223,7 +314,8 @@ def plan_server(
     problem = tls_problem(settings)
     if problem is not None:
         raise HolodeskError(problem.message, problem.fix)
-    cfg = serve_config(settings, host=host, extra_args=extra_args)
+    cfg = serve_config(settings, host=host, extra_args=extra_args,
+                       max_num_seqs=planned_max_num_seqs(settings))
     found = find_vllm(executable, managed=managed_vllm())
     return ServePlan(settings, cfg, serve_api_key(settings, cfg), found,
                      executable, ensure_certificate(cfg))

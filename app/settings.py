@@ -225,6 +225,15 @@ class Settings(BaseModel):
         le=16,
         description="images per request vLLM accepts (--limit-mm-per-prompt; a step sends 3)",
     )
+    # Empty: the sessions whose caches fit the GPU (model/serving/capacity.py, `holodesk serve
+    # --plan`); 1024: vLLM's own largest default.
+    serve_max_num_seqs: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="most sessions vLLM runs at once (--max-num-seqs; empty: as many as fit "
+        "the GPU's memory, from `holodesk serve --plan`)",
+    )
     serve_tls: bool = Field(
         default=False,
         description="`holodesk serve` speaks https (a self-signed certificate is made when no "
@@ -296,10 +305,11 @@ class Settings(BaseModel):
             return value.strip()
         return value
 
-    @field_validator("serve_port", mode="before")
+    @field_validator("serve_port", "serve_max_num_seqs", mode="before")
     @classmethod
-    def _empty_port_is_none(cls, value: object) -> object:
-        # From the file, the environment or `config set`: empty means "from the endpoint".
+    def _empty_is_none(cls, value: object) -> object:
+        # From the file, the environment or `config set`: empty means "worked out" (the port
+        # from the endpoint, the sessions from the GPU's memory).
         if isinstance(value, str) and not value.strip():
             return None
         return value
@@ -621,6 +631,8 @@ def _display(name: str, value: Any) -> str:
         return "(from the server)"
     if name == "serve_port" and value is None:
         return "(from the endpoint)"
+    if name == "serve_max_num_seqs" and value is None:
+        return "(as many as fit the GPU)"
     if name == "tls_fingerprint" and value is None:
         return "(none: the system's CAs)"
     if name in ("serve_ssl_keyfile", "serve_ssl_certfile") and value is None:

@@ -2,9 +2,10 @@
 
 This module gathers what the load generator needs from the app (settings, the API key from
 the keyring, screenshots from the action log) and hands plain data to :mod:`model.loadbench.bench`,
-which documents the method. It prints a table, writes a CSV and a PNG chart, and compares
-with a published reference when asked (``--reference 8900@100``: H Company's figure for one
-H100 at 100 concurrent workers).
+which documents the method. It prints a table, the capacity plan's prediction for the context
+the run measured (``holodesk serve --plan``, model/serving/capacity.py) next to the measured knee
+of the throughput curve, writes a CSV and a PNG chart, and compares with a published reference
+when asked (``--reference 8900@100``: H Company's figure for one H100 at 100 concurrent workers).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import signal
 
     from app.settings import Settings
+    from model.loadbench.bench import BenchReport
     from model.loadbench.frames import Screenshot
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "action log")
     p.add_argument("--reference", metavar="TOKS@LEVEL",
                    help="a published total tokens/s to compare with, e.g. 8900@100")
+    p.add_argument("--gpu-memory-gb", type=float, metavar="GIB",
+                   help="the server GPU's memory in GiB, for the capacity plan printed next to "
+                        "the measured knee (default: the largest GPU nvidia-smi lists here, "
+                        "else an 80 GB H100)")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="folder for the CSV and PNG (default: bench/ in the data folder)")
     p.add_argument("--endpoint", help="the server's base URL (default from settings)")
@@ -108,6 +114,8 @@ def _bench(args: argparse.Namespace) -> int:
         reference = Reference.parse(args.reference) if args.reference else None
         if args.max_tokens < 1:
             raise ValueError("--max-tokens must be at least 1")
+        if args.gpu_memory_gb is not None and not args.gpu_memory_gb >= 1:
+            raise ValueError("--gpu-memory-gb must be at least 1 (the GPU's memory in GiB)")
         key = api_key(settings.endpoint)
         mask(key)  # as a run does: the key never reaches a log line, even inside an error
         client = client_config(settings, key, max_tokens=args.max_tokens)
@@ -199,6 +207,8 @@ def _bench(args: argparse.Namespace) -> int:
     if errors:
         print()
         print(errors)
+    print()
+    print(_prediction(report, settings, args.gpu_memory_gb))
     stamp = report.started.strftime("%Y%m%d-%H%M%S")
     print()
     written = True
@@ -219,6 +229,38 @@ def _bench(args: argparse.Namespace) -> int:
         error("some steps failed (see above); the numbers of those levels are not comparable")
         return EXIT_RUN_FAILED
     return EXIT_OK if written else EXIT_RUN_FAILED
+
+
+def _prediction(report: BenchReport, settings: Settings, gpu_gib: float | None) -> str:
+    """The capacity plan's sessions for the context this bench measured, and the knee of the
+    measured curve: where more sessions stopped adding throughput."""
+    from app.serving import capacity_plan, plan_gpu
+    from model.loadbench.bench import KNEE_GAIN, knee, mean_session_tokens
+    from model.serving.capacity import GIB, GpuSource
+
+    lines: list[str] = []
+    tokens = mean_session_tokens(report)
+    if tokens is not None:
+        plan = capacity_plan(settings, gpu=plan_gpu(gpu_gib), context=tokens)
+        gpu = plan.gpu
+        where = {GpuSource.NVIDIA_SMI: "nvidia-smi on this machine",
+                 GpuSource.OPTION: "--gpu-memory-gb",
+                 GpuSource.DEFAULT: "assumed; --gpu-memory-gb sets it"}[gpu.source]
+        lines.append(
+            f"plan (holodesk serve --plan): {plan.hybrid.sessions_fit:,} sessions of "
+            f"{tokens:,} tokens (this run's mean step) fit {gpu.name}, "
+            f"{gpu.memory_bytes / GIB:.1f} GiB ({where}) with {plan.hybrid.arch.name}; "
+            f"{plan.attention.sessions_fit:,} with an attention-only model of Holo2-8B's shape")
+    found = knee(report)
+    if found is not None:
+        lines.append(
+            f"measured knee: {found.concurrency} sessions ({found.total_tokens_per_s:,.0f} "
+            f"tok/s); more sessions added under {KNEE_GAIN:.0%} per doubling")
+    else:
+        top = max(lv.concurrency for lv in report.levels)
+        lines.append(f"measured knee: not reached (tokens/s still rising at {top} sessions, "
+                     "or too few clean levels to tell)")
+    return "\n".join(lines)
 
 
 def _log_screenshots(settings: Settings) -> list[Screenshot]:

@@ -35,6 +35,7 @@ from app.cli.render import render
 from app.secrets import ENV_API_KEY
 from app.serving import DEFAULT_HOST, serve_config, uses_server
 from model.problem import Fix, HolodeskError, Problem
+from model.serving.capacity import DEFAULT_RESERVE_GIB, GIB, KIB, MIB, GpuSource
 from model.serving.launcher import (
     API_KEY_ENV,
     SERVED_MODEL_NAME,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
     from app.serving import ServePlan
     from app.settings import Settings
+    from model.serving.capacity import CapacityPlan, ModelPlan
     from model.serving.launcher import Progress, ServeError, VLLMServer
 
 # Settings the options override: option dest -> settings key.
@@ -57,6 +59,7 @@ _OPTIONS = {
     "gpu_memory": "serve_gpu_memory",
     "max_model_len": "serve_max_model_len",
     "image_limit": "serve_image_limit",
+    "max_num_seqs": "serve_max_num_seqs",
     "tls": "serve_tls",
     "ssl_keyfile": "serve_ssl_keyfile",
     "ssl_certfile": "serve_ssl_certfile",
@@ -83,6 +86,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="context length in tokens (default 32768)")
     p.add_argument("--image-limit", type=int, metavar="N",
                    help="images per request (default 3, the screenshots a step sends)")
+    p.add_argument("--max-num-seqs", type=int, metavar="N",
+                   help="most sessions vLLM runs at once (default: as many as fit the GPU's "
+                   "memory, see --plan)")
     p.add_argument("--tls", action="store_true", default=None,
                    help="speak https: with a self-signed certificate made (once) in holodesk's "
                    "data folder unless --ssl-keyfile/--ssl-certfile are given; prints the "
@@ -101,6 +107,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--python", metavar="PATH",
                    help="the Python to make that environment from (with --install; default: "
                    "the newest python3.x on PATH that vLLM supports)")
+    plan = p.add_argument_group(
+        "capacity plan",
+        "--plan prints how many sessions fit one GPU, for Holotron-12B and for an "
+        "attention-only model of Holo2-8B's shape, and runs nothing")
+    plan.add_argument("--plan", action="store_true",
+                      help="print the memory plan: weights, memory per session (KV cache and "
+                      "Mamba state), sessions that fit; then exit")
+    plan.add_argument("--gpu-memory-gb", type=float, metavar="GIB",
+                      help="the GPU's memory in GiB (default: the largest GPU nvidia-smi "
+                      "lists, else an 80 GB H100)")
+    plan.add_argument("--context", type=int, metavar="TOKENS",
+                      help="tokens per session (default: a long step of a run: three "
+                      "screenshots at max_side plus 4,000 tokens of text)")
+    plan.add_argument("--sessions", type=int, metavar="N",
+                      help="also say whether N sessions fit, and the longest context each "
+                      "can have")
+    plan.add_argument("--reserve-gb", type=float, metavar="GIB",
+                      help="GPU memory vLLM needs besides weights and caches (activations, "
+                      f"CUDA graphs; default {DEFAULT_RESERVE_GIB:g})")
+    plan.add_argument("--json", action="store_true", help="with --plan: print it as JSON")
     p.add_argument("--print-command", action="store_true",
                    help="print the vllm command and exit; runs nothing (an API key is never "
                    f"printed: vLLM takes it from ${API_KEY_ENV})")
@@ -158,6 +184,7 @@ _MEANING = {
     "gpu_memory": "the share of GPU memory vLLM may take",
     "max_model_len": "the context length in tokens",
     "image_limit": "images per request; a step sends 3",
+    "max_num_seqs": "the most sessions vLLM runs at once",
     "tls": "https on or off",
     "ssl_keyfile": "a PEM key file",
     "ssl_certfile": "a PEM certificate file",
@@ -223,17 +250,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     bad = _option_problem(args)
     if bad is not None:
         return fail(Problem(bad[0], Fix(bad[1])), EXIT_USAGE)
+    if args.plan:
+        return _plan(args)
     if args.make_cert:
         return _make_cert(args.host)
     if args.install:
         return _install(args.python)
     settings = _settings(args)
     if args.print_command:
+        from app.serving import planned_max_num_seqs
         from app.vllm_env import managed_vllm
 
-        cfg = serve_config(settings, host=args.host, extra_args=args.extra)
+        planned = planned_max_num_seqs(settings)
+        cfg = serve_config(settings, host=args.host, extra_args=args.extra,
+                           max_num_seqs=planned)
         executable = find_vllm(args.vllm, managed=managed_vllm())
         print(format_command(build_command(cfg, _shown_executable(executable))))
+        if planned is not None and cfg.max_num_seqs == planned:
+            # On stderr: stdout stays the command alone, to paste or pipe.
+            print(f"note: --max-num-seqs {planned}: the sessions that fit the GPU's memory "
+                  "(`holodesk serve --plan` shows how; --max-num-seqs N sets it)",
+                  file=sys.stderr)
         if cfg.ssl_certfile is not None:
             if Path(cfg.ssl_certfile).is_file():
                 from model.tls import fingerprint_of_file
@@ -346,6 +383,146 @@ def _print_pin(fingerprint: str, cfg: ServeConfig | None) -> None:
           "network):\n"
           f"  holodesk config set endpoint {url}\n"
           f"  holodesk config set tls_fingerprint {fingerprint}", flush=True)
+
+
+# --------------------------------------------------------------------------- --plan
+
+
+def _plan_problem(args: argparse.Namespace) -> Problem | None:
+    """The first of --plan's own options given a value it cannot plan with."""
+    checks = (
+        ("--gpu-memory-gb", args.gpu_memory_gb, 1.0, "the GPU's memory in GiB, e.g. 80"),
+        ("--context", args.context, 1, "tokens per session, e.g. 12000"),
+        ("--sessions", args.sessions, 1, "a number of sessions, e.g. 100"),
+        ("--reserve-gb", args.reserve_gb, 0.0, "GiB for activations and CUDA graphs, e.g. 4"),
+    )
+    for flag, value, low, meaning in checks:
+        if value is not None and (value < low or value != value):  # NaN compares unequal
+            return Problem(f"{flag} {value:g} is too small",
+                           Fix(f"use {flag} of at least {low:g} ({meaning})"))
+    return None
+
+
+def _plan(args: argparse.Namespace) -> int:
+    import json
+
+    from app.serving import capacity_plan, plan_gpu
+
+    bad = _plan_problem(args)
+    if bad is not None:
+        return fail(bad, EXIT_USAGE)
+    try:
+        plan = capacity_plan(_settings(args), gpu=plan_gpu(args.gpu_memory_gb),
+                             context=args.context, sessions=args.sessions,
+                             reserve_gib=args.reserve_gb)
+    except ValueError as e:
+        return fail(Problem(str(e), Fix("see `holodesk serve --help` for --plan's options")),
+                    EXIT_USAGE)
+    if args.json:
+        print(json.dumps(plan.to_dict(), indent=2))
+    else:
+        print(format_plan(plan))
+    return EXIT_OK
+
+
+def _gib(n: int) -> str:
+    return f"{n / GIB:,.1f} GiB"
+
+
+def _mib(n: int) -> str:
+    return f"{n / MIB:,.1f} MiB"
+
+
+def format_plan(plan: CapacityPlan) -> str:
+    """The plan as the terminal shows it: one column per model, then sources and assumptions."""
+    h, a = plan.hybrid, plan.attention
+    gpu = plan.gpu
+    where = {GpuSource.NVIDIA_SMI: "from nvidia-smi", GpuSource.OPTION: "--gpu-memory-gb",
+             GpuSource.DEFAULT: "assumed: no GPU found; --gpu-memory-gb sets it"}[gpu.source]
+    lines = [
+        f"GPU: {gpu.name}, {_gib(gpu.memory_bytes)} ({where}); vLLM takes "
+        f"{plan.utilization:g} of it (--gpu-memory-utilization): {_gib(plan.vllm_bytes)}",
+        f"Context per session: {plan.context:,} tokens"
+        + (f" ({plan.workload.describe()})" if plan.context == plan.workload.context
+           else " (--context)"),
+        "",
+    ]
+    ssm, conv = plan.dtypes.ssm_name, plan.dtypes.model_name
+
+    def dash(value: int, text: str) -> str:
+        return text if value else "-"
+
+    rows: list[tuple[str, str, str]] = [
+        ("", h.arch.name, f"attention-only ({a.arch.name})"),
+        ("layers", h.arch.describe(), a.arch.describe()),
+        (f"weights ({plan.dtypes.model_name})", _gib(h.arch.weight_bytes),
+         _gib(a.arch.weight_bytes)),
+        ("reserve (activations, CUDA graphs)", _gib(plan.reserve_bytes), _gib(plan.reserve_bytes)),
+        ("left for sessions", _gib(max(0, h.pool_bytes)), _gib(max(0, a.pool_bytes))),
+        ("attention KV cache per token", f"{h.kv_bytes_per_token / KIB:,.0f} KiB",
+         f"{a.kv_bytes_per_token / KIB:,.0f} KiB"),
+        (f"attention KV cache x {plan.context:,} tokens", _mib(h.kv_bytes), _mib(a.kv_bytes)),
+        (f"Mamba SSM state ({ssm})", dash(h.ssm_state_bytes, _mib(h.ssm_state_bytes)),
+         dash(a.ssm_state_bytes, _mib(a.ssm_state_bytes))),
+        (f"Mamba conv state ({conv})", dash(h.conv_state_bytes, _mib(h.conv_state_bytes)),
+         dash(a.conv_state_bytes, _mib(a.conv_state_bytes))),
+        ("memory per session", _mib(h.session_bytes), _mib(a.session_bytes)),
+        ("sessions that fit", f"{h.sessions_fit:,}", f"{a.sessions_fit:,}"),
+    ]
+    if h.sessions is not None:
+        n = h.sessions
+
+        def fits(p: ModelPlan) -> str:
+            need = p.sessions_bytes or 0
+            return f"{_gib(need)}: " + ("fits" if n <= p.sessions_fit else "does not fit")
+
+        def longest(p: ModelPlan) -> str:
+            most = p.sessions_max_context or 0
+            return f"{most:,} tokens" if most else "none (the state alone does not fit)"
+
+        rows += [
+            (f"{n:,} sessions need", fits(h), fits(a)),
+            (f"longest context for {n:,} sessions", longest(h), longest(a)),
+        ]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines += ["  ".join((r[0].ljust(widths[0]), r[1].rjust(widths[1]), r[2].rjust(widths[2])))
+              .rstrip() for r in rows]
+    lines.append("")
+    cross = plan.crossover
+    if cross is not None and h.fixed_bytes:
+        lines.append(
+            f"Per-session memory is equal at {cross:,.0f} tokens: below that {h.arch.name}'s "
+            f"fixed Mamba state costs more, above it its KV cache ({h.kv_bytes_per_token // KIB}"
+            f" KiB per token against {a.kv_bytes_per_token // KIB}) makes each session "
+            "cheaper. One screenshot alone is "
+            f"{plan.workload.tokens_per_image:,} tokens.")
+    if h.pool_bytes <= 0:
+        lines.append(f"{h.arch.name}'s weights and the reserve do not fit in vLLM's share of "
+                     "this GPU: raise --gpu-memory or use a larger GPU.")
+    if h.sessions_fit and plan.context == plan.workload.context:
+        lines.append(f"`holodesk serve` passes --max-num-seqs {max(1, h.sessions_fit)} "
+                     "(--max-num-seqs N sets it): more sessions than fit would be preempted "
+                     "and computed again.")
+    lines += [
+        "",
+        "Sources:",
+        f"  {h.arch.name}: {h.arch.source}",
+        f"    weights: {h.arch.weights_source}",
+        f"  {a.arch.name}: {a.arch.source}",
+        f"    weights: {a.arch.weights_source}",
+        "  state shapes and dtypes: vLLM, vllm/model_executor/layers/mamba/mamba_utils.py "
+        "(MambaStateShapeCalculator.mamba2_state_shape, MambaStateDtypeCalculator)",
+        "Assumptions:",
+        f"  KV cache at the model dtype ({plan.dtypes.model_name}); SSM state at {ssm} "
+        f"(--mamba-ssm-cache-dtype {ssm}), conv state at {conv}.",
+        f"  {_gib(plan.reserve_bytes)} for activations, CUDA graphs and the CUDA context "
+        "(--reserve-gb): vLLM's log says what it really left for caches "
+        "('Available KV cache memory').",
+        "  One GPU (no tensor parallelism); vLLM's block rounding and prefix-cache sharing "
+        "between sessions are not counted.",
+    ]
+    lines += [f"Note: {note}" for note in plan.notes]
+    return "\n".join(lines)
 
 
 def _install(python: str | None) -> int:

@@ -52,6 +52,7 @@ import contextlib
 import csv
 import dataclasses
 import datetime
+import itertools
 import logging
 import math
 import random
@@ -73,6 +74,7 @@ from model.structured import step_output_schema
 __all__ = [
     "CSV_COLUMNS",
     "DEFAULT_LEVELS",
+    "KNEE_GAIN",
     "BenchConfig",
     "BenchReport",
     "FrameSource",
@@ -82,6 +84,8 @@ __all__ = [
     "compare",
     "format_errors",
     "format_table",
+    "knee",
+    "mean_session_tokens",
     "parse_levels",
     "percentile",
     "run_bench",
@@ -759,6 +763,37 @@ def format_errors(report: BenchReport) -> str:
             "(the server ignores stream_options.include_usage): token rates undercount"
         )
     return "\n".join(lines)
+
+
+#: Past the knee, doubling the sessions adds less than this share of throughput.
+KNEE_GAIN = 0.10
+
+
+def knee(report: BenchReport, gain: float = KNEE_GAIN) -> LevelResult | None:
+    """The knee of the throughput curve: the lowest measured level after which more sessions
+    add less than ``gain`` of total tokens/s per doubling of sessions (the gain between two
+    measured levels is scaled to a doubling, so 64 -> 100 counts as 0.64 of one). None while
+    the curve still rises at the highest level, or with fewer than two clean levels."""
+    clean = sorted((lv for lv in report.levels if lv.steps > 0 and lv.errors == 0),
+                   key=lambda lv: lv.concurrency)
+    for low, high in itertools.pairwise(clean):
+        if low.total_tokens_per_s <= 0:
+            continue
+        doublings = math.log2(high.concurrency / low.concurrency)
+        per_doubling = (high.total_tokens_per_s / low.total_tokens_per_s) ** (1 / doublings) - 1
+        if per_doubling < gain:
+            return low
+    return None
+
+
+def mean_session_tokens(report: BenchReport) -> int | None:
+    """Tokens a session holds at a step (prompt plus answer), averaged over the highest clean
+    level: the context the capacity plan should be asked about."""
+    clean = [lv for lv in report.levels if lv.steps > 0 and lv.errors == 0]
+    if not clean:
+        return None
+    top = max(clean, key=lambda lv: lv.concurrency)
+    return round(top.total_tokens / top.steps) or None
 
 
 def compare(report: BenchReport, reference: Reference) -> str:

@@ -117,6 +117,8 @@ class ServeConfig:
     """The share of GPU memory vLLM may take (``--gpu-memory-utilization``)."""
     max_model_len: int = 32768
     image_limit: int = 3
+    max_num_seqs: int | None = None
+    """Most sequences vLLM runs at once (``--max-num-seqs``); None: vLLM's default."""
     dtype: str = "bfloat16"
     extra_args: tuple[str, ...] = ()
     ssl_keyfile: str | None = None
@@ -158,6 +160,7 @@ def build_command(cfg: ServeConfig, executable: str = "vllm") -> list[str]:
         "--limit-mm-per-prompt", limits,
         "--enable-prefix-caching",
         "--gpu-memory-utilization", f"{cfg.gpu_memory:g}",
+        *(["--max-num-seqs", str(cfg.max_num_seqs)] if cfg.max_num_seqs is not None else []),
         "--served-model-name", cfg.served_model_name,
         "--host", cfg.host,
         "--port", str(cfg.port),

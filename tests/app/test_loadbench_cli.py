@@ -71,6 +71,11 @@ def test_bench_prints_a_table_and_writes_csv_and_chart(tmp_path: Path, fake: Fak
     assert "total tok/s" in result.stdout and "step p95" in result.stdout
     assert "x the reference 1,000" in result.stdout
     assert " tok/s at 2 = " in result.stdout
+    # The capacity plan's prediction for this run's mean step, next to the measured knee
+    # (two levels of a stand-in that answers at once: still rising, or flat at 1).
+    assert "plan (holodesk serve --plan): " in result.stdout
+    assert "tokens (this run's mean step) fit " in result.stdout
+    assert "measured knee: " in result.stdout
     rows = read_csv(out)
     assert [r["concurrency"] for r in rows] == ["1", "2"]
     assert [r["steps"] for r in rows] == ["2", "4"]

@@ -193,6 +193,9 @@ EXPECTED_ARGV = [
     "--limit-mm-per-prompt", '{"image": 3, "video": 0}',
     "--enable-prefix-caching",
     "--gpu-memory-utilization", "0.9",
+    # The sessions that fit an H100 80GB (what the nvidia-smi shim lists, and the card assumed
+    # without one): tests/model/test_capacity.py works the 111 out by hand.
+    "--max-num-seqs", "111",
     "--served-model-name", "holotron",
     "--host", "127.0.0.1",
     "--port", "8000",
@@ -200,7 +203,9 @@ EXPECTED_ARGV = [
 
 
 def test_build_command_is_the_documented_one() -> None:
-    assert build_command(ServeConfig()) == EXPECTED_ARGV
+    assert build_command(ServeConfig(max_num_seqs=111)) == EXPECTED_ARGV
+    # Without a number vLLM keeps its own default: the flag is left out.
+    assert "--max-num-seqs" not in build_command(ServeConfig())
 
 
 def test_format_command_quotes_and_continues() -> None:
@@ -227,13 +232,17 @@ def test_print_command_takes_options_and_needs_no_vllm(home: Home, tmp_path: Pat
         "--", "--enforce-eager",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    # No nvidia-smi here: planned for an H100 80GB. 0.8 x 81,559 MiB = 65,247.2 MiB, less
+    # 24,795.5 MiB of weights (26e9 bytes) and the 4,096 MiB reserve = 36,355.7 MiB;
+    # / 397.72 MiB per session (tests/model/test_capacity.py) = 91.4: 91 sessions.
     argv = build_command(
         ServeConfig(
             model="/models/holo", port=9123, gpu_memory=0.8, max_model_len=65536,
-            image_limit=4, extra_args=("--enforce-eager",),
+            image_limit=4, max_num_seqs=91, extra_args=("--enforce-eager",),
         )
     )  # fmt: skip
     assert result.stdout == format_command(argv) + "\n"
+    assert "--max-num-seqs 91: the sessions that fit the GPU's memory" in result.stderr
 
 
 def test_print_command_never_shows_the_key(home: Home, shims: Path) -> None:
@@ -454,6 +463,8 @@ def test_serves_until_ctrl_c(
     assert record["has_key"] is True
     argv = record["argv"]
     assert isinstance(argv, list) and KEY not in " ".join(argv)
+    # The sessions that fit the H100 the nvidia-smi shim lists (tests/model/test_capacity.py).
+    assert argv[argv.index("--max-num-seqs") + 1] == "111"
     vllm_pid, child_pid = record["pid"], record["child"]
     assert isinstance(vllm_pid, int) and isinstance(child_pid, int)
     assert f"starting vLLM (pid {vllm_pid})" in out

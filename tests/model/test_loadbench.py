@@ -27,6 +27,8 @@ from model.loadbench.bench import (
     compare,
     format_errors,
     format_table,
+    knee,
+    mean_session_tokens,
     parse_levels,
     percentile,
     run_bench,
@@ -338,3 +340,48 @@ def test_config_wants_a_duration_or_steps() -> None:
         BenchConfig(client=client, duration=None, steps=None)
     with pytest.raises(ValueError):
         BenchConfig(client=client, levels=(0,))
+
+
+# --------------------------------------------------------------------------- the knee
+
+
+def curve(*points: tuple[int, float], errors_at: int | None = None) -> BenchReport:
+    """A report whose level ``c`` measured ``tps`` total tokens/s over 10 s, 4 steps each."""
+    levels = tuple(
+        LevelResult(
+            concurrency=c, seconds=10.0, steps=4, errors=1 if c == errors_at else 0,
+            prompt_tokens=round(tps * 10) - 400, completion_tokens=400, ttft_p50=None,
+            ttft_p95=None, latency_p50=None, latency_p95=None,
+        )
+        for c, tps in points
+    )  # fmt: skip
+    return BenchReport(levels=levels, interrupted=False, model="m", endpoint="e", mode="m")
+
+
+def test_the_knee_is_where_doubling_stops_paying() -> None:
+    # 1 -> 2: x1.9 (+90% per doubling); 2 -> 4: x1.8; 4 -> 8: x1.05 (+5% < 10%): the knee
+    # is 4 sessions.
+    report = curve((1, 1000), (2, 1900), (4, 3420), (8, 3591), (16, 3600))
+    found = knee(report)
+    assert found is not None and found.concurrency == 4
+
+
+def test_a_gain_between_uneven_levels_is_scaled_to_a_doubling() -> None:
+    # 64 -> 100 is log2(100/64) = 0.644 doublings: x1.07 over it is 1.07^(1/0.644) - 1
+    # = 11.1% per doubling: still rising. 100 -> 128 (0.356 doublings), x1.02: 5.7%: the knee.
+    report = curve((64, 7000), (100, 7490), (128, 7640))
+    found = knee(report)
+    assert found is not None and found.concurrency == 100
+
+
+def test_no_knee_while_the_curve_still_rises() -> None:
+    assert knee(curve((1, 1000), (2, 1900), (4, 3600))) is None
+    assert knee(curve((4, 3600))) is None
+    # A level with failed steps is not a point of the curve.
+    assert knee(curve((1, 1000), (2, 1900), (4, 1950), errors_at=4)) is None
+
+
+def test_mean_session_tokens_come_from_the_highest_clean_level() -> None:
+    # Level 16: (3,600 x 10 s) = 36,000 tokens over 4 steps = 9,000 tokens a step.
+    assert mean_session_tokens(curve((1, 1000), (16, 3600))) == 9_000
+    assert mean_session_tokens(curve((1, 1000), (16, 3600), errors_at=16)) == 2_500

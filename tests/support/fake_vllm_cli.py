@@ -64,6 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", default="auto")
     s.add_argument("--mamba-ssm-cache-dtype", default="auto")
     s.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    s.add_argument("--max-num-seqs", type=int, default=None)
     s.add_argument("--ssl-keyfile", default=None)
     s.add_argument("--ssl-certfile", default=None)
     return p
