@@ -367,6 +367,10 @@ class RedactingFilter(logging.Filter):
         if len(secret) >= _MIN_REDACT_LEN:
             self._secrets.add(secret)
 
+    def secrets(self) -> frozenset[str]:
+        """The secrets masked so far."""
+        return frozenset(self._secrets)
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._secrets:
             return True
