@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.e2e import run_holodesk
@@ -157,6 +159,25 @@ def test_an_empty_task_is_refused_before_anything_starts(home: Home, task: str) 
     assert "the task is empty" in result.stderr and "Fix: say what to do" in result.stderr
     assert not server.requests
     assert "no runs yet" in run_holodesk(home, "log", "list").stdout
+
+
+def test_the_readmes_log_examples_work_with_several_runs_a_day(
+    home: Home, tmp_path: Path
+) -> None:
+    from app.store import ActionLog
+
+    with ActionLog.open(home.data / "holodesk" / "holodesk.db") as log:
+        for task in ("the first task", "the second task"):
+            run = log.start_run(task, "http://127.0.0.1:8000/v1", "holotron", {})
+            log.finish_run(run.id, "answered", "done")
+    day = run.id[:8]
+    by_date = run_holodesk(home, "log", "show", day)  # what the README no longer shows
+    assert by_date.returncode == 2 and "matches several runs" in by_date.stderr
+    shown = run_holodesk(home, "log", "show", "last")
+    assert shown.returncode == 0 and "task: the second task" in shown.stdout
+    exported = run_holodesk(home, "log", "export", "last", "-o", str(tmp_path / "runs"))
+    assert exported.returncode == 0
+    assert (tmp_path / "runs" / f"holodesk-run-{run.id}" / "run.jsonl").exists()
 
 
 def test_the_log_of_a_new_user_is_empty_and_unknown_runs_are_refused(home: Home) -> None:
