@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -26,7 +26,9 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -94,9 +96,19 @@ class ReportDialog(QDialog):
         self.preview.setReadOnly(True)
         self.preview.setAccessibleName("The selected file as it will be saved")
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # A screenshot is shown as the picture it is: that is what to check before sharing.
+        self.image = plain_label()
+        self.image.setAccessibleName("The selected screenshot as it will be saved")
+        self.image.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        image_area = QScrollArea()
+        image_area.setWidget(self.image)
+        image_area.setWidgetResizable(True)
+        self.viewer = QStackedWidget()
+        self.viewer.addWidget(self.preview)
+        self.viewer.addWidget(image_area)
         split = QSplitter()
         split.addWidget(self.parts)
-        split.addWidget(self.preview)
+        split.addWidget(self.viewer)
         split.setStretchFactor(1, 3)
         self.screenshots = QCheckBox("Include screenshots of the last run")
         self.screenshots.setChecked(False)
@@ -169,14 +181,25 @@ class ReportDialog(QDialog):
         if self.screenshots.isChecked():
             for shot in report.screenshots:
                 item = QListWidgetItem(shot.name)
-                item.setData(Qt.ItemDataRole.UserRole,
-                             f"The screen at step {shot.step_no} of the last run, as it was "
-                             f"saved ({shot.path.name}). {SCREENSHOTS_NOTE}")
+                item.setToolTip(f"The screen at step {shot.step_no} of the last run. "
+                                f"{SCREENSHOTS_NOTE}")
+                item.setData(Qt.ItemDataRole.UserRole + 1, str(shot.path))
                 self.parts.addItem(item)
         self.parts.setCurrentRow(0)
 
     def _show_item(self, item: QListWidgetItem | None, _previous: object = None) -> None:
+        image = None if item is None else item.data(Qt.ItemDataRole.UserRole + 1)
+        if image:
+            pixmap = QPixmap(str(image))
+            if pixmap.isNull():
+                self.image.setText("This screenshot can no longer be read; it will be left "
+                                   "out.")
+            else:
+                self.image.setPixmap(pixmap)
+            self.viewer.setCurrentIndex(1)
+            return
         self.preview.setPlainText("" if item is None else str(item.data(Qt.ItemDataRole.UserRole)))
+        self.viewer.setCurrentIndex(0)
 
     def listed(self) -> list[str]:
         """The names of the files listed (what Save writes)."""

@@ -102,7 +102,11 @@ def test_screenshots_are_listed_and_saved_only_when_ticked(
     dialog.screenshots.setChecked(True)
     assert dialog.listed() == [*PARTS, "screenshots/step-001.jpg"]
     dialog.parts.setCurrentRow(len(PARTS))
-    assert "not masked" in dialog.preview.toPlainText()
+    assert dialog.viewer.currentIndex() == 1  # the picture itself, not words about it
+    assert dialog.image.pixmap().size().toTuple() == (32, 24)
+    assert "not masked" in dialog.parts.currentItem().toolTip()
+    dialog.parts.setCurrentRow(0)
+    assert dialog.viewer.currentIndex() == 0 and dialog.preview.toPlainText()
     with qtbot.waitSignal(dialog.saved, timeout=30_000):
         dialog.save_button.click()
     with zipfile.ZipFile(out) as bundle:
