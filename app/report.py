@@ -206,10 +206,13 @@ def collect_report(
     store: SecretStore | None = None,
     environ: Mapping[str, str] | None = None,
     hide_home: bool = True,
+    settings_error: str | None = None,
 ) -> Report:
     """Gather the bundle's parts and mask them (see the module doc). Blocks: the set-up checks
     may take up to a minute, the keyring may ask to be unlocked; the GUI calls it off its
-    thread. ``say`` words the doctor's fixes in the calling front end's terms."""
+    thread. ``say`` words the doctor's fixes in the calling front end's terms.
+    ``settings_error``: why the settings file could not be read (``settings`` are then the
+    defaults), said at the top of the settings part: a broken file is worth reporting too."""
     env = os.environ if environ is None else environ
     db = paths.db_path() if db_path is None else db_path
     run, steps_text, shots, endpoints = _last_run(db)
@@ -230,7 +233,7 @@ def collect_report(
                    _version_text(env)),
         ReportPart("doctor.json", "the set-up checks and what each found", doc),
         ReportPart("settings.txt", "the settings and where each came from (no API key)",
-                   describe_settings(settings, store=store, environ=env)),
+                   _settings_text(settings, store, env, settings_error)),
         ReportPart("log.txt", f"the last {LOG_LINES} lines of holodesk's log file",
                    _log_tail(log_file, LOG_LINES)),
         ReportPart("last-run.txt",
@@ -262,6 +265,15 @@ def _version_text(env: Mapping[str, str]) -> str:
         f"locale: {env.get('LC_ALL') or env.get('LANG') or '(not set)'}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _settings_text(settings: Settings, store: SecretStore | None, env: Mapping[str, str],
+                   error: str | None) -> str:
+    text = describe_settings(settings, store=store, environ=env) + "\n"
+    if error is None:
+        return text
+    return (f"THE SETTINGS COULD NOT BE READ: {error}\n"
+            f"The defaults below were used for the set-up checks instead.\n\n{text}")
 
 
 def _log_tail(path: Path, count: int) -> str:

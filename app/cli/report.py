@@ -42,17 +42,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from app.cli.render import fix_line
     from app.report import ReportError, collect_report, default_report_path
-    from app.settings import load_settings
+    from app.settings import Settings, SettingsError, load_settings
     from app.visible import visible_line
     from model.problem import Fix
 
     path: Path = args.output or default_report_path(Path.cwd())
     if path.suffix.lower() != ".zip":
         path = path.with_name(path.name + ".zip")
-    settings = load_settings()  # SettingsError: main() says EXIT_USAGE
+    try:
+        settings, settings_error = load_settings(), None
+    except SettingsError as e:
+        # A broken settings file is worth reporting too: the report says so, with defaults.
+        settings, settings_error = Settings(), str(e)
+        print(f"holodesk: the settings cannot be read, the report says so: {e}",
+              file=sys.stderr)
     print("holodesk: gathering the report (the set-up checks take up to a minute)...",
           file=sys.stderr, flush=True)
-    report = collect_report(settings, say=fix_line, hide_home=not args.keep_home)
+    report = collect_report(settings, say=fix_line, hide_home=not args.keep_home,
+                            settings_error=settings_error)
     print("The report holds:")
     for line in report.contents(screenshots=args.screenshots):
         print(f"  {line}")

@@ -250,3 +250,16 @@ def test_a_disk_that_fills_up_gives_a_clear_error_and_leaves_no_file(
     assert "Fix: free some space" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert os.listdir(folder) == []  # neither the report nor its unfinished temporary file
+
+
+def test_a_broken_settings_file_is_reported_not_a_dead_end(home: Home, tmp_path: Path) -> None:
+    settings = home.config / "holodesk" / "settings.toml"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('confirm = "sometimes"\n')
+    out = tmp_path / "r.zip"
+    result = run_holodesk(home, "report", "--yes", "--output", str(out))
+    assert result.returncode == 0, result
+    assert "cannot be read" in result.stderr
+    with zipfile.ZipFile(out) as bundle:
+        text = bundle.read("settings.txt").decode("utf-8")
+    assert text.startswith("THE SETTINGS COULD NOT BE READ:") and "sometimes" in text
