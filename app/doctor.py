@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, redact
 from app.settings import Settings
 from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
+from app.version import version
 from model.problem import Fix, Problem, Remedy, as_fix, describe
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "all_passed",
     "context_result",
     "display_result",
+    "doctor_document",
     "fix_label",
     "format_result",
     "frame_is_black",
@@ -325,6 +327,15 @@ def keyring_result(backend: str, *, problem: str | None, key_source: str) -> Che
 def all_passed(results: Sequence[CheckResult]) -> bool:
     """Whether every check passed (SKIP does not count)."""
     return bool(results) and all(r.passed for r in results)
+
+
+def doctor_document(
+    results: Sequence[CheckResult], endpoint: str, *, say: Callable[[Fix], str]
+) -> dict[str, Any]:
+    """The results as JSON-ready data: what `holodesk doctor --json` prints and a problem
+    report holds, the fixes worded by ``say``."""
+    return {"ok": all_passed(results), "version": version(), "endpoint": endpoint,
+            "checks": [r.to_dict(say) for r in results]}
 
 
 def fix_label(result: CheckResult) -> str:

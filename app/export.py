@@ -23,7 +23,7 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
     """
     run = log.get_run(run_id)
     steps = log.steps(run.id)
-    secrets = _secret_forms(log.secrets())
+    secrets = secret_forms(log.secrets())
     dest.mkdir(parents=True, exist_ok=True)
     final = dest / f"holodesk-run-{run.id}"
     if final.exists():
@@ -68,9 +68,11 @@ def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
     return final
 
 
-def _secret_forms(secrets: frozenset[str]) -> list[str]:
-    # A secret with a quote or backslash appears escaped inside JSON text.
-    forms = set(secrets) | {json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets}
+def secret_forms(secrets: Iterable[str]) -> list[str]:
+    """Each secret as written in text and as escaped inside JSON (a secret with a quote or a
+    backslash), longest first so a longer one is masked before a shorter one inside it."""
+    items = list(secrets)
+    forms = set(items) | {json.dumps(s, ensure_ascii=False)[1:-1] for s in items}
     return sorted(forms, key=len, reverse=True)
 
 

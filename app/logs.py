@@ -1,10 +1,19 @@
-"""Logging set-up: the program's log file, the console, and masking of the API key."""
+"""Logging set-up: the program's log file, the console, and masking of the API key.
+
+The log file (``paths.log_path()``, ``~/.local/state/holodesk/holodesk.log`` on Linux) rotates:
+at :data:`LOG_MAX_BYTES` it moves to ``holodesk.log.1`` (the older ones to ``.2`` ... up to
+:data:`LOG_BACKUPS`), so it never fills the disk however long the tray app runs. Several
+holodesk processes may share the file (the app and a `holodesk run`); one that rotates leaves
+the others writing to the moved file until they next start, which loses no line.
+"""
 
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import platform
 import sys
+from pathlib import Path
 
 from app import paths
 from app.secrets import RedactingFilter
@@ -12,6 +21,26 @@ from app.version import version
 
 #: Attached to every handler we install; :func:`mask` adds secrets to it.
 _REDACTOR = RedactingFilter()
+
+#: The log file's size before it rotates, and how many older files are kept: 20 MB in all,
+#: days of a busy app at debug level, a few lines per step.
+LOG_MAX_BYTES = 5 * 1024 * 1024
+LOG_BACKUPS = 3
+
+
+def log_file_handler(
+    path: Path, max_bytes: int = LOG_MAX_BYTES, backups: int = LOG_BACKUPS
+) -> logging.Handler:
+    """The handler of the program's log file at ``path``: rotating, secrets masked."""
+    handler = logging.handlers.RotatingFileHandler(
+        path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+    )
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+    )
+    handler.addFilter(_REDACTOR)
+    return handler
 
 
 def setup_logging(verbose: bool = False) -> None:
@@ -27,15 +56,10 @@ def setup_logging(verbose: bool = False) -> None:
     root.addHandler(console)
     try:
         paths.ensure_private_dir(paths.log_dir())
-        fh = logging.FileHandler(paths.log_path(), encoding="utf-8")
+        fh = log_file_handler(paths.log_path())
     except OSError as e:
         logging.getLogger(__name__).warning("cannot write the log file: %s", e)
         return
-    fh.setLevel(logging.DEBUG)
-    fh.setFormatter(
-        logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
-    )
-    fh.addFilter(_REDACTOR)
     root.addHandler(fh)
     # Which release wrote what follows: a bug report's log says it without asking.
     logging.getLogger("holodesk").info(
@@ -50,3 +74,9 @@ def mask(secret: str | None) -> None:
     """Never let ``secret`` reach a log line, even quoted inside an exception."""
     if secret:
         _REDACTOR.add(secret)
+
+
+def masked_secrets() -> frozenset[str]:
+    """The secrets this process masks in its log (the API key in use, text typed as a secret):
+    a problem report masks them in everything it gathers too."""
+    return _REDACTOR.secrets()

@@ -365,7 +365,13 @@ class RedactingFilter(logging.Filter):
     def add(self, secret: str) -> None:
         """Start masking ``secret`` (ignored when too short to be a real key)."""
         if len(secret) >= _MIN_REDACT_LEN:
-            self._secrets.add(secret)
+            # A new set, never a changed one: other threads iterate it (a log record, a
+            # problem report) while a run adds what it typed.
+            self._secrets = self._secrets | {secret}
+
+    def secrets(self) -> frozenset[str]:
+        """The secrets masked so far."""
+        return frozenset(self._secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._secrets:

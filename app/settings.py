@@ -576,9 +576,7 @@ def set_values(
 def unset_value(key: str, *, path: Path | None = None) -> Settings:
     """Return ``key`` to its default by removing it from the file; returns the file's settings."""
     path = paths.settings_path() if path is None else path
-    name = key.strip().lower().replace("-", "_")
-    if name not in Settings.model_fields:
-        raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
+    name = setting_name(key)
     file_values, notes = _read_file_noting(path)
     if name != "stop_hotkey":
         # Saving drops the refused line from the file: the last time it can be told.
@@ -589,6 +587,30 @@ def unset_value(key: str, *, path: Path | None = None) -> Settings:
     validated._sources = {n: path.name for n in file_values}
     save_settings(validated, path)
     return validated
+
+
+def setting_name(key: str) -> str:
+    """``key`` as a settings name (dashes for underscores accepted); SettingsError when there
+    is no such setting."""
+    name = key.strip().lower().replace("-", "_")
+    if name not in Settings.model_fields:
+        raise SettingsError(f"unknown setting {key!r}; valid keys: {', '.join(setting_names())}")
+    return name
+
+
+def value_text(settings: Settings, key: str) -> str:
+    """``holodesk config get KEY``: the value in effect as `config set` takes it (a list
+    comma-separated, true/false, empty when unset); SettingsError for an unknown key."""
+    value = _field_values(settings)[setting_name(key)]
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
 
 
 def describe_settings(

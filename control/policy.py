@@ -79,6 +79,7 @@ __all__ = [
     "fold",
     "is_card_number",
     "looks_like_password",
+    "mask_credentials",
     "normalize_keys",
     "risky_element_word",
     "secret_reasons",
@@ -507,6 +508,14 @@ def secret_token_label(text: str) -> str | None:
         if pattern.search(text):
             return label
     return None
+
+
+def mask_credentials(text: str, mask: str = "***") -> str:
+    """``text`` with every machine credential of a known shape (the :func:`secret_token_label`
+    kinds) replaced by ``mask``: for text leaving the machine, such as a problem report."""
+    for _label, pattern in _TOKENS:
+        text = pattern.sub(mask, text)
+    return text
 
 
 def _after_login_tab(text: str, typed_before: str | None) -> bool:

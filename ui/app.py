@@ -32,6 +32,7 @@ from app.events import (
 )
 from app.logs import setup_logging
 from app.pause import PauseGate
+from app.report import collect_report
 from app.runner import stop_signals
 from app.secrets import api_key
 from app.session import Session
@@ -52,7 +53,8 @@ from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
-from ui.problem_view import view
+from ui.problem_view import fix_text, view
+from ui.report_dialog import ReportDialog
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu
 from ui.settings_dialog import SettingsDialog
@@ -107,6 +109,7 @@ class HolodeskApp(QObject):
         self._stop_button_placed = False
         self.log_window: LogWindow | None = None
         self.doctor_window: DoctorWindow | None = None
+        self.report_dialog: ReportDialog | None = None
         self.calibration = calibration or CalibrationFlow()
         self.calibration.setParent(self)
         self.calibration_control = CalibrationControl(
@@ -142,6 +145,7 @@ class HolodeskApp(QObject):
         a.settings.triggered.connect(self.show_settings)
         a.check.triggered.connect(self.show_doctor)
         a.calibrate.triggered.connect(self.calibrate)
+        a.report.triggered.connect(self.show_report)
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
         a.automations.triggered.connect(self.show_automations)
@@ -335,6 +339,14 @@ class HolodeskApp(QObject):
             self._keep_out_of_capture(self.doctor_window)
         self.doctor_window.show_and_run()
 
+    def show_report(self) -> None:
+        """Open "Report a problem" with a report gathered afresh (`holodesk report`)."""
+        if self.report_dialog is None:
+            self.report_dialog = ReportDialog(
+                lambda: collect_report(self.settings, say=fix_text))
+            self._keep_out_of_capture(self.report_dialog)
+        self.report_dialog.show_and_start()
+
     def calibrate(self) -> bool:
         """Find the model's coordinate convention on the configured monitor (as `holodesk
         calibrate`); the report opens when done. False when it cannot start now."""
@@ -407,7 +419,7 @@ class HolodeskApp(QObject):
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
-            self.calibration_dialog, self.tray.window,
+            self.report_dialog, self.calibration_dialog, self.tray.window,
         ]
         for window in windows:
             if window is not None:

@@ -75,6 +75,7 @@ class TrayActions(QObject):
         self.settings = QAction("Settings", self)
         self.check = QAction("Check set-up…", self)  # holodesk doctor, as a window
         self.calibrate = QAction("Calibrate…", self)  # holodesk calibrate
+        self.report = QAction("Report a problem…", self)  # holodesk report
         # Start or stop the local vLLM; shown only when the endpoint is this machine.
         self.server = QAction("Start model server", self)
         self.stop = QAction("Stop", self)
@@ -83,7 +84,7 @@ class TrayActions(QObject):
 
     def all(self) -> list[QAction]:
         return [self.new_task, self.automations, self.action_log, self.settings, self.check,
-                self.calibrate, self.server, self.stop, self.quit]
+                self.calibrate, self.report, self.server, self.stop, self.quit]
 
 
 class Tray(QObject):

@@ -1,4 +1,5 @@
-"""The `holodesk config` command: show the settings and where they come from, change one.
+"""The `holodesk config` command: show the settings and where they come from, read one, change
+one, return one to its default.
 
 The API key is never taken from the command line: argv is visible to every local user in
 ``ps`` and lands in the shell history. ``config set api_key`` (or ``-``) reads it without echo
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.output import EXIT_OK
+from app.cli.output import EXIT_OK, EXIT_USAGE, fail
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +27,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cset.add_argument("key")
     cset.add_argument("value", nargs="?", help="the new value (api_key: leave it out)")
     cset.set_defaults(func=_cmd_config_set)
+    cget = cfgsub.add_parser("get", help="print one setting's value in effect (for scripts)")
+    cget.add_argument("key")
+    cget.set_defaults(func=_cmd_config_get)
+    cunset = cfgsub.add_parser(
+        "unset", help="return one setting to its default (api_key: forget the stored key)")
+    cunset.add_argument("key")
+    cunset.set_defaults(func=_cmd_config_unset)
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
@@ -61,4 +69,44 @@ def _cmd_config_set(args: argparse.Namespace) -> int:
         )
     set_value(args.key, value)
     print(f"{args.key} set")
+    return EXIT_OK
+
+
+def _cmd_config_get(args: argparse.Namespace) -> int:
+    from app.secrets import lookup_api_key
+    from app.settings import API_KEY_NAMES, load_settings, value_text
+    from model.problem import Problem
+
+    settings = load_settings()
+    if args.key.strip().lower().replace("-", "_") in API_KEY_NAMES:
+        # Printing it would put it in a terminal's scrollback and a script's logs.
+        where = lookup_api_key(settings.endpoint).describe()
+        return fail(Problem(f"the API key is never printed; for {settings.endpoint} it is "
+                            f"{where}"), EXIT_USAGE)
+    print(value_text(settings, args.key))  # an unknown key: SettingsError, EXIT_USAGE
+    return EXIT_OK
+
+
+def _cmd_config_unset(args: argparse.Namespace) -> int:
+    from app.settings import (
+        API_KEY_NAMES,
+        env_var,
+        load_settings,
+        set_value,
+        setting_name,
+        unset_value,
+        value_text,
+    )
+
+    if args.key.strip().lower().replace("-", "_") in API_KEY_NAMES:
+        set_value("api_key", "")  # an empty key forgets the stored one
+        print(f"api_key forgotten for {load_settings().endpoint}")
+        return EXIT_OK
+    name = setting_name(args.key)
+    unset_value(name)
+    effective = load_settings()
+    print(f"{name} unset: back to its default ({value_text(effective, name) or 'none'})"
+          if name not in effective.sources else
+          f"{name} unset in the settings file, but {env_var(name)} in the environment "
+          f"still sets it to {value_text(effective, name)}")
     return EXIT_OK

@@ -43,6 +43,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         CheckResult,
         DoctorConfig,
         all_passed,
+        doctor_document,
         format_result,
         run_doctor,
     )
@@ -71,8 +72,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     ok = all_passed(results)
     if args.json:
-        print(json.dumps({"ok": ok, "version": version(), "endpoint": settings.endpoint,
-                          "checks": [r.to_dict(fix_line) for r in results]}, indent=2))
+        print(json.dumps(doctor_document(results, settings.endpoint, say=fix_line), indent=2))
     else:
         passed = sum(r.passed for r in results)
         print(f"\n{passed} of {len(results)} checks passed." if not ok

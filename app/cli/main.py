@@ -18,6 +18,7 @@ from app.cli import calibrate as cli_calibrate
 from app.cli import config as cli_config
 from app.cli import doctor as cli_doctor
 from app.cli import log as cli_log
+from app.cli import report as cli_report
 from app.cli import run as cli_run
 from app.cli import serve as cli_serve
 from app.cli import trigger as cli_trigger
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 # In the order `holodesk --help` lists them.
 _SUBCOMMANDS = (cli_run, cli_log, cli_trigger, cli_config,
-                cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench)
+                cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench, cli_report)
 
 
 def main(

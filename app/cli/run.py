@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, fail
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, fail
 from app.cli.render import reason_line
 
 if TYPE_CHECKING:
@@ -44,6 +44,14 @@ def _run_settings(args: argparse.Namespace) -> Settings:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if not args.task.strip():
+        from model.problem import Fix, Problem
+
+        # Nothing to ask the model: a run would only spend steps guessing.
+        return fail(Problem(
+            "the task is empty: nothing was run",
+            Fix('say what to do in plain words: `holodesk run "open the Downloads folder"`')),
+            EXIT_USAGE)
     return run_task(_run_settings(args), args.task, dry_run=args.dry_run, verbose=args.verbose)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.support.e2e import run_holodesk
@@ -98,6 +100,84 @@ def test_config_set_then_show(home: Home) -> None:
     assert shown.returncode == 0
     assert "always" in shown.stdout
     assert "http://10.1.2.3:9000/v1" in shown.stdout
+
+
+def test_config_get_prints_the_value_in_effect_for_scripts(home: Home) -> None:
+    assert run_holodesk(home, "config", "get", "max_steps").stdout == "30\n"  # the default
+    assert run_holodesk(home, "config", "set", "max-steps", "12").returncode == 0
+    assert run_holodesk(home, "config", "get", "max-steps").stdout == "12\n"
+    assert run_holodesk(home, "config", "get", "model").stdout == "\n"  # none: from the server
+    assert run_holodesk(home, "config", "set", "only_in", "firefox, xterm").returncode == 0
+    assert run_holodesk(home, "config", "get", "only_in").stdout == "firefox,xterm\n"
+    overridden = run_holodesk(home, "config", "get", "max_steps",
+                              env={"HOLODESK_MAX_STEPS": "7"})
+    assert overridden.stdout == "7\n"
+    unknown = run_holodesk(home, "config", "get", "max_stepz")
+    assert unknown.returncode == 2 and "unknown setting 'max_stepz'" in unknown.stderr
+    assert unknown.stdout == ""
+
+
+def test_config_get_never_prints_the_api_key(home: Home) -> None:
+    key = "sk-never-printed-0123456789abcdef"
+    assert run_holodesk(home, "config", "set", "api_key", stdin=key + "\n").returncode == 0
+    shown = run_holodesk(home, "config", "get", "api_key")
+    assert shown.returncode == 2
+    assert "never printed" in shown.stderr and "stored in the keyring" in shown.stderr
+    assert key not in shown.stdout + shown.stderr
+
+
+def test_config_unset_returns_a_setting_to_its_default(home: Home) -> None:
+    assert run_holodesk(home, "config", "set", "confirm", "always").returncode == 0
+    assert run_holodesk(home, "config", "set", "max_steps", "12").returncode == 0
+    unset = run_holodesk(home, "config", "unset", "confirm")
+    assert unset.returncode == 0, unset
+    assert "back to its default (risky)" in unset.stdout
+    assert run_holodesk(home, "config", "get", "confirm").stdout == "risky\n"
+    assert run_holodesk(home, "config", "get", "max_steps").stdout == "12\n"  # untouched
+    saved = (home.config / "holodesk" / "settings.toml").read_text()
+    assert "confirm" not in saved and "max_steps = 12" in saved
+    still = run_holodesk(home, "config", "unset", "max_steps", env={"HOLODESK_MAX_STEPS": "7"})
+    assert "HOLODESK_MAX_STEPS in the environment still sets it to 7" in still.stdout
+    bad = run_holodesk(home, "config", "unset", "nonsense")
+    assert bad.returncode == 2 and "unknown setting" in bad.stderr
+
+
+def test_config_unset_api_key_forgets_it(home: Home) -> None:
+    assert run_holodesk(home, "config", "set", "api_key", stdin="sk-forget-me-0123456789\n"
+                        ).returncode == 0
+    assert "stored in the keyring" in run_holodesk(home, "config", "show").stdout
+    forgot = run_holodesk(home, "config", "unset", "api_key")
+    assert forgot.returncode == 0 and "api_key forgotten" in forgot.stdout
+    assert "none stored" in run_holodesk(home, "config", "show").stdout
+
+
+@pytest.mark.parametrize("task", ["", "   ", "\n\t"])
+def test_an_empty_task_is_refused_before_anything_starts(home: Home, task: str) -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        result = run_holodesk(home, "run", task, "--endpoint", server.base_url)
+    assert result.returncode == 2, result
+    assert "the task is empty" in result.stderr and "Fix: say what to do" in result.stderr
+    assert not server.requests
+    assert "no runs yet" in run_holodesk(home, "log", "list").stdout
+
+
+def test_the_readmes_log_examples_work_with_several_runs_a_day(
+    home: Home, tmp_path: Path
+) -> None:
+    from app.store import ActionLog
+
+    with ActionLog.open(home.data / "holodesk" / "holodesk.db") as log:
+        for task in ("the first task", "the second task"):
+            run = log.start_run(task, "http://127.0.0.1:8000/v1", "holotron", {})
+            log.finish_run(run.id, "answered", "done")
+    day = run.id[:8]
+    by_date = run_holodesk(home, "log", "show", day)  # what the README no longer shows
+    assert by_date.returncode == 2 and "matches several runs" in by_date.stderr
+    shown = run_holodesk(home, "log", "show", "last")
+    assert shown.returncode == 0 and "task: the second task" in shown.stdout
+    exported = run_holodesk(home, "log", "export", "last", "-o", str(tmp_path / "runs"))
+    assert exported.returncode == 0
+    assert (tmp_path / "runs" / f"holodesk-run-{run.id}" / "run.jsonl").exists()
 
 
 def test_the_log_of_a_new_user_is_empty_and_unknown_runs_are_refused(home: Home) -> None:
