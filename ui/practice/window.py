@@ -167,7 +167,8 @@ class PracticeWindow(QWidget):
         self.delete.clicked.connect(self._on_delete)
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            app.focusChanged.connect(lambda *_: self.refresh())
+            # A bound slot, not a lambda: Qt disconnects it when the window is deleted.
+            app.focusChanged.connect(self._on_focus_changed)
         self.refresh()
 
     # -- the task's state ------------------------------------------------------------------
@@ -221,6 +222,9 @@ class PracticeWindow(QWidget):
             for widget in (self.name, self.colours, self.save, self.delete):
                 widget.setEnabled(False)
             self.message.setText("The draft is deleted (nothing real was deleted).")
+        self.refresh()
+
+    def _on_focus_changed(self, _old: QWidget | None, _new: QWidget | None) -> None:
         self.refresh()
 
     def refresh(self) -> None:
