@@ -41,6 +41,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         code = run_task(demo.settings, demo.task, verbose=args.verbose, latch=latch)
     finally:
         result = demo.finish()
+    if result.checklist:
+        print(result.checklist)
     if result.done:
         print(result.message)
         return EXIT_OK

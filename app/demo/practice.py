@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 PRACTICE_OPTION = "--practice-window"
 #: Seconds to wait for the window to show (Qt's start on a busy machine takes a few).
 START_TIMEOUT = 60.0
+#: How long the window must stay in one place before the demo takes its rectangle: a window
+#: manager places (and frames) a new window just after it is first drawn.
+SETTLE = 0.6
 
 
 class PracticeWindowError(RuntimeError):
@@ -40,6 +44,15 @@ def practice_command(state: Path, *, frozen: bool | None = None) -> list[str]:
         return [sys.executable, PRACTICE_OPTION, "--state", str(state)]
     # -P: a folder of the person's with its own `app` or `ui` must not shadow holodesk's.
     return [sys.executable, "-P", "-m", "ui.main", PRACTICE_OPTION, "--state", str(state)]
+
+
+def practice_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The window's environment: on Linux an X11 window whatever Qt would pick (holodesk sees
+    and drives X11 windows only; in a Wayland session that is XWayland)."""
+    env = dict(os.environ if base is None else base)
+    if sys.platform.startswith("linux"):
+        env["QT_QPA_PLATFORM"] = "xcb"
+    return env
 
 
 @dataclass(frozen=True)
@@ -89,13 +102,18 @@ class PracticeWindow:
         command = practice_command(self.state_path)
         log.info("starting the practice window: %s", " ".join(command))
         with self._stderr.open("wb") as err:
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=practice_env(),
                                          stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout
+        placed: Rect | None = None
+        since = 0.0
         while True:
             state = self.state()
             if state is not None and state.ready and state.window is not None:
-                return state
+                if state.window != placed:
+                    placed, since = state.window, time.monotonic()
+                elif time.monotonic() - since >= SETTLE:
+                    return state
             if self.proc.poll() is not None:
                 raise PracticeWindowError(
                     f"the practice window did not open (exit status {self.proc.returncode}): "

@@ -40,10 +40,12 @@ _STEP_NAMES = {"name": "type the name", "colour": "choose Blue", "saved": "save 
 
 @dataclass(frozen=True)
 class DemoResult:
-    """How the demo ended: whether the practice task is done, in words for the person."""
+    """How the demo ended: whether the practice task is done, in words for the person, and
+    the practice window's checklist as it last showed it."""
 
     done: bool
     message: str
+    checklist: str = ""
 
 
 @dataclass
@@ -75,13 +77,15 @@ class Demo:
         state = self.practice.state()
         if state is None:
             return DemoResult(False, "Demo: the practice window said nothing about the task.")
+        checklist = "Demo: the practice window's checklist: " + "; ".join(
+            f"{what}: {state.steps.get(step, 'unknown')}" for step, what in _STEP_NAMES.items())
         if state.done:
             return DemoResult(True, "Demo: done. The demo model typed the name, chose Blue, "
                                     "saved the entry and deleted the draft in the practice "
-                                    "window.")
+                                    "window.", checklist)
         missing = ", ".join(_STEP_NAMES[s] for s in state.missing())
         return DemoResult(False, f"Demo: the practice task is not done (still to do: "
-                                 f"{missing}).")
+                                 f"{missing}).", checklist)
 
     def finish(self) -> DemoResult:
         """The result, then close everything."""
