@@ -4,8 +4,9 @@ The practice window (ui/practice) marks each part with a colour of its own, so t
 can find it by looking at the pixels, as the test stand-ins do: the window's border, the name
 field's frame, the Blue swatch in the colour list, the Save and Delete draft buttons' frames,
 and a checklist of four squares whose colour says how far the task is (to do, in progress,
-done). The colours are saturated and far apart (no two within 60 of each other on every
-channel), so JPEG's shifts and Qt's own greys and highlight never pass for one of them.
+done). The colours are saturated and apart: each differs from every other mark, from Qt's
+greys and from its selection colour by more than :data:`TOLERANCE` on some channel, so a
+pixel of one never counts as another (tests/app/test_demo_model.py checks it).
 """
 
 from __future__ import annotations

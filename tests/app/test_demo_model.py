@@ -15,7 +15,19 @@ import pytest
 from PIL import Image
 
 from app.demo import model as demo_model
-from app.demo.look import NAME, SAVE_BUTTON, STEPS, Status
+from app.demo.look import (
+    BLUE_SWATCH,
+    BORDER,
+    DELETE_BUTTON,
+    NAME,
+    NAME_FIELD,
+    OTHER_SWATCHES,
+    SAVE_BUTTON,
+    STATUS_COLORS,
+    STEPS,
+    TOLERANCE,
+    Status,
+)
 from control.policy import ConfirmMode, SafetyPolicy
 from model.schema import ACTION_ADAPTER, Step
 from tests.support.demo_screens import (
@@ -176,3 +188,18 @@ def test_png_works_too() -> None:
     practice((D, D, D, T)).save(buffer, format="PNG")
     image = Image.open(io.BytesIO(buffer.getvalue()))
     assert act(image)["element"] == "Delete draft button"
+
+
+def test_no_mark_passes_for_another() -> None:
+    """Each mark's colour is outside the tolerance of every other mark's, of white, black,
+    Qt Fusion's window grey and its selection colour (the colours around the marks)."""
+    marks = {"border": BORDER, "name": NAME_FIELD, "blue": BLUE_SWATCH, "save": SAVE_BUTTON,
+             "delete": DELETE_BUTTON, **OTHER_SWATCHES,
+             **{str(k): v for k, v in STATUS_COLORS.items()}}
+    around = {"white": (255, 255, 255), "black": (0, 0, 0), "window": (239, 239, 239),
+              "selection": (48, 140, 198)}
+    names = list(marks)
+    for i, a in enumerate(names):
+        for b, other in [*((n, marks[n]) for n in names[i + 1:]), *around.items()]:
+            gap = max(abs(p - q) for p, q in zip(marks[a], other, strict=True))
+            assert gap > TOLERANCE, (a, b, gap)

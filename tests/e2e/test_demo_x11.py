@@ -9,6 +9,8 @@ window gets no input at all (the demo model refuses to act).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -130,6 +132,31 @@ def test_a_covered_practice_window_gets_no_action(xvfb: Xvfb, home: Home,
     finally:
         cover.stop()
     assert practice_windows(xvfb) == []
+
+
+def test_closing_the_practice_window_stops_the_run(xvfb: Xvfb, home: Home,
+                                                  tmp_path: Path) -> None:
+    """Closed while the run waits at a question: the run stops at once, nobody answered."""
+    out = tmp_path / "demo"
+    proc = start_holodesk(home, "demo", "--confirm", "always", xvfb=xvfb, workdir=out,
+                          stdin_open=True)
+    try:
+        poll(lambda: "confirm:" in (out / "stdout").read_text(), timeout=180,
+             what="the first question",
+             alive=lambda: None if proc.poll() is None else
+             f"holodesk exited ({proc.returncode}): {(out / 'stderr').read_text()}")
+        (window,) = practice_windows(xvfb)
+        pid = subprocess.run(["xdotool", "getwindowpid", window], env=xvfb.env(),
+                             capture_output=True, text=True, check=True).stdout.strip()
+        os.kill(int(pid), signal.SIGTERM)
+        code = wait_exit(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    said = (out / "stdout").read_text() + (out / "stderr").read_text()
+    assert code != 0, said
+    assert "the practice window was closed" in said, said
+    assert "Demo: the practice task is not done" in said, said
 
 
 def keep_above(xvfb: Xvfb, wm_class: str, timeout: float = 30.0) -> None:
