@@ -115,15 +115,20 @@ class PracticeWindow:
                 elif time.monotonic() - since >= SETTLE:
                     return state
             if self.proc.poll() is not None:
+                words = self._last_words()
+                code = self.proc.returncode
+                self.close()
                 raise PracticeWindowError(
-                    f"the practice window did not open (exit status {self.proc.returncode}): "
-                    f"{self._last_words()} Check that holodesk's window opens (holodesk doctor)."
+                    f"the practice window did not open (exit status {code}). "
+                    f"{words} Check that windows can open on this display "
+                    "(the set-up checks say what is missing)."
                 )
             if time.monotonic() > deadline:
                 self.close()
                 raise PracticeWindowError(
                     f"the practice window did not show within {timeout:g} s. Check that "
-                    "holodesk's window opens on this display (holodesk doctor).")
+                    "windows can open on this display (the set-up checks say what is "
+                    "missing).")
             time.sleep(0.05)
 
     def state(self) -> PracticeState | None:

@@ -67,3 +67,16 @@ def test_demo_settings_are_the_persons_with_the_demos_on_top(
     assert str(demo_settings(person, "http://127.0.0.1:1/v1", state).confirm) == "always"
     save_settings(demo)  # even saved by mistake, the demo's values are not written
     assert load_settings() == person
+
+
+def test_a_window_that_cannot_open_is_told_and_nothing_is_left(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No display at all: the window's process exits, the demo says so and leaves nothing."""
+    from app.demo.practice import PracticeWindow, PracticeWindowError
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    window = PracticeWindow(tmp_path)
+    with pytest.raises(PracticeWindowError, match="did not open"):
+        window.start(timeout=120)
+    assert not window.alive
