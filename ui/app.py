@@ -129,6 +129,7 @@ class HolodeskApp(QObject):
         self._errors: list[str] = []  # every message shown to the person, newest last
         self.demo: Demo | None = None  # the demo being run, between start_demo and its end
         self._demo_starting = False
+        self._closed = False
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -244,11 +245,16 @@ class HolodeskApp(QObject):
 
     def _demo_failed_to_start(self, error: BaseException) -> None:
         self._demo_starting = False
+        if self._closed:
+            return
         self._show_status()
         self.report_error(f"The demo cannot start: {error}")
 
     def _run_demo(self, demo: Demo) -> None:
         self._demo_starting = False
+        if self._closed:  # quit while the practice window was opening: close it again
+            demo.close()
+            return
         self._show_status()
         if self.controller.running or not self.controller.start(demo.task, demo.settings):
             demo.close()
@@ -453,6 +459,7 @@ class HolodeskApp(QObject):
         Widgets left for the interpreter's exit to collect are destroyed in no fixed order,
         after parts of Qt are gone; deleting them here keeps shutdown clean.
         """
+        self._closed = True
         self.controller.stop("quit", "holodesk is quitting")
         self.controller.wait(5.0)
         if self.demo is not None:  # its end would come after the event loop is gone
@@ -561,7 +568,10 @@ class HolodeskApp(QObject):
 
     def _show_status(self) -> None:
         status = self.status
-        if status is None or self._demo_starting:
+        if self._demo_starting:
+            return
+        if status is None:  # not probed yet: no stale demo line left standing
+            self.task_window.set_model_status("checking…", "checking")
             return
         ok = status.state == "ok"
         dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
