@@ -633,9 +633,34 @@ def render(out: Path) -> None:
         app.close()
         settle(0.2)
 
+    shot("demo-practice.png", render_practice())
+
     # The `holodesk bench` chart, from a short sweep against a server slowing with its load.
     bench = out / "bench-chart.png"
     print(f"{bench}: {render_bench(bench) // 1024} KB", flush=True)
+
+
+def render_practice() -> Any:
+    """`holodesk demo`'s practice window as the demo model leaves it just before the risky
+    step: the name typed, Blue chosen, the entry saved, Delete draft still to do."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from app.demo.look import COLOUR, NAME
+    from ui.practice.window import PracticeWindow
+
+    window = PracticeWindow()
+    window.move(40, 40)
+    window.show()
+    window.name.setText(NAME)
+    (blue,) = window.colours.findItems(COLOUR, Qt.MatchFlag.MatchExactly)
+    window.colours.setCurrentItem(blue)
+    window.save.click()
+    settle(0.3)
+    QApplication.processEvents()
+    image = window.grab()
+    window.close()
+    return image
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from app.automations import (
     find_automation,
     load_automations,
 )
+from app.demo.run import Demo, DemoResult
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -75,6 +76,8 @@ class HolodeskApp(QObject):
     """
 
     status_changed = Signal(object)
+    #: A demo run ended (:meth:`start_demo`): its :class:`~app.demo.run.DemoResult`.
+    demo_finished = Signal(object)
 
     def __init__(
         self,
@@ -127,6 +130,9 @@ class HolodeskApp(QObject):
             self._keep_out_of_capture(window)
         self.status: ServerStatus | None = None
         self._errors: list[str] = []  # every message shown to the person, newest last
+        self.demo: Demo | None = None  # the demo being run, between start_demo and its end
+        self._demo_starting = False
+        self._closed = False
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -141,6 +147,7 @@ class HolodeskApp(QObject):
         self.confirm_panel.answered.connect(self._on_answered)
         a = self.actions
         a.new_task.triggered.connect(self.show_task_window)
+        a.demo.triggered.connect(self.start_demo)
         a.action_log.triggered.connect(self.show_log)
         a.settings.triggered.connect(self.show_settings)
         a.check.triggered.connect(self.show_doctor)
@@ -215,6 +222,64 @@ class HolodeskApp(QObject):
             self.report_error(str(e))
             return False
         return self.controller.start(task, settings)
+
+    def start_demo(self) -> bool:
+        """Try holodesk on the practice window with the built-in demo model (as `holodesk
+        demo`): the real run, with this app's confirmation panel, log and stop. It needs no
+        model server. False, and the reason told, when it cannot start now.
+
+        The practice window and the demo model start off the GUI thread; the run starts when
+        both are up, and they are closed when it ends.
+        """
+        if self.controller.running or self._demo_starting:
+            self.report_error("A run is already active: stop it before trying the demo.")
+            return False
+        if self.calibration.running:
+            self.report_error("A calibration is running: let it finish or press Esc first.")
+            return False
+        from app.demo.run import start_demo
+
+        self._demo_starting = True
+        self.task_window.set_model_status("Demo: opening the practice window…", "loading")
+        self.show_task_window()
+        settings = self.settings
+        self._background.run(lambda: start_demo(settings), self._run_demo,
+                             self._demo_failed_to_start)
+        return True
+
+    def _demo_failed_to_start(self, error: BaseException) -> None:
+        self._demo_starting = False
+        if self._closed:
+            return
+        self._show_status()
+        self.report_error(f"The demo cannot start: {error}")
+
+    def _run_demo(self, demo: Demo) -> None:
+        self._demo_starting = False
+        if self._closed:  # quit while the practice window was opening: close it again
+            demo.close()
+            return
+        self._show_status()
+        if self.controller.running or not self.controller.start(demo.task, demo.settings):
+            demo.close()
+            self.report_error("A run is already active: stop it before trying the demo.")
+            return
+        self.demo = demo
+        # Closing the practice window ends the run: nothing is left to practise on.
+        demo.watch(self.controller.latch)
+
+    def _end_demo(self) -> None:
+        demo, self.demo = self.demo, None
+        if demo is None:
+            return
+        # Closing waits for the practice window's process to end: off the GUI thread.
+        self._background.run(demo.finish, self._demo_ended)
+
+    def _demo_ended(self, result: DemoResult) -> None:
+        log.info("%s", result.message)
+        if not result.done:
+            self.report_error(result.message)
+        self.demo_finished.emit(result)
 
     def run_automation(self, name: str, source: str = "tray") -> bool:
         """Run the saved automation ``name`` (from the tray, a hotkey, a trigger); False, and
@@ -406,8 +471,12 @@ class HolodeskApp(QObject):
         Widgets left for the interpreter's exit to collect are destroyed in no fixed order,
         after parts of Qt are gone; deleting them here keeps shutdown clean.
         """
+        self._closed = True
         self.controller.stop("quit", "holodesk is quitting")
         self.controller.wait(5.0)
+        if self.demo is not None:  # its end would come after the event loop is gone
+            self.demo.close()
+            self.demo = None
         self.calibration.close()
         if self._poller is not None:
             self._poller.stop()
@@ -503,9 +572,19 @@ class HolodeskApp(QObject):
         else:
             self.stop_button.hide()
             self._clear_confirmation()
+            self._end_demo()
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
+        self._show_status()
+
+    def _show_status(self) -> None:
+        status = self.status
+        if self._demo_starting:
+            return
+        if status is None:  # not probed yet: no stale demo line left standing
+            self.task_window.set_model_status("checking…", "checking")
+            return
         ok = status.state == "ok"
         dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
         self.task_window.set_model_status(status.message, dot)

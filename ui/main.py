@@ -28,6 +28,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from model.serving.guard import main as guard_main
 
         return guard_main(args[1:])
+    from app.demo.practice import PRACTICE_OPTION
+
+    if args[:1] == [PRACTICE_OPTION]:
+        # The practice window of `holodesk demo`, a process of its own (app/demo/practice.py).
+        from ui.practice.window import main as practice_main
+
+        return practice_main(args[1:])
     if args:
         from app.cli.main import main as cli_main
 

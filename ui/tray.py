@@ -70,6 +70,8 @@ class TrayActions(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.new_task = QAction("New task…", self)
+        # The practice run of holodesk demo: the real loop on a practice window, no GPU.
+        self.demo = QAction("Try the demo", self)
         self.automations = QAction("Automations…", self)
         self.action_log = QAction("Action log", self)
         self.settings = QAction("Settings", self)
@@ -83,8 +85,8 @@ class TrayActions(QObject):
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
-        return [self.new_task, self.automations, self.action_log, self.settings, self.check,
-                self.calibrate, self.report, self.server, self.stop, self.quit]
+        return [self.new_task, self.demo, self.automations, self.action_log, self.settings,
+                self.check, self.calibrate, self.report, self.server, self.stop, self.quit]
 
 
 class Tray(QObject):

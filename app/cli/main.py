@@ -16,6 +16,7 @@ from app.cli import automations as cli_automations
 from app.cli import bench as cli_bench
 from app.cli import calibrate as cli_calibrate
 from app.cli import config as cli_config
+from app.cli import demo as cli_demo
 from app.cli import doctor as cli_doctor
 from app.cli import log as cli_log
 from app.cli import report as cli_report
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from app.calibrate import ScreenFactory
 
 # In the order `holodesk --help` lists them.
-_SUBCOMMANDS = (cli_run, cli_log, cli_trigger, cli_config,
+_SUBCOMMANDS = (cli_run, cli_demo, cli_log, cli_trigger, cli_config,
                 cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench, cli_report)
 
 

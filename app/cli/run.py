@@ -11,6 +11,7 @@ from app.cli.render import reason_line
 
 if TYPE_CHECKING:
     from app.settings import Settings
+    from control.stop import StopLatch
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,11 +57,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_task(settings: Settings, task: str, *, dry_run: bool = False,
-             verbose: bool = False) -> int:
+             verbose: bool = False, latch: StopLatch | None = None) -> int:
     """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
 
     Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
-    and the stop hotkey (:func:`app.runner.foreground`).
+    and the stop hotkey (:func:`app.runner.foreground`); ``latch``, when given, is the run's
+    stop (another part that may end the run pulls it, as `holodesk demo` does).
     """
     from app.cli.terminal import TerminalFrontEnd
     from app.events import Outcome
@@ -69,7 +71,7 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     from app.runner import drive, foreground, open_run
 
     try:
-        session = open_run(settings, task, dry_run=dry_run)
+        session = open_run(settings, task, dry_run=dry_run, latch=latch)
     except DesktopBusyError as e:
         return fail(e, EXIT_BUSY)
     except PlainHttpRefused as e:

@@ -1,0 +1,49 @@
+"""The `holodesk demo` command: the real loop on a practice window, no GPU or server needed."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.output import EXIT_OK, fail
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the command's parser to the `holodesk` subcommands."""
+    demo = sub.add_parser(
+        "demo", help="try holodesk on a practice window with a built-in demo model (no GPU)",
+        description="Open a practice window and let a built-in demo model (which looks at the "
+        "screen, no GPU or model server needed) fill it in with the real capture, safety "
+        "checks, confirmation, input, stop and action log. It acts only in the practice "
+        "window. Exits 0 when the practice task is done.")
+    demo.add_argument("--confirm", choices=["always", "risky", "never"],
+                      help="which actions to confirm first (default from settings: risky)")
+    demo.add_argument("-v", "--verbose", action="store_true", help="print every event")
+    demo.set_defaults(func=_cmd_demo)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from app.cli.run import run_task
+    from app.demo.run import PracticeWindowError, start_demo
+    from app.settings import load_settings
+    from control.stop import StopLatch
+
+    print("Demo: opening the practice window and the demo model (nothing else is touched).",
+          flush=True)
+    try:
+        demo = start_demo(load_settings(), confirm=args.confirm)
+    except PracticeWindowError as e:
+        return fail(f"Demo: {e}")
+    try:
+        print(f"Demo: model {demo.settings.model} at {demo.settings.endpoint}; acting only in "
+              "the practice window.", flush=True)
+        latch = StopLatch()
+        demo.watch(latch)
+        code = run_task(demo.settings, demo.task, verbose=args.verbose, latch=latch)
+    finally:
+        result = demo.finish()
+    if result.checklist:
+        print(result.checklist)
+    if result.done:
+        print(result.message)
+        return EXIT_OK
+    return fail(result.message) if code == EXIT_OK else fail(result.message, code)

@@ -1,0 +1,132 @@
+"""The demo model: a stand-in for Holotron that plans each step from the screenshot it is sent.
+
+It knows one window, the practice window (:mod:`app.demo.look`), and one task. Each step it
+looks at the newest screenshot: finds the window by its border, reads the checklist, and
+points at the part the first unfinished item needs (the name field, then the Blue swatch, then
+Save, then Delete draft), or types the name once the field shows it has the focus. It answers
+that the task is done when the checklist says so. It never replays a script: what it does comes
+from the pixels, so a window that is covered, moved away or not there gets no action at all,
+only an answer saying it cannot see it. A point it found outside the window is refused the
+same way. Points are in the norm1000 convention of the image it was sent (the demo run sets
+that convention).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.demo.look import (
+    BLUE_SWATCH,
+    DELETE_BUTTON,
+    NAME,
+    NAME_FIELD,
+    SAVE_BUTTON,
+    STEPS,
+    Box,
+    Screenshot,
+    Status,
+)
+
+#: The answers' opening: every text the demo model writes says it is the demo.
+LABEL = "Demo: "
+
+_DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
+
+#: What each unfinished checklist item needs: the part to point at and how to name it.
+_TARGETS = {
+    "name": (NAME_FIELD, "Name field", "The name field is empty; click it to type the name."),
+    "colour": (BLUE_SWATCH, "Blue in the colour list", "Blue is not chosen yet; click it."),
+    "saved": (SAVE_BUTTON, "Save button", "The form is filled in but not saved; click Save."),
+    "deleted": (DELETE_BUTTON, "Delete draft button",
+                "The entry is saved; the last item is to delete the draft."),
+}
+
+
+def step(thought: str, action: Mapping[str, Any], note: str = "") -> dict[str, Any]:
+    """One step as Holotron answers it (model/schema.py): note, thought, action."""
+    return {"note": note, "thought": LABEL + thought, "action": dict(action)}
+
+
+def cannot(why: str) -> dict[str, Any]:
+    """The answer when the model may not act: no action, the reason in words."""
+    return step(why, {"action": "answer", "text": f"{LABEL}{why} I did nothing."})
+
+
+def plan(image: Any) -> dict[str, Any]:
+    """The next step for ``image`` (a PIL image, the newest screenshot)."""
+    shot = Screenshot(image)
+    window = shot.window()
+    if window is None:
+        return cannot("I cannot see the whole holodesk practice window on the screen (it is "
+                      "covered, off the screen or closed), and I act only in it.")
+    inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
+    checklist = shot.checklist(inner)
+    if len(checklist) != len(STEPS):
+        return cannot(f"I cannot read the practice window's checklist (I see "
+                      f"{len(checklist)} of its {len(STEPS)} items).")
+    pending = [(name, status) for name, status in zip(STEPS, checklist, strict=True)
+               if status is not Status.DONE]
+    if not pending:
+        return step("Every item of the checklist is done.", {
+            "action": "answer",
+            "text": f"{LABEL}the practice task is done: the name is typed, Blue is chosen, the "
+                    "entry is saved and the draft deleted."})
+    name, status = pending[0]
+    if name == "name" and status is Status.ACTIVE:
+        return step("The name field has the focus; type the name.",
+                    {"action": "type", "text": NAME})
+    color, element, thought = _TARGETS[name]
+    mark = shot.find(color, inner)
+    if mark is None:
+        return cannot(f"I cannot see the {element} in the practice window.")
+    if not window.contains(mark.x, mark.y):
+        return cannot(f"The {element} I found is outside the practice window.")
+    x, y = norm1000(mark.x, mark.y, shot.width, shot.height)
+    return step(thought, {"action": "click", "element": element, "x": x, "y": y})
+
+
+def norm1000(x: float, y: float, width: int, height: int) -> tuple[int, int]:
+    """A pixel position of a ``width`` x ``height`` image in the norm1000 convention."""
+    return round(x / width * 1000), round(y / height * 1000)
+
+
+def latest_image(messages: Sequence[Any]) -> Any | None:
+    """The newest screenshot of a chat request's messages (a PIL image), or None.
+
+    Raises ValueError for an image that cannot be decoded.
+    """
+    from PIL import Image
+
+    for message in reversed(messages):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for part in reversed(content):
+            if not isinstance(part, Mapping) or part.get("type") != "image_url":
+                continue
+            url = part.get("image_url", {})
+            url = url.get("url", "") if isinstance(url, Mapping) else ""
+            match = _DATA_URL.match(str(url))
+            if match is None:
+                raise ValueError("only base64 data: image URLs are read")
+            try:
+                data = base64.b64decode(match["data"], validate=True)
+                image = Image.open(io.BytesIO(data))
+                image.load()
+            except (binascii.Error, OSError) as e:
+                raise ValueError(f"the image cannot be decoded: {e}") from e
+            return image
+    return None
+
+
+def answer(messages: Sequence[Any]) -> dict[str, Any]:
+    """The demo model's step for a chat request's ``messages``."""
+    image = latest_image(messages)
+    if image is None:
+        return cannot("I was sent no screenshot, so I cannot see the practice window.")
+    return plan(image)

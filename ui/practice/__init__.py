@@ -1,0 +1,1 @@
+"""The practice window `holodesk demo` drives: its own process, its own window class."""
