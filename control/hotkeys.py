@@ -8,9 +8,12 @@ win/cmd/meta -> super, esc -> escape, return -> enter, left/right variants of mo
 generic modifier), so a hotkey action the model proposes can be compared with a reserved
 combination whatever spelling either side uses.
 
-Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` is the real one (global,
-through pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both
-ship); tests play combinations by hand through a fake (tests/support/fake_hotkeys.py).
+Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` listens (global, through
+pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship),
+so the press also reaches the window in front; on X11, :func:`system_hotkeys` gives
+:class:`control.hotkeys_x11.GrabbedHotkeys`, which reserves each combination with an X grab
+and listens through pynput only for one the X server refuses (:class:`GrabFallback`). Tests
+play combinations by hand through a fake (tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
 
@@ -35,6 +38,8 @@ Pause/Break was the other candidate; most laptop keyboards no longer have it.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +63,7 @@ __all__ = [
     "SPARE_KEYS",
     "SYSTEM_CHORDS",
     "Combo",
+    "GrabFallback",
     "HotkeyError",
     "HotkeyListener",
     "ListenerError",
@@ -67,6 +73,7 @@ __all__ = [
     "conflicts",
     "parse_combo",
     "start_listener",
+    "system_hotkeys",
     "typing_can_press",
     "validate_stop_hotkey",
 ]
@@ -230,8 +237,9 @@ SYSTEM_CHORDS: dict[frozenset[str], str] = {
 def check_bindable(text: str, *, shift_example: str, typing: str, example: str) -> Combo:
     """``text`` parsed, if a person may bind it as a global hotkey (stop or automation).
 
-    On top of :func:`check_listenable`: the listener does not grab keys, so the press also
-    reaches the window in front. A shortcut people use all day (Ctrl+C, Alt+Tab, Super+L, an
+    On top of :func:`check_listenable`: off X11, and on X11 where another program holds the
+    combination, the hotkey is only listened for, so the press also reaches the window in
+    front. A shortcut people use all day (Ctrl+C, Alt+Tab, Super+L, an
     arrow key) would both do its usual job and fire the hotkey, and a system chord
     (:data:`SYSTEM_CHORDS`: Ctrl+Alt+Del, Ctrl+Alt+F2, Alt+F4) would fire it on a desktop
     being left. So a hotkey needs two of Ctrl, Alt and Super with a key, or an F-key or Pause
@@ -384,3 +392,36 @@ class PynputHotkeys:
                 listener.join(1.0)
             except Exception:
                 log.exception("the hotkey listener ended with an error")
+
+
+@dataclass(frozen=True)
+class GrabFallback:
+    """A combination the X server would not reserve for holodesk: it is listened for instead
+    (see control/hotkeys_x11.py)."""
+
+    combo: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """What the person is told (plain words, for the app and the terminal alike)."""
+        return (f"The hotkey {parse_combo(self.combo).label()} could not be reserved for "
+                f"holodesk ({self.reason}); it will still work, but the key press also reaches "
+                "the window in front.")
+
+
+def system_hotkeys(
+    on_fallback: Callable[[GrabFallback], None] | None = None,
+    *,
+    platform: str = sys.platform,
+    environ: dict[str, str] | None = None,
+) -> HotkeyListener:
+    """The global hotkeys of this desktop: reserved with X grabs on X11, so the press does not
+    also reach the window in front (:class:`control.hotkeys_x11.GrabbedHotkeys`, which calls
+    ``on_fallback`` for a combination it can only listen for); listened for elsewhere."""
+    env = os.environ if environ is None else environ
+    if platform.startswith("linux") and env.get("DISPLAY"):
+        from control.hotkeys_x11 import GrabbedHotkeys
+
+        return GrabbedHotkeys(display=env["DISPLAY"], on_fallback=on_fallback)
+    return PynputHotkeys()
