@@ -63,10 +63,12 @@ from app.settings import (
     validate_values,
 )
 from app.status import ServerStatus, probe
+from control.hotkeys import validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.problem import Fix
 from model.tls import normalize_fingerprint
+from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.workers import Background
 
@@ -233,11 +235,13 @@ class SettingsDialog(QDialog):
         self.max_seconds_spin.setRange(0, 10_000_000)
         self.max_seconds_spin.setDecimals(0)
         self.max_seconds_spin.setSuffix(" s")
-        self.stop_hotkey_edit: QLineEdit | None = None
+        self.stop_hotkey_edit: HotkeyEdit | None = None
         if "stop_hotkey" in Settings.model_fields:
-            self.stop_hotkey_edit = QLineEdit()
+            self.stop_hotkey_edit = HotkeyEdit(validate_stop_hotkey, optional=False)
+            self.stop_hotkey_edit.setPlaceholderText("click here, then press the keys")
             self.stop_hotkey_edit.setToolTip(
-                "keys joined by +, e.g. ctrl+alt+shift+s; holodesk never presses it itself"
+                "Click here and press the keys that stop a run at once, e.g. Ctrl+Alt+Shift+Esc; "
+                "holodesk never presses them itself"
             )
         self.never_touch_edit = QLineEdit()
         self.never_touch_edit.setToolTip(
