@@ -53,6 +53,7 @@ from app.automations import (
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import Fix, Problem
+from ui.colours import Tone, text_style
 from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
@@ -318,11 +319,11 @@ class AutomationsDialog(QDialog):
         self.test_button.setEnabled(self._readable)
 
     def _show_error(self, text: str) -> None:
-        self.message.setStyleSheet("color: #cf222e;")
+        self.message.setStyleSheet(text_style(Tone.ERROR))
         self.message.setText(text[:1].upper() + text[1:])
 
     def _show_info(self, text: str) -> None:
-        self.message.setStyleSheet("color: #1a7f37;")
+        self.message.setStyleSheet(text_style(Tone.OK))
         self.message.setText(text)
 
     # -- editing -------------------------------------------------------------------------------

@@ -21,11 +21,13 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 __all__ = [
     "MIN_CONTRAST",
     "SCREEN_STYLE",
+    "WHITE",
     "Tone",
     "contrast",
     "danger_button_style",
     "fill_color",
     "is_dark",
+    "marked_style",
     "text_style",
     "tone_color",
 ]
@@ -54,12 +56,14 @@ _SHADES: dict[Tone, tuple[str, str]] = {
 }
 # Strong fills for white text (contrast >= 4.5 with white), the same in every theme.
 _FILLS: dict[Tone, str] = {
-    Tone.ERROR: "#c62828",
+    Tone.ERROR: "#cf222e",  # the Stop buttons' red (the GUI tests find them by it)
     Tone.OK: "#1e7e34",
     Tone.WARNING: "#8a5a00",
     Tone.MUTED: "#5f6368",
     Tone.INFO: "#1565c0",
 }
+#: The text on a fill.
+WHITE = "#ffffff"
 #: Where a screenshot (or its placeholder) is shown: a dark backdrop, as in an image viewer,
 #: whatever the theme (its text contrast is 8.6).
 SCREEN_STYLE = "background: #202020; color: #b0b0b0;"
@@ -94,11 +98,18 @@ def tone_color(tone: Tone, palette: QPalette | None = None) -> QColor:
     pal = _palette(palette)
     background = pal.color(QPalette.ColorRole.Window)
     dark = is_dark(pal)
-    color = QColor(_SHADES[tone][1 if dark else 0])
-    for _ in range(20):  # an unusual background: step away from it until readable
+    shade = QColor(_SHADES[tone][1 if dark else 0])
+    # An unusual background (a mid grey): step away from it until readable, the other way
+    # when that way runs out.
+    tries = [_away(shade, background, lighter=dark), _away(shade, background, lighter=not dark)]
+    return max(tries, key=lambda c: min(contrast(c, background), MIN_CONTRAST))
+
+
+def _away(color: QColor, background: QColor, *, lighter: bool) -> QColor:
+    for _ in range(30):
         if contrast(color, background) >= MIN_CONTRAST:
             break
-        color = color.lighter(115) if dark else color.darker(115)
+        color = color.lighter(115) if lighter else color.darker(115)
     return color
 
 
@@ -114,5 +125,12 @@ def fill_color(tone: Tone) -> QColor:
 
 def danger_button_style() -> str:
     """A button that ends something (Stop): white bold text on the error fill while enabled."""
-    return (f"QPushButton:enabled {{ color: #ffffff; background: {_FILLS[Tone.ERROR]}; "
+    return (f"QPushButton:enabled {{ color: {WHITE}; background: {_FILLS[Tone.ERROR]}; "
             "font-weight: bold; }")
+
+
+def marked_style(palette: QPalette | None = None) -> str:
+    """Text marked for attention (what a step will type, as a highlighter would): dark text
+    on pale yellow in a light theme, pale text on dark amber in a dark one."""
+    background, text = ("#4a3b00", "#fff3c4") if is_dark(palette) else ("#fff8c5", "#1f2328")
+    return f"background: {background}; color: {text};"

@@ -68,6 +68,7 @@ from control.policy import ConfirmMode
 from model.coords import Convention
 from model.problem import Fix
 from model.tls import normalize_fingerprint
+from ui.colours import Tone, text_style
 from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.workers import Background
@@ -95,8 +96,6 @@ _MONITORS = (
     ("mouse", "the monitor under the mouse"),
     ("primary", "the primary monitor"),
 )
-_ERROR_STYLE = "color: #b00020;"
-_OK_STYLE = "color: #1b5e20;"
 
 
 class SettingsDialog(QDialog):
@@ -281,7 +280,7 @@ class SettingsDialog(QDialog):
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setObjectName("error")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(_ERROR_STYLE)
+        self.error_label.setStyleSheet(text_style(Tone.ERROR))
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -563,7 +562,7 @@ class SettingsDialog(QDialog):
 
     def _show_status(self, status: ServerStatus) -> None:
         title = STATE_TITLES.get(status.state, status.state)
-        self.status_label.setStyleSheet(_OK_STYLE if status.ok else _ERROR_STYLE)
+        self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
 
     def _show_error(self, text: str) -> None:
