@@ -151,6 +151,7 @@ class GrabbedHotkeys:
         self._grabs: dict[Combo, set[tuple[int, int]]] = {}
         self._needed: dict[Combo, tuple[frozenset[int], int]] = {}  # keycodes, modifier bits
         self._fallbacks: dict[Combo, GrabFallback] = {}
+        self._told: set[Combo] = set()  # fallbacks the person was told of
         self._listener: HotkeyListener | None = None  # the pynput fallback, once needed
         self._listener_started = False
         self._thread: threading.Thread | None = None
@@ -249,7 +250,9 @@ class GrabbedHotkeys:
             listener.start()  # ListenerError: neither way works
             self._listener_started = True
         self._fallbacks[combo] = fallback
-        if self._on_fallback is not None:
+        if self._on_fallback is not None and combo not in self._told:
+            # Once: the app registers the automations again whenever their file changes.
+            self._told.add(combo)
             self._on_fallback(fallback)
 
     def _fire_for(self, combo: Combo) -> Callback:

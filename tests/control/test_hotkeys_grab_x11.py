@@ -50,6 +50,9 @@ for line in sys.stdin:
     elif command[0] == "unregister":
         hk.unregister(command[1])
         say(unregistered=command[1])
+    elif command[0] == "register":
+        hk.register(command[1], lambda combo=command[1]: say(fired=combo))
+        say(registered=command[1])
 hk.stop()
 """
 
@@ -213,6 +216,17 @@ def test_a_combination_another_program_holds_falls_back_and_still_fires(
         _key(xvfb, "ctrl+alt+h")
         probe.wait("fired", "ctrl+alt+h")
         assert probe.fired() == ["ctrl+alt+j", "ctrl+alt+h"]
+        # Registered again (the app does on every change of the automations): told once.
+        probe.send("unregister ctrl+alt+j")
+        probe.wait("unregistered")
+        probe.send("register ctrl+alt+j")
+        probe.wait("registered")
+        _key(xvfb, "ctrl+alt+j")
+        deadline = time.monotonic() + TIMEOUT
+        while len(probe.fired()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert probe.fired() == ["ctrl+alt+j", "ctrl+alt+h", "ctrl+alt+j"]
+        assert sum("fallback" in line for line in probe.seen) == 1
     finally:
         other.kill()
         other.wait(10)
