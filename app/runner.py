@@ -152,7 +152,8 @@ def stop_hotkey(combo: str, latch: StopLatch) -> Iterator[bool]:
     (it does not also reach the window in front) unless another program holds it, which a
     warning says too.
     """
-    from control.hotkeys import ListenerError, system_hotkeys
+    from control.hotkeys import ListenerError
+    from control.hotkeys_desktop import system_hotkeys
 
     hotkeys = system_hotkeys(lambda fallback: log.warning("%s", fallback.message))
     hotkeys.register(combo, lambda: latch.stop("hotkey", combo))

@@ -10,10 +10,11 @@ combination whatever spelling either side uses.
 
 Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` listens (global, through
 pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship),
-so the press also reaches the window in front; on X11, :func:`system_hotkeys` gives
-:class:`control.hotkeys_x11.GrabbedHotkeys`, which reserves each combination with an X grab
-and listens through pynput only for one the X server refuses (:class:`GrabFallback`). Tests
-play combinations by hand through a fake (tests/support/fake_hotkeys.py).
+so the press also reaches the window in front; on X11,
+:func:`control.hotkeys_desktop.system_hotkeys` gives :class:`control.hotkeys_x11.GrabbedHotkeys`,
+which reserves each combination with an X grab and listens through pynput only for one the X
+server refuses (:class:`GrabFallback`). Tests play combinations by hand through a fake
+(tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
 
@@ -38,8 +39,6 @@ Pause/Break was the other candidate; most laptop keyboards no longer have it.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,7 +72,6 @@ __all__ = [
     "conflicts",
     "parse_combo",
     "start_listener",
-    "system_hotkeys",
     "typing_can_press",
     "validate_stop_hotkey",
 ]
@@ -408,20 +406,3 @@ class GrabFallback:
         return (f"The hotkey {parse_combo(self.combo).label()} could not be reserved for "
                 f"holodesk ({self.reason}); it will still work, but the key press also reaches "
                 "the window in front.")
-
-
-def system_hotkeys(
-    on_fallback: Callable[[GrabFallback], None] | None = None,
-    *,
-    platform: str = sys.platform,
-    environ: dict[str, str] | None = None,
-) -> HotkeyListener:
-    """The global hotkeys of this desktop: reserved with X grabs on X11, so the press does not
-    also reach the window in front (:class:`control.hotkeys_x11.GrabbedHotkeys`, which calls
-    ``on_fallback`` for a combination it can only listen for); listened for elsewhere."""
-    env = os.environ if environ is None else environ
-    if platform.startswith("linux") and env.get("DISPLAY"):
-        from control.hotkeys_x11 import GrabbedHotkeys
-
-        return GrabbedHotkeys(display=env["DISPLAY"], on_fallback=on_fallback)
-    return PynputHotkeys()

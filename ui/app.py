@@ -644,7 +644,8 @@ def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
     reach the window in front); one the X server will not reserve is listened for instead, and
     the person told.
     """
-    from control.hotkeys import ListenerError, parse_combo, system_hotkeys
+    from control.hotkeys import ListenerError, parse_combo
+    from control.hotkeys_desktop import system_hotkeys
 
     combo = main.settings.stop_hotkey
     hotkeys = system_hotkeys(lambda fallback: main.report_error(fallback.message))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from control.hotkeys import GrabFallback, PynputHotkeys, parse_combo, system_hotkeys
+from control.hotkeys import GrabFallback, PynputHotkeys, parse_combo
+from control.hotkeys_desktop import system_hotkeys
 from control.hotkeys_x11 import (
     CONTROL_MASK,
     LOCK_MASK,

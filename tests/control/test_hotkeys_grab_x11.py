@@ -32,7 +32,7 @@ app = target_app_fixture("1000x660+0+0", pointer=(1100, 700))
 
 _PROBE = """
 import json, sys
-from control.hotkeys import system_hotkeys
+from control.hotkeys_desktop import system_hotkeys
 
 def say(**fields):
     print(json.dumps(fields), flush=True)

@@ -23,7 +23,8 @@ _APP = """
 import json, os, subprocess, sys
 from PySide6.QtWidgets import QApplication, QLineEdit, QVBoxLayout, QWidget
 from PySide6.QtTest import QTest
-from control.hotkeys import system_hotkeys, validate_stop_hotkey
+from control.hotkeys import validate_stop_hotkey
+from control.hotkeys_desktop import system_hotkeys
 from ui.hotkey_edit import HotkeyEdit
 
 app = QApplication([])
