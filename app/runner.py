@@ -148,11 +148,14 @@ def stop_hotkey(combo: str, latch: StopLatch) -> Iterator[bool]:
     """Pull ``latch`` when the person presses ``combo`` anywhere, while inside.
 
     Yields False when the global listener cannot start: Ctrl+C and the failsafe corner still
-    stop the run, which a warning in the log says.
+    stop the run, which a warning in the log says. On X11 the chord is reserved for holodesk
+    (it does not also reach the window in front) unless another program holds it, which a
+    warning says too.
     """
-    from control.hotkeys import ListenerError, PynputHotkeys
+    from control.hotkeys import ListenerError
+    from control.hotkeys_desktop import system_hotkeys
 
-    hotkeys = PynputHotkeys()
+    hotkeys = system_hotkeys(lambda fallback: log.warning("%s", fallback.message))
     hotkeys.register(combo, lambda: latch.stop("hotkey", combo))
     try:
         hotkeys.start()

@@ -8,9 +8,13 @@ win/cmd/meta -> super, esc -> escape, return -> enter, left/right variants of mo
 generic modifier), so a hotkey action the model proposes can be compared with a reserved
 combination whatever spelling either side uses.
 
-Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` is the real one (global,
-through pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both
-ship); tests play combinations by hand through a fake (tests/support/fake_hotkeys.py).
+Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` listens (global, through
+pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship),
+so the press also reaches the window in front; on X11,
+:func:`control.hotkeys_desktop.system_hotkeys` gives :class:`control.hotkeys_x11.GrabbedHotkeys`,
+which reserves each combination with an X grab and listens through pynput only for one the X
+server refuses (:class:`GrabFallback`). Tests play combinations by hand through a fake
+(tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):
 
@@ -58,6 +62,7 @@ __all__ = [
     "SPARE_KEYS",
     "SYSTEM_CHORDS",
     "Combo",
+    "GrabFallback",
     "HotkeyError",
     "HotkeyListener",
     "ListenerError",
@@ -230,8 +235,9 @@ SYSTEM_CHORDS: dict[frozenset[str], str] = {
 def check_bindable(text: str, *, shift_example: str, typing: str, example: str) -> Combo:
     """``text`` parsed, if a person may bind it as a global hotkey (stop or automation).
 
-    On top of :func:`check_listenable`: the listener does not grab keys, so the press also
-    reaches the window in front. A shortcut people use all day (Ctrl+C, Alt+Tab, Super+L, an
+    On top of :func:`check_listenable`: off X11, and on X11 where another program holds the
+    combination, the hotkey is only listened for, so the press also reaches the window in
+    front. A shortcut people use all day (Ctrl+C, Alt+Tab, Super+L, an
     arrow key) would both do its usual job and fire the hotkey, and a system chord
     (:data:`SYSTEM_CHORDS`: Ctrl+Alt+Del, Ctrl+Alt+F2, Alt+F4) would fire it on a desktop
     being left. So a hotkey needs two of Ctrl, Alt and Super with a key, or an F-key or Pause
@@ -384,3 +390,19 @@ class PynputHotkeys:
                 listener.join(1.0)
             except Exception:
                 log.exception("the hotkey listener ended with an error")
+
+
+@dataclass(frozen=True)
+class GrabFallback:
+    """A combination the X server would not reserve for holodesk: it is listened for instead
+    (see control/hotkeys_x11.py)."""
+
+    combo: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """What the person is told (plain words, for the app and the terminal alike)."""
+        return (f"The hotkey {parse_combo(self.combo).label()} could not be reserved for "
+                f"holodesk ({self.reason}); it will still work, but the key press also reaches "
+                "the window in front.")

@@ -39,6 +39,7 @@ __all__ = [
     "split_combo",
     "to_pyautogui",
     "to_pynput",
+    "x11_keysym_name",
 ]
 
 from model.problem import HolodeskError
@@ -314,3 +315,29 @@ def to_pynput(keys: Iterable[str]) -> str:
             raise UnknownKeyError(f"{key!r} cannot be used in a global hotkey")
         tokens.append(token)
     return "+".join(tokens)
+
+
+# -- grabbing: X11 keysyms -------------------------------------------------------------------
+
+# Canonical name -> X11 keysym name (Xlib.XK) where they differ; a printable ASCII character is
+# its own keysym (Latin-1 keysyms equal their code point).
+_X11_NAMES = {
+    "escape": "Escape", "enter": "Return", "tab": "Tab", "space": "space",
+    "backspace": "BackSpace", "delete": "Delete", "insert": "Insert", "home": "Home",
+    "end": "End", "pageup": "Prior", "pagedown": "Next", "up": "Up", "down": "Down",
+    "left": "Left", "right": "Right", "pause": "Pause", "printscreen": "Print",
+    "sysrq": "Sys_Req", "scrolllock": "Scroll_Lock", "capslock": "Caps_Lock",
+    "numlock": "Num_Lock", "menu": "Menu",
+    **{f"f{n}": f"F{n}" for n in range(1, 25)},
+}
+
+
+def x11_keysym_name(key: str) -> str | None:
+    """The X11 keysym name (for ``Xlib.XK.string_to_keysym``) of a generic canonical key that
+    is not a modifier, or None when there is none; a printable ASCII character is returned as
+    itself (its keysym is its code point)."""
+    if key in _X11_NAMES:
+        return _X11_NAMES[key]
+    if len(key) == 1 and key.isascii() and key.isprintable():
+        return key
+    return None

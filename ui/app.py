@@ -729,11 +729,17 @@ def quit_on_stop_signals(main: HolodeskApp) -> Iterator[bool]:
 
 
 def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
-    """The global emergency stop; works whatever window has the focus, confirmation included."""
-    from control.hotkeys import ListenerError, PynputHotkeys, parse_combo
+    """The global emergency stop; works whatever window has the focus, confirmation included.
+
+    On X11 it and the automations' hotkeys are reserved for holodesk (the press does not also
+    reach the window in front); one the X server will not reserve is listened for instead, and
+    the person told.
+    """
+    from control.hotkeys import ListenerError, parse_combo
+    from control.hotkeys_desktop import system_hotkeys
 
     combo = main.settings.stop_hotkey
-    hotkeys = PynputHotkeys()
+    hotkeys = system_hotkeys(lambda fallback: main.report_error(fallback.message))
     hotkeys.register(combo, main.hotkeys.stop_callback(combo))
     try:
         hotkeys.start()

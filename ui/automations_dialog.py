@@ -48,10 +48,13 @@ from app.automations import (
     load_automations,
     remove_automation,
     replace_automation,
+    validate_hotkey,
 )
-from control.hotkeys import DEFAULT_STOP_HOTKEY, parse_combo
+from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import Fix, Problem
+from ui.colours import Tone, text_style
+from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 from ui.workers import Background
@@ -158,13 +161,13 @@ class AutomationsDialog(QDialog):
         self.task_edit.setTabChangesFocus(True)
         self.confirm_combo = confirm_combo()
         self.monitor_combo = monitor_combo(monitors)
-        self.hotkey_edit = QLineEdit()
-        self.hotkey_edit.setPlaceholderText("e.g. ctrl+alt+1 (empty: no hotkey)")
+        self.hotkey_edit = HotkeyEdit(self._check_hotkey)
+        self.hotkey_edit.setPlaceholderText("none: click here, then press the keys")
         stop = parse_combo(self.stop_hotkey).label()
         self.hotkey_edit.setToolTip(
-            f"A global hotkey that runs this automation while holodesk runs: two of Ctrl, Alt "
-            f"and Super with a key (ctrl+alt+1), or an F-key or Pause (f9, ctrl+f9); not "
-            f"{stop}, the emergency stop")
+            f"Click here and press a global hotkey that runs this automation while holodesk "
+            f"runs: two of Ctrl, Alt and Super with a key (Ctrl+Alt+1), or an F-key or Pause "
+            f"(F9, Ctrl+F9); not {stop}, the emergency stop. Backspace empties it.")
         form = QFormLayout()
         # Alt+letter reaches each field (QFormLayout makes the label its buddy).
         form.addRow("Na&me:", self.name_edit)
@@ -205,6 +208,14 @@ class AutomationsDialog(QDialog):
         QShortcut(QKeySequence.StandardKey.New, self, self.new)
         delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.list, self.delete)
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+    def _check_hotkey(self, text: str) -> None:
+        """A pressed hotkey, refused at once when the file would refuse it (the rule, or the
+        emergency stop's chord); other automations' hotkeys are checked on Save."""
+        validate_hotkey(text)
+        if conflicts(text, self.stop_hotkey):
+            raise HotkeyError(f"{text!r} would also fire the emergency stop hotkey "
+                              f"({parse_combo(self.stop_hotkey).label()}); choose another")
 
     # -- what the window shows ---------------------------------------------------------------
 
@@ -308,11 +319,11 @@ class AutomationsDialog(QDialog):
         self.test_button.setEnabled(self._readable)
 
     def _show_error(self, text: str) -> None:
-        self.message.setStyleSheet("color: #cf222e;")
+        self.message.setStyleSheet(text_style(Tone.ERROR))
         self.message.setText(text[:1].upper() + text[1:])
 
     def _show_info(self, text: str) -> None:
-        self.message.setStyleSheet("color: #1a7f37;")
+        self.message.setStyleSheet(text_style(Tone.OK))
         self.message.setText(text)
 
     # -- editing -------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
 from app.events import Answer, ConfirmReply, ConfirmRequest
 from control.keys import UnknownKeyError, normalize_hotkey, split_combo
 from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Scroll, Type
+from ui.colours import SCREEN_STYLE, Tone, danger_button_style, marked_style, text_style
 from ui.marker import CROP_SIZE, ImageLoader, render_marked_crop
 from ui.plain import plain_label, shown, shown_line
 
@@ -349,7 +350,7 @@ class ConfirmPanel(QWidget):
         self.image_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.image_label.setMinimumSize(WHOLE_BOUNDS)
         self.image_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.image_label.setStyleSheet("background: #202020; color: #b0b0b0;")
+        self.image_label.setStyleSheet(SCREEN_STYLE)
         # The text to type / the keys to press, prominently and in full: long text scrolls.
         self.payload_label = plain_label()
         mono = QFont("monospace")
@@ -357,7 +358,7 @@ class ConfirmPanel(QWidget):
         mono.setPointSizeF(big.pointSizeF())
         self.payload_label.setFont(mono)
         self.payload_label.setWordWrap(True)
-        self.payload_label.setStyleSheet("background: #fff8c5; color: #1f2328; padding: 6px;")
+        self.payload_label.setStyleSheet(f"{marked_style()} padding: 6px;")
         self.payload_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.payload_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.payload_scroll = QScrollArea()
@@ -371,7 +372,7 @@ class ConfirmPanel(QWidget):
         self.details_label.setWordWrap(True)
         self.reasons_label = plain_label()
         self.reasons_label.setWordWrap(True)
-        self.reasons_label.setStyleSheet("color: #9a6700;")
+        self.reasons_label.setStyleSheet(text_style(Tone.WARNING))
 
         # The editor's frame: the fields go in on Edit, then the error, the keys, Cancel.
         self.edit_frame = QFrame()
@@ -384,10 +385,10 @@ class ConfirmPanel(QWidget):
         self._edit_layout.addWidget(edit_title)
         self.edit_error_label = plain_label()
         self.edit_error_label.setWordWrap(True)
-        self.edit_error_label.setStyleSheet("color: #cf222e;")
+        self.edit_error_label.setStyleSheet(text_style(Tone.ERROR))
         self.edit_hint_label = plain_label(EDIT_HINT)
         self.edit_hint_label.setWordWrap(True)
-        self.edit_hint_label.setStyleSheet("color: #59636e;")
+        self.edit_hint_label.setStyleSheet(text_style(Tone.MUTED))
         self.cancel_edit_button = QPushButton("Cancel edit (Esc)")
         self.cancel_edit_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.cancel_edit_button.clicked.connect(self.cancel_edit)
@@ -406,9 +407,7 @@ class ConfirmPanel(QWidget):
         self.edit_button.clicked.connect(self.start_edit)
         self.skip_button = QPushButton("Skip")
         self.stop_button = QPushButton("Stop (Esc)")
-        self.stop_button.setStyleSheet(
-            "QPushButton:enabled { color: white; background: #cf222e; font-weight: bold; }"
-        )
+        self.stop_button.setStyleSheet(danger_button_style())
         for button, answer in (
             (self.approve_button, Answer.APPROVE),
             (self.approve_rest_button, Answer.APPROVE_REST),

@@ -50,6 +50,7 @@ from app.doctor import (
 )
 from app.settings import Settings
 from app.version import version
+from ui.colours import WHITE, Tone, fill_color, tone_color
 from ui.problem_view import fix_text
 
 __all__ = [
@@ -66,14 +67,12 @@ _log = logging.getLogger(__name__)
 
 #: The badge colour of each status (white text on it); the word is always shown too.
 STATUS_COLORS: dict[str, str] = {
-    Status.PASS.value: "#1e7e34",
-    Status.FAIL.value: "#c62828",
-    Status.SKIP.value: "#6d6d6d",
+    Status.PASS.value: fill_color(Tone.OK).name(),
+    Status.FAIL.value: fill_color(Tone.ERROR).name(),
+    Status.SKIP.value: fill_color(Tone.MUTED).name(),
 }
 _WAITING = "waiting"
 _CHECKING = "checking"
-_PENDING_COLOR = "#9e9e9e"
-_CHECKING_COLOR = "#1565c0"
 _FIX_LABELS = {Status.FAIL: "Fix"}  # any other status with a fix shows it as a "Note"
 _BADGE_WIDTH = 76
 
@@ -177,22 +176,23 @@ class _Row:
         grid.addWidget(self.title, index, 1, top)
         grid.addLayout(texts, index, 2)
         self.status = _WAITING
-        self.color = _PENDING_COLOR
+        self.color = tone_color(Tone.MUTED).name()
         self.reset()
 
     def reset(self) -> None:
-        self._badge(_WAITING, _PENDING_COLOR, filled=False)
+        self._badge(_WAITING, tone_color(Tone.MUTED).name(), filled=False)
         self.detail.setText("")
         self.fix.setText("")
         self.fix.hide()
 
     def checking(self) -> None:
-        self._badge(_CHECKING, _CHECKING_COLOR, filled=False)
+        self._badge(_CHECKING, tone_color(Tone.INFO).name(), filled=False)
         self.detail.setText("checking…")
 
     def show(self, result: CheckResult) -> None:
         status = result.status.value
-        self._badge(status, STATUS_COLORS.get(status, _PENDING_COLOR), filled=True)
+        self._badge(status, STATUS_COLORS.get(status, fill_color(Tone.MUTED).name()),
+                    filled=True)
         self.detail.setText(result.detail)
         if result.fix:
             label = _FIX_LABELS.get(result.status, "Note")
@@ -214,7 +214,7 @@ class _Row:
         self.badge.setText(word)
         self.badge.setAccessibleName(f"{self.name}: {word}")
         if filled:
-            style = (f"background-color: {color}; color: white; font-weight: bold; "
+            style = (f"background-color: {color}; color: {WHITE}; font-weight: bold; "
                      "border-radius: 3px; padding: 2px 4px;")
         else:
             style = f"color: {color}; border: 1px solid {color}; border-radius: 3px; padding: 1px;"

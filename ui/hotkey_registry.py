@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.automations import Automation, stop_conflicts
 from control.hotkeys import HotkeyListener, conflicts
+from ui.hotkey_edit import is_recording
 
 __all__ = ["HotkeyRegistry"]
 
@@ -139,6 +140,11 @@ class HotkeyRegistry(QObject):
 
     def _pressed(self, name: str) -> Callable[[], None]:
         def fire() -> None:  # on the listener's thread: only hand the press over
+            if is_recording():
+                # The person is pressing keys into a hotkey field (perhaps this very hotkey,
+                # to keep it): they are recording, not asking for a run.
+                log.info("hotkey of %r ignored: a hotkey field is recording", name)
+                return
             self.automation_pressed.emit(name)
 
         return fire

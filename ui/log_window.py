@@ -56,6 +56,7 @@ from app.store import ActionLog, RunRecord, StepRecord, StepResult
 from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
+from ui.colours import Tone, text_style
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.workers import Background
 
@@ -785,6 +786,6 @@ class LogWindow(QWidget):
         text = error if isinstance(error, str) else str(error) or type(error).__name__
         if isinstance(error, BaseException):
             _log.warning("action log window: %s", text, exc_info=error)
-        self.status_label.setStyleSheet("color: #b00020;")
+        self.status_label.setStyleSheet(text_style(Tone.ERROR))
         self.status_label.setText(shown(text))
         self.failed.emit(text)

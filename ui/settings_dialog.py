@@ -63,10 +63,13 @@ from app.settings import (
     validate_values,
 )
 from app.status import ServerStatus, probe
+from control.hotkeys import validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
 from model.problem import Fix
 from model.tls import normalize_fingerprint
+from ui.colours import Tone, text_style
+from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.workers import Background
 
@@ -93,8 +96,6 @@ _MONITORS = (
     ("mouse", "the monitor under the mouse"),
     ("primary", "the primary monitor"),
 )
-_ERROR_STYLE = "color: #b00020;"
-_OK_STYLE = "color: #1b5e20;"
 
 
 class SettingsDialog(QDialog):
@@ -233,11 +234,13 @@ class SettingsDialog(QDialog):
         self.max_seconds_spin.setRange(0, 10_000_000)
         self.max_seconds_spin.setDecimals(0)
         self.max_seconds_spin.setSuffix(" s")
-        self.stop_hotkey_edit: QLineEdit | None = None
+        self.stop_hotkey_edit: HotkeyEdit | None = None
         if "stop_hotkey" in Settings.model_fields:
-            self.stop_hotkey_edit = QLineEdit()
+            self.stop_hotkey_edit = HotkeyEdit(validate_stop_hotkey, optional=False)
+            self.stop_hotkey_edit.setPlaceholderText("click here, then press the keys")
             self.stop_hotkey_edit.setToolTip(
-                "keys joined by +, e.g. ctrl+alt+shift+s; holodesk never presses it itself"
+                "Click here and press the keys that stop a run at once, e.g. Ctrl+Alt+Shift+Esc; "
+                "holodesk never presses them itself"
             )
         self.never_touch_edit = QLineEdit()
         self.never_touch_edit.setToolTip(
@@ -277,7 +280,7 @@ class SettingsDialog(QDialog):
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
         self.error_label.setObjectName("error")
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet(_ERROR_STYLE)
+        self.error_label.setStyleSheet(text_style(Tone.ERROR))
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -559,7 +562,7 @@ class SettingsDialog(QDialog):
 
     def _show_status(self, status: ServerStatus) -> None:
         title = STATE_TITLES.get(status.state, status.state)
-        self.status_label.setStyleSheet(_OK_STYLE if status.ok else _ERROR_STYLE)
+        self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
 
     def _show_error(self, text: str) -> None:

@@ -42,19 +42,20 @@ from app.events import (
 from app.settings import normalize_monitor
 from model.coords import FrameGeometry, Point
 from model.problem import Fix
+from ui.colours import SCREEN_STYLE, Tone, danger_button_style, text_style
 from ui.marker import ImageLoader, ImageSource, image_points, mark_image, read_scaled
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.problem_view import fix_text
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
 SCREENSHOT_BOUNDS = QSize(640, 400)
-STATE_COLOURS = {
-    "online": "#1a7f37",
-    "ready": "#1a7f37",
-    "offline": "#cf222e",
-    "error": "#cf222e",
-    "checking": "#9a6700",
-    "loading": "#9a6700",
+STATE_TONES = {
+    "online": Tone.OK,
+    "ready": Tone.OK,
+    "offline": Tone.ERROR,
+    "error": Tone.ERROR,
+    "checking": Tone.WARNING,
+    "loading": Tone.WARNING,
 }
 OUTCOME_WORDS = {
     Outcome.ANSWERED: "Done",
@@ -194,7 +195,7 @@ class TaskWindow(QWidget):
         self.model_status = plain_label()
         self.why_label = plain_label()
         self.why_label.setWordWrap(True)
-        self.why_label.setStyleSheet("color: #9a6700;")
+        self.why_label.setStyleSheet(text_style(Tone.WARNING))
         self.why_label.hide()
 
         self.status_label = plain_label("Idle")
@@ -214,10 +215,10 @@ class TaskWindow(QWidget):
         self.screenshot_label.setSizePolicy(
             QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding
         )
-        self.screenshot_label.setStyleSheet("background: #202020; color: #b0b0b0;")
+        self.screenshot_label.setStyleSheet(SCREEN_STYLE)
         self.error_label = plain_label()
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #cf222e;")
+        self.error_label.setStyleSheet(text_style(Tone.ERROR))
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
         self.result_label = plain_label()
@@ -228,9 +229,7 @@ class TaskWindow(QWidget):
         self.pause_button = QPushButton("Pause")
         self.pause_button.clicked.connect(self._toggle_pause)
         self.stop_button = QPushButton("Stop")
-        self.stop_button.setStyleSheet(
-            "QPushButton:enabled { color: white; background: #cf222e; font-weight: bold; }"
-        )
+        self.stop_button.setStyleSheet(danger_button_style())
         self.stop_button.clicked.connect(self.stop_requested)
         controls = QHBoxLayout()
         controls.addWidget(self.status_label, 1)
@@ -272,8 +271,7 @@ class TaskWindow(QWidget):
     def set_model_status(self, text: str, state: str) -> None:
         """The model server's status line; ``state`` (online, offline, checking, loading,
         error ...) picks the colour of its dot."""
-        colour = STATE_COLOURS.get(state, "#6e7781")
-        self.model_dot.setStyleSheet(f"color: {colour};")
+        self.model_dot.setStyleSheet(text_style(STATE_TONES.get(state, Tone.MUTED)))
         self.model_status.setText(f"Model: {shown_line(text)}")
         self.model_status.setProperty("state", state)
 
@@ -439,7 +437,7 @@ class TaskWindow(QWidget):
         self.result_label.setText("\n".join(lines))
         self.result_label.setVisible(bool(lines))
         self.result_label.setStyleSheet(
-            "color: #1a7f37;" if event.outcome is Outcome.ANSWERED else ""
+            text_style(Tone.OK) if event.outcome is Outcome.ANSWERED else ""
         )
         self._refresh()
 

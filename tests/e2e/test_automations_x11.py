@@ -1,6 +1,7 @@
 """Automations end to end on a private Xvfb: `holodesk trigger NAME` with no app (a headless
 run in the terminal), and the desktop app with an automation on a global hotkey, pressed with
-xdotool (DISPLAY is always the test's own), then triggered from another process.
+xdotool (DISPLAY is always the test's own) while the target window has the focus (the hotkey
+is reserved: the window never gets its key), then triggered from another process.
 
 The fake model sees (it finds the red Save button in the screenshot), so a click reaching Save
 proves the automation's run went all the way through.
@@ -18,6 +19,7 @@ from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
 from tests.support.home import Home
+from tests.support.stop_hotkey import focus_field
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -77,12 +79,17 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             poll(lambda: "automation hotkeys: ctrl+alt+1" in _log_text(home), TIMEOUT,
                  "the automation's hotkey to be registered", gui.died)
 
+            focus_field(xvfb, app)  # the window in front when the person presses the hotkey
+            mark = app.mark()
             gui.xdotool("key", "ctrl+alt+1")
             panel = gui.confirm_panel()
             poll(lambda: gui.refresh(gui.task).name == f"holodesk — {TASK}", TIMEOUT,
                  "the task window to show the automation's run", gui.died)
             app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("click")  # nothing before the approval
+            # Reserved (an X grab): the 1 of the hotkey never reached the window in front.
+            assert not [e for e in app.events_since(mark) if e.get("keysym") == "1"]
+            assert "could not be reserved" not in gui.stderr()
 
             gui.xdotool("key", "ctrl+alt+1")  # again, during the run
             poll(lambda: "was not started" in gui.stderr(), TIMEOUT,

@@ -44,7 +44,7 @@ class StopTrial:
     hotkey_at: float  # monotonic, just before xdotool ran
     chord_at: float | None  # when the target app got the chord's last key (its Escape/key)
     last_input_at: float | None  # the last key event holodesk caused
-    held_keysyms: list[str]  # keys whose last event in the target app is a press
+    held_keysyms: list[str]  # holodesk's keys whose last event in the target app is a press
     keycodes_down: list[int]  # keys the X server holds down once the run has ended
 
     @property
@@ -127,7 +127,10 @@ def run_stop_trial(
         hotkey_at=hotkey_at,
         chord_at=max(chord_downs) if chord_downs else None,
         last_input_at=max(ours) if ours else None,
-        held_keysyms=_held(keys),
+        # The chord's own keys are the person's: reserved for holodesk (an X grab), the
+        # releases of those still down when it fires go to holodesk, as with any desktop
+        # shortcut; keycodes_down is what proves no key stays held.
+        held_keysyms=[k for k in _held(keys) if k not in chord],
         keycodes_down=keycodes_down(xvfb),
     )
 

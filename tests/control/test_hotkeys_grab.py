@@ -1,0 +1,82 @@
+"""How a combination becomes X grabs, and which listener the desktop gets (no display needed;
+the grabs themselves are tested on Xvfb in test_hotkeys_grab_x11.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from control.hotkeys import GrabFallback, PynputHotkeys, parse_combo
+from control.hotkeys_desktop import system_hotkeys
+from control.hotkeys_x11 import (
+    CONTROL_MASK,
+    LOCK_MASK,
+    MOD_MASKS,
+    SHIFT_MASK,
+    CannotGrab,
+    GrabbedHotkeys,
+    KeyboardMasks,
+    grab_plan,
+)
+from control.keys import x11_keysym_name
+
+MOD1, MOD2, MOD4 = MOD_MASKS[0], MOD_MASKS[1], MOD_MASKS[3]
+USUAL = KeyboardMasks()  # Alt on Mod1, Num Lock on Mod2, Super on Mod4, no Scroll Lock
+
+
+def test_the_stop_hotkey_is_grabbed_under_every_lock_state_and_with_more_held() -> None:
+    plan = grab_plan(parse_combo("ctrl+alt+shift+escape"), USUAL)
+    state = CONTROL_MASK | MOD1 | SHIFT_MASK
+    assert plan.keysym_name == "Escape"
+    assert plan.state == state
+    assert plan.exact == tuple(sorted({state, state | LOCK_MASK, state | MOD2,
+                                       state | LOCK_MASK | MOD2}))
+    # Super held as well still stops (as the listener did): four more grabs.
+    assert plan.extra == tuple(sorted(s | MOD4 for s in plan.exact))
+
+
+def test_a_lone_f_key_is_grabbed_with_any_modifiers_but_never_without_itself() -> None:
+    plan = grab_plan(parse_combo("f9"), USUAL)
+    assert plan.keysym_name == "F9" and plan.state == 0
+    assert len(plan.exact) == 4 and 0 in plan.exact
+    assert len(plan.extra) == 15 * 4  # every non-empty set of Ctrl, Alt, Shift, Super
+    assert all(s & (CONTROL_MASK | MOD1 | SHIFT_MASK | MOD4) for s in plan.extra)
+
+
+def test_what_one_grab_cannot_express_is_said() -> None:
+    with pytest.raises(CannotGrab, match="one key besides"):
+        grab_plan(parse_combo("ctrl+alt+a+b"), USUAL)
+    with pytest.raises(CannotGrab, match="no Super modifier"):
+        grab_plan(parse_combo("ctrl+super+k"), KeyboardMasks(super=0))
+
+
+@pytest.mark.parametrize(("key", "name"), [
+    ("escape", "Escape"), ("pagedown", "Next"), ("f12", "F12"), ("1", "1"), ("k", "k"),
+    ("printscreen", "Print"), ("enter", "Return"), ("é", None), ("power", None),
+])
+def test_keysym_names(key: str, name: str | None) -> None:
+    assert x11_keysym_name(key) == name
+
+
+def test_x11_gets_grabs_and_other_desktops_the_listener() -> None:
+    told: list[GrabFallback] = []
+    on_x11 = system_hotkeys(told.append, platform="linux", environ={"DISPLAY": ":99"})
+    assert isinstance(on_x11, GrabbedHotkeys) and on_x11.display_name == ":99"
+    assert isinstance(system_hotkeys(platform="linux", environ={}), PynputHotkeys)
+    assert isinstance(system_hotkeys(platform="darwin", environ={"DISPLAY": ":0"}),
+                      PynputHotkeys)
+
+
+def test_the_fallback_message_is_plain() -> None:
+    message = GrabFallback("ctrl+alt+1", "another program already uses it").message
+    assert message.startswith("The hotkey Ctrl+Alt+1 could not be reserved")
+    assert "still work" in message and "window in front" in message
+
+
+def test_without_an_x_server_start_says_why() -> None:
+    from control.hotkeys import ListenerError
+
+    hotkeys = GrabbedHotkeys(display="unix:/nonexistent/socket:57", ready_timeout=10)
+    hotkeys.register("ctrl+alt+shift+escape", lambda: None)
+    with pytest.raises(ListenerError, match="global hotkeys are unavailable"):
+        hotkeys.start()
+    hotkeys.stop()  # harmless after a failed start
