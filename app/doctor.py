@@ -147,7 +147,7 @@ DRY_RUN_TASK = (
 # happens to write JSON.
 _FORMAT_PROBE = "This is a check of the answer format. Reply with just the word OK.\n"
 
-_SERVE_FIX = "Start the model server (or run the `vllm serve` command in the README)"
+_SERVE_FIX = "Start the model server"
 
 _WAYLAND_WHY = (
     "Wayland keeps applications from seeing and driving each other's windows, and the "
