@@ -403,8 +403,10 @@ class HolodeskApp(QObject):
     def _on_server_failed(self, error: ServeError) -> None:
         # The status line ends the start with its reason, at once; the probe's next change
         # replaces it.
-        self.task_window.set_model_status(
-            f"The model server did not start: {view(error).message.rstrip('.')}.", "error")
+        said = f"The model server did not start: {view(error).message.rstrip('.')}."
+        self.task_window.set_model_status(said, "error")
+        if not self.controller.running:
+            self.tray.set_state(TrayState.OFFLINE, f"holodesk: {said}")
         self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
 
     def _tell_server_failure(self, text: str) -> None:
@@ -558,15 +560,16 @@ class HolodeskApp(QObject):
                                     status.endpoint or self.settings.endpoint)
         if ok:
             self._clear_server_errors()
+
+    def _show_status(self, status: ServerStatus) -> None:
+        """The probe's words in the status line and, while no run has it, the tray."""
+        dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
+        self.task_window.set_model_status(status.message, dot)
         if not self.controller.running:
-            if ok:
+            if status.ok:
                 self.tray.set_state(TrayState.IDLE, f"holodesk: ready ({status.message})")
             else:
                 self.tray.set_state(TrayState.OFFLINE, f"holodesk: {status.message}")
-
-    def _show_status(self, status: ServerStatus) -> None:
-        dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
-        self.task_window.set_model_status(status.message, dot)
 
     # -- other launches --------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ def test_a_failed_set_up_resets_the_status_with_the_reason(
     assert "checking" not in status  # ...and the status line does not stay on them
     assert "did not start" in status and "GPU" in status
     assert window.model_status.property("state") == "error"
+    assert "did not start" in app.tray.tooltip  # the tray too: not "starting" any more
     assert guide.setup_button.isEnabled()
     assert "GPU" in guide.progress()  # the guide says why, in the window's words
     assert "`" not in guide.progress() and "holodesk config" not in guide.progress()
@@ -119,6 +120,7 @@ def test_a_start_called_off_gives_the_probes_words_back(
     app.server.stop()
     qtbot.waitUntil(lambda: app.server.state == "stopped", timeout=60_000)
     assert window.model_status.text() == f"Model: {DOWN.message}"
+    assert app.tray.tooltip == f"holodesk: {DOWN.message}"
     assert window.guide.setup_button.isEnabled()
 
 
