@@ -314,11 +314,16 @@ class TaskWindow(QWidget):
         self.setMinimumSize(max(MINIMUM_SIZE.width(),
                                 self.content.minimumSizeHint().width() + bar),
                             MINIMUM_SIZE.height())
-        # Opened at the content's natural size, as before the scrolling, where the screen has
-        # room for it.
+        self._fit_content()
+
+    def _fit_content(self) -> None:
+        """Grow to the content's natural size, as far as the screen has room: opened so, and
+        again when the guide comes (never smaller: the person may have made it bigger)."""
+        bar = self.scroll_area.verticalScrollBar().sizeHint().width()
         natural = self.content.sizeHint() + QSize(bar, 0)
         screen = self.screen().availableGeometry().size() if self.screen() else natural
-        self.resize(natural.boundedTo(screen * 0.9).expandedTo(self.minimumSize()))
+        self.resize(natural.boundedTo(screen * 0.9).expandedTo(self.size())
+                    .expandedTo(self.minimumSize()))
 
     def _session_kind(self) -> str:
         try:
@@ -399,10 +404,13 @@ class TaskWindow(QWidget):
     def show_guide(self, show: bool, endpoint: str = "") -> None:
         """Show the first-run guide while no model server answers (at ``endpoint``); it stays
         out of the way of a run."""
+        coming = show and not self._guide_wanted
         self._guide_wanted = show
         if show:
             self.guide.set_endpoint(endpoint)
         self._refresh()
+        if coming and self.guide.isVisible():
+            self._fit_content()
 
     @Slot(str, str)
     def expect_run(self, name: str, task: str) -> None:
@@ -485,8 +493,10 @@ class TaskWindow(QWidget):
             tip = "Start the task (Ctrl+Enter)"
         self.start_button.setToolTip(plain_tooltip(tip))
         self.why_label.setText(shown(self._why_not))
-        self.why_label.setVisible(bool(self._why_not) and not self._running)
-        self.guide.setVisible(self._guide_wanted and not busy)
+        guide = self._guide_wanted and not busy
+        self.guide.setVisible(guide)
+        # The guide says why (and what to do) in its own words.
+        self.why_label.setVisible(bool(self._why_not) and not self._running and not guide)
         for widget in (self.task_edit, self.confirm_combo, self.monitor_combo):
             widget.setEnabled(not busy)
         self.pause_button.setEnabled(self._running)
