@@ -419,6 +419,7 @@ class TaskWindow(QWidget):
         never under the previous task and its result. "" for a task typed here."""
         self._automation = name
         if not name:
+            self.setWindowTitle(NEW_TASK_TITLE)  # not the last automation's any more
             return
         self.setWindowTitle(f"holodesk — automation: {shown_line(name, 60)}")
         self.step_label.setText(f"Automation “{shown_line(name)}”: {shown(task)}")

@@ -225,3 +225,8 @@ def test_an_automation_run_is_titled_with_its_name(qtbot: QtBot) -> None:
     window.on_event(started("empty the trash"))
     assert window.windowTitle() == "holodesk — empty the trash"
     assert window.step_label.text() == "Task: empty the trash"
+
+    # A task sent from elsewhere (holodesk trigger) after an automation: not under its name.
+    window.expect_run("Morning report", "open the mail and sum up")
+    window.expect_run("", "print the report")
+    assert window.windowTitle() == NEW_TASK_TITLE
