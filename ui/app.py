@@ -125,8 +125,10 @@ class HolodeskApp(QObject):
             self._keep_out_of_capture(window)
         self.status: ServerStatus | None = None
         self._errors: list[str] = []  # every message shown to the person, newest last
-        # Messages about the model server's state: taken away once it is ready.
+        # Messages about the model server's state: taken away once it is ready; about a run
+        # being active: once it is over.
         self._server_errors: list[str] = []
+        self._busy_errors: list[str] = []
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -200,7 +202,9 @@ class HolodeskApp(QObject):
         """Start a run (of the saved ``automation``, when named); False (and the reason shown)
         when it cannot start now."""
         if self.controller.running:
-            self.report_error("A run is already active: stop it before starting another.")
+            text = "A run is already active: stop it before starting another."
+            self._busy_errors.append(text)
+            self.report_error(text)
             return False
         if self.calibration.running:
             self.report_error("A calibration is running: let it finish or press Esc first.")
@@ -255,6 +259,7 @@ class HolodeskApp(QObject):
         (an Enter meant for the confirmation must reach it)."""
         log.warning("%s", text)
         self._errors.append(text)
+        self._busy_errors.append(text)
         if self.tray.notify("holodesk", text):
             return
         self.task_window.show_error(text)
@@ -549,6 +554,9 @@ class HolodeskApp(QObject):
         else:
             self.stop_button.hide()
             self._clear_confirmation()
+            for text in self._busy_errors:  # "a run is active" is over with the run
+                self.task_window.clear_error(text)
+            self._busy_errors.clear()
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
