@@ -499,7 +499,9 @@ class HolodeskApp(QObject):
     def _on_event(self, event: Event) -> None:
         self.task_window.on_event(event)
         if isinstance(event, RunStarted):
-            self.tray.set_state(TrayState.WORKING, f"holodesk: working on {event.task!r}")
+            name = self.task_window.automation
+            what = f"the automation “{name}”" if name else repr(event.task)
+            self.tray.set_state(TrayState.WORKING, f"holodesk: working on {what}")
         elif isinstance(event, AwaitingConfirmation):
             request = event.request
             self.tray.set_state(TrayState.WAITING, "holodesk: waiting for your approval")

@@ -471,6 +471,11 @@ class TaskWindow(QWidget):
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def automation(self) -> str:
+        """The name of the automation the window shows ("" for a task typed or sent)."""
+        return self._automation
+
     def screenshot_image(self) -> QImage | None:
         """The screenshot as shown, marker included (None before the first one arrives)."""
         return self._marked

@@ -14,6 +14,8 @@ from app.automations import Automation
 from app.settings import Settings
 from app.status import ServerStatus
 from tests.app.test_serve import free_port
+from tests.support.app_rig import MakeApp
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import isolate_home
 from ui.app import HolodeskApp
@@ -135,6 +137,7 @@ def test_an_automation_that_cannot_start_is_shown_under_its_name(
     assert not app.run_automation("Morning report", "hotkey")
     assert window.windowTitle() == "holodesk — automation: Morning report"
     assert window.error_label.isVisible() and "not ready" in window.error_label.text()
+    assert window.automation == "Morning report"
 
 
 def test_connect_elsewhere_shows_the_server_part_of_settings(
@@ -159,3 +162,24 @@ def test_connect_elsewhere_shows_the_server_part_of_settings(
                     timeout=3_000)
     assert label.wordWrap() and long in label.text()
     assert dialog.changed_values() == {"endpoint": "https://gpu.example.com/v1"}
+
+
+def test_an_automation_run_carries_its_name_to_its_end(qtbot: QtBot, home: Path,
+                                                        make_app: MakeApp) -> None:
+    answer = {"thought": "done", "action": {"action": "answer", "text": "3 new mails"}}
+    with FakeVLLM(ScriptedPolicy([answer])) as server:
+        app, rig = make_app(server)
+        window = app.task_window
+        window.setWindowTitle("holodesk — rename the photos")  # the previous run's
+        app.set_automations([Automation(name="Morning report", task="sum up the mail")])
+        tooltips: list[str] = []
+        tray_state = app.tray.set_state
+        app.tray.set_state = lambda state, tip: (tooltips.append(tip), tray_state(state, tip))
+        assert app.run_automation("Morning report", "tray")
+        qtbot.waitUntil(lambda: rig.finished() == 1, timeout=20_000)
+        qtbot.waitUntil(lambda: not window.running, timeout=5_000)
+    assert window.windowTitle() == "holodesk — automation: Morning report"
+    assert window.status_label.text().startswith("Automation “Morning report”: Done")
+    assert "3 new mails" in window.result_label.text()
+    assert rig.started() == ["sum up the mail"]
+    assert "holodesk: working on the automation “Morning report”" in tooltips
