@@ -415,6 +415,12 @@ class HolodeskApp(QObject):
         self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
 
     def _tell_server_failure(self, text: str) -> None:
+        if self.task_window.guide.isVisible():
+            # The guide in view says it already, under its button: once is enough there.
+            log.warning("%s", text)
+            self._errors.append(text)
+            self.tray.notify("holodesk", text, error=True)
+            return
         self._server_errors.append(text)
         self.report_error(text)
 

@@ -105,6 +105,7 @@ def test_a_failed_set_up_resets_the_status_with_the_reason(
     assert "GPU" in guide.progress()  # the guide says why, in the window's words
     assert "`" not in guide.progress() and "holodesk config" not in guide.progress()
     assert "Settings > Model server > Endpoint URL" in guide.progress()  # or a server elsewhere
+    assert window.error_label.isHidden()  # said once, in the guide
 
 
 def test_a_start_called_off_gives_the_probes_words_back(
