@@ -642,8 +642,8 @@ def verdict_lines(report: CalibrationReport) -> list[str]:
     lines += [
         f"WARNING: the model's clicks miss under every convention{near}.",
         "Do not trust this model's clicks. Likely causes: the wrong model is served, the wrong "
-        "monitor or display scaling (check --monitor), or the model does not ground (point at "
-        "what it sees).",
+        "monitor or display scaling (check the monitor setting), or the model does not ground "
+        "(point at what it sees).",
     ]
     return lines
 

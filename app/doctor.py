@@ -67,6 +67,7 @@ __all__ = [
     "run_doctor",
     "run_with_timeout",
     "session_kind",
+    "session_notice",
     "tray_result",
 ]
 
@@ -149,7 +150,7 @@ DRY_RUN_TASK = (
 # happens to write JSON.
 _FORMAT_PROBE = "This is a check of the answer format. Reply with just the word OK.\n"
 
-_SERVE_FIX = "Start the model server (or run the `vllm serve` command in the README)"
+_SERVE_FIX = "Start the model server"
 
 _WAYLAND_WHY = (
     "Wayland keeps applications from seeing and driving each other's windows, and the "
@@ -183,6 +184,19 @@ def session_kind(environ: Mapping[str, str]) -> Session:
     if wayland:
         return "xwayland" if has_x else "wayland"
     return "x11" if has_x else "none"
+
+
+def session_notice(kind: str) -> str:
+    """What a person in a Wayland session should know before a run, in plain words ("" when
+    the session is not Wayland): what works there and how to get a session where all works."""
+    if kind not in ("wayland", "xwayland"):
+        return ""
+    works = ("holodesk cannot see or work any window here" if kind == "wayland" else
+             "holodesk can see and work only windows of X11 programs (XWayland); other "
+             "windows look black to it and do not get its clicks and keys, and the stop "
+             "hotkey works only while an X11 window has the focus")
+    fix = _WAYLAND_FIX[0].upper() + _WAYLAND_FIX[1:]
+    return f"This is a Wayland session: {works}. For everything to work: {fix}."
 
 
 def display_result(

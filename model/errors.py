@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from model.problem import Fix, HolodeskError, Remedy
 
-SERVE_HINT = "start it (or run the `vllm serve` command in the README)"
+SERVE_HINT = "start it again"
 
 
 class HolotronError(HolodeskError):
@@ -42,8 +42,8 @@ class ServerUnreachable(HolotronError):
         else:
             message = f"No model server answers at {url}."
             fix = Fix(
-                "Start the model server (or run the `vllm serve` command in the README) and check "
-                "the server address: host, port, and the /v1 path. A server that was just "
+                "Start the model server and check the server address: host, port, and the /v1 "
+                "path. A server that was just "
                 "started answers only once the model is loaded (minutes).",
                 setting="endpoint",
                 remedy=Remedy.START_SERVER,

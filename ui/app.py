@@ -41,6 +41,7 @@ from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
+from model.serving.launcher import ServeError
 from ui.app_icon import app_icon
 from ui.automations_dialog import AutomationsDialog
 from ui.automations_watcher import AutomationsWatcher
@@ -57,7 +58,7 @@ from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
 from ui.server_control import ServerControl
-from ui.server_menu import ServerMenu
+from ui.server_menu import ServerMenu, failure_text
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
@@ -133,6 +134,10 @@ class HolodeskApp(QObject):
         self.demo: Demo | None = None  # the demo being run, between start_demo and its end
         self._demo_starting = False
         self._closed = False
+        # Messages about the model server's state: taken away once it is ready; about a run
+        # being active: once it is over.
+        self._server_errors: list[str] = []
+        self._busy_errors: list[str] = []
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -143,6 +148,9 @@ class HolodeskApp(QObject):
         self.task_window.pause_requested.connect(c.pause)
         self.task_window.resume_requested.connect(c.resume)
         self.task_window.automations_requested.connect(self.show_automations)
+        self.task_window.setup_requested.connect(self.set_up_server)
+        self.task_window.connect_requested.connect(self.show_connect)
+        self.task_window.demo_requested.connect(self.start_demo)
         self.stop_button.stop_clicked.connect(lambda: c.stop("stop button"))
         self.confirm_panel.answered.connect(self._on_answered)
         a = self.actions
@@ -165,8 +173,11 @@ class HolodeskApp(QObject):
             self.server, a.server, lambda: self.settings,
             tray=self.tray, task_window=self.task_window,
             busy=lambda: self.controller.running, poll_now=self._poll_now,
-            tell=self.report_error, parent=self,
+            tell=self._tell_server_failure, parent=self,
         )
+        self.server.state_changed.connect(self._on_server_state)
+        self.server.progress.connect(self._on_server_progress)
+        self.server.failed.connect(self._on_server_failed)
 
         # The global hotkeys: the emergency stop and the automations', on the listener run_gui
         # hands over (hotkeys.set_listener).
@@ -198,18 +209,24 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
-        """Start a run; False (and the reason shown) when it cannot start now."""
+    def start_task(self, task: str, confirm: str = "", monitor: str = "", *,
+                   automation: str = "") -> bool:
+        """Start a run (of the saved ``automation``, when named); False (and the reason shown)
+        when it cannot start now."""
         if self.controller.running:
-            self.report_error("A run is already active: stop it before starting another.")
+            text = "A run is already active: stop it before starting another."
+            self._busy_errors.append(text)
+            self.report_error(text)
             return False
         if self.calibration.running:
             self.report_error("A calibration is running: let it finish or press Esc first.")
             return False
+        # From here on the window shows this run, or why it did not start, under its name.
+        self.task_window.expect_run(automation, task)
         if self.status is not None and self.status.state != "ok":
-            self.report_error(
-                f"The model server is not ready: {view(self.status.problem).line()}"
-            )
+            text = f"The model server is not ready: {view(self.status.problem).line()}"
+            self._server_errors.append(text)
+            self.report_error(text)
             return False
         overrides: dict[str, object] = {}
         if confirm:
@@ -294,7 +311,8 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        return self.start_task(automation.task, str(automation.confirm), automation.monitor)
+        return self.start_task(automation.task, str(automation.confirm), automation.monitor,
+                               automation=automation.name)
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
@@ -302,7 +320,8 @@ class HolodeskApp(QObject):
             self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
                             "was not started. Stop the run first.")
             return False
-        return self.start_task(automation.task, "always", automation.monitor)
+        return self.start_task(automation.task, "always", automation.monitor,
+                               automation=f"{automation.name} (test run)")
 
     def _tell_busy(self, text: str) -> None:
         """Tell the person a request was refused because a run is active, without disturbing
@@ -310,6 +329,7 @@ class HolodeskApp(QObject):
         (an Enter meant for the confirmation must reach it)."""
         log.warning("%s", text)
         self._errors.append(text)
+        self._busy_errors.append(text)
         if self.tray.notify("holodesk", text):
             return
         self.task_window.show_error(text)
@@ -428,14 +448,64 @@ class HolodeskApp(QObject):
     def _use_settings(self, settings: Settings) -> None:
         self.settings = settings
 
-    def show_settings(self) -> None:
-        dialog = SettingsDialog()
+    def show_settings(self, *, server_only: bool = False) -> None:
+        """The Settings dialog; ``server_only``: just the model server's part (the first-run
+        guide's Connect to a server elsewhere)."""
+        dialog = SettingsDialog(server_only=server_only)
         if dialog.exec():
             self.settings = dialog.settings
             self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
             self._retarget_probe()
             self.server_menu.update()  # the endpoint may have moved to or off this machine
             self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
+
+    def show_connect(self) -> None:
+        """The server's address, key and Test connection (the first-run guide's button)."""
+        self.show_settings(server_only=True)
+
+    def set_up_server(self) -> None:
+        """Start a model server on this machine (the first-run guide's button): the tray's
+        Start model server, its checks first; the guide shows how it goes."""
+        if self.server.state in ("stopped", "failed"):
+            self.task_window.guide.set_setup("starting", "checking this machine")
+            self.server.start()
+
+    def _on_server_state(self, state: str) -> None:
+        self.task_window.guide.set_setup(state)
+        if state == "stopped" and self.status is not None:
+            # The start was called off or the server stopped: the status line says the
+            # probe's words again, not the last progress of a start that is over.
+            self._show_probe(self.status)
+        elif state == "ready":
+            self._clear_server_errors()
+
+    def _on_server_progress(self, text: str) -> None:
+        if self.server.state == "starting":
+            self.task_window.guide.set_setup("starting", text)
+
+    def _on_server_failed(self, error: ServeError) -> None:
+        # The status line ends the start with its reason, at once; the probe's next change
+        # replaces it.
+        said = f"The model server did not start: {view(error).message.rstrip('.')}."
+        self.task_window.set_model_status(said, "error")
+        if not self.controller.running:
+            self.tray.set_state(TrayState.OFFLINE, f"holodesk: {said}")
+        self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
+
+    def _tell_server_failure(self, text: str) -> None:
+        if self.task_window.guide.isVisible():
+            # The guide in view says it already, under its button: once is enough there.
+            log.warning("%s", text)
+            self._errors.append(text)
+            self.tray.notify("holodesk", text, error=True)
+            return
+        self._server_errors.append(text)
+        self.report_error(text)
+
+    def _clear_server_errors(self) -> None:
+        for text in self._server_errors:
+            self.task_window.clear_error(text)
+        self._server_errors.clear()
 
     def _retarget_probe(self) -> None:
         """Point the server probe at the settings' endpoint, with its key from the keyring.
@@ -517,7 +587,9 @@ class HolodeskApp(QObject):
     def _on_event(self, event: Event) -> None:
         self.task_window.on_event(event)
         if isinstance(event, RunStarted):
-            self.tray.set_state(TrayState.WORKING, f"holodesk: working on {event.task!r}")
+            name = self.task_window.automation
+            what = f"the automation “{name}”" if name else repr(event.task)
+            self.tray.set_state(TrayState.WORKING, f"holodesk: working on {what}")
         elif isinstance(event, AwaitingConfirmation):
             request = event.request
             self.tray.set_state(TrayState.WAITING, "holodesk: waiting for your approval")
@@ -573,6 +645,9 @@ class HolodeskApp(QObject):
             self.stop_button.hide()
             self._clear_confirmation()
             self._end_demo()
+            for text in self._busy_errors:  # "a run is active" is over with the run
+                self.task_window.clear_error(text)
+            self._busy_errors.clear()
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
@@ -586,11 +661,20 @@ class HolodeskApp(QObject):
             self.task_window.set_model_status("checking…", "checking")
             return
         ok = status.state == "ok"
+        self._show_probe(status)
+        self.task_window.set_can_start(ok, "" if ok else view(status.problem).line())
+        # Whenever nothing answers, the guide says what holodesk needs and how to get it.
+        self.task_window.show_guide(status.state == "down",
+                                    status.endpoint or self.settings.endpoint)
+        if ok:
+            self._clear_server_errors()
+
+    def _show_probe(self, status: ServerStatus) -> None:
+        """The probe's words in the status line and, while no run has it, the tray."""
         dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
         self.task_window.set_model_status(status.message, dot)
-        self.task_window.set_can_start(ok, "" if ok else view(status.problem).line())
         if not self.controller.running:
-            if ok:
+            if status.ok:
                 self.tray.set_state(TrayState.IDLE, f"holodesk: ready ({status.message})")
             else:
                 self.tray.set_state(TrayState.OFFLINE, f"holodesk: {status.message}")
@@ -683,7 +767,7 @@ def run_gui() -> int:
         main.hotkeys.set_listener(hotkeys, main.settings.stop_hotkey)
     elif any(a.hotkey for a in main.automations):
         main.report_error("The automations' hotkeys are not available either; run them from "
-                          "the tray menu or with `holodesk trigger NAME`.")
+                          "the tray menu or the Automations window.")
     QTimer.singleShot(0, main.show_task_window)
     with quit_on_stop_signals(main):
         code = qt.exec()

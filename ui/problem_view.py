@@ -48,10 +48,14 @@ def setting_place(setting: str) -> str:
     return SETTING_PLACES.get(setting, f"the {setting} setting in settings.toml")
 
 
-def fix_text(fix: Fix | None) -> str:
-    """The fix as a window says it: its words, then where in the GUI to do it; "" for none."""
-    if fix is None:
-        return ""
+def plain_words(text: str) -> str:
+    """Words as a window shows them: no Markdown backticks around a name (the terminal's
+    habit for something to type: a window quotes nothing to type)."""
+    return text.replace("`", "")
+
+
+def _places(fix: Fix) -> str:
+    """Where in the GUI to do ``fix``, in brackets; "" when it names no place."""
     places: list[str] = []
     if fix.remedy is not None:
         places.append(REMEDY_PLACES[fix.remedy])
@@ -59,7 +63,21 @@ def fix_text(fix: Fix | None) -> str:
         place = setting_place(fix.setting)
         if place not in places:
             places.append(place)
-    return f"{fix.text} ({'; '.join(places)})" if places else fix.text
+    return f"({'; '.join(places)})" if places else ""
+
+
+def fix_text(fix: Fix | None) -> str:
+    """The fix as a window says it: its words, then where in the GUI to do it; "" for none."""
+    if fix is None:
+        return ""
+    return " ".join(p for p in (plain_words(fix.text), _places(fix)) if p)
+
+
+def reason_text(reason: str, fix: Fix | None) -> str:
+    """A run's end reason (which holds the fix's words) with where in the GUI to do the fix:
+    the window's counterpart of the terminal's reason line (app/cli/render.py)."""
+    where = _places(fix) if fix is not None else ""
+    return " ".join(p for p in (plain_words(reason), where) if p)
 
 
 @dataclass(frozen=True)
@@ -85,7 +103,7 @@ def view(problem: Problem | HolodeskError) -> ProblemView:
     """The problem as a window shows it."""
     fix = problem.fix
     return ProblemView(
-        problem.message,
+        plain_words(problem.message),
         fix_text(fix),
         fix.remedy if fix is not None else None,
         fix.setting if fix is not None else None,

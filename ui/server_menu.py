@@ -110,4 +110,5 @@ def failure_text(error: ServeError, log_path: Path | None) -> str:
     # The fix may already quote the log's last lines under its path.
     where = (f" (its log: {log_path})"
              if log_path is not None and str(log_path) not in fix else "")
-    return f"Model server: {error.message.rstrip('.')}. {fix}{where}".strip()
+    message = view(error).message
+    return f"Model server: {message.rstrip('.')}. {fix}{where}".strip()

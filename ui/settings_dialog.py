@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -106,7 +106,8 @@ class SettingsDialog(QDialog):
     to the monitor box (e.g. from ``control.capture``). ``probe_fn`` is :func:`app.status.probe`
     or a stand-in with its signature. ``autostart`` is the login entry "Start at login" writes
     (default: this user's, :func:`app.autostart.default_autostart`; none off Linux, and then the
-    option is not shown).
+    option is not shown). ``server_only`` shows just the model server's part (the first-run
+    guide's Connect to a server elsewhere); the other settings keep their values.
     """
 
     saved = Signal(object)  # the Settings in effect after Save
@@ -124,9 +125,12 @@ class SettingsDialog(QDialog):
         monitors: Sequence[tuple[str, str]] = (),
         probe_fn: Callable[..., ServerStatus] = probe,
         autostart: Autostart | None = None,
+        server_only: bool = False,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("holodesk — settings")
+        self.setWindowTitle("holodesk — connect to a model server" if server_only
+                            else "holodesk — settings")
+        self._server_only = server_only
         self._path = settings_path
         self._environ = environ
         self._store: SecretStore = secret_store if secret_store is not None else KeyringStore()
@@ -299,10 +303,12 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(server)
         layout.addWidget(agent)
-        if self._autostart is not None:
-            layout.addWidget(desktop)
-        else:
-            desktop.hide()
+        # In the layout even when hidden: it owns the check box _fill sets.
+        layout.addWidget(desktop)
+        desktop.setVisible(self._autostart is not None and not self._server_only)
+        if self._server_only:
+            agent.hide()
+            self.endpoint_edit.setFocus()
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
 
@@ -564,9 +570,24 @@ class SettingsDialog(QDialog):
         title = STATE_TITLES.get(status.state, status.state)
         self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
+        QTimer.singleShot(0, self._fit_text)
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)
+        QTimer.singleShot(0, self._fit_text)
+
+    @Slot()
+    def _fit_text(self) -> None:
+        """Grow to show a longer wrapped text whole: a window does not grow by itself for
+        the height its wrapped labels need, so a result was cut off until a resize. Called
+        once the layouts have taken in the new text (their requests are posted events)."""
+        layout = self.layout()
+        if layout is None or not self.isVisible():
+            return
+        needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
+                  else layout.totalSizeHint().height())
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     # ------------------------------------------------------------------ lifetime
 

@@ -10,22 +10,26 @@ decoded on a thread pool (:class:`ui.marker.ImageLoader`), never on the GUI thre
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QImage, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
+from app.doctor import session_kind, session_notice
 from app.events import (
     ActionExecuted,
     AwaitingConfirmation,
@@ -43,12 +47,16 @@ from app.settings import normalize_monitor
 from model.coords import FrameGeometry, Point
 from model.problem import Fix
 from ui.colours import SCREEN_STYLE, Tone, danger_button_style, text_style
+from ui.first_run import FirstRunGuide
 from ui.marker import ImageLoader, ImageSource, image_points, mark_image, read_scaled
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
-from ui.problem_view import fix_text
+from ui.problem_view import fix_text, plain_words, reason_text
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
 SCREENSHOT_BOUNDS = QSize(640, 400)
+NEW_TASK_TITLE = "holodesk — new task"
+#: Small enough for a 1366x768 screen with a panel and a title bar; the content scrolls.
+MINIMUM_SIZE = QSize(420, 420)
 STATE_TONES = {
     "online": Tone.OK,
     "ready": Tone.OK,
@@ -115,11 +123,16 @@ class TaskWindow(QWidget):
     Signals: ``start_requested(task, confirm, monitor)`` (``confirm`` is always, risky or
     never; ``monitor`` a settings monitor string, already validated), ``stop_requested()``,
     ``pause_requested()``, ``resume_requested()``, ``automations_requested()`` (the saved
-    tasks, to run or to edit).
+    tasks, to run or to edit); from the first-run guide ``setup_requested()`` (a model server
+    on this machine), ``connect_requested()`` (one elsewhere) and ``demo_requested()``.
 
     Slots: ``on_event(event)`` for every :mod:`app.events` event, ``set_model_status(text,
     state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
-    why)``, ``show_error(message, fix)``, ``set_defaults(confirm, monitor)``.
+    why)``, ``show_error(message, fix)``, ``clear_error(text)``, ``set_defaults(confirm,
+    monitor)``, ``show_guide(shown, endpoint)``, ``expect_run(name, task)``.
+
+    ``session`` reads the kind of desktop session (app.doctor.session_kind); in a Wayland
+    session the window says what works there before the person starts a run.
     """
 
     start_requested = Signal(str, str, str)
@@ -127,6 +140,9 @@ class TaskWindow(QWidget):
     pause_requested = Signal()
     resume_requested = Signal()
     automations_requested = Signal()
+    setup_requested = Signal()
+    connect_requested = Signal()
+    demo_requested = Signal()
 
     def __init__(
         self,
@@ -136,9 +152,14 @@ class TaskWindow(QWidget):
         monitor: str = "1",
         monitors: Sequence[str] = DEFAULT_MONITORS,
         loader: ImageLoader | None = None,
+        session: Callable[[], str] = lambda: session_kind(os.environ),
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("holodesk — new task")
+        self.setWindowTitle(NEW_TASK_TITLE)
+        self._session = session
+        self._guide_wanted = False
+        self._error_text = ""  # the error shown, as given (clear_error compares with it)
+        self._automation = ""  # the name of the automation the window shows, if any
         self._running = False
         self._starting = False
         self._paused = False
@@ -192,7 +213,9 @@ class TaskWindow(QWidget):
 
         # Labels are plain text: they show model and server text, never rendered as HTML.
         self.model_dot = plain_label("●")
+        self.model_dot.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.model_status = plain_label()
+        self.model_status.setWordWrap(True)  # the server's words can be long: wrap, never cut
         self.why_label = plain_label()
         self.why_label.setWordWrap(True)
         self.why_label.setStyleSheet(text_style(Tone.WARNING))
@@ -245,7 +268,21 @@ class TaskWindow(QWidget):
         run.addWidget(self.error_label)
         run.addWidget(self.result_label)
 
-        layout = QVBoxLayout(self)
+        # Everything scrolls inside the window: wrapped text (a long error, the guide) gets
+        # the height it needs at any window size instead of being cut off, and the window
+        # still fits a small screen (a top-level window does not grow for wrapped labels).
+        self.content = QWidget()
+        scroll = QScrollArea()
+        scroll.setObjectName("task_scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(self.content)
+        self.scroll_area = scroll
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
+
+        layout = QVBoxLayout(self.content)
         layout.addWidget(self.task_edit)
         layout.addLayout(options)
         model_line = QHBoxLayout()
@@ -253,7 +290,45 @@ class TaskWindow(QWidget):
         model_line.addWidget(self.model_status, 1)
         layout.addLayout(model_line)
         layout.addWidget(self.why_label)
+
+        # Said before the first run, where it would otherwise be wasted.
+        self.session_label = plain_label(session_notice(self._session_kind()))
+        self.session_label.setObjectName("session_notice")
+        self.session_label.setWordWrap(True)
+        self.session_label.setStyleSheet(text_style(Tone.WARNING))
+        self.session_label.setVisible(bool(self.session_label.text()))
+        layout.addWidget(self.session_label)
+
+        self.guide = FirstRunGuide()
+        self.guide.setup_requested.connect(self.setup_requested)
+        self.guide.connect_requested.connect(self.connect_requested)
+        self.guide.demo_requested.connect(self.demo_requested)
+        self.guide.hide()
+        layout.addWidget(self.guide)
         layout.addWidget(run_box, 1)
+
+        # As narrow as the content allows (no sideways scrolling), never taller than a small
+        # screen needs: what does not fit scrolls.
+        bar = scroll.verticalScrollBar().sizeHint().width()
+        self.setMinimumSize(max(MINIMUM_SIZE.width(),
+                                self.content.minimumSizeHint().width() + bar),
+                            MINIMUM_SIZE.height())
+        self._fit_content()
+
+    def _fit_content(self) -> None:
+        """Grow to the content's natural size, as far as the screen has room: opened so, and
+        again when the guide comes (never smaller: the person may have made it bigger)."""
+        bar = self.scroll_area.verticalScrollBar().sizeHint().width()
+        natural = self.content.sizeHint() + QSize(bar, 0)
+        screen = self.screen().availableGeometry().size() if self.screen() else natural
+        self.resize(natural.boundedTo(screen * 0.9).expandedTo(self.size())
+                    .expandedTo(self.minimumSize()))
+
+    def _session_kind(self) -> str:
+        try:
+            return self._session()
+        except Exception:  # no notice is better than no window
+            return "none"
 
     # -- public slots ------------------------------------------------------------------------
 
@@ -305,12 +380,50 @@ class TaskWindow(QWidget):
     def show_error(self, message: str, fix: Fix | None = None) -> None:
         """Show an error (and how to fix it); a start that failed can be retried."""
         said = fix_text(fix)
-        text = message + (f"\n{said}" if said else "")
+        text = plain_words(message) + (f"\n{said}" if said else "")
+        self._error_text = message
         self.error_label.setText(shown(text))
         self.error_label.setVisible(bool(text))
         if not self._running:
             self._starting = False
         self._refresh()
+
+    @Slot(str)
+    def clear_error(self, text: str = "") -> None:
+        """Take the error away once the state it describes has ended: any error, or only
+        when the one shown is ``text`` (a newer error about something else stays)."""
+        if text and self._error_text != text:
+            return
+        self._error_text = ""
+        self.error_label.clear()
+        self.error_label.hide()
+
+    @Slot(bool, str)
+    def show_guide(self, show: bool, endpoint: str = "") -> None:
+        """Show the first-run guide while no model server answers (at ``endpoint``); it stays
+        out of the way of a run."""
+        coming = show and not self._guide_wanted
+        self._guide_wanted = show
+        if show:
+            self.guide.set_endpoint(endpoint)
+        self._refresh()
+        if coming and self.guide.isVisible():
+            self._fit_content()
+
+    @Slot(str, str)
+    def expect_run(self, name: str, task: str) -> None:
+        """The next run is the automation ``name`` (for ``task``): the window is titled with
+        it at once, so whatever follows (its run or why it did not start) is shown under it,
+        never under the previous task and its result. "" for a task typed here."""
+        self._automation = name
+        if not name:
+            self.setWindowTitle(NEW_TASK_TITLE)  # not the last automation's any more
+            return
+        self.setWindowTitle(f"holodesk — automation: {shown_line(name, 60)}")
+        self.step_label.setText(f"Automation “{shown_line(name)}”: {shown(task)}")
+        self.status_label.setText(f"Starting the automation “{shown_line(name)}”")
+        self.result_label.hide()
+        self.clear_error()
 
     @Slot(object)
     def on_event(self, event: object) -> None:
@@ -340,7 +453,7 @@ class TaskWindow(QWidget):
             self.step_label.setText(
                 f"Step {event.step_no}: done — {shown_line(event.description)}"
             )
-            self.error_label.hide()
+            self.clear_error()
         elif isinstance(event, StepFailed):
             self.show_error(f"Step {event.step_no} failed: {event.error}", event.fix)
         elif isinstance(event, RunFinished):
@@ -355,6 +468,11 @@ class TaskWindow(QWidget):
     @property
     def paused(self) -> bool:
         return self._paused
+
+    @property
+    def automation(self) -> str:
+        """The name of the automation the window shows ("" for a task typed or sent)."""
+        return self._automation
 
     def screenshot_image(self) -> QImage | None:
         """The screenshot as shown, marker included (None before the first one arrives)."""
@@ -379,7 +497,10 @@ class TaskWindow(QWidget):
             tip = "Start the task (Ctrl+Enter)"
         self.start_button.setToolTip(plain_tooltip(tip))
         self.why_label.setText(shown(self._why_not))
-        self.why_label.setVisible(bool(self._why_not) and not self._running)
+        guide = self._guide_wanted and not busy
+        self.guide.setVisible(guide)
+        # The guide says why (and what to do) in its own words.
+        self.why_label.setVisible(bool(self._why_not) and not self._running and not guide)
         for widget in (self.task_edit, self.confirm_combo, self.monitor_combo):
             widget.setEnabled(not busy)
         self.pause_button.setEnabled(self._running)
@@ -395,8 +516,10 @@ class TaskWindow(QWidget):
         except ValueError as exc:
             self.show_error(str(exc))
             return
-        self.error_label.hide()
+        self.clear_error()
         self._starting = True
+        self._automation = ""
+        self.setWindowTitle(NEW_TASK_TITLE)
         self._refresh()
         self.start_requested.emit(task, str(self.confirm_combo.currentData()), monitor)
 
@@ -419,19 +542,25 @@ class TaskWindow(QWidget):
         self.screenshot_label.clear()
         self.screenshot_label.setText("Waiting for the first screenshot")
         self.thought_view.clear()
-        self.step_label.setText(f"Task: {shown(event.task)}")
-        self.error_label.hide()
+        name = self._automation
+        if name:
+            self.step_label.setText(f"Automation “{shown_line(name)}”: {shown(event.task)}")
+            self.setWindowTitle(f"holodesk — automation: {shown_line(name, 60)}")
+        else:
+            self.step_label.setText(f"Task: {shown(event.task)}")
+            self.setWindowTitle(f"holodesk — {shown_line(event.task, 60)}")
+        self.clear_error()
         self.result_label.hide()
         dry = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
         self.status_label.setText("Running" + dry)
-        self.setWindowTitle(f"holodesk — {shown_line(event.task, 60)}")
         self._refresh()
 
     def _run_finished(self, event: RunFinished) -> None:
         self._running, self._starting, self._paused = False, False, False
         words = OUTCOME_WORDS.get(event.outcome, str(event.outcome))
-        self.status_label.setText(f"{words} after {event.steps} step(s)")
-        lines = [shown(event.reason)] if event.reason else []
+        which = f"Automation “{shown_line(self._automation)}”: " if self._automation else ""
+        self.status_label.setText(f"{which}{words} after {event.steps} step(s)")
+        lines = [shown(reason_text(event.reason, event.fix))] if event.reason else []
         if event.answer:
             lines.append(f"Answer: {shown(event.answer)}")
         self.result_label.setText("\n".join(lines))

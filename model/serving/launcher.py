@@ -277,8 +277,8 @@ def vllm_missing(explicit: str | None = None) -> Problem:
         "vLLM is not installed (no `vllm` next to this Python or on PATH)",
         Fix(
             f"{INSTALL_FIX}, in the environment holodesk runs from; "
-            "or run the model on another machine and set its endpoint with "
-            "`holodesk config set endpoint URL`"
+            "or run the model on another machine and set holodesk's endpoint to it",
+            setting="endpoint",
         ),
     )
 
@@ -298,7 +298,8 @@ def check_platform(platform: str | None = None) -> Problem | None:
         f"holodesk serve runs vLLM, which serves this model on Linux only (this is {name})",
         Fix(
             "run `holodesk serve` on a Linux machine with a CUDA GPU (on Windows: inside WSL2), "
-            "and point holodesk here at it with `holodesk config set endpoint URL`"
+            "and set holodesk's endpoint here to it",
+            setting="endpoint",
         ),
     )
 
@@ -308,15 +309,13 @@ def check_gpu(
 ) -> tuple[list[GpuInfo], list[Problem]]:
     """The CUDA GPUs ``nvidia-smi`` lists, and what stands in the way of serving on them."""
     exe = nvidia_smi or shutil.which("nvidia-smi")
-    elsewhere = (
-        "or run the model on a GPU machine and set its endpoint with "
-        "`holodesk config set endpoint URL`"
-    )
+    # The endpoint setting carries the how: each front end names it (a command, a field).
+    elsewhere = "or run the model on a GPU machine and set holodesk's endpoint to it"
     if exe is None:
         return [], [Problem(
             "no NVIDIA GPU found: `nvidia-smi` is not installed, so there is no NVIDIA driver",
             Fix(f"vLLM needs {GPU_NEED}: install the NVIDIA driver and check with "
-                "`nvidia-smi`; " + elsewhere),
+                "`nvidia-smi`; " + elsewhere, setting="endpoint"),
         )]  # fmt: skip
     query = [exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"]
     try:
@@ -324,7 +323,8 @@ def check_gpu(
     except (OSError, subprocess.TimeoutExpired) as exc:
         return [], [
             Problem(
-                f"`nvidia-smi` did not run ({exc})", Fix(f"check the NVIDIA driver; {elsewhere}")
+                f"`nvidia-smi` did not run ({exc})",
+                Fix(f"check the NVIDIA driver; {elsewhere}", setting="endpoint"),
             )
         ]
     if out.returncode != 0:
@@ -342,7 +342,8 @@ def check_gpu(
             gpus.append(GpuInfo(name.strip(), int(float(memory.strip()))))
     if not gpus:
         return [], [Problem(
-            "`nvidia-smi` lists no GPU", Fix(f"vLLM needs {GPU_NEED}; {elsewhere}")
+            "`nvidia-smi` lists no GPU",
+            Fix(f"vLLM needs {GPU_NEED}; {elsewhere}", setting="endpoint"),
         )]  # fmt: skip
     largest = max(gpus, key=lambda g: g.memory_mib)
     if largest.memory_mib < MIN_GPU_MIB:

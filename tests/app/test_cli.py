@@ -43,7 +43,7 @@ def test_a_server_that_is_down_is_named_with_the_fix(home: Home, xvfb: Xvfb) -> 
     result = run_holodesk(home, "run", "anything", "--endpoint", server.root_url, xvfb=xvfb)
     assert result.returncode == 1
     assert "no model server answers" in result.stderr.lower()
-    assert "vllm serve" in result.stderr
+    assert "holodesk serve" in result.stderr  # the command that starts one
     assert "Traceback" not in result.stderr
 
 

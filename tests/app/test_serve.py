@@ -323,7 +323,7 @@ def test_not_linux_says_serving_is_linux_only(
     problems = preflight(ServeConfig(port=free_port()), "vllm")
     assert [p.fatal for p in problems] == [True]
     assert "Linux only" in problems[0].message and "Windows" in problems[0].message
-    assert "WSL2" in problems[0].fix.text and "config set endpoint" in problems[0].fix.text
+    assert "WSL2" in problems[0].fix.text and problems[0].fix.setting == "endpoint"
     with pytest.raises(ServeError, match="Linux only"):
         VLLMServer(ServeConfig()).start(tmp_path / "never.log")
     assert main(["serve", "--port", str(free_port())]) == 1

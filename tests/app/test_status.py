@@ -62,7 +62,7 @@ def test_down() -> None:
     status = probe(f"http://127.0.0.1:{free_port()}/v1", None, None, timeout=2.0)
     assert status.state == "down"
     assert "No model server answers" in status.message
-    assert "vllm serve" in fix_line(status.fix)
+    assert "holodesk serve" in fix_line(status.fix)  # the CLI names its command
     assert status.models == []
 
 

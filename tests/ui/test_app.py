@@ -107,10 +107,16 @@ def test_a_second_run_is_refused_while_one_is_active(
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
         assert app.start_task("one", confirm="always")
+        qtbot.waitUntil(lambda: app.task_window.running, timeout=20000)  # its start is shown
         assert not app.start_task("two")
         assert app.handle_message({"cmd": "run", "task": "three"})["ok"] is False
+        error = app.task_window.error_label
+        assert error.isVisible() and "already active" in error.text()
         assert app.handle_message({"cmd": "stop"}) == {"ok": True}
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=20000)
+        # The run is over: so is the error that said one was active.
+        qtbot.waitUntil(lambda: not app.controller.running, timeout=20000)
+        qtbot.waitUntil(error.isHidden, timeout=5000)
     assert len(rig.backends) == 1
 
 

@@ -4,6 +4,7 @@ command-line option or a `holodesk` command (those are the CLI's: tests/app/test
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -57,8 +58,28 @@ def test_the_gui_never_shows_a_command_line_option_for_a_model_error(
     error: HolotronError,
 ) -> None:
     shown = view(error).text()
-    assert error.message in shown
+    assert error.message.replace("`", "") in shown
     assert not CLI_TERMS.search(shown), shown
+    # Plain words: no README to go and read, no Markdown quoting.
+    assert "README" not in shown and "`" not in shown, shown
+
+
+def test_no_serving_problem_shows_the_terminal_in_a_window(tmp_path: Path) -> None:
+    """What a failed set-up from the window says (the guide, the tray): the checks' problems
+    name the endpoint's field, not a command to type (vLLM not installed aside: installing
+    it is done in a terminal)."""
+    from model.serving.launcher import check_gpu, check_platform
+
+    no_gpu = tmp_path / "nvidia-smi"
+    no_gpu.write_text("#!/bin/sh\nexit 0\n")
+    no_gpu.chmod(0o755)
+    problems = [*check_gpu(str(no_gpu))[1], *check_gpu(str(tmp_path / "none"))[1]]
+    platform = check_platform("win32")
+    assert platform is not None
+    for problem in [*problems, platform]:
+        shown = view(problem).text()
+        assert not CLI_TERMS.search(shown) and "`" not in shown, shown
+        assert "Settings > Model server > Endpoint URL" in shown
 
 
 def test_a_setting_is_named_by_its_field_in_settings() -> None:
