@@ -184,3 +184,18 @@ def test_an_automation_run_carries_its_name_to_its_end(qtbot: QtBot, home: Path,
     assert "3 new mails" in window.result_label.text()
     assert rig.started() == ["sum up the mail"]
     assert "holodesk: working on the automation “Morning report”" in tooltips
+
+
+def test_the_guides_try_the_demo_starts_the_apps_demo(
+        apps: list[HolodeskApp], qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No display for the practice window here: the demo starts (its status line says so) and
+    # then fails to open the window, told in the app's own words, which proves the button
+    # reaches HolodeskApp.start_demo and its core, not just a signal.
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    app = make(apps)
+    app.status_changed.emit(DOWN)
+    app.task_window.guide.demo_button.click()
+    qtbot.waitUntil(lambda: any("demo" in e.lower() for e in app._errors), timeout=20_000)
+    assert any(e.startswith("The demo cannot start") for e in app._errors), app._errors
+    assert not app.controller.running
