@@ -52,6 +52,7 @@ from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.panel_place import move_clear_of
 from ui.problem_view import view
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu
@@ -441,6 +442,8 @@ class HolodeskApp(QObject):
             request = event.request
             self.tray.set_state(TrayState.WAITING, "holodesk: waiting for your approval")
             self.confirm_panel.show_request(request)
+            # Never over the point it asks about: the person must see the real target.
+            move_clear_of(self.confirm_panel, request.points)
             self.confirm_panel.show()
             self.confirm_panel.raise_()
             self.confirm_panel.activateWindow()
