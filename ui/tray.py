@@ -8,13 +8,14 @@ Automations button.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
+from enum import Enum, StrEnum
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QMenu,
+    QMessageBox,
     QSystemTrayIcon,
     QToolButton,
     QVBoxLayout,
@@ -78,12 +79,19 @@ class TrayActions(QObject):
         # Start or stop the local vLLM; shown only when the endpoint is this machine.
         self.server = QAction("Start model server", self)
         self.stop = QAction("Stop", self)
+        self.about = QAction("About holodesk", self)
         self.quit = QAction("Quit", self)
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
+        """Every entry, in menu order: the tray menu, its stand-in window and the task
+        window's menu all list these, so an action added here appears in each."""
         return [self.new_task, self.automations, self.action_log, self.settings, self.check,
-                self.calibrate, self.server, self.stop, self.quit]
+                self.calibrate, self.server, self.stop, self.about, self.quit]
+
+    def starts_group(self, action: QAction) -> bool:
+        """Whether a menu draws a separator above ``action``."""
+        return action in (self.action_log, self.about)
 
 
 class Tray(QObject):
@@ -110,7 +118,7 @@ class Tray(QObject):
             use_system_tray = QSystemTrayIcon.isSystemTrayAvailable()
         self.menu = QMenu()
         for action in actions.all():
-            if action in (actions.action_log, actions.quit):
+            if actions.starts_group(action):
                 self.menu.addSeparator()
             self.menu.addAction(action)
         # The same run actions, as the drop-down of the stand-in window's Automations button.
@@ -171,12 +179,71 @@ class Tray(QObject):
             self.activated.emit()
 
 
+class TrayCloseChoice(Enum):
+    """What the person chose on closing the tray's stand-in window."""
+
+    HIDE = "hide"
+    QUIT = "quit"
+    CANCEL = "cancel"
+
+
+#: How to get the stand-in window back, said when it is closed.
+BRING_BACK = ("To get it back, open holodesk again (from your applications menu, or by "
+              "running holodesk), or choose “Show the status window” in the menu of the "
+              "holodesk task window.")
+
+
+def tray_close_box(parent: QWidget | None = None) -> QMessageBox:
+    """The question asked when the stand-in window is closed (this desktop has no tray, so
+    closing it could leave holodesk running with nothing on screen)."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Question)
+    box.setWindowTitle("holodesk")
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText("Quit holodesk, or keep it running without this window?")
+    box.setInformativeText(f"This desktop has no tray area, so this window stands in for it. "
+                           f"{BRING_BACK}")
+    hide = box.addButton("Hide this window", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("Quit holodesk", QMessageBox.ButtonRole.DestructiveRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(hide)
+    return box
+
+
+def ask_tray_close(parent: QWidget | None = None) -> TrayCloseChoice:
+    """Ask :func:`tray_close_box`'s question and wait for the answer (a nested event loop)."""
+    box = tray_close_box(parent)
+    box.exec()
+    return choice_of(box)
+
+
+def choice_of(box: QMessageBox) -> TrayCloseChoice:
+    """The answer given to ``box`` (Cancel, or the box closed, keeps everything as it is)."""
+    clicked = box.clickedButton()
+    if clicked is None:
+        return TrayCloseChoice.CANCEL
+    role = box.buttonRole(clicked)
+    if role == QMessageBox.ButtonRole.AcceptRole:
+        return TrayCloseChoice.HIDE
+    if role == QMessageBox.ButtonRole.DestructiveRole:
+        return TrayCloseChoice.QUIT
+    return TrayCloseChoice.CANCEL
+
+
 class FallbackTrayWindow(QWidget):
-    """A small always-on-top window with the tray menu's actions as buttons."""
+    """A small always-on-top window with the tray menu's actions as buttons.
+
+    Closing it from the window manager does not close it: ``close_requested`` is emitted and
+    the app asks what to do (:func:`ask_tray_close`). ``quitting = True`` lets it close (the
+    app quitting).
+    """
+
+    close_requested = Signal()
 
     def __init__(self, actions: TrayActions, run_menu: QMenu | None = None) -> None:
         super().__init__(None, Qt.WindowType.Tool | Qt.WindowType.WindowStaysOnTopHint)
         self.setWindowTitle("holodesk")
+        self.quitting = False
         self.status_icon = plain_label()
         self.status_text = plain_label("holodesk")  # the tooltip's text: it may quote a task
         top = QHBoxLayout()
@@ -204,3 +271,12 @@ class FallbackTrayWindow(QWidget):
     def show_state(self, icon: QIcon, text: str) -> None:
         self.status_icon.setPixmap(icon.pixmap(20, 20))
         self.status_text.setText(shown_line(text))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.quitting:
+            event.accept()
+            return
+        # Where there is no tray this window is the way back to everything: never lost
+        # without the person choosing it.
+        event.ignore()
+        self.close_requested.emit()
