@@ -105,6 +105,11 @@ class HolodeskApp(QObject):
         self.controller = RunController(session_factory, self)
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
+        # Without a tray, messages go to the desktop's notification service when it has one
+        # (looked for with the other start-up probes); one that fails shows in the window.
+        self.tray.undelivered.connect(lambda _title, text, _error: self._show_in_window(text))
+        if probe and self.tray.icon is None:
+            self.tray.probe_notifications()
         # The task window preselects the configured mode and monitor: it passes them as
         # overrides, so its own defaults would silently replace the settings.
         self.task_window = TaskWindow(confirm=str(settings.confirm), monitor=settings.monitor)
@@ -473,13 +478,17 @@ class HolodeskApp(QObject):
         log.warning("%s", text)
         self._errors.append(text)
         if not self.tray.notify("holodesk", text, error=True):
-            self.task_window.show_error(text)
-            if self.calibration.running:
-                # Not over the targets (it would also take the focus Escape needs): the
-                # task window comes back, with the message, when the calibration ends.
-                self.calibration_control.keep_hidden(self.task_window)
-                return
-            self.show_task_window()
+            self._show_in_window(text)
+
+    def _show_in_window(self, text: str) -> None:
+        """The message in the task window, brought forward (a notification's stand-in)."""
+        self.task_window.show_error(text)
+        if self.calibration.running:
+            # Not over the targets (it would also take the focus Escape needs): the
+            # task window comes back, with the message, when the calibration ends.
+            self.calibration_control.keep_hidden(self.task_window)
+            return
+        self.show_task_window()
 
     # -- what the run says ---------------------------------------------------------------
 

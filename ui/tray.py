@@ -7,7 +7,8 @@ Automations button.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from enum import Enum, StrEnum
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -22,7 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.plain import plain_label, plain_tooltip, shown_line
+from ui.plain import plain_label, plain_tooltip, shown, shown_line
+from ui.workers import Background
+
+log = logging.getLogger(__name__)
 
 
 class TrayState(StrEnum):
@@ -98,10 +102,16 @@ class Tray(QObject):
     """The tray icon, or a small window standing in for it where the desktop has no tray.
 
     ``automation_chosen(name)``: the person picked a saved automation to run.
+    ``undelivered(title, message, error)``: a desktop notification that :meth:`notify` took
+    could not be shown after all (the caller shows it in a window instead).
+
+    Without a tray, notifications go to the desktop's notification service
+    (control/notify.py) once :meth:`probe_notifications` found one.
     """
 
     activated = Signal()
     automation_chosen = Signal(str)
+    undelivered = Signal(str, str, bool)
 
     def __init__(
         self,
@@ -126,6 +136,13 @@ class Tray(QObject):
         self.automation_actions: list[QAction] = []
         self.icon: QSystemTrayIcon | None = None
         self.window: FallbackTrayWindow | None = None
+        #: The notification service answered (only asked where there is no tray); ``probed``:
+        #: the question was answered, either way.
+        self.desktop_notifications = False
+        self.probed = False
+        self._markup = False
+        self._environ: Mapping[str, str] | None = None
+        self._background: Background | None = None
         if use_system_tray:
             self.icon = QSystemTrayIcon(state_icon(self.state))
             self.icon.setContextMenu(self.menu)
@@ -164,8 +181,31 @@ class Tray(QObject):
             self.automation_actions.append(action)
         self.run_menu.setEnabled(bool(entries))
 
+    def probe_notifications(self, environ: Mapping[str, str] | None = None) -> None:
+        """Look for the desktop's notification service, off this thread (``environ``: the
+        session bus to use, default this process's)."""
+        from control import notify
+
+        self._environ = environ
+
+        def found(server: notify.Server) -> None:
+            log.info("desktop notifications through %s (%s)", server.name, server.vendor)
+            self.desktop_notifications = True
+            self._markup = server.markup
+            self.probed = True
+
+        def missing(e: BaseException) -> None:
+            log.info("no desktop notifications (messages show in the task window): %s", e)
+            self.probed = True
+
+        self._worker().run(lambda: notify.server(environ), found, missing)
+
     def notify(self, title: str, message: str, error: bool = False) -> bool:
-        """A desktop notification through the tray; False when there is no tray to use."""
+        """A desktop notification through the tray, else the notification service; False when
+        neither is there to use (show it in a window then)."""
+        if self.icon is None and self.desktop_notifications:
+            self._send(title, message, error)
+            return True
         if self.icon is None or not QSystemTrayIcon.supportsMessages():
             return False
         icons = QSystemTrayIcon.MessageIcon
@@ -173,6 +213,30 @@ class Tray(QObject):
         # The message may quote the model or the server: shown literally, never as markup.
         self.icon.showMessage(title, plain_tooltip(message), kind, 8000)
         return True
+
+    def _send(self, title: str, message: str, error: bool) -> None:
+        from control import notify
+
+        environ, markup = self._environ, self._markup
+
+        def failed(e: BaseException) -> None:
+            log.warning("a desktop notification could not be shown: %s", e)
+            self.desktop_notifications = False  # the next messages go to the window at once
+            self.undelivered.emit(title, message, error)
+
+        # The message may quote the model or the server: invisible characters made visible,
+        # and escaped for servers that read markup.
+        self._worker().run(
+            lambda: notify.notify(title, shown(message), urgent=error, markup=markup,
+                                  environ=environ),
+            None, failed,
+        )
+
+    def _worker(self) -> Background:
+        if self._background is None:
+            # One at a time, in order: notifications keep the order they were raised in.
+            self._background = Background(self, max_threads=1)
+        return self._background
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
