@@ -3,8 +3,10 @@
 Where the desktop has no tray (stock GNOME) Qt's tray balloons are not available, yet every
 such desktop runs a notification server (``org.freedesktop.Notifications``). holodesk talks to
 it with jeepney, which keyring's Secret Service backend already brings on Linux (no new
-dependency; PySide6's QtDBus cannot type the call's unsigned and variant arguments from
-Python). Calls block on the bus: the desktop app makes them off its GUI thread.
+dependency). Not PySide6's QtDBus: from Python it sent the call as ``sisssava{sv}i`` (a signed
+id, an array of variants for the actions) where the specification says ``susssasa{sv}i``, which
+a strict server refuses. Calls block on the bus: the desktop app makes them off its GUI
+thread.
 
 Without a session bus, without jeepney or without a server, :class:`NotifyError` says why and
 the caller shows its message in its own window instead.
