@@ -238,10 +238,13 @@ FRAME_GUESS = (8, 36)
 
 
 def move_clear_of(window: QWidget, points: Sequence[Point], *,
-                  screens: Sequence[Rect] | None = None) -> Placement:
+                  screens: Sequence[Rect] | None = None) -> Placement | None:
     """Move (and if need be shrink) the top-level ``window`` so it covers none of ``points``
     (logical screen points, as the agent gives them). ``screens``: the monitors' available
-    areas in Qt coordinates (default: Qt's)."""
+    areas in Qt coordinates (default: Qt's). Without points (typing, a shortcut) there is
+    nothing to keep clear: the window stays where it is, None."""
+    if not points:
+        return None
     if screens is None:
         screens = [_rect(s.availableGeometry()) for s in QGuiApplication.screens()]
     spots = [(q.x(), q.y()) for q in (logical_to_qt(p.x, p.y) for p in points)]

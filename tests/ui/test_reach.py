@@ -57,6 +57,16 @@ def test_the_confirmation_panel_keeps_clear_of_the_point_it_asks_about(
         app.controller.stop("test")
 
 
+def test_a_step_without_a_point_leaves_the_panel_where_it_is(qtbot: QtBot) -> None:
+    from ui.panel_place import move_clear_of
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.setGeometry(30, 40, 300, 200)
+    assert move_clear_of(window, []) is None
+    assert window.geometry().topLeft().toTuple() == (30, 40)
+
+
 # -- the tray's stand-in window cannot be lost ---------------------------------------------
 
 
