@@ -315,6 +315,10 @@ class FallbackTrayWindow(QWidget):
         top.addWidget(self.status_text, 1)
         buttons = QHBoxLayout()
         for action in actions.all():
+            if action is actions.about:
+                # A row of buttons has no room to spare (a wider window pushes the task
+                # window off the screen's edge): About is in the task window's menu.
+                continue
             button = QToolButton()
             button.setDefaultAction(action)
             if action is actions.server:
