@@ -11,6 +11,9 @@ from tests.support.ci import describe, in_ci, missing_x11_tools
 
 # Qt widgets are tested offscreen; tests that need a real X display start their own Xvfb.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Nor the person's desktop notifications: tests that need a session bus start their own
+# (tests/support/fake_notifications.py).
+os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
 
 pytest_plugins = ["tests.support.fixtures", "tests.support.app_rig",
                   "tests.support.agent_harness"]

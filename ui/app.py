@@ -6,10 +6,11 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
 from app.automations import (
@@ -42,6 +43,7 @@ from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from model.serving.launcher import ServeError
+from ui.about_dialog import AboutDialog
 from ui.app_icon import app_icon
 from ui.automations_dialog import AutomationsDialog
 from ui.automations_watcher import AutomationsWatcher
@@ -55,6 +57,7 @@ from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.panel_place import move_clear_of
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
 from ui.server_control import ServerControl
@@ -62,7 +65,8 @@ from ui.server_menu import ServerMenu, failure_text
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
-from ui.tray import Tray, TrayActions, TrayState
+from ui.tray import Tray, TrayActions, TrayCloseChoice, TrayState, ask_tray_close
+from ui.window_menu import attach_window_menu
 from ui.workers import Background
 
 log = logging.getLogger(__name__)
@@ -91,6 +95,9 @@ class HolodeskApp(QObject):
     ) -> None:
         super().__init__()
         self.settings = settings
+        # holodesk's icon on every window and dialog, whoever made the QApplication (the
+        # default of every window's icon is the application's).
+        QApplication.setWindowIcon(app_icon())
         # Our own windows never reach the model: excluded by the platform where it can
         # (Windows, macOS), painted out of the frame where it cannot (X11).
         self.window_rects = WindowRects(self)
@@ -104,9 +111,27 @@ class HolodeskApp(QObject):
         self.controller = RunController(session_factory, self)
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
+        # Without a tray, messages go to the desktop's notification service when it has one
+        # (looked for with the other start-up probes); one that fails shows in the window.
+        self.tray.undelivered.connect(lambda _title, text, _error: self._show_in_window(text))
+        if probe and self.tray.icon is None:
+            self.tray.probe_notifications()
         # The task window preselects the configured mode and monitor: it passes them as
         # overrides, so its own defaults would silently replace the settings.
         self.task_window = TaskWindow(confirm=str(settings.confirm), monitor=settings.monitor)
+        # The tray's entries in the task window's menu: reachable where there is no tray.
+        # Where the tray is a stand-in window, the menu can bring that window back.
+        self.show_tray_action = QAction("Show the status window", self)
+        self.show_tray_action.triggered.connect(self.show_tray_window)
+        self.window_menu = attach_window_menu(
+            self.task_window, self.actions, run_menu=self.tray.run_menu,
+            extra=[self.show_tray_action] if self.tray.window is not None else [],
+        )
+        if self.tray.window is not None:
+            self.tray.window.close_requested.connect(self._on_tray_window_close)
+        #: Asks what closing the tray's stand-in means (a parameter for tests).
+        self.ask_tray_close: Callable[[QWidget | None], TrayCloseChoice] = ask_tray_close
+        self.about_dialog: AboutDialog | None = None
         self.confirm_panel = ConfirmPanel()
         self.overlay = TargetOverlay()
         self.stop_button = FloatingStopButton()
@@ -164,6 +189,7 @@ class HolodeskApp(QObject):
         a.stop.triggered.connect(lambda: c.stop("tray"))
         a.quit.triggered.connect(self.quit)
         a.automations.triggered.connect(self.show_automations)
+        a.about.triggered.connect(self.show_about)
         self.tray.activated.connect(self.show_task_window)
         self.tray.automation_chosen.connect(lambda name: self.run_automation(name, "tray"))
 
@@ -403,6 +429,33 @@ class HolodeskApp(QObject):
         self.task_window.raise_()
         self.task_window.activateWindow()
 
+    def show_tray_window(self) -> None:
+        """Bring back the tray's stand-in window (where the desktop has no tray)."""
+        window = self.tray.window
+        if window is not None:
+            window.show()
+            window.raise_()
+
+    def _on_tray_window_close(self) -> None:
+        """The stand-in window's close button: hide it or quit, as the person chooses; never
+        a running app with no way back to it."""
+        choice = self.ask_tray_close(self.tray.window)
+        if choice is TrayCloseChoice.QUIT:
+            self.quit()
+        elif choice is TrayCloseChoice.HIDE and self.tray.window is not None:
+            log.info("the status window was hidden; a new launch or the task window's menu "
+                     "brings it back")
+            self.tray.window.hide()
+
+    def show_about(self) -> None:
+        """Version, what holodesk is, where its files are, its licence."""
+        if self.about_dialog is None:
+            self.about_dialog = AboutDialog()
+            self._keep_out_of_capture(self.about_dialog)
+        self.about_dialog.show()
+        self.about_dialog.raise_()
+        self.about_dialog.activateWindow()
+
     def _keep_out_of_capture(self, window: QWidget | None) -> None:
         if window is None:
             return
@@ -558,8 +611,10 @@ class HolodeskApp(QObject):
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
-            self.report_dialog, self.calibration_dialog, self.tray.window,
+            self.report_dialog, self.calibration_dialog, self.about_dialog, self.tray.window,
         ]
+        if self.tray.window is not None:
+            self.tray.window.quitting = True
         for window in windows:
             if window is not None:
                 window.close()
@@ -574,13 +629,17 @@ class HolodeskApp(QObject):
         log.warning("%s", text)
         self._errors.append(text)
         if not self.tray.notify("holodesk", text, error=True):
-            self.task_window.show_error(text)
-            if self.calibration.running:
-                # Not over the targets (it would also take the focus Escape needs): the
-                # task window comes back, with the message, when the calibration ends.
-                self.calibration_control.keep_hidden(self.task_window)
-                return
-            self.show_task_window()
+            self._show_in_window(text)
+
+    def _show_in_window(self, text: str) -> None:
+        """The message in the task window, brought forward (a notification's stand-in)."""
+        self.task_window.show_error(text)
+        if self.calibration.running:
+            # Not over the targets (it would also take the focus Escape needs): the
+            # task window comes back, with the message, when the calibration ends.
+            self.calibration_control.keep_hidden(self.task_window)
+            return
+        self.show_task_window()
 
     # -- what the run says ---------------------------------------------------------------
 
@@ -594,6 +653,8 @@ class HolodeskApp(QObject):
             request = event.request
             self.tray.set_state(TrayState.WAITING, "holodesk: waiting for your approval")
             self.confirm_panel.show_request(request)
+            # Never over the point it asks about: the person must see the real target.
+            move_clear_of(self.confirm_panel, request.points)
             self.confirm_panel.show()
             self.confirm_panel.raise_()
             self.confirm_panel.activateWindow()
@@ -686,6 +747,8 @@ class HolodeskApp(QObject):
         cmd = message.get("cmd")
         if cmd in ("show", "ping"):
             if cmd == "show":
+                # A second launch: everything the person may have closed comes back.
+                self.show_tray_window()
                 self.show_task_window()
             return {"ok": True}
         if cmd == "stop":

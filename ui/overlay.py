@@ -34,7 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, Qt
-from PySide6.QtGui import QBitmap, QGuiApplication, QImage, QPainter, QPaintEvent, QRegion
+from PySide6.QtGui import (
+    QBitmap,
+    QGuiApplication,
+    QImage,
+    QPainter,
+    QPaintEvent,
+    QRegion,
+    QWindow,
+)
 from PySide6.QtWidgets import QWidget
 
 from model.coords import Point, Rect
@@ -275,8 +283,14 @@ class WindowRects(QObject):
     ``MssCapturer(exclude=rects.rects)`` calls :meth:`rects` on the capture worker; Qt must
     not be asked from there, so the rectangles are kept current on the GUI thread (an event
     filter on move, resize, show and hide) and read under a lock. Rectangles are native
-    pixels of the virtual screen (see :func:`qt_rect_to_physical`); hidden windows are left
-    out.
+    pixels of the virtual screen (see :func:`qt_rect_to_physical`). Only windows really on
+    screen are painted out: ``isVisible()`` stays true for a minimised window and for one the
+    window manager unmapped (another workspace), and painting those out would hide whatever the
+    model needs to see where they were. So a window counts while it is shown, not minimised
+    (its window state, which Qt takes from the X11 ``WM_STATE``) and not unmapped since it was
+    last shown (an expose event saying it is no longer exposed: what Qt reports when the
+    server unmaps it). From ``show()`` until the window system says otherwise it counts, so a
+    window being mapped is never missed.
     """
 
     def __init__(self, parent: QObject | None = None, *,
@@ -286,6 +300,8 @@ class WindowRects(QObject):
         self._lock = threading.Lock()
         self._rects: dict[int, Rect] = {}
         self._widgets: dict[int, QWidget] = {}
+        self._handles: dict[int, int] = {}  # id(QWindow) -> id(its widget)
+        self._unmapped: set[int] = set()  # widgets the window system unmapped after show()
         self._screens = screens
         self._identity = identity
 
@@ -295,10 +311,23 @@ class WindowRects(QObject):
         self._widgets[key] = widget
         widget.installEventFilter(self)
         widget.destroyed.connect(lambda _=None, k=key: self._forget(k))
+        self._watch_handle(widget)
         self._update(widget)
+
+    def _watch_handle(self, widget: QWidget) -> None:
+        """Listen to the native window's expose events (it exists once the widget is shown)."""
+        handle = widget.windowHandle()
+        if handle is not None and id(handle) not in self._handles:
+            key = id(handle)
+            self._handles[key] = id(widget)
+            handle.installEventFilter(self)
+            handle.destroyed.connect(lambda _=None, h=key: self._handles.pop(h, None))
 
     def untrack(self, widget: QWidget) -> None:
         widget.removeEventFilter(self)
+        handle = widget.windowHandle()
+        if handle is not None and self._handles.pop(id(handle), None) is not None:
+            handle.removeEventFilter(self)
         self._forget(id(widget))
 
     def rects(self) -> list[Rect]:
@@ -308,12 +337,13 @@ class WindowRects(QObject):
 
     def _forget(self, key: int) -> None:
         self._widgets.pop(key, None)
+        self._unmapped.discard(key)
         with self._lock:
             self._rects.pop(key, None)
 
     def _update(self, widget: QWidget) -> None:
         key = id(widget)
-        if widget.isVisible():
+        if on_screen(widget) and key not in self._unmapped:
             frame = widget.frameGeometry()
             rect = qt_rect_to_physical(QRect(QPoint(frame.x(), frame.y()), frame.size()),
                                        self._screens, identity=self._identity)
@@ -324,7 +354,28 @@ class WindowRects(QObject):
                 self._rects.pop(key, None)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show,
-                            QEvent.Type.Hide) and isinstance(watched, QWidget):
+        kind = event.type()
+        if isinstance(watched, QWindow):
+            if kind == QEvent.Type.Expose:
+                widget = self._widgets.get(self._handles.get(id(watched), -1))
+                if widget is not None:
+                    if watched.isExposed():
+                        self._unmapped.discard(id(widget))
+                    else:
+                        self._unmapped.add(id(widget))
+                    self._update(widget)
+            return False
+        if not isinstance(watched, QWidget):
+            return False
+        if kind == QEvent.Type.Show:
+            self._unmapped.discard(id(watched))
+            self._watch_handle(watched)
+        if kind in (QEvent.Type.Move, QEvent.Type.Resize, QEvent.Type.Show,
+                    QEvent.Type.Hide, QEvent.Type.WindowStateChange):
             self._update(watched)
         return False
+
+
+def on_screen(widget: QWidget) -> bool:
+    """Shown and not minimised (``isVisible()`` alone stays true for a minimised window)."""
+    return widget.isVisible() and not widget.isMinimized()

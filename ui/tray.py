@@ -7,21 +7,27 @@ Automations button.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from enum import StrEnum
+import logging
+from collections.abc import Mapping, Sequence
+from enum import Enum, StrEnum
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import (
+    QGridLayout,
     QHBoxLayout,
     QMenu,
+    QMessageBox,
     QSystemTrayIcon,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from ui.plain import plain_label, plain_tooltip, shown_line
+from ui.plain import plain_label, plain_tooltip, shown, shown_line
+from ui.workers import Background
+
+log = logging.getLogger(__name__)
 
 
 class TrayState(StrEnum):
@@ -81,22 +87,36 @@ class TrayActions(QObject):
         # Start or stop the local vLLM; shown only when the endpoint is this machine.
         self.server = QAction("Start model server", self)
         self.stop = QAction("Stop", self)
+        self.about = QAction("About holodesk", self)
         self.quit = QAction("Quit", self)
         self.stop.setEnabled(False)
 
     def all(self) -> list[QAction]:
+        """Every entry, in menu order: the tray menu, its stand-in window and the task
+        window's menu all list these, so an action added here appears in each."""
         return [self.new_task, self.demo, self.automations, self.action_log, self.settings,
-                self.check, self.calibrate, self.report, self.server, self.stop, self.quit]
+                self.check, self.calibrate, self.report, self.server, self.stop, self.about,
+                self.quit]
+
+    def starts_group(self, action: QAction) -> bool:
+        """Whether a menu draws a separator above ``action``."""
+        return action in (self.action_log, self.about)
 
 
 class Tray(QObject):
     """The tray icon, or a small window standing in for it where the desktop has no tray.
 
     ``automation_chosen(name)``: the person picked a saved automation to run.
+    ``undelivered(title, message, error)``: a desktop notification that :meth:`notify` took
+    could not be shown after all (the caller shows it in a window instead).
+
+    Without a tray, notifications go to the desktop's notification service
+    (control/notify.py) once :meth:`probe_notifications` found one.
     """
 
     activated = Signal()
     automation_chosen = Signal(str)
+    undelivered = Signal(str, str, bool)
 
     def __init__(
         self,
@@ -113,7 +133,7 @@ class Tray(QObject):
             use_system_tray = QSystemTrayIcon.isSystemTrayAvailable()
         self.menu = QMenu()
         for action in actions.all():
-            if action in (actions.action_log, actions.quit):
+            if actions.starts_group(action):
                 self.menu.addSeparator()
             self.menu.addAction(action)
         # The same run actions, as the drop-down of the stand-in window's Automations button.
@@ -121,6 +141,13 @@ class Tray(QObject):
         self.automation_actions: list[QAction] = []
         self.icon: QSystemTrayIcon | None = None
         self.window: FallbackTrayWindow | None = None
+        #: The notification service answered (only asked where there is no tray); ``probed``:
+        #: the question was answered, either way.
+        self.desktop_notifications = False
+        self.probed = False
+        self._markup = False
+        self._environ: Mapping[str, str] | None = None
+        self._background: Background | None = None
         if use_system_tray:
             self.icon = QSystemTrayIcon(state_icon(self.state))
             self.icon.setContextMenu(self.menu)
@@ -159,8 +186,31 @@ class Tray(QObject):
             self.automation_actions.append(action)
         self.run_menu.setEnabled(bool(entries))
 
+    def probe_notifications(self, environ: Mapping[str, str] | None = None) -> None:
+        """Look for the desktop's notification service, off this thread (``environ``: the
+        session bus to use, default this process's)."""
+        from control import notify
+
+        self._environ = environ
+
+        def found(server: notify.Server) -> None:
+            log.info("desktop notifications through %s (%s)", server.name, server.vendor)
+            self.desktop_notifications = True
+            self._markup = server.markup
+            self.probed = True
+
+        def missing(e: BaseException) -> None:
+            log.info("no desktop notifications (messages show in the task window): %s", e)
+            self.probed = True
+
+        self._worker().run(lambda: notify.server(environ), found, missing)
+
     def notify(self, title: str, message: str, error: bool = False) -> bool:
-        """A desktop notification through the tray; False when there is no tray to use."""
+        """A desktop notification through the tray, else the notification service; False when
+        neither is there to use (show it in a window then)."""
+        if self.icon is None and self.desktop_notifications:
+            self._send(title, message, error)
+            return True
         if self.icon is None or not QSystemTrayIcon.supportsMessages():
             return False
         icons = QSystemTrayIcon.MessageIcon
@@ -169,24 +219,112 @@ class Tray(QObject):
         self.icon.showMessage(title, plain_tooltip(message), kind, 8000)
         return True
 
+    def _send(self, title: str, message: str, error: bool) -> None:
+        from control import notify
+
+        environ, markup = self._environ, self._markup
+
+        def failed(e: BaseException) -> None:
+            log.warning("a desktop notification could not be shown: %s", e)
+            self.desktop_notifications = False  # the next messages go to the window at once
+            self.undelivered.emit(title, message, error)
+
+        # The message may quote the model or the server: invisible characters made visible,
+        # and escaped for servers that read markup.
+        self._worker().run(
+            lambda: notify.notify(title, shown(message), urgent=error, markup=markup,
+                                  environ=environ),
+            None, failed,
+        )
+
+    def _worker(self) -> Background:
+        if self._background is None:
+            # One at a time, in order: notifications keep the order they were raised in.
+            self._background = Background(self, max_threads=1)
+        return self._background
+
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self.activated.emit()
 
 
+class TrayCloseChoice(Enum):
+    """What the person chose on closing the tray's stand-in window."""
+
+    HIDE = "hide"
+    QUIT = "quit"
+    CANCEL = "cancel"
+
+
+#: How to get the stand-in window back, said when it is closed.
+BRING_BACK = ("To get it back, open holodesk again (from your applications menu, or by "
+              "running holodesk), or choose “Show the status window” in the menu of the "
+              "holodesk task window.")
+
+
+def tray_close_box(parent: QWidget | None = None) -> QMessageBox:
+    """The question asked when the stand-in window is closed (this desktop has no tray, so
+    closing it could leave holodesk running with nothing on screen)."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Question)
+    box.setWindowTitle("holodesk")
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    box.setText("Quit holodesk, or keep it running without this window?")
+    box.setInformativeText(f"This desktop has no tray area, so this window stands in for it. "
+                           f"{BRING_BACK}")
+    hide = box.addButton("Hide this window", QMessageBox.ButtonRole.AcceptRole)
+    box.addButton("Quit holodesk", QMessageBox.ButtonRole.DestructiveRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(hide)
+    return box
+
+
+def ask_tray_close(parent: QWidget | None = None) -> TrayCloseChoice:
+    """Ask :func:`tray_close_box`'s question and wait for the answer (a nested event loop)."""
+    box = tray_close_box(parent)
+    box.exec()
+    return choice_of(box)
+
+
+def choice_of(box: QMessageBox) -> TrayCloseChoice:
+    """The answer given to ``box`` (Cancel, or the box closed, keeps everything as it is)."""
+    clicked = box.clickedButton()
+    if clicked is None:
+        return TrayCloseChoice.CANCEL
+    role = box.buttonRole(clicked)
+    if role == QMessageBox.ButtonRole.AcceptRole:
+        return TrayCloseChoice.HIDE
+    if role == QMessageBox.ButtonRole.DestructiveRole:
+        return TrayCloseChoice.QUIT
+    return TrayCloseChoice.CANCEL
+
+
+_BUTTONS_PER_ROW = 6
+
+
 class FallbackTrayWindow(QWidget):
-    """A small always-on-top window with the tray menu's actions as buttons."""
+    """A small always-on-top window with the tray menu's actions as buttons.
+
+    Closing it from the window manager does not close it: ``close_requested`` is emitted and
+    the app asks what to do (:func:`ask_tray_close`). ``quitting = True`` lets it close (the
+    app quitting).
+    """
+
+    close_requested = Signal()
 
     def __init__(self, actions: TrayActions, run_menu: QMenu | None = None) -> None:
         super().__init__(None, Qt.WindowType.Tool | Qt.WindowType.WindowStaysOnTopHint)
         self.setWindowTitle("holodesk")
+        self.quitting = False
         self.status_icon = plain_label()
         self.status_text = plain_label("holodesk")  # the tooltip's text: it may quote a task
         top = QHBoxLayout()
         top.addWidget(self.status_icon)
         top.addWidget(self.status_text, 1)
-        buttons = QHBoxLayout()
-        for action in actions.all():
+        # Rows of a few buttons: one long row grows with every entry, and a wide window
+        # pushes the task window off the screen's edge at 1366x768.
+        buttons = QGridLayout()
+        for index, action in enumerate(actions.all()):
             button = QToolButton()
             button.setDefaultAction(action)
             if action is actions.server:
@@ -199,7 +337,7 @@ class FallbackTrayWindow(QWidget):
                 # Click: manage them; the arrow: run one.
                 button.setMenu(run_menu)
                 button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-            buttons.addWidget(button)
+            buttons.addWidget(button, *divmod(index, _BUTTONS_PER_ROW))
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(buttons)
@@ -207,3 +345,12 @@ class FallbackTrayWindow(QWidget):
     def show_state(self, icon: QIcon, text: str) -> None:
         self.status_icon.setPixmap(icon.pixmap(20, 20))
         self.status_text.setText(shown_line(text))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.quitting:
+            event.accept()
+            return
+        # Where there is no tray this window is the way back to everything: never lost
+        # without the person choosing it.
+        event.ignore()
+        self.close_requested.emit()

@@ -155,6 +155,24 @@ def test_window_rects_follow_the_tracked_windows(qtbot: QtBot) -> None:
     assert rects.rects() == []
 
 
+def test_a_minimised_window_is_not_painted_out_and_a_restored_one_is(qtbot: QtBot) -> None:
+    # isVisible() stays true when minimised: following it alone painted a minimised window's
+    # old place grey in every screenshot, hiding what the model had to see there.
+    rects = WindowRects(screens=SCREENS, identity=False)
+    widget = QWidget(None, Qt.WindowType.FramelessWindowHint)
+    qtbot.addWidget(widget)
+    widget.setGeometry(50, 60, 200, 100)
+    rects.track(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    assert rects.rects() == [Rect(50, 60, 200, 100)]
+    widget.showMinimized()
+    qtbot.waitUntil(lambda: rects.rects() == [], timeout=2000)
+    assert widget.isVisible()  # what the old rule followed
+    widget.showNormal()
+    qtbot.waitUntil(lambda: rects.rects() == [Rect(50, 60, 200, 100)], timeout=2000)
+
+
 # -- the floating Stop button ----------------------------------------------------------------
 
 
