@@ -321,6 +321,10 @@ class ConfirmPanel(QWidget):
         loader: ImageLoader | None = None,
     ) -> None:
         super().__init__(parent)
+        if parent is None:
+            # The question must stay in sight: it is placed clear of the target, often beside
+            # holodesk's own task window, which the person may click while reading it.
+            self.setWindowFlag(Qt.WindowType.WindowStaysOnTopHint)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._request: ConfirmRequest | None = None
         self._image: QImage | None = None

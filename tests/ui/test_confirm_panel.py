@@ -539,3 +539,11 @@ def test_keys_show_the_application_they_go_to_and_its_window(
     assert image is not None and (image.width(), image.height()) == (80, 80)
     assert near(image, 40, 40, TARGET) and near(image, 5, 5, BACKGROUND)
     assert "In: XTerm \u2014 bash" in panel.details_label.text()
+
+
+def test_the_panel_stays_above_holodesks_other_windows(qtbot: QtBot) -> None:
+    # Placed clear of the target, it often sits beside the task window; a click there must not
+    # bury the question (e2e/test_target_rules_x11.py approves after activating the task window).
+    panel = ConfirmPanel()
+    qtbot.addWidget(panel)
+    assert panel.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
