@@ -7,6 +7,7 @@ mss runs in this process but is always handed the Xvfb's display name explicitly
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import subprocess
 import threading
@@ -174,6 +175,26 @@ def test_thumbnail() -> None:
     png = FakeCapturer([picture(800, 1000, (0, 0, 0))],
                        options=EncodeOptions(image_format="png")).grab()
     assert Image.open(io.BytesIO(thumbnail(png, max_side=100))).size == (80, 100)
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (3840, 2160), (2560, 1440), (1366, 768)])
+def test_the_thumbnail_from_the_kept_pixels_matches_the_one_from_the_jpeg(
+        size: tuple[int, int]) -> None:
+    # A busy picture (noise, sharp edges): a wrong channel order, a shifted or wrongly scaled
+    # image would all show as a large difference.
+    rng = np.random.default_rng(3)
+    w, h = size
+    image = np.repeat(np.repeat(rng.integers(0, 256, (h // 40 + 1, w // 40 + 1, 3), np.uint8),
+                                40, 0), 40, 1)[:h, :w]
+    image[:, : w // 3] = (250, 30, 30)
+    frame = FakeCapturer([image]).grab()
+    assert frame.pixels is not None
+    fast = np.asarray(Image.open(io.BytesIO(thumbnail(frame))).convert("RGB"), np.int16)
+    slow_frame = dataclasses.replace(frame, pixels=None)
+    slow = np.asarray(Image.open(io.BytesIO(thumbnail(slow_frame))).convert("RGB"), np.int16)
+    assert fast.shape == slow.shape and max(fast.shape[:2]) == 320
+    assert float(np.abs(fast - slow).mean()) < 6
+    assert tuple(fast[fast.shape[0] // 2, 20]) == pytest.approx((250, 30, 30), abs=25)
 
 
 # -- x11: mss on Xvfb ------------------------------------------------------------------------
