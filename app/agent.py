@@ -360,9 +360,11 @@ class Agent:
         frame = p.capturer.grab()
         small = p.capturer.grab_small()
         capture_ms = (p.clock() - t0) * 1000
+        t0 = p.clock()
         shot, thumb = p.store.save_screenshot(
             run_id, step_no, frame.data, frame.mime, thumbnail(frame)
         )
+        save_ms = (p.clock() - t0) * 1000
         record = StepRecord(
             run_id=run_id,
             step_no=step_no,
@@ -373,7 +375,10 @@ class Agent:
         )
         self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot) if shot else "",
                                  capture_ms, str(thumb) if thumb else "", frame.data))
-        return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
+        # The pixels were for the thumbnail: the history keeps the encoded frame only.
+        frame = dataclasses.replace(frame, pixels=None)
+        timings = {"capture_ms": capture_ms, "save_ms": save_ms}
+        return _Current(run_id, step_no, record, timings), frame, small
 
     def _think(
         self, cur: _Current, frame: Frame, config: RunConfig, history: _History
