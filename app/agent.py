@@ -41,7 +41,7 @@ from app.logs import mask
 from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord, StepResult, points_text
-from control.capture import Capturer, Frame, thumbnail
+from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict
 from control.settle import SettleProfile, settle_for, wait_until_settled
@@ -358,7 +358,10 @@ class Agent:
         started_at = time.time()
         t0 = p.clock()
         frame = p.capturer.grab()
-        small = p.capturer.grab_small()
+        # For loop detection: compared only with the previous step's, made the same way.
+        small = frame_small(frame)
+        if small is None:
+            small = p.capturer.grab_small()
         capture_ms = (p.clock() - t0) * 1000
         t0 = p.clock()
         shot, thumb = p.store.save_screenshot(

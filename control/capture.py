@@ -219,10 +219,15 @@ def _bgrx_image(raw: bytes | bytearray, width: int, height: int) -> Image.Image:
 
 
 def small_gray(image: Image.Image, factor: int = SMALL_FACTOR) -> GrayFrame:
-    """Box-reduce by ``factor`` then to one luma-like channel (channel order does not matter
-    for detecting change)."""
-    reduced = image.reduce(factor) if factor > 1 else image
-    return np.asarray(reduced.convert("L"), dtype=np.uint8)
+    """One luma-like channel, box-reduced by ``factor`` (channel order does not matter for
+    detecting change).
+
+    Luma first, then the reduction: the same cells up to rounding (both are weighted means),
+    in half the time (one channel to reduce instead of four: 1.8 ms instead of 4.0 at 1080p,
+    6 instead of 10.4 at 4K), and the settle loop grabs one every 25 ms.
+    """
+    gray = image.convert("L")
+    return np.asarray(gray.reduce(factor) if factor > 1 else gray, dtype=np.uint8)
 
 
 ExcludeRects = Callable[[], Sequence[Rect]]
@@ -412,6 +417,18 @@ def encode_pixels(raw: bytes | bytearray, width: int, height: int,
     out = io.BytesIO()
     rgb.save(out, "PNG", compress_level=options.png_compress_level)
     return out.getvalue(), pixels
+
+
+def frame_small(frame: Frame, factor: int = SMALL_FACTOR) -> GrayFrame | None:
+    """The tiny grayscale frame of the pixels ``frame`` was encoded from (None when the
+    capturer did not keep them): the screen the model is shown, for telling whether it changed
+    between steps, without a second grab (12 ms at 4K)."""
+    if frame.pixels is None:
+        return None
+    h, w = frame.pixels.shape[:2]
+    image = Image.frombuffer("RGBX", (w, h), np.ascontiguousarray(frame.pixels), "raw",
+                             "RGBX", 0, 1)
+    return small_gray(image, factor)
 
 
 def thumbnail(frame: Frame, max_side: int = 320, quality: int = 75) -> bytes:

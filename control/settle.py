@@ -109,6 +109,7 @@ def wait_until_settled(
     min_cells: int = 1,
     reaction_s: float = DEFAULT_REACTION_S,
     poll_s: float = 0.025,
+    first_poll_s: float = 0.01,
     before: GrayFrame | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
@@ -116,7 +117,8 @@ def wait_until_settled(
     """Poll ``grab_small`` until the screen has been still for ``quiet_s``.
 
     ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
-    happened before the first poll is then seen too. ``sleep`` defaults to ``latch.sleep``, so a
+    happened before the first poll is then seen too. Polls come every ``first_poll_s`` until a
+    change is seen, then every ``poll_s``. ``sleep`` defaults to ``latch.sleep``, so a
     stop raises :class:`~control.stop.StoppedError` at once; ``clock`` and ``sleep`` are
     injectable for tests.
     """
@@ -140,13 +142,20 @@ def wait_until_settled(
         # Unchanged so far: only the reaction time is owed (``min_s`` still applies). Changed:
         # the screen must then stay still for ``quiet_s``.
         needed = quiet_s if saw_change else reaction_s
-        if elapsed >= min_s and now - last_change >= needed:
+        due = max(start + min_s, last_change + needed)  # settled then, if nothing changes
+        if now >= due:
             return _result(elapsed, True, frames, changes, saw_change, last_change - start,
                            current)
         if elapsed >= max_s:
             return _result(elapsed, False, frames, changes, saw_change, last_change - start,
                            current)
-        nap(min(poll_s, max(0.0, max_s - elapsed)))
+        # Never past the moment it may return: the look taken then is the last one needed
+        # (a fixed poll would overshoot it by up to ``poll_s``).
+        # Until the first change, faster: the quiet window runs from when a change is seen,
+        # so seeing the app's first repaint 25 ms late would cost 25 ms every step; after it,
+        # the slower polls only need to catch a further change.
+        period = poll_s if saw_change else min(poll_s, first_poll_s)
+        nap(max(0.0, min(period, due - now, max_s - elapsed)))
         current = grab_small()
         frames += 1
         if changed_cells(ref, current, threshold) >= min_cells:

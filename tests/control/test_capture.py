@@ -26,6 +26,7 @@ from control.capture import (
     EncodeOptions,
     Frame,
     MssCapturer,
+    frame_small,
     scale_bgrx,
     target_size,
     thumbnail,
@@ -362,3 +363,19 @@ def test_4k_is_reduced_by_two() -> None:
         assert (frame.width, frame.height) == (1920, 1080)
         assert frame.geometry.monitor == Rect(0, 0, 3840, 2160)
         assert len(frame.data) > 0
+
+
+def test_the_small_frame_of_the_sent_pixels_is_the_one_a_grab_would_give() -> None:
+    rng = np.random.default_rng(5)
+    screen = rng.integers(0, 256, (1080, 1920, 3), np.uint8)
+    cap = FakeCapturer([screen, screen])
+    frame = cap.grab()
+    small = frame_small(frame)
+    assert small is not None and small.shape == (135, 240)
+    assert np.array_equal(small, cap.grab_small())
+    # A 4K screen is sent at 1920x1080: its small frame is that size's.
+    big = FakeCapturer([np.repeat(np.repeat(screen, 2, 0), 2, 1)]).grab()
+    big_small = frame_small(big)
+    assert big_small is not None and big_small.shape == (135, 240)
+    assert float(np.abs(big_small.astype(int) - small.astype(int)).mean()) < 1
+    assert frame_small(dataclasses.replace(frame, pixels=None)) is None

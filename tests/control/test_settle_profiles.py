@@ -114,3 +114,15 @@ def test_no_kind_of_action_returns_while_the_screen_still_changes(kind: str) -> 
     result = settle(kind, changing_until(1.2), before=flat(0))
     assert result.settled
     assert result.waited_s >= 1.2 + QUIET_S
+
+
+def test_the_first_change_is_seen_within_a_fast_poll_and_the_quiet_window_runs_from_it() -> None:
+    # The app repaints 12 ms after the wait began (after the first look): seen by the next
+    # fast poll, so the wait ends about 0.1 s after that, not a slow poll later.
+    def screen(t: float) -> GrayFrame:
+        return flat(180) if t >= 0.012 else flat(100)
+
+    result = settle("click", screen, before=flat(100))
+    assert result.changes == 1 and result.last_change_s is not None
+    assert result.last_change_s <= 0.012 + 0.01 + 2 * GRAB_COST_S
+    assert result.waited_s <= 0.012 + 0.01 + QUIET_S + 4 * GRAB_COST_S
