@@ -437,9 +437,12 @@ def thumbnail(frame: Frame, max_side: int = 320, quality: int = 75) -> bytes:
         h, w = frame.pixels.shape[:2]
         bgrx = Image.frombuffer("RGBX", (w, h), np.ascontiguousarray(frame.pixels), "raw",
                                 "RGBX", 0, 1)
-        # An integer box reduction first (exact, ~1 ms at 1080p) leaves the bicubic pass
-        # below a small image, never more than 2x the thumbnail.
-        k = max(1, max(w, h) // (2 * max_side))
+        # An integer box reduction (an area average) straight to the thumbnail when the size
+        # divides (1920x1080 becomes 320x180 in ~2 ms, 2 ms less than via a bicubic pass);
+        # otherwise to at least twice it, and a bicubic pass for the rest.
+        long_side = max(w, h)
+        k = max(1, long_side // max_side if long_side % max_side == 0
+                else long_side // (2 * max_side))
         small = bgrx.reduce(k) if k > 1 else bgrx
         small.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
         return bytes(simplejpeg.encode_jpeg(np.asarray(small), quality=quality,

@@ -48,9 +48,11 @@ class SettleProfile:
 #: * ``wait``: none. The wait itself was the app's time to react; its last ``quiet_s`` are
 #:   watched by the detector instead of slept blind (app/agent.py), so a screen still changing
 #:   at its end is still waited for.
-#: * ``move``: 40 ms. A pointer's arrival repaints at most a hover highlight, in the next frame
-#:   or two (16-33 ms); tooltips and hover menus open after 400 ms or more, which the former
-#:   250 ms did not cover either. A highlight seen starts the full quiet window.
+#: * ``move``: 25 ms. A pointer's arrival repaints at most a hover highlight, in the next frame
+#:   (16 ms at 60 Hz; the polls come every 10 ms until a change); tooltips and hover menus
+#:   open after 400 ms or more, which the former 250 ms did not cover either (a ``wait``
+#:   does). A highlight seen starts the full quiet window; one missed only leaves the model a
+#:   screenshot without it.
 #: * ``click``, ``type``, ``scroll``: 150 ms. A button, a field or a list repaints at once (the
 #:   press, the caret, the characters): a change seen within that time ends the reaction wait
 #:   and only the quiet window after the last change is waited for. An app that shows nothing
@@ -62,7 +64,7 @@ class SettleProfile:
 #: Anything else (a kind added later) gets the longest, the safe side.
 REACTION_S: dict[str, float] = {
     "wait": 0.0,
-    "move": 0.04,
+    "move": 0.025,
     "click": 0.15,
     "type": 0.15,
     "scroll": 0.15,
