@@ -20,6 +20,7 @@ Then the process exit (the run's end in the log to the process gone) and, at 108
 200 steps.
 
     .venv/bin/python bench/step.py [--steps 30] [--sizes 1920x1080,3840x2160] [--rss-steps 200]
+        [--compare /work/main]   # also the same steps with another checkout's holodesk
 
 Targets (issue 13): median <= 80 ms for move and wait (beyond the wait), <= 180 ms for click
 and type, at 1080p; 1.5x those at 4K; exit <= 150 ms; RSS flat within 20 MB over 200 steps.
@@ -126,18 +127,24 @@ def script_for(kind: str, steps: int, app: RunningApp, geom: FrameGeometry,
 
 
 def run_holodesk(home: Home, server: Xvfb, fake: TimedVLLM, workdir: Path, steps: int,
-                 on_pid: Callable[[int], None] | None = None) -> tuple[int, float]:
-    """One `holodesk run` to its end; (exit code, wall time when the process was gone)."""
+                 on_pid: Callable[[int], None] | None = None,
+                 code: Path | None = None) -> tuple[int, float]:
+    """One `holodesk run` to its end; (exit code, wall time when the process was gone).
+    ``code``: another checkout whose holodesk runs instead of this one's."""
     env = holodesk_env(home, server)
     # The defaults under test, not the test suite's quick settle floor.
     env.pop("HOLODESK_SETTLE_MIN", None)
     env.pop("HOLODESK_SETTLE_MAX", None)
+    args = ("run", "bench steps", "--confirm", "never", "--max-steps", str(steps + 5),
+            "--endpoint", fake.base_url)
+    argv, cwd = holodesk_argv(*args), REPO_ROOT
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+        argv, cwd = [sys.executable, "-m", "ui.main", *args], code
     workdir.mkdir(parents=True, exist_ok=True)
     with (workdir / "stdout").open("w") as out, (workdir / "stderr").open("w") as err:
-        proc = subprocess.Popen(
-            holodesk_argv("run", "bench steps", "--confirm", "never", "--max-steps",
-                          str(steps + 5), "--endpoint", fake.base_url),
-            env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err)
         if on_pid is not None:
             on_pid(proc.pid)
         code = proc.wait(timeout=600)
@@ -155,15 +162,16 @@ def last_run(home: Home) -> tuple[Any, list[StepRecord]]:
 
 
 def measure_kind(kind: str, steps: int, home: Home, server: Xvfb, app: RunningApp,
-                 geom: FrameGeometry, size: tuple[int, int], workdir: Path) -> KindResult:
+                 geom: FrameGeometry, size: tuple[int, int], workdir: Path,
+                 code: Path | None = None) -> KindResult:
     script = script_for(kind, steps, app, geom, *size)
     with TimedVLLM(ScriptedPolicy(script)) as fake:
         fake.keep_requests = False
         fake.decode_images = False
-        code, gone = run_holodesk(home, server, fake, workdir / kind, steps)
+        status, gone = run_holodesk(home, server, fake, workdir / kind, steps, code=code)
         handled = list(fake.handled_ms)
     run, records = last_run(home)
-    result = KindResult(kind, outcome=f"{run.outcome} (exit {code})")
+    result = KindResult(kind, outcome=f"{run.outcome} (exit {status})")
     result.exit_ms = (gone - (run.finished_at or gone)) * 1000
     first = 2 if kind == "type" else 1  # the focusing click is not a type step
     # Step k's own time needs step k+1's start; the first measured step warms up (imports,
@@ -251,7 +259,7 @@ def rss_over(steps: int, home: Home, server: Xvfb, app: RunningApp, geom: FrameG
 
 
 def bench_size(width: int, height: int, steps: int, rss_steps: int,
-               work: Path) -> dict[str, Any]:
+               work: Path, compare: Path | None = None) -> dict[str, Any]:
     picture = work / f"desktop-{width}x{height}.png"
     busy_desktop(width, height).save(picture)
     home = make_home(work / f"home-{width}")
@@ -270,6 +278,11 @@ def bench_size(width: int, height: int, steps: int, rss_steps: int,
                 print(f"... {width}x{height} {kind}", file=sys.stderr, flush=True)
                 row["kinds"][kind] = measure_kind(kind, steps, home, server, app, geom,
                                                   (width, height), work / f"runs-{width}")
+                if compare is not None:
+                    # Right after, on the same desktop: the load the two see is alike.
+                    row.setdefault("before", {})[kind] = measure_kind(
+                        kind, steps, home, server, app, geom, (width, height),
+                        work / f"before-{width}", code=compare)
             if rss_steps:
                 print(f"... {width}x{height} RSS over {rss_steps} steps", file=sys.stderr,
                       flush=True)
@@ -306,6 +319,24 @@ def report(rows: list[dict[str, Any]]) -> bool:
             parts = " | ".join(f"{statistics.median(r.parts[c]):.0f}" for c in COMPONENTS)
             print(f"| {width}x{height} | {kind} | {len(r.own_ms)} | {own:.0f} | {parts} | "
                   f"{floor:.0f} | <= {target:.0f} | {'yes' if ok else 'NO'} |")
+    before_rows = [row for row in rows if "before" in row]
+    if before_rows:
+        print("\nThe same steps with the --compare checkout, each run right after this one's "
+              "(median ms):\n")
+        print("| screen | step | n | own | capture | save | client | exec | settle | other | "
+              "this checkout | exit ms |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for row in before_rows:
+            width, height = row["size"]
+            for kind in KINDS:
+                b: KindResult = row["before"][kind]
+                ours: KindResult = row["kinds"][kind]
+                if not b.own_ms or not ours.own_ms:
+                    continue
+                parts = " | ".join(f"{statistics.median(b.parts[c]):.0f}" for c in COMPONENTS)
+                print(f"| {width}x{height} | {kind} | {len(b.own_ms)} | "
+                      f"{statistics.median(b.own_ms):.0f} | {parts} | "
+                      f"{statistics.median(ours.own_ms):.0f} | {b.exit_ms:.0f} |")
     print("\nProcess exit after the run ended (ms): ", end="")
     exits = [(row["size"], k, row["kinds"][k].exit_ms) for row in rows for k in KINDS]
     worst = max(e for _, _, e in exits)
@@ -338,13 +369,18 @@ def main() -> int:
     parser.add_argument("--rss-steps", type=int, default=200,
                         help="steps of the RSS run at the first size (0: none)")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also run the holodesk of this checkout (e.g. /work/main), each "
+                        "kind of step right after this one's: a before and after under the "
+                        "same load")
     args = parser.parse_args()
+    compare = args.compare.resolve() if args.compare else None
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="holodesk-bench-step-") as tmp:
         for i, (w, h) in enumerate(sizes):
             rows.append(bench_size(w, h, args.steps, args.rss_steps if i == 0 else 0,
-                                   Path(tmp)))
+                                   Path(tmp), compare))
     if args.json:
         args.json.write_text(json.dumps(
             [{"size": r["size"], "floor": r["floor"], "rss": r.get("rss"),
