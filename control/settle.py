@@ -29,7 +29,7 @@ GrayFrame = NDArray[np.uint8]
 
 #: How long the screen must stay still after a change before it counts as settled. Bounded
 #: below by bench/settle.py: a window animating every 40 ms on a loaded machine pauses up to
-#: ~45 ms between frames, and a quiet window shorter than an app's pause acts mid-change.
+#: ~50 ms between frames, and a quiet window shorter than an app's pause acts mid-change.
 QUIET_S = 0.1
 
 
