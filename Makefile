@@ -63,6 +63,7 @@ stress: sysdeps $(DEV_STAMP)
 bench: sysdeps $(DEV_STAMP)
 	$(PY) bench/capture.py
 	$(PY) bench/settle.py
+	$(PY) bench/step.py
 
 # Renders every window on a private Xvfb into docs/screenshots/ (shown in the README).
 screenshots: sysdeps $(DEV_STAMP)

@@ -41,10 +41,10 @@ from app.logs import mask
 from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, StepRecord, StepResult, points_text
-from control.capture import Capturer, Frame, thumbnail
+from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict
-from control.settle import wait_until_settled
+from control.settle import SettleProfile, settle_for, wait_until_settled
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
 from model.client import HolotronClient
@@ -86,7 +86,7 @@ class RunLimits:
     max_steps: int = 30
     max_seconds: float = 900.0
     loop_limit: int = 3  # the same action on an unchanged screen this many times in a row
-    settle_min: float = 0.1
+    settle_min: float = 0.0  # the floor; each action's own wait is control/settle.settle_for
     settle_max: float = 3.0
 
 
@@ -358,11 +358,16 @@ class Agent:
         started_at = time.time()
         t0 = p.clock()
         frame = p.capturer.grab()
-        small = p.capturer.grab_small()
+        # For loop detection: compared only with the previous step's, made the same way.
+        small = frame_small(frame)
+        if small is None:
+            small = p.capturer.grab_small()
         capture_ms = (p.clock() - t0) * 1000
+        t0 = p.clock()
         shot, thumb = p.store.save_screenshot(
             run_id, step_no, frame.data, frame.mime, thumbnail(frame)
         )
+        save_ms = (p.clock() - t0) * 1000
         record = StepRecord(
             run_id=run_id,
             step_no=step_no,
@@ -373,7 +378,10 @@ class Agent:
         )
         self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot) if shot else "",
                                  capture_ms, str(thumb) if thumb else "", frame.data))
-        return _Current(run_id, step_no, record, {"capture_ms": capture_ms}), frame, small
+        # The pixels were for the thumbnail: the history keeps the encoded frame only.
+        frame = dataclasses.replace(frame, pixels=None)
+        timings = {"capture_ms": capture_ms, "save_ms": save_ms}
+        return _Current(run_id, step_no, record, timings), frame, small
 
     def _think(
         self, cur: _Current, frame: Frame, config: RunConfig, history: _History
@@ -447,12 +455,14 @@ class Agent:
     ) -> None:
         """Execute the action (cut short at ``deadline``), then wait for the screen to settle."""
         p = self.parts
+        profile = settle_for(action.action)
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
         before = p.capturer.grab_small()
+        executed, watched = _split_wait(action, profile)
         t0 = p.clock()
         try:
-            p.executor.execute(action, points, time_left=lambda: deadline - p.clock())
+            p.executor.execute(executed, points, time_left=lambda: deadline - p.clock())
         except StoppedError as e:
             self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
@@ -467,11 +477,14 @@ class Agent:
             self._emit(StepFailed(cur.run_id, cur.no, error))
             raise _Ended(Outcome.ERROR, f"executing the action failed: {error}") from e
         cur.timings["exec_ms"] = (p.clock() - t0) * 1000
+        # A wait's floor counts from its start: the part already slept is part of it.
+        floor = limits.settle_min - (cur.timings["exec_ms"] / 1000 if watched else 0.0)
         t0 = p.clock()
         try:
             settle = wait_until_settled(
                 p.capturer.grab_small, p.latch,
-                min_s=limits.settle_min, max_s=limits.settle_max, before=before,
+                min_s=max(watched, floor), max_s=max(limits.settle_max, watched), before=before,
+                reaction_s=profile.reaction_s, quiet_s=profile.quiet_s,
             )
         except BaseException as e:
             # The action did happen: the log must say so, whatever ends the wait.
@@ -698,6 +711,20 @@ class Agent:
         record.finished_at = time.time()
         self.parts.store.add_step(record)
         self._steps_done = record.step_no
+
+
+def _split_wait(action: Action, profile: SettleProfile) -> tuple[Action, float]:
+    """What the executor runs, and how many seconds at its end the settle detector watches.
+
+    A ``wait`` sleeps blind except for its last ``quiet_s``, which the detector polls: a screen
+    still at the end of the wait is settled when the wait is over (no reaction time after it,
+    nothing more to react to), one still changing is waited for as after any action. Any other
+    action runs whole and nothing of it is watched.
+    """
+    if not isinstance(action, Wait):
+        return action, 0.0
+    watched = min(action.seconds, profile.quiet_s)
+    return action.model_copy(update={"seconds": action.seconds - watched}), watched
 
 
 def _map_points(action: Action, convention: Convention, geom: FrameGeometry) -> list[MappedPoint]:

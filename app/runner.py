@@ -192,17 +192,27 @@ def drive(session: Session, on_event: Callable[[Event], None]) -> RunFinished | 
     This thread stays free for signals and for the person's answers, as the GUI's event loop
     does. None when the run ended without a result (it crashed: the log file has why).
     """
-    events: queue.Queue[Event] = queue.Queue()
+    events: queue.Queue[Event | None] = queue.Queue()
     result: list[RunFinished] = []
-    worker = threading.Thread(
-        target=lambda: result.append(session.run(events.put)), name="agent", daemon=True
-    )
-    worker.start()
-    while worker.is_alive() or not events.empty():
+
+    def work() -> None:
         try:
+            result.append(session.run(events.put))
+        finally:
+            events.put(None)  # the end: no wait for a poll to see the thread gone
+
+    worker = threading.Thread(target=work, name="agent", daemon=True)
+    worker.start()
+    while True:
+        try:
+            # A bounded wait keeps this thread responsive to signals.
             event = events.get(timeout=0.1)
         except queue.Empty:
-            continue
+            if worker.is_alive():
+                continue
+            break  # ended without its end mark (killed mid-put): nothing more will come
+        if event is None:
+            break
         on_event(event)
     worker.join()
     return result[0] if result else None

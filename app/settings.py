@@ -154,8 +154,11 @@ class Settings(BaseModel):
     request_timeout: float = Field(
         default=120.0, gt=0, le=3600, description="seconds to wait for one model answer"
     )
+    # 0 by default: each kind of action has its own reaction time (control/settle.py); a floor
+    # here holds every action, a mouse move or a wait too, at least this long.
     settle_min: float = Field(
-        default=0.1, ge=0.0, le=10.0, description="seconds to wait at least after an action"
+        default=0.0, ge=0.0, le=10.0,
+        description="seconds to wait at least after an action (0: only until the screen is still)",
     )
     settle_max: float = Field(
         default=3.0, ge=0.0, le=60.0, description="seconds to wait at most for the screen to settle"

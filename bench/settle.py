@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from control.capture import MssCapturer  # noqa: E402
 from control.input import Executor, PyAutoGuiBackend  # noqa: E402
-from control.settle import wait_until_settled  # noqa: E402
+from control.settle import settle_for, wait_until_settled  # noqa: E402
 from control.stop import StopLatch  # noqa: E402
 from model.coords import Point  # noqa: E402
 from model.schema import Click  # noqa: E402
@@ -36,6 +36,8 @@ from tests.support.target_app import RunningApp  # noqa: E402
 from tests.support.xvfb import Xvfb  # noqa: E402
 
 FIXED_SLEEP_S = 1.0
+# The wait the agent loop does after a click (app/agent.py: no floor by default).
+CLICK = settle_for("click")
 MAX_LATE_MS = 150.0
 SCENARIOS_MS = [300, 800, 1500]
 
@@ -53,7 +55,9 @@ def run_scenario(server: Xvfb, workdir: Path, animate_ms: int, trials: int,
             x, y = app.widgets[button].solid_center
             executor.execute(Click(element=button, x=0, y=0), [Point(x, y)])
             acted = time.monotonic()
-            result = wait_until_settled(cap.grab_small, executor.latch, before=before)
+            result = wait_until_settled(cap.grab_small, executor.latch, before=before,
+                                        min_s=0.0, reaction_s=CLICK.reaction_s,
+                                        quiet_s=CLICK.quiet_s)
             returned = time.monotonic()
             if animate_ms:
                 end = app.wait_for(lambda m=mark: app.events_since(m, "animate_end"),

@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
@@ -151,6 +151,9 @@ class Frame:
     captured_at: float  # time.monotonic() when the pixels were read
     capture_ms: float  # reading the pixels
     encode_ms: float  # downscaling + encoding
+    #: The sent pixels before encoding, BGRX (h, w, 4), when the capturer kept them: the
+    #: thumbnail is made from them (2 ms) instead of decoding the JPEG just encoded (7 ms).
+    pixels: NDArray[np.uint8] | None = field(default=None, compare=False, repr=False)
 
     @property
     def width(self) -> int:
@@ -216,10 +219,15 @@ def _bgrx_image(raw: bytes | bytearray, width: int, height: int) -> Image.Image:
 
 
 def small_gray(image: Image.Image, factor: int = SMALL_FACTOR) -> GrayFrame:
-    """Box-reduce by ``factor`` then to one luma-like channel (channel order does not matter
-    for detecting change)."""
-    reduced = image.reduce(factor) if factor > 1 else image
-    return np.asarray(reduced.convert("L"), dtype=np.uint8)
+    """One luma-like channel, box-reduced by ``factor`` (channel order does not matter for
+    detecting change).
+
+    Luma first, then the reduction: the same cells up to rounding (both are weighted means),
+    in half the time (one channel to reduce instead of four: 1.8 ms instead of 4.0 at 1080p,
+    6 instead of 10.4 at 4K), and the settle loop grabs one every 25 ms.
+    """
+    gray = image.convert("L")
+    return np.asarray(gray.reduce(factor) if factor > 1 else gray, dtype=np.uint8)
 
 
 ExcludeRects = Callable[[], Sequence[Rect]]
@@ -383,6 +391,14 @@ def scale_bgrx(raw: bytes | bytearray, width: int, height: int, size: tuple[int,
 def encode_bgrx(raw: bytes | bytearray, width: int, height: int,
                 options: EncodeOptions) -> tuple[bytes, int, int]:
     """Downscale and encode BGRX pixels; returns (encoded bytes, sent width, sent height)."""
+    data, pixels = encode_pixels(raw, width, height, options)
+    return data, pixels.shape[1], pixels.shape[0]
+
+
+def encode_pixels(raw: bytes | bytearray, width: int, height: int,
+                  options: EncodeOptions) -> tuple[bytes, NDArray[np.uint8]]:
+    """Downscale and encode BGRX pixels; returns the encoded bytes and the sent pixels (BGRX,
+    (h, w, 4); a view of ``raw`` when nothing was scaled)."""
     (tw, th), k = target_size(width, height, options.max_side,
                               min_reduce_ratio=options.min_reduce_ratio)
     if (tw, th) == (width, height):
@@ -396,15 +412,41 @@ def encode_bgrx(raw: bytes | bytearray, width: int, height: int,
         data = encode_jpeg_bands(pixels, quality=options.jpeg_quality, colorspace="BGRX",
                                  chroma=options.chroma, bands=bands,
                                  executor=_pool() if bands > 1 else None)
-        return data, tw, th
+        return data, pixels
     rgb = Image.frombuffer("RGB", (tw, th), np.ascontiguousarray(pixels), "raw", "BGRX", 0, 1)
     out = io.BytesIO()
     rgb.save(out, "PNG", compress_level=options.png_compress_level)
-    return out.getvalue(), tw, th
+    return out.getvalue(), pixels
+
+
+def frame_small(frame: Frame, factor: int = SMALL_FACTOR) -> GrayFrame | None:
+    """The tiny grayscale frame of the pixels ``frame`` was encoded from (None when the
+    capturer did not keep them): the screen the model is shown, for telling whether it changed
+    between steps, without a second grab (12 ms at 4K)."""
+    if frame.pixels is None:
+        return None
+    h, w = frame.pixels.shape[:2]
+    image = Image.frombuffer("RGBX", (w, h), np.ascontiguousarray(frame.pixels), "raw",
+                             "RGBX", 0, 1)
+    return small_gray(image, factor)
 
 
 def thumbnail(frame: Frame, max_side: int = 320, quality: int = 75) -> bytes:
     """A small JPEG of the frame for the action log (long side ``max_side``)."""
+    if frame.pixels is not None:
+        h, w = frame.pixels.shape[:2]
+        bgrx = Image.frombuffer("RGBX", (w, h), np.ascontiguousarray(frame.pixels), "raw",
+                                "RGBX", 0, 1)
+        # An integer box reduction (an area average) straight to the thumbnail when the size
+        # divides (1920x1080 becomes 320x180 in ~2 ms, 2 ms less than via a bicubic pass);
+        # otherwise to at least twice it, and a bicubic pass for the rest.
+        long_side = max(w, h)
+        k = max(1, long_side // max_side if long_side % max_side == 0
+                else long_side // (2 * max_side))
+        small = bgrx.reduce(k) if k > 1 else bgrx
+        small.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
+        return bytes(simplejpeg.encode_jpeg(np.asarray(small), quality=quality,
+                                            colorspace="BGRX", colorsubsampling="420"))
     if frame.mime == "image/jpeg":
         # libjpeg scales by 1/2..1/8 while decoding: far cheaper than decoding in full.
         w, h = frame.width, frame.height
@@ -633,10 +675,10 @@ class MssCapturer:
         scale = self._learn_scale(shot.width, region)
         started = time.perf_counter()
         raw = self._masked(shot, region)
-        data, sent_w, sent_h = encode_bgrx(raw, shot.width, shot.height, self.options)
+        data, pixels = encode_pixels(raw, shot.width, shot.height, self.options)
         encode_ms = (time.perf_counter() - started) * 1000
-        geometry = FrameGeometry(sent_w, sent_h, self.monitor(), scale)
-        return Frame(data, self.options.mime, geometry, at, capture_ms, encode_ms)
+        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self.monitor(), scale)
+        return Frame(data, self.options.mime, geometry, at, capture_ms, encode_ms, pixels)
 
     def grab_small(self) -> GrayFrame:
         # Masked too: holodesk's own windows changing (the streaming thought) must not look

@@ -386,10 +386,10 @@ class PynputHotkeys:
             self._hotkeys = {}
         if listener is not None:
             listener.stop()
-            try:
-                listener.join(1.0)
-            except Exception:
-                log.exception("the hotkey listener ended with an error")
+            # Not joined: pynput's join() waits out its whole timeout on an error queue that
+            # stays empty (a full second at every exit), and on X11 the thread may sit in its
+            # RECORD read until the next input event. stop() already ends the deliveries; the
+            # thread is a daemon and never holds the process.
 
 
 @dataclass(frozen=True)

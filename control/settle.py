@@ -8,8 +8,10 @@ frame at the last change (comparing with that reference, not just the previous p
 catches slow fades). One changed cell is enough: a caret blinking every ~0.5 s only costs one
 more quiet period, while ignoring small changes would miss the last typed character.
 
-If nothing changes at all, the wait lasts ``reaction_s`` (at least ``quiet_s``): an app may take
-a moment to start reacting to a click, and acting before it did would act on a stale screen.
+If nothing changes at all, the wait lasts ``reaction_s``: an app may take a moment to start
+reacting to a click, and acting before it did would act on a stale screen. How long that moment
+is depends on the action (:func:`settle_for`): nothing reacts to a ``wait``, a pointer move only
+repaints a hover highlight, a click or a typed key can open something.
 """
 
 from __future__ import annotations
@@ -24,6 +26,58 @@ from numpy.typing import NDArray
 from control.stop import StopLatch
 
 GrayFrame = NDArray[np.uint8]
+
+#: How long the screen must stay still after a change before it counts as settled. Bounded
+#: below by bench/settle.py: a window animating every 40 ms on a loaded machine pauses up to
+#: ~50 ms between frames, and a quiet window shorter than an app's pause acts mid-change.
+QUIET_S = 0.1
+
+
+@dataclass(frozen=True)
+class SettleProfile:
+    """How the wait after one kind of action goes (see :func:`settle_for`)."""
+
+    #: How long an unchanged screen is given to start reacting. A change seen ends this
+    #: wait early and starts the ``quiet_s`` one, which each further change extends.
+    reaction_s: float
+    quiet_s: float = QUIET_S
+
+
+#: The reaction time per action kind (bench/README.md, "Step", has the measurements):
+#:
+#: * ``wait``: none. The wait itself was the app's time to react; its last ``quiet_s`` are
+#:   watched by the detector instead of slept blind (app/agent.py), so a screen still changing
+#:   at its end is still waited for.
+#: * ``move``: 25 ms. A pointer's arrival repaints at most a hover highlight, in the next frame
+#:   (16 ms at 60 Hz; the polls come every 10 ms until a change); tooltips and hover menus
+#:   open after 400 ms or more, which the former 250 ms did not cover either (a ``wait``
+#:   does). A highlight seen starts the full quiet window; one missed only leaves the model a
+#:   screenshot without it.
+#: * ``click``, ``type``, ``scroll``: 150 ms. A button, a field or a list repaints at once (the
+#:   press, the caret, the characters): a change seen within that time ends the reaction wait
+#:   and only the quiet window after the last change is waited for. An app that shows nothing
+#:   for 150 ms after a click is slow to start (a page load, a program launching); the model
+#:   sees the screen it left and can wait.
+#: * ``double_click``, ``hotkey``, ``drag``: 250 ms, as before. They open files and programs,
+#:   switch windows or drop things, the actions whose first repaint comes late.
+#:
+#: Anything else (a kind added later) gets the longest, the safe side.
+REACTION_S: dict[str, float] = {
+    "wait": 0.0,
+    "move": 0.025,
+    "click": 0.15,
+    "type": 0.15,
+    "scroll": 0.15,
+    "double_click": 0.25,
+    "hotkey": 0.25,
+    "drag": 0.25,
+}
+DEFAULT_REACTION_S = 0.25
+
+
+def settle_for(action_kind: str) -> SettleProfile:
+    """The settle wait after an action of ``action_kind`` (a schema action's ``action``)."""
+    return SettleProfile(REACTION_S.get(action_kind, DEFAULT_REACTION_S))
 
 
 @dataclass(frozen=True)
@@ -52,11 +106,12 @@ def wait_until_settled(
     *,
     min_s: float = 0.1,
     max_s: float = 3.0,
-    quiet_s: float = 0.1,
+    quiet_s: float = QUIET_S,
     threshold: int = 8,
     min_cells: int = 1,
-    reaction_s: float = 0.25,
+    reaction_s: float = DEFAULT_REACTION_S,
     poll_s: float = 0.025,
+    first_poll_s: float = 0.01,
     before: GrayFrame | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
@@ -64,7 +119,8 @@ def wait_until_settled(
     """Poll ``grab_small`` until the screen has been still for ``quiet_s``.
 
     ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
-    happened before the first poll is then seen too. ``sleep`` defaults to ``latch.sleep``, so a
+    happened before the first poll is then seen too. Polls come every ``first_poll_s`` until a
+    change is seen, then every ``poll_s``. ``sleep`` defaults to ``latch.sleep``, so a
     stop raises :class:`~control.stop.StoppedError` at once; ``clock`` and ``sleep`` are
     injectable for tests.
     """
@@ -85,14 +141,23 @@ def wait_until_settled(
     while True:
         now = clock()
         elapsed = now - start
-        needed = quiet_s if saw_change else max(quiet_s, reaction_s)
-        if elapsed >= min_s and now - last_change >= needed:
+        # Unchanged so far: only the reaction time is owed (``min_s`` still applies). Changed:
+        # the screen must then stay still for ``quiet_s``.
+        needed = quiet_s if saw_change else reaction_s
+        due = max(start + min_s, last_change + needed)  # settled then, if nothing changes
+        if now >= due:
             return _result(elapsed, True, frames, changes, saw_change, last_change - start,
                            current)
         if elapsed >= max_s:
             return _result(elapsed, False, frames, changes, saw_change, last_change - start,
                            current)
-        nap(min(poll_s, max(0.0, max_s - elapsed)))
+        # Never past the moment it may return: the look taken then is the last one needed
+        # (a fixed poll would overshoot it by up to ``poll_s``).
+        # Until the first change, faster: the quiet window runs from when a change is seen,
+        # so seeing the app's first repaint 25 ms late would cost 25 ms every step; after it,
+        # the slower polls only need to catch a further change.
+        period = poll_s if saw_change else min(poll_s, first_poll_s)
+        nap(max(0.0, min(period, due - now, max_s - elapsed)))
         current = grab_small()
         frames += 1
         if changed_cells(ref, current, threshold) >= min_cells:

@@ -207,10 +207,8 @@ class TouchDetector:
         listeners, self._listeners = self._listeners, []
         for listener in listeners:
             listener.stop()
-            try:
-                listener.join(1.0)
-            except Exception:
-                log.exception("a touch listener ended with an error")
+            # Not joined, as in control/hotkeys.py PynputHotkeys.stop: stop() ends the
+            # deliveries, and the daemon thread never holds the process.
 
     def wrap(self, backend: InputBackend) -> TouchAwareBackend:
         """``backend`` with every primitive marked as holodesk's own input."""

@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args:
         from app.cli.main import main as cli_main
 
-        return cli_main(args, calibrate_screen=_calibrate_screen)
+        return cli_main(args, calibrate_screen=_calibrate_screen, process_entry=argv is None)
     from ui.app import run_gui
 
     return run_gui()

@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="act only in these applications, e.g. 'firefox,libreoffice-calc' "
                      "(window class or program names); anything else is refused")
     run.add_argument("-v", "--verbose", action="store_true", help="print every event")
-    run.set_defaults(func=_cmd_run)
+    # The process ends as soon as the run did (app/cli/main.exit_now): no teardown.
+    run.set_defaults(func=_cmd_run, exit_at_once=True)
 
 
 def _run_settings(args: argparse.Namespace) -> Settings:

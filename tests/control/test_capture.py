@@ -7,6 +7,7 @@ mss runs in this process but is always handed the Xvfb's display name explicitly
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import subprocess
 import threading
@@ -25,6 +26,7 @@ from control.capture import (
     EncodeOptions,
     Frame,
     MssCapturer,
+    frame_small,
     scale_bgrx,
     target_size,
     thumbnail,
@@ -174,6 +176,26 @@ def test_thumbnail() -> None:
     png = FakeCapturer([picture(800, 1000, (0, 0, 0))],
                        options=EncodeOptions(image_format="png")).grab()
     assert Image.open(io.BytesIO(thumbnail(png, max_side=100))).size == (80, 100)
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (3840, 2160), (2560, 1440), (1366, 768)])
+def test_the_thumbnail_from_the_kept_pixels_matches_the_one_from_the_jpeg(
+        size: tuple[int, int]) -> None:
+    # A busy picture (noise, sharp edges): a wrong channel order, a shifted or wrongly scaled
+    # image would all show as a large difference.
+    rng = np.random.default_rng(3)
+    w, h = size
+    image = np.repeat(np.repeat(rng.integers(0, 256, (h // 40 + 1, w // 40 + 1, 3), np.uint8),
+                                40, 0), 40, 1)[:h, :w]
+    image[:, : w // 3] = (250, 30, 30)
+    frame = FakeCapturer([image]).grab()
+    assert frame.pixels is not None
+    fast = np.asarray(Image.open(io.BytesIO(thumbnail(frame))).convert("RGB"), np.int16)
+    slow_frame = dataclasses.replace(frame, pixels=None)
+    slow = np.asarray(Image.open(io.BytesIO(thumbnail(slow_frame))).convert("RGB"), np.int16)
+    assert fast.shape == slow.shape and max(fast.shape[:2]) == 320
+    assert float(np.abs(fast - slow).mean()) < 6
+    assert tuple(fast[fast.shape[0] // 2, 20]) == pytest.approx((250, 30, 30), abs=25)
 
 
 # -- x11: mss on Xvfb ------------------------------------------------------------------------
@@ -341,3 +363,19 @@ def test_4k_is_reduced_by_two() -> None:
         assert (frame.width, frame.height) == (1920, 1080)
         assert frame.geometry.monitor == Rect(0, 0, 3840, 2160)
         assert len(frame.data) > 0
+
+
+def test_the_small_frame_of_the_sent_pixels_is_the_one_a_grab_would_give() -> None:
+    rng = np.random.default_rng(5)
+    screen = rng.integers(0, 256, (1080, 1920, 3), np.uint8)
+    cap = FakeCapturer([screen, screen])
+    frame = cap.grab()
+    small = frame_small(frame)
+    assert small is not None and small.shape == (135, 240)
+    assert np.array_equal(small, cap.grab_small())
+    # A 4K screen is sent at 1920x1080: its small frame is that size's.
+    big = FakeCapturer([np.repeat(np.repeat(screen, 2, 0), 2, 1)]).grab()
+    big_small = frame_small(big)
+    assert big_small is not None and big_small.shape == (135, 240)
+    assert float(np.abs(big_small.astype(int) - small.astype(int)).mean()) < 1
+    assert frame_small(dataclasses.replace(frame, pixels=None)) is None

@@ -21,7 +21,7 @@ from control.capture import (
     GrayFrame,
     _bgrx_image,
     _excluded,
-    encode_bgrx,
+    encode_pixels,
     mask_bgrx,
     small_gray,
 )
@@ -106,10 +106,10 @@ class FakeCapturer:
         raw, w, h = self._raw()
         at = self.clock()
         started = time.perf_counter()
-        data, sent_w, sent_h = encode_bgrx(raw, w, h, self.options)
+        data, pixels = encode_pixels(raw, w, h, self.options)
         encode_ms = (time.perf_counter() - started) * 1000
-        geometry = FrameGeometry(sent_w, sent_h, self._monitor, self.scale)
-        return Frame(data, self.options.mime, geometry, at, 0.0, encode_ms)
+        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self._monitor, self.scale)
+        return Frame(data, self.options.mime, geometry, at, 0.0, encode_ms, pixels)
 
     def grab_small(self) -> GrayFrame:
         self.small_grabs += 1

@@ -1,0 +1,106 @@
+"""The agent's wait after each action, over real parts (the fake vLLM over HTTP, a fake screen,
+the dry-run input, a real action log): a ``wait`` costs its own seconds and no more on a still
+screen, yet a screen still changing at its end is waited for; a move is not held for the long
+reaction time; a stop cuts the wait at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image, ImageDraw
+
+from app.agent import Agent, RunConfig, RunLimits
+from app.events import ActionExecuted, Outcome
+from control.settle import QUIET_S, settle_for
+from tests.support.agent_harness import HarnessFor, red_box_screen
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
+from tests.support.home import isolate_home
+
+ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
+
+
+def _wait(seconds: float) -> dict[str, Any]:
+    return {"thought": "wait", "action": {"action": "wait", "seconds": seconds}}
+
+
+def _move(x: int) -> dict[str, Any]:
+    return {"thought": "move", "action": {"action": "move", "element": "box", "x": x, "y": 300}}
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+def _run(h: Any, settle_max: float = 3.0) -> Any:
+    config = RunConfig(task="wait a bit", limits=RunLimits(settle_max=settle_max))
+    return Agent(h.parts, h.emit).run(config)
+
+
+def test_a_wait_on_a_still_screen_costs_its_seconds_and_the_screen_is_watched_at_its_end(
+        harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_wait(0.6), ANSWER])) as server:
+        h = harness_for(server)
+        finished = _run(h)
+    assert finished.outcome is Outcome.ANSWERED
+    (done,) = h.of(ActionExecuted)
+    assert done.settled
+    # The executor slept all but the last quiet window, which the detector watched.
+    assert 0.6 - QUIET_S - 0.01 <= done.exec_ms / 1000 <= 0.6 - QUIET_S + 0.25
+    assert QUIET_S - 0.01 <= done.settle_ms / 1000 <= QUIET_S + 0.25
+    total = (done.exec_ms + done.settle_ms) / 1000
+    assert total >= 0.6 - 0.01
+    # The old way slept 0.6 s, then gave the screen another 0.25 s to react to nothing.
+    assert total < 0.6 + settle_for("hotkey").reaction_s
+
+
+def test_a_screen_still_changing_at_the_end_of_a_wait_is_waited_for(
+        harness_for: HarnessFor) -> None:
+    # An animation runs from the start of the wait until 0.5 s after its end.
+    started: list[float] = []
+    ends_after_s = 0.4 + 0.5
+
+    def screen() -> Image.Image:
+        image = red_box_screen()
+        if started and time.monotonic() - started[0] < ends_after_s:
+            shade = 0 if int((time.monotonic() - started[0]) / 0.04) % 2 else 255
+            ImageDraw.Draw(image).rectangle((400, 400, 800, 600), fill=(shade, shade, shade))
+        return image
+
+    with FakeVLLM(ScriptedPolicy([_wait(0.4), ANSWER])) as server:
+        h = harness_for(server, screen=screen)
+        h.on_event = lambda e: started.append(time.monotonic()) if (
+            type(e).__name__ == "StepDecided" and not started) else None
+        finished = _run(h)
+    assert finished.outcome is Outcome.ANSWERED
+    (done,) = h.of(ActionExecuted)
+    assert done.settled
+    total = (done.exec_ms + done.settle_ms) / 1000
+    assert total >= ends_after_s + QUIET_S - 0.05
+
+
+def test_a_move_is_not_held_for_a_clicks_reaction_time(harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_move(200), _move(400), _move(600), ANSWER])) as server:
+        h = harness_for(server)
+        finished = _run(h)
+    assert finished.outcome is Outcome.ANSWERED
+    waits = sorted(e.settle_ms for e in h.of(ActionExecuted))
+    assert len(waits) == 3
+    assert settle_for("move").reaction_s * 1000 <= waits[1] < settle_for("click").reaction_s * 1000
+
+
+def test_a_stop_during_a_wait_ends_it_at_once(harness_for: HarnessFor) -> None:
+    with FakeVLLM(ScriptedPolicy([_wait(8), ANSWER])) as server:
+        h = harness_for(server)
+        stopper = threading.Timer(0.5, lambda: h.latch.stop("hotkey", "now"))
+        stopper.start()
+        t0 = time.monotonic()
+        finished = _run(h)
+        took = time.monotonic() - t0
+        stopper.cancel()
+    assert finished.outcome is Outcome.STOPPED
+    assert took < 3.0
