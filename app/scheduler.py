@@ -29,7 +29,15 @@ from pathlib import Path
 from typing import Protocol
 
 from app import paths
-from app.automations import Automation
+from app.automations import (
+    Automation,
+    AutomationError,
+    automations_path,
+    find_automation,
+    load_automations,
+    replace_automation,
+)
+from app.autostart import Autostart
 from app.schedule import Repeat, Schedule, ScheduleError, describe_due, local_zone, parse_schedule
 
 __all__ = [
@@ -42,8 +50,11 @@ __all__ = [
     "Scheduler",
     "SystemClock",
     "WakeDetector",
+    "check_new_schedule",
+    "login_needs",
     "next_runs",
     "schedule_state_path",
+    "set_schedule",
 ]
 
 log = logging.getLogger(__name__)
@@ -271,3 +282,50 @@ def next_runs(
         shown[a.key] = describe_due(due, now.astimezone(zone)) if due else "none (it has passed)"
     return shown
 
+
+
+def check_new_schedule(text: str | None, now: datetime, tz: tzinfo | None = None) -> None:
+    """Refuse a schedule being set that could never run: a once time that has passed
+    (:class:`AutomationError` saying so). One already in the file is left alone: it ran."""
+    if not text:
+        return
+    try:
+        schedule = parse_schedule(text)
+    except ScheduleError as e:
+        raise AutomationError(f"schedule: {e}") from None
+    zone = local_zone() if tz is None else tz
+    if schedule.repeat is Repeat.ONCE and schedule.next_due(now, zone) is None:
+        raise AutomationError(f"schedule: {schedule.text().removeprefix('once at ')} has "
+                              "passed; choose a time still ahead")
+
+
+def set_schedule(
+    name: str, text: str | None, *, now: datetime, tz: tzinfo | None = None,
+    path: Path | None = None,
+) -> Automation:
+    """Give the automation ``name`` the schedule ``text`` (None: none); the saved automation.
+
+    The desktop app picks the change up by itself (it watches the file).
+    """
+    path = automations_path() if path is None else path
+    check_new_schedule(text, now, tz)
+    old = find_automation(load_automations(path), name)
+    new = old.changed(schedule=text)
+    replace_automation(old.name, new, path=path)
+    return new
+
+
+def login_needs(autostart: Autostart | None) -> str | None:
+    """What an "at login" schedule still needs from Start at login, in plain words; None when
+    the app will be started at login and told so."""
+    if autostart is None:
+        return ("Starting holodesk at login is not available on this system, so an automation "
+                "scheduled at login will not run by itself.")
+    if not autostart.enabled():
+        return ("It runs only when holodesk starts at login, which is off: turn on Start at "
+                "login in the desktop app's Settings.")
+    if not autostart.says_at_login():
+        return ("holodesk starts at login with an entry written by an older version, which "
+                "does not run automations: in the desktop app's Settings turn Start at login "
+                "off and on again.")
+    return None

@@ -30,24 +30,31 @@ class FakeWallClock:
     """A wall clock and a monotonic one that tests move by hand (the scheduler's two clocks).
 
     :meth:`advance` moves both, as time passing with the machine awake; :meth:`sleep` only the
-    wall clock, as a suspended machine (Linux's monotonic clock stands still in suspend).
+    wall clock, as a suspended machine (Linux's monotonic clock stands still in suspend). With
+    ``real=True`` real time passes on both too (for a Qt timer that really waits).
     """
 
-    def __init__(self, start: datetime.datetime, mono: float = 1000.0) -> None:
+    def __init__(self, start: datetime.datetime, mono: float = 1000.0, *,
+                 real: bool = False) -> None:
         if start.tzinfo is None:
             raise ValueError("the fake wall clock needs an aware start time")
         self._lock = threading.Lock()
         self._wall = start
         self._mono = mono
+        self._real = real
+        self._t0 = time.monotonic()
         self.tz = start.tzinfo
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._t0 if self._real else 0.0
 
     def now(self) -> datetime.datetime:
         with self._lock:
-            return self._wall
+            return self._wall + datetime.timedelta(seconds=self._elapsed())
 
     def monotonic(self) -> float:
         with self._lock:
-            return self._mono
+            return self._mono + self._elapsed()
 
     def advance(self, seconds: float) -> None:
         with self._lock:
@@ -61,5 +68,6 @@ class FakeWallClock:
     def set(self, wall: datetime.datetime) -> None:
         """Move to ``wall`` awake (the monotonic clock moves by the same amount)."""
         with self._lock:
-            self._mono += (wall - self._wall).total_seconds()
-            self._wall = wall
+            step = wall - (self._wall + datetime.timedelta(seconds=self._elapsed()))
+            self._mono += step.total_seconds()
+            self._wall += step
