@@ -346,21 +346,23 @@ class HolodeskApp(QObject):
         if self.run_automation(name, "schedule"):
             self.tray.notify("holodesk", f"Scheduled run of “{name}” started. Stop it from the "
                                          "tray menu, the Stop button or the stop hotkey.")
-        else:
+        else:  # the reason was told already (start_task): only the line in the window
             self._schedule_note(name, f"The scheduled run of “{name}” did not start: "
-                                      f"{self._errors[-1] if self._errors else 'unknown reason'}")
+                                      f"{self._errors[-1] if self._errors else 'unknown reason'}",
+                                tell=False)
 
     def _report_missed(self, missed: Missed) -> None:
-        self._schedule_note(missed.name, missed.text(self.scheduler.clock.now()))
+        if not self._closed:
+            self._schedule_note(missed.name, missed.text(self.scheduler.clock.now()))
 
-    def _schedule_note(self, name: str, text: str) -> None:
+    def _schedule_note(self, name: str, text: str, *, tell: bool = True) -> None:
         """Tell the person about a scheduled run that did not happen: a notification, and a
         line in the Automations window (and the task window, with no notifications)."""
         log.warning("%s", text)
         self.schedule_notes[name.casefold()] = text
         if self.automations_dialog is not None:
             self.automations_dialog.set_notes(self.schedule_notes)
-        if not self.tray.notify("holodesk", text):
+        if tell and not self.tray.notify("holodesk", text):
             # Not raised over the person's work, nor over a confirmation: shown when opened.
             self.task_window.show_error(text)
 

@@ -11,6 +11,7 @@ automations file changes (:meth:`ScheduleTimer.set_automations`).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -84,7 +85,8 @@ class ScheduleTimer(QObject):
         self._timer.stop()
         if plan.wake_at is not None and not self._stopped:
             wait = (plan.wake_at - self.clock.now()).total_seconds() * 1000
-            self._timer.start(int(min(max(wait, 0.0), MAX_WAIT_MS)))
+            # Rounded up: a wake a hair before the due time would find nothing due.
+            self._timer.start(math.ceil(min(max(wait, 0.0), MAX_WAIT_MS)))
         for m in plan.missed:
             self.missed.emit(m)
         for name in plan.run:

@@ -202,6 +202,7 @@ def _schedule_text(args: argparse.Namespace) -> str | None:
 def _cmd_schedule(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations
     from app.autostart import default_autostart
+    from app.instance import send
     from app.schedule import local_zone
     from app.scheduler import login_needs, next_runs, set_schedule
 
@@ -224,6 +225,9 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     print(f"automation {automation.name!r} {saved} {automation.schedule}; next run: {upcoming}")
     print("scheduled runs happen while the desktop app runs; one missed while it was not "
           "running or the computer slept is reported, not run late")
+    if text is not None and send({"cmd": "ping"}, timeout=1.0) is None:
+        error("note: the desktop app is not running now; start it (holodesk) for the schedule "
+              "to run")
     when = automation.when
     if when is not None and not when.timed:
         need = login_needs(default_autostart())
