@@ -10,6 +10,7 @@ order the person made them::
     monitor = "1"
     hotkey = "ctrl+alt+1"
     only_in = ["firefox"]   # optional: the only applications it may act in
+    schedule = "weekly on mon,thu at 17:30"   # optional: see app/schedule.py
 
 Everything is validated on the way in (pydantic, then rules across entries) and an error names
 the file and the entry. Nothing here ever writes a file it could not read: every change loads
@@ -49,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app import paths
 from app.lock import editing
+from app.schedule import Schedule, ScheduleError, parse_schedule
 from app.settings import Settings, app_list, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
@@ -152,6 +154,8 @@ class Automation(BaseModel):
     hotkey: str | None = Field(default=None, description="a global hotkey, e.g. ctrl+alt+1")
     only_in: tuple[str, ...] = Field(
         default=(), description="the only applications it may act in (empty: any)")
+    schedule: str | None = Field(
+        default=None, description="when it runs by itself, e.g. daily at 09:00 (app/schedule.py)")
 
     @field_validator("name", mode="before")
     @classmethod
@@ -186,6 +190,19 @@ class Automation(BaseModel):
             return validate_hotkey(value) if value.strip() else None
         return value
 
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _check_schedule(cls, value: object) -> object:
+        # Stored in its canonical text: the file stays readable and one spelling compares equal.
+        if isinstance(value, str):
+            if not value.strip():
+                return None
+            try:
+                return parse_schedule(value).text()
+            except ScheduleError as e:
+                raise ValueError(str(e)) from None
+        return value
+
     @classmethod
     def make(cls, source: str = "", **values: object) -> Automation:
         """Validate ``values`` into an automation; :class:`AutomationError` naming the field
@@ -203,6 +220,11 @@ class Automation(BaseModel):
     @property
     def combo(self) -> Combo | None:
         return parse_combo(self.hotkey) if self.hotkey else None
+
+    @property
+    def when(self) -> Schedule | None:
+        """Its schedule, read (the field holds the canonical text)."""
+        return parse_schedule(self.schedule) if self.schedule else None
 
     def hotkey_label(self) -> str:
         """``Ctrl+Alt+1`` for people, or an empty string."""
@@ -433,7 +455,7 @@ def _explain(error: ValidationError, source: str) -> str:
             ctx_error = (err.get("ctx") or {}).get("error")
             detail = str(ctx_error) if ctx_error is not None else str(err["msg"])
             # The name, task and hotkey checks quote the value themselves.
-            text = f"{field}: {detail}" if field in ("name", "task", "hotkey") else \
+            text = f"{field}: {detail}" if field in ("name", "task", "hotkey", "schedule") else \
                 f"{field} = {err.get('input')!r} {detail}"
         else:
             text = f"{field}: {str(err['msg']).lower()}"

@@ -6,9 +6,10 @@ who removes the entry with their desktop's own "Startup applications" tool sees 
 unchecked next time, and the .deb never touches a person's home (it cannot know whose).
 
 Linux (and other XDG desktops) only: :func:`default_autostart` is None elsewhere, and the
-dialog leaves the option out. The entry starts the desktop app (no arguments) with the same
-program that is running now: the frozen build's binary, or the ``holodesk`` script of the
-virtual environment in a source install.
+dialog leaves the option out. The entry starts the desktop app with the same program that is
+running now (the frozen build's binary, or the ``holodesk`` script of the virtual environment
+in a source install) and :data:`AT_LOGIN_OPTION`, which tells the app it was started at login:
+automations scheduled "at login" (app/schedule.py) run then, and only then.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from app import paths
 
 __all__ = [
+    "AT_LOGIN_OPTION",
     "ENTRY_NAME",
     "Autostart",
     "AutostartError",
@@ -36,6 +38,8 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 ENTRY_NAME = "holodesk.desktop"
+#: The desktop app's one option: started by the desktop at login (the entry passes it).
+AT_LOGIN_OPTION = "--at-login"
 
 
 class AutostartError(Exception):
@@ -147,6 +151,15 @@ class Autostart:
         return (_flag(text, "Hidden") != "true"
                 and _flag(text, "X-GNOME-Autostart-enabled") != "false")
 
+    def says_at_login(self) -> bool:
+        """Whether the entry tells the app it was started at login (entries written before
+        schedules existed do not: turning Start at login off and on again rewrites it)."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return AT_LOGIN_OPTION in (_flag(text, "Exec") or "").split()
+
     def enable(self) -> None:
         """Write the entry (replacing any older one, whose program may have moved)."""
         try:
@@ -188,4 +201,4 @@ def default_autostart(
     plat = sys.platform if platform is None else platform
     if plat in ("win32", "darwin", "cygwin"):
         return None
-    return Autostart(autostart_dir(environ) / ENTRY_NAME, tuple(launch_command()))
+    return Autostart(autostart_dir(environ) / ENTRY_NAME, (*launch_command(), AT_LOGIN_OPTION))

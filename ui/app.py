@@ -7,6 +7,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -36,6 +37,7 @@ from app.logs import setup_logging
 from app.pause import PauseGate
 from app.report import collect_report
 from app.runner import stop_signals
+from app.scheduler import Clock, Missed
 from app.secrets import api_key
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
@@ -60,6 +62,7 @@ from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.panel_place import move_clear_of
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
+from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu, failure_text
 from ui.settings_dialog import SettingsDialog
@@ -70,6 +73,10 @@ from ui.window_menu import attach_window_menu
 from ui.workers import Background
 
 log = logging.getLogger(__name__)
+
+#: After a start at login, how long "at login" automations wait for the model server to be
+#: ready; past that they are reported as not run (a run an hour after login is a surprise).
+LOGIN_WAIT_MS = 10 * 60 * 1000
 
 
 class HolodeskApp(QObject):
@@ -92,6 +99,9 @@ class HolodeskApp(QObject):
         use_system_tray: bool | None = None,
         probe: bool = True,
         calibration: CalibrationFlow | None = None,
+        clock: Clock | None = None,
+        schedule_state: Path | None = None,
+        at_login: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -212,6 +222,18 @@ class HolodeskApp(QObject):
                                                 Qt.ConnectionType.QueuedConnection)
         self.hotkeys.stop_hotkey_changed.connect(self._on_stop_hotkey_changed)
 
+        # Schedules: the timer says what is due; runs take the hotkey's path (run_automation).
+        # Queued: a run due when the app starts begins once the app is built, not inside it.
+        self.scheduler = ScheduleTimer(self, clock=clock, state_path=schedule_state)
+        self.scheduler.due.connect(self._run_scheduled, Qt.ConnectionType.QueuedConnection)
+        self.scheduler.missed.connect(self._report_missed, Qt.ConnectionType.QueuedConnection)
+        #: The last thing to say about each automation's schedule (a missed or skipped run),
+        #: by key; the Automations window shows it.
+        self.schedule_notes: dict[str, str] = {}
+        self._scheduled_run: str | None = None  # the name, while a scheduled run is active
+        self._login_pending = at_login
+        self._login_queue: list[str] = []  # "at login" automations still to run
+
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
@@ -232,6 +254,12 @@ class HolodeskApp(QObject):
             self._poller = StatusPoller(settings.endpoint, None, settings.model,
                                         self.status_changed.emit)
             self._retarget_probe()
+        if at_login:
+            # Without a probe there is no server status to wait for.
+            if self._poller is None:
+                QTimer.singleShot(0, self._run_login_schedules)
+            else:
+                QTimer.singleShot(LOGIN_WAIT_MS, self._login_wait_over)
 
     # -- what the person starts ----------------------------------------------------------
 
@@ -337,8 +365,77 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        return self.start_task(automation.task, str(automation.confirm), automation.monitor,
-                               automation=automation.name)
+        started = self.start_task(automation.task, str(automation.confirm), automation.monitor,
+                                  automation=automation.name)
+        if started and source == "schedule":
+            self._scheduled_run = automation.name
+        return started
+
+    # -- schedules -----------------------------------------------------------------------
+
+    def _run_scheduled(self, name: str) -> None:
+        """A schedule is due: run it as the hotkey would, and tell the person.
+
+        A run already active (or a calibration, a demo starting) is never interrupted and
+        the due run is not queued either: it would start at some later moment the person did
+        not choose. It is reported as skipped instead.
+        """
+        if self._closed:
+            return
+        if self.controller.running or self._demo_starting or self.calibration.running:
+            self._schedule_note(name, f"The scheduled run of “{name}” was skipped: another run "
+                                      "was active. Run it from the tray menu if it is still "
+                                      "wanted.")
+            return
+        if self.run_automation(name, "schedule"):
+            self.tray.notify("holodesk", f"Scheduled run of “{name}” started. Stop it from the "
+                                         "tray menu, the Stop button or the stop hotkey.")
+        else:  # the reason was told already (start_task): only the line in the window
+            self._schedule_note(name, f"The scheduled run of “{name}” did not start: "
+                                      f"{self._errors[-1] if self._errors else 'unknown reason'}",
+                                tell=False)
+
+    def _report_missed(self, missed: Missed) -> None:
+        if not self._closed:
+            self._schedule_note(missed.name, missed.text(self.scheduler.clock.now()))
+
+    def _schedule_note(self, name: str, text: str, *, tell: bool = True) -> None:
+        """Tell the person about a scheduled run that did not happen: a notification, and a
+        line in the Automations window (and the task window, with no notifications)."""
+        log.warning("%s", text)
+        self.schedule_notes[name.casefold()] = text
+        if self.automations_dialog is not None:
+            self.automations_dialog.set_notes(self.schedule_notes)
+        if tell and not self.tray.notify("holodesk", text):
+            # Not raised over the person's work, nor over a confirmation: shown when opened.
+            self.task_window.show_error(text)
+
+    def _on_status_for_login(self, status: ServerStatus) -> None:
+        if self._login_pending and status.state == "ok":
+            self._run_login_schedules()
+
+    def _run_login_schedules(self) -> None:
+        """Once per start at login: the "at login" automations, one after another (each
+        starts when the one before has ended), in the file's order."""
+        if not self._login_pending or self._closed:
+            return
+        self._login_pending = False
+        self._login_queue = self.scheduler.at_login()
+        self._next_login_run()
+
+    def _next_login_run(self) -> None:
+        # One that cannot start (reported) does not hold up the ones after it.
+        while self._login_queue and not self._closed and not self.controller.running:
+            self._run_scheduled(self._login_queue.pop(0))
+
+    def _login_wait_over(self) -> None:
+        if not self._login_pending or self._closed:
+            return
+        self._login_pending = False
+        for name in self.scheduler.at_login():
+            self._schedule_note(name, f"The automation “{name}” scheduled at login was not run: "
+                                      "the model server was not ready within 10 minutes of "
+                                      "login. Run it from the tray menu once it is.")
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
@@ -385,6 +482,7 @@ class HolodeskApp(QObject):
         self.automations = list(items)
         self.tray.set_automations([(a.name, a.hotkey_label()) for a in self.automations])
         self.hotkeys.set_automations(self.automations)
+        self.scheduler.set_automations(self.automations)
         if self.automations_dialog is not None and not self.automations_dialog.isHidden():
             self.automations_dialog.reload()
 
@@ -416,6 +514,7 @@ class HolodeskApp(QObject):
             )
             dialog.saved.connect(self.set_automations)
             dialog.test_run_requested.connect(self.test_run_automation)
+            dialog.set_notes(self.schedule_notes)
             self._keep_out_of_capture(dialog)
             self.automations_dialog = dialog
         else:
@@ -607,6 +706,7 @@ class HolodeskApp(QObject):
         if self.log_window is not None:
             self.log_window.shutdown()
         self._automations_file.stop()
+        self.scheduler.stop()
         self.hotkeys.clear()
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
@@ -659,6 +759,10 @@ class HolodeskApp(QObject):
             self.confirm_panel.raise_()
             self.confirm_panel.activateWindow()
             self.overlay.show_points(list(request.points))
+            if self._scheduled_run is not None:
+                # The person may be elsewhere: the run waits for them, however long.
+                self.tray.notify("holodesk", f"The scheduled run of “{self._scheduled_run}” "
+                                             "waits for your approval.")
         elif isinstance(event, StepDecided):
             self._clear_confirmation()
             self.tray.set_state(TrayState.WORKING, "holodesk: working")
@@ -709,10 +813,14 @@ class HolodeskApp(QObject):
             for text in self._busy_errors:  # "a run is active" is over with the run
                 self.task_window.clear_error(text)
             self._busy_errors.clear()
+            self._scheduled_run = None
+            if self._login_queue:
+                QTimer.singleShot(0, self._next_login_run)
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
         self._show_status()
+        self._on_status_for_login(status)
 
     def _show_status(self) -> None:
         status = self.status
@@ -792,8 +900,12 @@ def _prune(retention_days: int) -> list[str]:
         return store.prune(retention_days)
 
 
-def run_gui() -> int:
-    """Start the tray app (or bring the running one forward) and run the event loop."""
+def run_gui(*, at_login: bool = False) -> int:
+    """Start the tray app (or bring the running one forward) and run the event loop.
+
+    ``at_login``: started by the desktop at login (the autostart entry says so): the
+    automations scheduled "at login" run once the model server is ready.
+    """
     setup_logging()
     QApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     qt = QApplication(sys.argv[:1])
@@ -821,7 +933,7 @@ def run_gui() -> int:
         send({"cmd": "show"})
         print("holodesk is already running: its window was brought forward.", file=sys.stderr)
         return 0
-    main = HolodeskApp(settings)
+    main = HolodeskApp(settings, at_login=at_login)
     holder.append(main)
     for note in settings.notes:
         main.report_error(note)

@@ -12,6 +12,10 @@ the form asks Save / Discard / Cancel; a change to the file made elsewhere meanw
 the form as the person typed it (and says so); closing the window keeps the form as it is for
 the next time it opens.
 
+The schedule (none, once, daily, weekly with its days, at login) is edited under the hotkey;
+the line below it says when the next run is, what an "at login" schedule still needs, and a
+scheduled run that was missed or skipped (the app passes those in with :meth:`set_notes`).
+
 "Test run" asks for a run of the automation as it stands in the form (saved or not) with every
 step confirmed: the person watches each step and can stop at any of them. The window only
 emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
@@ -20,12 +24,16 @@ emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, time, timedelta
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDateTimeEdit,
     QDialog,
     QFormLayout,
     QHBoxLayout,
@@ -36,6 +44,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QTimeEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -50,6 +59,9 @@ from app.automations import (
     replace_automation,
     validate_hotkey,
 )
+from app.autostart import Autostart, default_autostart
+from app.schedule import DAY_NAMES, Repeat, Schedule, local_zone
+from app.scheduler import check_new_schedule, login_needs, next_runs
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import Fix, Problem
@@ -69,6 +81,9 @@ _UNREADABLE_FIX = Fix("Correct or remove the file; nothing is changed until then
 ConfirmDelete = Callable[[QWidget, str], bool]
 #: Asked before unsaved edits are left: returns "save", "discard" or "cancel".
 AskUnsaved = Callable[[QWidget, str], str]
+#: The schedule kinds in the editor's drop-down: (shown, kind; "" for none).
+_KINDS = (("None", ""), ("Once", Repeat.ONCE), ("Daily", Repeat.DAILY),
+          ("Weekly", Repeat.WEEKLY), ("At login", Repeat.LOGIN))
 
 
 def ask_delete(parent: QWidget, name: str) -> bool:
@@ -114,8 +129,14 @@ class AutomationsDialog(QDialog):
         monitors: Sequence[str] = DEFAULT_MONITORS,
         confirm_delete: ConfirmDelete = ask_delete,
         ask_unsaved: AskUnsaved = ask_unsaved,
+        now: Callable[[], datetime] | None = None,
+        autostart: Callable[[], Autostart | None] = default_autostart,
     ) -> None:
         super().__init__(parent)
+        zone = local_zone()
+        self._now: Callable[[], datetime] = now or (lambda: datetime.now(zone))
+        self._autostart = autostart  # read when shown: Settings may turn it on meanwhile
+        self._notes: dict[str, str] = {}
         self.setWindowTitle("holodesk — automations")
         self.path = automations_path() if path is None else path
         self.stop_hotkey = stop_hotkey
@@ -175,6 +196,8 @@ class AutomationsDialog(QDialog):
         form.addRow("&Confirm:", self.confirm_combo)
         form.addRow("M&onitor:", self.monitor_combo)
         form.addRow("&Hotkey:", self.hotkey_edit)
+        form.addRow("Schedu&le:", self._build_schedule())
+        form.addRow("", self.schedule_status)
 
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the file
@@ -208,6 +231,50 @@ class AutomationsDialog(QDialog):
         QShortcut(QKeySequence.StandardKey.New, self, self.new)
         delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.list, self.delete)
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+    def _build_schedule(self) -> QWidget:
+        self.schedule_status = QLabel()
+        self.schedule_status.setTextFormat(Qt.TextFormat.PlainText)  # it may quote a name
+        self.schedule_status.setWordWrap(True)
+        self.schedule_kind = QComboBox()
+        for shown, kind in _KINDS:
+            self.schedule_kind.addItem(shown, str(kind))
+        self.schedule_kind.setToolTip(
+            "Run it by itself while holodesk runs. A run missed while holodesk was not "
+            "running or the computer slept is reported, not run late.")
+        self.schedule_date = QDateTimeEdit()
+        self.schedule_date.setCalendarPopup(True)
+        self.schedule_date.setDisplayFormat("yyyy-MM-dd HH:mm")
+        self.schedule_time = QTimeEdit()
+        self.schedule_time.setDisplayFormat("HH:mm")
+        self.day_checks: list[QCheckBox] = []
+        days = QHBoxLayout()
+        days.setContentsMargins(0, 0, 0, 0)
+        for name in DAY_NAMES:
+            check = QCheckBox(name.capitalize())
+            check.toggled.connect(self._schedule_changed)
+            self.day_checks.append(check)
+            days.addWidget(check)
+        days.addStretch(1)
+        self.days_box = QWidget()
+        self.days_box.setLayout(days)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.schedule_kind)
+        row.addWidget(self.schedule_date)
+        row.addWidget(self.schedule_time)
+        row.addStretch(1)
+        box = QVBoxLayout()
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addLayout(row)
+        box.addWidget(self.days_box)
+        editor = QWidget()
+        editor.setLayout(box)
+        self.schedule_kind.currentIndexChanged.connect(self._schedule_changed)
+        self.schedule_date.dateTimeChanged.connect(self._schedule_changed)
+        self.schedule_time.timeChanged.connect(self._schedule_changed)
+        self._set_schedule(None)
+        return editor
 
     def _check_hotkey(self, text: str) -> None:
         """A pressed hotkey, refused at once when the file would refuse it (the rule, or the
@@ -245,7 +312,7 @@ class AutomationsDialog(QDialog):
     def _snapshot(self) -> tuple[str, ...]:
         return (self.name_edit.text(), self.task_edit.toPlainText(),
                 str(self.confirm_combo.currentData()), self.monitor_combo.currentText(),
-                self.hotkey_edit.text())
+                self.hotkey_edit.text(), self.schedule_text() or "")
 
     @Slot()
     def reload(self) -> None:
@@ -313,7 +380,9 @@ class AutomationsDialog(QDialog):
     def _refresh(self) -> None:
         editable = self._readable and not self._busy
         for widget in (self.name_edit, self.task_edit, self.confirm_combo, self.monitor_combo,
-                       self.hotkey_edit, self.save_button, self.new_button, self.list):
+                       self.hotkey_edit, self.save_button, self.new_button, self.list,
+                       self.schedule_kind, self.schedule_date, self.schedule_time,
+                       self.days_box):
             widget.setEnabled(editable)
         self.delete_button.setEnabled(editable and self._editing is not None)
         self.test_button.setEnabled(self._readable)
@@ -388,6 +457,7 @@ class AutomationsDialog(QDialog):
         self._set_confirm(str(a.confirm))
         self._set_monitor(a.monitor)
         self.hotkey_edit.setText(a.hotkey or "")
+        self._set_schedule(a.when)
         self._clean = self._snapshot()
         self.message.clear()
         self._refresh()
@@ -408,6 +478,7 @@ class AutomationsDialog(QDialog):
         self._set_confirm(self._defaults[0])
         self._set_monitor(self._defaults[1])
         self.hotkey_edit.clear()
+        self._set_schedule(None)
         self._clean = self._snapshot()
         self.message.clear()
         self._refresh()
@@ -431,7 +502,87 @@ class AutomationsDialog(QDialog):
             confirm=str(self.confirm_combo.currentData()),
             monitor=self.monitor_combo.currentText(),
             hotkey=self.hotkey_edit.text(),
+            schedule=self.schedule_text(),
         )
+
+    # -- the schedule ------------------------------------------------------------------------
+
+    def schedule_text(self) -> str | None:
+        """The schedule in the form, as text (None: none). A weekly one with no day ticked
+        is returned as it is, so that saving names the problem."""
+        kind = str(self.schedule_kind.currentData())
+        at = self.schedule_time.time().toString("HH:mm")
+        if kind == Repeat.ONCE:
+            return f"once at {self.schedule_date.dateTime().toString('yyyy-MM-dd HH:mm')}"
+        if kind == Repeat.DAILY:
+            return f"daily at {at}"
+        if kind == Repeat.WEEKLY:
+            days = ",".join(DAY_NAMES[i] for i, c in enumerate(self.day_checks) if c.isChecked())
+            return f"weekly on {days or 'no day'} at {at}"
+        if kind == Repeat.LOGIN:
+            return "at login"
+        return None
+
+    def _set_schedule(self, schedule: Schedule | None) -> None:
+        """Show ``schedule`` in the editor (the fields of other kinds keep useful defaults)."""
+        widgets = (self.schedule_kind, self.schedule_date, self.schedule_time, *self.day_checks)
+        for widget in widgets:
+            widget.blockSignals(True)
+        kind = "" if schedule is None else str(schedule.repeat)
+        self.schedule_kind.setCurrentIndex(max(0, self.schedule_kind.findData(kind)))
+        at = schedule.at if schedule is not None and schedule.at is not None else time(9, 0)
+        on = schedule.on if schedule is not None and schedule.on is not None else \
+            self._now().date() + timedelta(days=1)
+        self.schedule_time.setTime(QTime(at.hour, at.minute))
+        self.schedule_date.setDateTime(
+            QDateTime(QDate(on.year, on.month, on.day), QTime(at.hour, at.minute)))
+        days = schedule.days if schedule is not None and schedule.days else frozenset(range(5))
+        for i, check in enumerate(self.day_checks):
+            check.setChecked(i in days)
+        for widget in widgets:
+            widget.blockSignals(False)
+        self._schedule_changed()
+
+    def _schedule_changed(self) -> None:
+        kind = str(self.schedule_kind.currentData())
+        self.schedule_date.setVisible(kind == Repeat.ONCE)
+        self.schedule_time.setVisible(kind in (Repeat.DAILY, Repeat.WEEKLY))
+        self.days_box.setVisible(kind == Repeat.WEEKLY)
+        self._show_schedule_status()
+
+    def set_notes(self, notes: Mapping[str, str]) -> None:
+        """What the app has to say about each automation's schedule (a missed or skipped
+        run), by key; shown under the schedule of the automation in the form."""
+        self._notes = dict(notes)
+        self._show_schedule_status()
+
+    def _show_schedule_status(self) -> None:
+        lines: list[str] = []
+        tone = Tone.INFO
+        text = self.schedule_text()
+        if text is not None:
+            try:
+                probe = Automation.make("", name="probe", task="probe", schedule=text)
+            except AutomationError:
+                probe = None
+                lines.append("Tick at least one day." if "no day" in text else "")
+                tone = Tone.ERROR
+            if probe is not None and probe.when is not None:
+                if probe.when.timed:
+                    now = self._now()
+                    lines.append(f"Next run: {next_runs([probe], now, now.tzinfo)[probe.key]}.")
+                else:
+                    lines.append("Runs once each time holodesk starts at login.")
+                    need = login_needs(self._autostart())
+                    if need is not None:
+                        lines.append(need)
+                        tone = Tone.WARNING
+        note = self._notes.get((self._editing or "").casefold())
+        if note:
+            lines.append(note)
+            tone = Tone.WARNING if tone is Tone.INFO else tone
+        self.schedule_status.setStyleSheet(text_style(tone))
+        self.schedule_status.setText("\n".join(line for line in lines if line))
 
     @Slot()
     def save(self) -> None:
@@ -444,6 +595,14 @@ class AutomationsDialog(QDialog):
             self._after_save = None
             self._show_error(view(e).text())
             return
+        if automation.schedule != (self._loaded.schedule if self._loaded else None):
+            try:  # a new once time must be ahead; one already saved stays as it is
+                now = self._now()
+                check_new_schedule(automation.schedule, now, now.tzinfo)
+            except AutomationError as e:
+                self._after_save = None
+                self._show_error(view(e).text())
+                return
         path, stop, old = self.path, self.stop_hotkey, self._editing
 
         def work() -> list[Automation]:

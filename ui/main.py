@@ -35,6 +35,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ui.practice.window import main as practice_main
 
         return practice_main(args[1:])
+    from app.autostart import AT_LOGIN_OPTION
+
+    if args == [AT_LOGIN_OPTION]:
+        # The autostart entry's start (app/autostart.py): the "at login" automations run.
+        from ui.app import run_gui
+
+        return run_gui(at_login=True)
     if args:
         from app.cli.main import main as cli_main
 

@@ -1,4 +1,5 @@
-"""The `holodesk automation` command: list, add, edit, remove and run saved automations.
+"""The `holodesk automation` command: list, add, edit, remove, schedule and run saved
+automations.
 
 ``holodesk trigger NAME`` (app/cli/trigger.py) runs one in the desktop app when it is running; the
 app picks up every change made here by itself (it watches the file).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from datetime import datetime
 
 from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail
 
@@ -54,6 +56,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rm.add_argument("name")
     rm.set_defaults(func=_guarded(_cmd_remove))
 
+    sched = asub.add_parser(
+        "schedule", help="run an automation by itself: once, daily, weekly or at login",
+        description="Scheduled runs happen while the desktop app runs, through it (its "
+                    "confirmations, stop and log); a run missed while it was not running or the "
+                    "computer slept is reported, not run late. Without a schedule: show it.",
+    )
+    sched.add_argument("name", help="the automation")
+    sched.add_argument("when", nargs="*", metavar="WHEN",
+                       help="daily 09:00 | weekly mon,thu 17:30 | once 2026-12-24 09:00 | "
+                            "at login (times are local)")
+    kinds = sched.add_mutually_exclusive_group()
+    kinds.add_argument("--daily", metavar="HH:MM", help="every day at this time")
+    kinds.add_argument("--weekly", nargs=2, metavar=("DAYS", "HH:MM"),
+                       help="on these days (mon,thu or weekdays) at this time")
+    kinds.add_argument("--at", metavar="YYYY-MM-DDTHH:MM", help="once, at this date and time")
+    kinds.add_argument("--at-login", action="store_true",
+                       help="when holodesk starts at login (needs Start at login)")
+    kinds.add_argument("--clear", action="store_true", help="remove its schedule")
+    sched.set_defaults(func=_guarded(_cmd_schedule))
+
     run = asub.add_parser("run", help="run an automation here, in this terminal")
     run.add_argument("name")
     run.add_argument("--confirm", choices=_CONFIRM,
@@ -80,6 +102,8 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 def _cmd_list(args: argparse.Namespace) -> int:
     from app.automations import automations_path, load_automations, stop_conflicts
+    from app.schedule import local_zone
+    from app.scheduler import next_runs
     from app.settings import load_settings
 
     items = load_automations()
@@ -87,13 +111,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(f"no automations yet ({automations_path()}); add one with\n"
               "  holodesk automation add NAME --task \"what to do\" --hotkey ctrl+alt+1")
         return EXIT_OK
-    rows = [(a.name, a.hotkey_label() or "-", str(a.confirm), a.monitor, a.task) for a in items]
-    widths = [max(len(r[i]) for r in [("NAME", "HOTKEY", "CONFIRM", "MONITOR", ""), *rows])
-              for i in range(4)]
-    header = ("NAME", "HOTKEY", "CONFIRM", "MONITOR", "TASK")
-    for row in (header, *rows):
-        cells = [row[i].ljust(widths[i]) for i in range(4)]
-        task = row[4] if len(row[4]) <= 60 else row[4][:57] + "..."
+    header = ["NAME", "HOTKEY", "CONFIRM", "MONITOR"]
+    rows = [[a.name, a.hotkey_label() or "-", str(a.confirm), a.monitor] for a in items]
+    if any(a.schedule for a in items):  # the columns only when something is scheduled
+        zone = local_zone()
+        upcoming = next_runs(items, datetime.now(zone), zone)
+        header += ["SCHEDULE", "NEXT RUN"]
+        for row, a in zip(rows, items, strict=True):
+            row += [a.schedule or "-", upcoming.get(a.key, "-")]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row, task in ((header, "TASK"), *((r, a.task) for r, a in zip(rows, items, strict=True))):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
+        task = task if len(task) <= 60 else task[:57] + "..."
         print("  ".join([*cells, task.replace("\n", " ")]).rstrip())
     for problem in stop_conflicts(items, load_settings().stop_hotkey):
         error(f"warning: {problem}")
@@ -148,6 +177,62 @@ def _cmd_remove(args: argparse.Namespace) -> int:
     old = find_automation(load_automations(), args.name)
     remove_automation(old.name)
     print(f"automation {old.name!r} removed")
+    return EXIT_OK
+
+
+def _schedule_text(args: argparse.Namespace) -> str | None:
+    """The schedule the arguments ask for ("" for --clear, None when they ask for none)."""
+    given = [bool(args.when), args.daily is not None, args.weekly is not None,
+             args.at is not None, args.at_login, args.clear]
+    if sum(given) > 1:
+        raise ValueError("give the schedule once: as words (daily 09:00) or as one option")
+    if args.clear:
+        return ""
+    if args.daily is not None:
+        return f"daily at {args.daily}"
+    if args.weekly is not None:
+        return f"weekly on {args.weekly[0]} at {args.weekly[1]}"
+    if args.at is not None:
+        return f"once at {args.at}"
+    if args.at_login:
+        return "at login"
+    return " ".join(args.when) if args.when else None
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    from app.automations import find_automation, load_automations
+    from app.autostart import default_autostart
+    from app.instance import send
+    from app.schedule import local_zone
+    from app.scheduler import login_needs, next_runs, set_schedule
+
+    zone = local_zone()
+    now = datetime.now(zone)
+    try:
+        text = _schedule_text(args)
+    except ValueError as e:
+        return fail(str(e), EXIT_USAGE)
+    if text is None:
+        automation = find_automation(load_automations(), args.name)
+    else:
+        automation = set_schedule(args.name, text or None, now=now, tz=zone)
+    if automation.schedule is None:
+        print(f"automation {automation.name!r} has no schedule" +
+              (" now" if text is not None else "; give one, e.g. daily 09:00"))
+        return EXIT_OK
+    upcoming = next_runs([automation], now, zone)[automation.key]
+    saved = "runs" if text is not None else "is scheduled:"
+    print(f"automation {automation.name!r} {saved} {automation.schedule}; next run: {upcoming}")
+    print("scheduled runs happen while the desktop app runs; one missed while it was not "
+          "running or the computer slept is reported, not run late")
+    if text is not None and send({"cmd": "ping"}, timeout=1.0) is None:
+        error("note: the desktop app is not running now; start it (holodesk) for the schedule "
+              "to run")
+    when = automation.when
+    if when is not None and not when.timed:
+        need = login_needs(default_autostart())
+        if need is not None:
+            error(f"warning: {need}")
     return EXIT_OK
 
 

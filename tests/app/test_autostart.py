@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.autostart import (
+    AT_LOGIN_OPTION,
     Autostart,
     AutostartError,
     autostart_dir,
@@ -140,6 +141,22 @@ def test_only_xdg_platforms_have_it(tmp_path: Path) -> None:
     linux = default_autostart(env, platform="linux")
     assert linux is not None
     assert linux.path == tmp_path / ".config" / "autostart" / "holodesk.desktop"
+
+
+def test_the_entry_tells_the_app_it_was_started_at_login(tmp_path: Path) -> None:
+    """The "at login" schedules run only when the app was started by this entry."""
+    entry = default_autostart({"HOME": str(tmp_path)}, platform="linux")
+    assert entry is not None
+    assert entry.command[-1] == AT_LOGIN_OPTION
+    entry.enable()
+    exec_line = next(line for line in entry.path.read_text().splitlines()
+                     if line.startswith("Exec="))
+    assert parse_exec(exec_line.removeprefix("Exec="))[-1] == "--at-login"
+    assert entry.says_at_login()
+    # An entry written before schedules existed starts the app without it.
+    old = Autostart(entry.path, entry.command[:-1])
+    old.enable()
+    assert old.enabled() and not old.says_at_login()
 
 
 def test_the_command_is_this_holodesk(tmp_path: Path) -> None:
