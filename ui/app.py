@@ -294,7 +294,12 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        return self.start_task(automation.task, str(automation.confirm), automation.monitor)
+        try:
+            task = automation.fill({}).task
+        except AutomationError as e:
+            self.report_error(str(e))
+            return False
+        return self.start_task(task, str(automation.confirm), automation.monitor)
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
@@ -302,7 +307,12 @@ class HolodeskApp(QObject):
             self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
                             "was not started. Stop the run first.")
             return False
-        return self.start_task(automation.task, "always", automation.monitor)
+        try:
+            task = automation.fill({}).task
+        except AutomationError as e:
+            self.report_error(str(e))
+            return False
+        return self.start_task(task, "always", automation.monitor)
 
     def _tell_busy(self, text: str) -> None:
         """Tell the person a request was refused because a run is active, without disturbing

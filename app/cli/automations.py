@@ -160,7 +160,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
-    return run_task(settings, automation.task, dry_run=args.dry_run, verbose=args.verbose)
+    return run_task(settings, automation.fill({}).task, dry_run=args.dry_run,
+                    verbose=args.verbose)
 
 
 def _quoted(name: str) -> str:
