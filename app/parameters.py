@@ -164,10 +164,10 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 @dataclass(frozen=True)
 class Filled:
-    """A run's task with its parameters filled. ``values`` holds every value, secrets too: it
-    stays in memory (its repr shows none of them)."""
+    """A run's task with its parameters filled. ``task`` and ``values`` hold every value,
+    secrets too: they stay in memory (the repr shows neither)."""
 
-    task: str
+    task: str = field(repr=False)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)
     secret_names: frozenset[str] = frozenset()
 
@@ -194,11 +194,16 @@ def replayed_text(typed: str, used: Mapping[str, str], new: Mapping[str, str]) -
     ``file=a`` and ``folder=ab`` do not disturb each other and a new value containing an old
     one is not replaced again. A value this run has no new value for stays as recorded.
     """
-    olds = sorted({v for k, v in used.items() if v and k in new and new[k] != v},
-                  key=len, reverse=True)
-    if not olds:
+    # Every recorded value is matched, also those kept: "ab" of a kept parameter must not be
+    # read as "a" of a changed one followed by "b". Two parameters that had the same value:
+    # the first declared decides.
+    by_value: dict[str, str] = {}
+    for name, value in used.items():
+        if value and value not in by_value:
+            by_value[value] = new.get(name, value)
+    if all(old == now for old, now in by_value.items()):
         return typed
-    by_value = {v: new[k] for k, v in used.items() if v in olds}
+    olds = sorted(by_value, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(v) for v in olds))
     return pattern.sub(lambda m: by_value[m.group(0)], typed)
 
