@@ -32,6 +32,7 @@ __all__ = [
     "rename_secrets",
     "resolve",
     "store_secret",
+    "stored_secrets",
 ]
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,17 @@ def rename_secrets(old: Automation, new: Automation, store: SecretStore | None =
             log.warning("could not move the secret parameter %s of %r: %s", name, old.name, e)
 
 
+def stored_secrets(automation: Automation, store: SecretStore | None = None) -> dict[str, str]:
+    """The values of ``automation``'s secret parameters the keyring holds (may block on the
+    keyring: the desktop app calls it on a worker thread)."""
+    out: dict[str, str] = {}
+    for name in automation.secret_parameters():
+        value = load_secret(automation, name, store)
+        if value:
+            out[name] = value
+    return out
+
+
 def parse_assignment(text: str) -> tuple[str, str]:
     """``name=value`` split at the first ``=``; ParameterError when there is none."""
     name, sep, value = text.partition("=")
@@ -147,13 +159,16 @@ def resolve(
     store: SecretStore | None = None,
     ask: Ask | None = None,
     ask_all: bool = False,
+    secrets: Mapping[str, str] | None = None,
 ) -> Filled:
     """The task of ``automation`` filled for a run.
 
     ``given`` are this run's values (never a secret's: that would put it on a command line);
     secrets come from the keyring, the rest from the defaults; ``ask`` (when given) is asked
     for every value still missing, and with ``ask_all`` for every parameter not in ``given``
-    (the default shown as a suggestion). Raises :class:`MissingValues` when values are still
+    (the default shown as a suggestion). ``secrets``, when given, are the secret values
+    already read from the keyring or asked (the desktop app reads the keyring off its GUI
+    thread): the keyring is then not read here. Raises :class:`MissingValues` when values are still
     missing, :class:`AutomationError` for a bad value.
     """
     given = dict(given or {})
@@ -171,7 +186,8 @@ def resolve(
             continue
         declared = automation.parameters[name]
         if declared.secret:
-            found = load_secret(automation, name, store)
+            found = (secrets or {}).get(name) if secrets is not None else \
+                load_secret(automation, name, store)
             if found:
                 values[name] = found
         elif declared.default is not None and not ask_all:

@@ -32,6 +32,8 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
+from app.parameter_values import MissingValues, resolve, store_secret, stored_secrets
+from app.parameters import Filled
 from app.pause import PauseGate
 from app.report import collect_report
 from app.runner import stop_signals
@@ -54,6 +56,7 @@ from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.parameters_dialog import ParametersDialog
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
 from ui.server_control import ServerControl
@@ -119,7 +122,8 @@ class HolodeskApp(QObject):
             self.calibration,
             settings=lambda: self.settings,
             windows=lambda: [self.task_window, self.tray.window, self.log_window,
-                             self.automations_dialog, self.doctor_window],
+                             self.automations_dialog, self.doctor_window,
+                             self.parameters_dialog],
             keep_out_of_capture=self._keep_out_of_capture,
             tell=self.report_error,
             parent=self,
@@ -178,6 +182,7 @@ class HolodeskApp(QObject):
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
+        self.parameters_dialog: ParametersDialog | None = None
         self._automations_error = ""
         self._automations_file = AutomationsWatcher(automations_path(), self)
         self._automations_file.changed.connect(self.reload_automations)
@@ -198,8 +203,10 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
-        """Start a run; False (and the reason shown) when it cannot start now."""
+    def start_task(self, task: str, confirm: str = "", monitor: str = "",
+                   parameters: Filled | None = None) -> bool:
+        """Start a run; False (and the reason shown) when it cannot start now. ``parameters``:
+        an automation's, filled (``task`` is their filled task)."""
         if self.controller.running:
             self.report_error("A run is already active: stop it before starting another.")
             return False
@@ -221,7 +228,7 @@ class HolodeskApp(QObject):
         except SettingsError as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings)
+        return self.controller.start(task, settings, parameters)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -294,12 +301,7 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        try:
-            task = automation.fill({}).task
-        except AutomationError as e:
-            self.report_error(str(e))
-            return False
-        return self.start_task(task, str(automation.confirm), automation.monitor)
+        return self._start_automation(automation, source, str(automation.confirm))
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
@@ -307,12 +309,82 @@ class HolodeskApp(QObject):
             self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
                             "was not started. Stop the run first.")
             return False
+        return self._start_automation(automation, "test run", "always")
+
+    def _start_automation(self, automation: Automation, source: str, confirm: str) -> bool:
+        """Fill the automation's parameters and start it. Secret values are read from the
+        keyring on a worker thread (it may wait on the desktop's keyring), so a run with them
+        starts a moment later (True here: a later refusal is told). A missing value is asked in
+        a small form when the person started it (the tray, the Automations window); a hotkey or
+        a trigger asks nothing and refuses, saying how to give it."""
+        if not automation.secret_parameters():
+            return self._fill_and_start(automation, source, confirm, {})
+        self._background.run(
+            lambda: stored_secrets(automation),
+            lambda found: self._started_later(automation, source, confirm, found),
+            lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
+        return True
+
+    def _started_later(self, automation: Automation, source: str, confirm: str,
+                       secrets: dict[str, str]) -> None:
+        if self.controller.running:
+            self._tell_busy(f"A run is already active: “{automation.name}” ({source}) was not "
+                            "started. Stop the run first.")
+            return
+        self._fill_and_start(automation, source, confirm, secrets)
+
+    def _fill_and_start(self, automation: Automation, source: str, confirm: str,
+                        secrets: dict[str, str], given: dict[str, str] | None = None) -> bool:
         try:
-            task = automation.fill({}).task
+            filled = resolve(automation, given, secrets=secrets)
+        except MissingValues as e:
+            if source not in _ASKING_SOURCES:
+                self.report_error(
+                    f"“{automation.name}” was not started: it needs a value for "
+                    f"{', '.join(e.names)}, and a {source} uses only saved defaults and the "
+                    "keyring. Run it from the tray menu or the Automations window, which ask "
+                    "for it, or give it a default in the Automations window.")
+                return False
+            self._ask_values(automation, source, confirm, secrets, e.names)
+            return True
         except AutomationError as e:
-            self.report_error(str(e))
+            self.report_error(f"“{automation.name}” was not started: {e}")
             return False
-        return self.start_task(task, "always", automation.monitor)
+        return self.start_task(filled.task, confirm, automation.monitor, parameters=filled)
+
+    def _ask_values(self, automation: Automation, source: str, confirm: str,
+                    secrets: dict[str, str], missing: list[str]) -> None:
+        if self.parameters_dialog is not None:
+            self.parameters_dialog.close()  # one question at a time: the newest request
+        dialog = ParametersDialog(automation, missing, None)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.parameters_dialog = dialog
+
+        def accepted() -> None:
+            typed = dialog.values()
+            secret = set(automation.secret_parameters())
+            known = {**secrets, **{k: v for k, v in typed.items() if k in secret}}
+            plain = {k: v for k, v in typed.items() if k not in secret}
+            kept = {name: typed[name] for name in dialog.kept()}
+            if kept:
+                self._background.run(
+                    lambda: _keep_secrets(automation, kept), None,
+                    lambda e: self.report_error(f"The value was used but not kept: {e}"))
+            if self.controller.running:
+                self._tell_busy(f"A run is already active: “{automation.name}” was not "
+                                "started. Stop the run first.")
+                return
+            self._fill_and_start(automation, source, confirm, known, plain)
+
+        def finished(_result: int) -> None:
+            if self.parameters_dialog is dialog:
+                self.parameters_dialog = None  # deleted on close: never touched again
+
+        dialog.accepted.connect(accepted)
+        dialog.finished.connect(finished)
+        dialog.open()
+        dialog.raise_()
+        dialog.activateWindow()
 
     def _tell_busy(self, text: str) -> None:
         """Tell the person a request was refused because a run is active, without disturbing
@@ -499,6 +571,7 @@ class HolodeskApp(QObject):
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
             self.report_dialog, self.calibration_dialog, self.tray.window,
+            self.parameters_dialog,
         ]
         for window in windows:
             if window is not None:
@@ -643,6 +716,15 @@ class HolodeskApp(QObject):
         if self.run_automation(automation.name, "trigger"):
             return {"ok": True}
         return {"ok": False, "error": self._errors[-1] if self._errors else "not started"}
+
+
+def _keep_secrets(automation: Automation, values: dict[str, str]) -> None:
+    for name, value in values.items():
+        store_secret(automation, name, value)
+
+
+#: Where a run was started by the person, who can be asked for a missing value.
+_ASKING_SOURCES = frozenset({"tray", "window", "test run"})
 
 
 def _prune(retention_days: int) -> list[str]:
