@@ -8,15 +8,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.automations import Automation
+from app.automations import Automation, load_automations
 from app.parameter_values import load_secret, store_secret
+from app.parameters import Parameter
 from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
+from ui.automations_dialog import AutomationsDialog
 from ui.parameters_dialog import ParametersDialog
 
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
@@ -138,3 +141,64 @@ def test_a_secret_typed_in_the_form_is_kept_only_when_asked(
                 assert load_secret(automation, "password") is None
     qtbot.waitUntil(lambda: load_secret(automation, "password") == SECRET, timeout=10_000)
     assert rig.started() == ["sign in with ***", "sign in with ***"]
+
+
+# -- declaring them in the Automations window --------------------------------------------------
+
+
+def _set_cell(dialog: AutomationsDialog, row: int, column: int, text: str) -> None:
+    item = dialog.params_table.item(row, column)
+    assert item is not None
+    item.setText(text)
+
+
+def _tick_secret(dialog: AutomationsDialog, row: int) -> None:
+    item = dialog.params_table.item(row, 2)
+    assert item is not None
+    item.setCheckState(Qt.CheckState.Checked)
+
+
+def test_the_window_declares_the_task_s_placeholders(qtbot: QtBot, home: Home) -> None:
+    path = home.config / "holodesk" / "automations.toml"
+    dialog = AutomationsDialog(path=path)
+    qtbot.addWidget(dialog)
+    dialog.name_edit.setText("sign in")
+    dialog.task_edit.setPlainText("sign in as {user} with {password}")
+    assert list(dialog.form_parameters()) == ["user", "password"]
+    _set_cell(dialog, 0, 1, "ann")
+    _set_cell(dialog, 0, 3, "who signs in")
+    _set_cell(dialog, 1, 1, "typed by mistake")
+    _tick_secret(dialog, 1)
+    default = dialog.params_table.item(1, 1)
+    # A secret has no default: emptied, and the cell cannot be edited.
+    assert default is not None and default.text() == ""
+    assert not default.flags() & Qt.ItemFlag.ItemIsEditable
+    # Deleting a placeholder drops its row; typing it again brings the row back as it was.
+    dialog.task_edit.setPlainText("sign in with {password}")
+    assert list(dialog.form_parameters()) == ["password"]
+    dialog.task_edit.setPlainText("sign in as {user} with {password}")
+    assert dialog.form_parameters()["user"] == Parameter(default="ann",
+                                                         description="who signs in")
+    with qtbot.waitSignal(dialog.saved, timeout=20_000):
+        dialog.save_button.click()
+    saved = load_automations(path)[0]
+    assert saved.parameters == {"user": Parameter(default="ann", description="who signs in"),
+                                "password": Parameter(secret=True)}
+    text = path.read_text(encoding="utf-8")
+    assert "typed by mistake" not in text and "secret = true" in text
+    # Shown again as saved.
+    dialog.new()
+    dialog.select("sign in")
+    assert dialog.form_parameters() == saved.parameters
+    assert not dialog.is_dirty
+    _set_cell(dialog, 0, 1, "bob")
+    assert dialog.is_dirty
+
+
+def test_the_window_names_a_stray_brace(qtbot: QtBot, home: Home) -> None:
+    dialog = AutomationsDialog(path=home.config / "holodesk" / "automations.toml")
+    qtbot.addWidget(dialog)
+    dialog.name_edit.setText("x")
+    dialog.task_edit.setPlainText("type {new name}")
+    dialog.save_button.click()
+    assert "is not a placeholder" in dialog.message.text()
