@@ -219,8 +219,7 @@ def _unavailable(automation: Automation, parameter: str, verb: str,
         f"the secret parameter {parameter!r} of {automation.name!r} cannot be {verb}: no "
         "secure system keyring is usable (holodesk keeps secrets only in the Secret Service "
         "(GNOME Keyring or KWallet), the macOS Keychain or the Windows Credential Locker, "
-        "never in a file). Unlock or install one (`holodesk doctor` checks it), or give the "
-        "value when asked.")
+        "never in a file). Unlock or install one, or give the value when asked.")
 
 
 def _quoted(name: str) -> str:
