@@ -191,8 +191,9 @@ class Agent:
             run = p.store.start_run(config.task, config.endpoint, model, config.settings)
             run_id = run.id
             self._emit(
-                RunStarted(run_id, config.task, config.endpoint, model, config.monitor_label,
-                           config.dry_run)
+                # The task may carry a secret parameter's value: shown masked, as in the log.
+                RunStarted(run_id, self._masked(config.task), config.endpoint, model,
+                           config.monitor_label, config.dry_run)
             )
             end = self._loop(run_id, config)
         except _Ended as e:

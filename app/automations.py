@@ -12,6 +12,16 @@ order the person made them::
     only_in = ["firefox"]   # optional: the only applications it may act in
     schedule = "weekly on mon,thu at 17:30"   # optional: see app/schedule.py
 
+    [automation.parameters.file]   # optional: a {file} placeholder in the task (app/parameters.py)
+    default = "report.pdf"
+
+The file starts with its format version (``version = 2``). A file without one was written
+before versions existed (version 1, the same tables without parameters); it is read through
+:data:`MIGRATIONS` and written back as the current version at the next change only, so reading
+never changes a file. In a version this holodesk knows, an unknown field is an error naming it
+(a typo must not be dropped silently); a file from a *newer* holodesk is refused as a whole,
+with a message to update, and never overwritten: its fields would be lost.
+
 Everything is validated on the way in (pydantic, then rules across entries) and an error names
 the file and the entry. Nothing here ever writes a file it could not read: every change loads
 the file, applies the change, validates the whole list and only then replaces the file
@@ -41,15 +51,33 @@ from __future__ import annotations
 import logging
 import tomllib
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from app import paths
 from app.lock import editing
+from app.parameters import (
+    Filled,
+    Parameter,
+    ParameterError,
+    check_param_name,
+    check_value,
+    declared,
+    escape,
+    fill,
+    placeholders,
+)
 from app.schedule import Schedule, ScheduleError, parse_schedule
 from app.settings import Settings, app_list, normalize_monitor
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
@@ -58,9 +86,12 @@ from model.problem import HolodeskError
 
 __all__ = [
     "AUTOMATIONS_FILE",
+    "FORMAT_VERSION",
+    "MIGRATIONS",
     "RESERVED_NAMES",
     "Automation",
     "AutomationError",
+    "NewerFileError",
     "add_automation",
     "automations_path",
     "check_name",
@@ -78,6 +109,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 AUTOMATIONS_FILE = "automations.toml"
+#: The format this holodesk writes; it reads this one and every older one (:data:`MIGRATIONS`).
+FORMAT_VERSION = 2
 #: Words ``holodesk trigger`` takes as its own commands: no automation may be called so.
 RESERVED_NAMES = frozenset({"show", "stop", "run"})
 MAX_NAME = 64
@@ -85,12 +118,16 @@ _NAME_PUNCTUATION = frozenset(" ._-")
 _HEADER = (
     "# holodesk automations: saved tasks, each runnable with `holodesk trigger NAME` and by its\n"
     "# hotkey while the desktop app runs. Edit them with `holodesk automation ...`, in the app,\n"
-    "# or by hand (comments are not kept).\n"
+    "# or by hand (comments are not kept). `version` is the file's format: leave it as it is.\n"
 )
 
 
 class AutomationError(HolodeskError, ValueError):
     """An automation, or the automations file, is invalid; the message says which and why."""
+
+
+class NewerFileError(AutomationError):
+    """The file was written by a newer holodesk: not read, and never overwritten."""
 
 
 def automations_path() -> Path:
@@ -156,6 +193,8 @@ class Automation(BaseModel):
         default=(), description="the only applications it may act in (empty: any)")
     schedule: str | None = Field(
         default=None, description="when it runs by itself, e.g. daily at 09:00 (app/schedule.py)")
+    parameters: dict[str, Parameter] = Field(
+        default_factory=dict, description="the {name} placeholders of the task, declared")
 
     @field_validator("name", mode="before")
     @classmethod
@@ -168,8 +207,26 @@ class Automation(BaseModel):
         if isinstance(value, str):
             if not value.strip():
                 raise ValueError("the task is empty; say what to do")
+            placeholders(value)  # a stray brace is named here, with the task
             return value.strip()
         return value
+
+    @field_validator("parameters", mode="before")
+    @classmethod
+    def _check_parameters(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            for name in value:
+                check_param_name(str(name))
+        return value
+
+    @model_validator(mode="after")
+    def _check_placeholders(self) -> Automation:
+        # The task's braces are checked here, not in the task's own validator: the message
+        # names both what the task uses and what is declared.
+        problems = declared(self.task, self.parameters)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     @field_validator("only_in", mode="before")
     @classmethod
@@ -230,6 +287,29 @@ class Automation(BaseModel):
         """``Ctrl+Alt+1`` for people, or an empty string."""
         combo = self.combo
         return combo.label() if combo is not None else ""
+
+    def needs(self) -> list[str]:
+        """The parameters the task uses, in order of first use."""
+        return placeholders(self.task)
+
+    def secret_parameters(self) -> list[str]:
+        return [n for n, p in self.parameters.items() if p.secret]
+
+    def fill(self, values: Mapping[str, str]) -> Filled:
+        """The task filled with ``values`` (checked: one printable line each; parameters not
+        declared are refused); :class:`AutomationError` naming what is missing or bad."""
+        unknown = sorted(set(values) - set(self.parameters))
+        if unknown:
+            known = ", ".join(self.parameters) or "none"
+            raise AutomationError(
+                f"{self.name!r} has no parameter {', '.join(map(repr, unknown))} "
+                f"(its parameters: {known})")
+        try:
+            checked = {k: check_value(f"the value of {k}", v) for k, v in values.items()}
+            task = fill(self.task, checked)
+        except ParameterError as e:
+            raise AutomationError(f"automation {self.name!r}: {e}") from None
+        return Filled(task, checked, frozenset(self.secret_parameters()) & set(checked))
 
     def changed(self, **values: object) -> Automation:
         """A validated copy with ``values`` changed (``hotkey=None`` removes the hotkey)."""
@@ -314,14 +394,17 @@ def load_automations(path: Path | None = None) -> list[Automation]:
     """
     path = automations_path() if path is None else path
     data = _read(path)
+    version = _version(data, path)
     raw = data.get("automation", [])
-    extra = sorted(set(data) - {"automation"})
+    extra = sorted(set(data) - {"automation", "version"})
     if extra:
         raise AutomationError(
             f"{path}: unexpected {extra[0]!r}; each automation is an [[automation]] table"
         )
     if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
         raise AutomationError(f"{path}: 'automation' must be a list of [[automation]] tables")
+    for old in range(version, FORMAT_VERSION):
+        raw = MIGRATIONS[old](raw, path)
     items: list[Automation] = []
     errors: list[str] = []  # every bad entry at once: the person fixes them in one go
     for i, entry in enumerate(raw, start=1):
@@ -341,10 +424,10 @@ def save_automations(
     """Validate ``items`` as a whole, then replace the file atomically; returns its path."""
     path = automations_path() if path is None else path
     validate_automations(items, stop_hotkey=stop_hotkey)
-    tables = [
-        {k: v for k, v in a.model_dump(mode="json").items() if v is not None} for a in items
-    ]
-    paths.write_atomic(path, _HEADER + tomli_w.dumps({"automation": tables}))
+    _refuse_newer(path)
+    tables = [_table(a) for a in items]
+    text = tomli_w.dumps({"version": FORMAT_VERSION, "automation": tables})
+    paths.write_atomic(path, _HEADER + text)
     log.info("saved %d automation(s) to %s", len(items), path)
     return path
 
@@ -418,6 +501,74 @@ def _check_new(items: Sequence[Automation], new: Automation, stop_hotkey: str | 
             raise AutomationError(problems[0])
 
 
+def _table(a: Automation) -> dict[str, Any]:
+    """``a`` as its TOML table: unset values left out (a parameter's too)."""
+    table = {k: v for k, v in a.model_dump(mode="json").items() if v is not None}
+    params = {
+        name: {k: v for k, v in p.items() if v not in (None, False, "")}
+        for name, p in table.pop("parameters", {}).items()
+    }
+    if params:
+        table["parameters"] = params
+    return table
+
+
+def _version(data: Mapping[str, Any], path: Path) -> int:
+    """The file's format version (1 when it has none: written before versions existed)."""
+    if not data:
+        return FORMAT_VERSION
+    version = data.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise AutomationError(
+            f"{path}: version = {version!r} is not a format version (a whole number; this "
+            f"holodesk writes {FORMAT_VERSION}); leave it as holodesk wrote it")
+    if version > FORMAT_VERSION:
+        raise NewerFileError(
+            f"{path}: written by a newer holodesk (format version {version}; this one knows "
+            f"versions up to {FORMAT_VERSION}). Update holodesk to use these automations; "
+            "the file is left as it is and is not changed from here.")
+    return version
+
+
+def _refuse_newer(path: Path) -> None:
+    """Raise :class:`NewerFileError` when ``path`` holds a newer holodesk's automations: a
+    save would drop what this version does not know. A file that cannot be read at all is
+    replaced as before (the edits that read it first already refused it)."""
+    try:
+        data = _read(path)
+    except AutomationError:
+        return
+    _version(data, path)
+
+
+#: Fields of a version 1 automation (a file without ``version``).
+V1_FIELDS = frozenset({"name", "task", "confirm", "monitor", "hotkey", "only_in"})
+
+
+def _from_v1(entries: list[dict[str, Any]], path: Path) -> list[dict[str, Any]]:
+    """Version 1 -> 2: braces in a task were plain text, now they mark parameters, so they are
+    doubled (``{x}`` stays the text "{x}"). A field version 1 did not have is an error: it
+    was written for version 2 by hand, without the line that says so."""
+    out = []
+    for i, entry in enumerate(entries, start=1):
+        extra = sorted(set(entry) - V1_FIELDS)
+        if extra:
+            raise AutomationError(
+                f"{path}: automation {i} ({_entry_name(entry)}): {extra[0]!r} is not a field of "
+                f"a version 1 file (fields: {', '.join(sorted(V1_FIELDS))}); to use it, add "
+                f"version = {FORMAT_VERSION} as the first line of the file and write braces "
+                "in tasks as {{ and }}")
+        task = entry.get("task")
+        out.append({**entry, "task": escape(task)} if isinstance(task, str) else dict(entry))
+    return out
+
+
+#: One step per format version: ``MIGRATIONS[n]`` turns version n's entries into version n+1's.
+MIGRATIONS: dict[int, Callable[[list[dict[str, Any]], Path], list[dict[str, Any]]]] = {
+    1: _from_v1,
+}
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
@@ -441,9 +592,22 @@ def _entry_name(entry: Mapping[str, Any]) -> str:
 def _explain(error: ValidationError, source: str) -> str:
     lines = []
     for err in error.errors():
-        field = str(err["loc"][0]) if err["loc"] else ""
+        loc = err["loc"]
+        field = str(loc[0]) if loc else ""
         kind = err["type"]
-        if kind == "extra_forbidden":
+        if field == "parameters" and len(loc) > 1:
+            # A parameter's own field: name the parameter and the field.
+            inner = ".".join(str(p) for p in loc[1:])
+            detail = str((err.get("ctx") or {}).get("error") or err["msg"])
+            if kind == "extra_forbidden":
+                detail = (f"is not a field of a parameter (fields: "
+                          f"{', '.join(Parameter.model_fields)})")
+            text = f"parameters.{inner} {detail}" if kind == "extra_forbidden" else \
+                f"parameters.{inner}: {detail}"
+        elif not field:
+            ctx_error = (err.get("ctx") or {}).get("error")
+            text = str(ctx_error) if ctx_error is not None else str(err["msg"])
+        elif kind == "extra_forbidden":
             text = (f"{field!r} is not a field of an automation (fields: "
                     f"{', '.join(Automation.model_fields)})")
         elif kind == "missing":
@@ -455,7 +619,8 @@ def _explain(error: ValidationError, source: str) -> str:
             ctx_error = (err.get("ctx") or {}).get("error")
             detail = str(ctx_error) if ctx_error is not None else str(err["msg"])
             # The name, task and hotkey checks quote the value themselves.
-            text = f"{field}: {detail}" if field in ("name", "task", "hotkey", "schedule") else \
+            text = f"{field}: {detail}" if field in ("name", "task", "hotkey", "schedule",
+                                                     "parameters") else \
                 f"{field} = {err.get('input')!r} {detail}"
         else:
             text = f"{field}: {str(err['msg']).lower()}"

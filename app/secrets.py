@@ -40,6 +40,8 @@ ENV_API_KEY = "HOLODESK_API_KEY"
 
 # Short strings would be "redacted" all over ordinary text, and no real API key is this short.
 _MIN_REDACT_LEN = 6
+#: The shortest secret :func:`redact` masks (a secret parameter must be at least this long).
+MIN_REDACT_LEN = _MIN_REDACT_LEN
 _MAX_KEY_LEN = 4096
 
 _SECRET_NAME = re.compile(r"api[_-]?key|token|secret|password|passwd|authorization", re.I)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
+from app.parameters import Filled
 from app.parts import client_config, make_capturer
 from app.plain_http import check_plain_http
 from app.secrets import api_key
@@ -42,6 +44,8 @@ class Session:
     _last_closers: list[Callable[[], None]] = field(default_factory=list)
     #: The run's hand-back-on-touch detector, when the front end set one up.
     touch: TouchDetector | None = None
+    #: The automation's parameters this run fills in (:meth:`use_parameters`).
+    parameters: Filled | None = None
 
     @property
     def latch(self) -> StopLatch:
@@ -72,9 +76,28 @@ class Session:
             dry_run=self.dry_run,
             monitor_label=s.monitor,
             endpoint=s.endpoint,
-            settings=s.model_dump(mode="json"),
+            settings={**s.model_dump(mode="json"),
+                      **(self.parameters.record() if self.parameters else {})},
         )
         return Agent(self.parts, emit).run(config)
+
+    def use_parameters(self, filled: Filled) -> None:
+        """Run ``filled``'s task. Its secret values are masked from here on wherever typed
+        secrets are (the log file, the action log, the prompt history, what the front ends
+        show), and typing one counts as typing a secret; the run's settings snapshot records
+        the plain values and the secret names (a replay retypes from them)."""
+        self.task = filled.task
+        self.parameters = filled
+        values = filled.secrets()
+        for value in values:
+            # Every form it is stored in, as the agent's typed secrets: as typed, and escaped
+            # inside the stored JSON (the task, an action, the model's raw answer).
+            for form in {value, json.dumps(value)[1:-1],
+                         json.dumps(value, ensure_ascii=False)[1:-1]}:
+                self.parts.store.add_secret(form)
+                mask(form)
+        policy = self.parts.policy
+        policy.secrets = policy.secrets | frozenset(values)
 
     def on_close(self, closer: Callable[[], None], *, last: bool = False) -> None:
         """Also call ``closer`` when the session closes (e.g. a listener tied to the run):

@@ -785,8 +785,12 @@ class SafetyPolicy:
         *,
         never_touch: Iterable[str] = (),
         only_in: Iterable[str] = (),
+        secrets: Iterable[str] = (),
     ) -> None:
         self.mode = mode
+        #: Values known to be secret (an automation's secret parameters): typing one is typing
+        #: a secret, whatever it looks like.
+        self.secrets: frozenset[str] = frozenset(s for s in secrets if s)
         self.reserved_hotkeys: tuple[Combo, ...] = tuple(
             parse_combo(c) for c in reserved_hotkeys
         )
@@ -880,6 +884,8 @@ class SafetyPolicy:
                 reasons.append("types a line break, which presses Enter and may submit a form")
             field, typed_before = _field_context(history)
             typed_secret = secret_reasons(action.text, field=field, typed_before=typed_before)
+            if any(known in action.text for known in self.secrets):
+                typed_secret = ["types the value of a secret parameter", *typed_secret]
             reasons += typed_secret
             secret = bool(typed_secret)
             # A command split over several type actions is judged whole. In a terminal the

@@ -34,11 +34,13 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
+from app.parameter_values import MissingValues, resolve, store_secret, stored_secrets
+from app.parameters import Filled
 from app.pause import PauseGate
 from app.report import collect_report
 from app.runner import stop_signals
 from app.scheduler import Clock, Missed
-from app.secrets import api_key
+from app.secrets import api_key, redact
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
@@ -60,6 +62,7 @@ from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.panel_place import move_clear_of
+from ui.parameters_dialog import ParametersDialog
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
 from ui.scheduler import ScheduleTimer
@@ -155,7 +158,8 @@ class HolodeskApp(QObject):
             self.calibration,
             settings=lambda: self.settings,
             windows=lambda: [self.task_window, self.tray.window, self.log_window,
-                             self.automations_dialog, self.doctor_window],
+                             self.automations_dialog, self.doctor_window,
+                             self.parameters_dialog],
             keep_out_of_capture=self._keep_out_of_capture,
             tell=self.report_error,
             parent=self,
@@ -237,6 +241,7 @@ class HolodeskApp(QObject):
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
+        self.parameters_dialog: ParametersDialog | None = None
         self._automations_error = ""
         self._automations_file = AutomationsWatcher(automations_path(), self)
         self._automations_file.changed.connect(self.reload_automations)
@@ -263,10 +268,11 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "", *,
-                   automation: str = "") -> bool:
+    def start_task(self, task: str, confirm: str = "", monitor: str = "",
+                   parameters: Filled | None = None, *, automation: str = "") -> bool:
         """Start a run (of the saved ``automation``, when named); False (and the reason shown)
-        when it cannot start now."""
+        when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
+        filled task)."""
         if self.controller.running:
             text = "A run is already active: stop it before starting another."
             self._busy_errors.append(text)
@@ -276,7 +282,9 @@ class HolodeskApp(QObject):
             self.report_error("A calibration is running: let it finish or press Esc first.")
             return False
         # From here on the window shows this run, or why it did not start, under its name.
-        self.task_window.expect_run(automation, task)
+        # A secret parameter's value is in the filled task: shown masked, as in the log.
+        self.task_window.expect_run(
+            automation, redact(task, parameters.secrets()) if parameters else task)
         if self.status is not None and self.status.state != "ok":
             text = f"The model server is not ready: {view(self.status.problem).line()}"
             self._server_errors.append(text)
@@ -292,7 +300,7 @@ class HolodeskApp(QObject):
         except SettingsError as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings)
+        return self.controller.start(task, settings, parameters)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -365,8 +373,7 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        started = self.start_task(automation.task, str(automation.confirm), automation.monitor,
-                                  automation=automation.name)
+        started = self._start_automation(automation, source, str(automation.confirm))
         if started and source == "schedule":
             self._scheduled_run = automation.name
         return started
@@ -443,8 +450,84 @@ class HolodeskApp(QObject):
             self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
                             "was not started. Stop the run first.")
             return False
-        return self.start_task(automation.task, "always", automation.monitor,
-                               automation=f"{automation.name} (test run)")
+        return self._start_automation(automation, "test run", "always")
+
+    def _start_automation(self, automation: Automation, source: str, confirm: str) -> bool:
+        """Fill the automation's parameters and start it. Secret values are read from the
+        keyring on a worker thread (it may wait on the desktop's keyring), so a run with them
+        starts a moment later (True here: a later refusal is told). A missing value is asked in
+        a small form when the person started it (the tray, the Automations window); a hotkey or
+        a trigger asks nothing and refuses, saying how to give it."""
+        if not automation.secret_parameters():
+            return self._fill_and_start(automation, source, confirm, {})
+        self._background.run(
+            lambda: stored_secrets(automation),
+            lambda found: self._started_later(automation, source, confirm, found),
+            lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
+        return True
+
+    def _started_later(self, automation: Automation, source: str, confirm: str,
+                       secrets: dict[str, str]) -> None:
+        if self.controller.running:
+            self._tell_busy(f"A run is already active: “{automation.name}” ({source}) was not "
+                            "started. Stop the run first.")
+            return
+        self._fill_and_start(automation, source, confirm, secrets)
+
+    def _fill_and_start(self, automation: Automation, source: str, confirm: str,
+                        secrets: dict[str, str], given: dict[str, str] | None = None) -> bool:
+        try:
+            filled = resolve(automation, given, secrets=secrets)
+        except MissingValues as e:
+            if source not in _ASKING_SOURCES:
+                self.report_error(
+                    f"“{automation.name}” was not started: it needs a value for "
+                    f"{', '.join(e.names)}, and a {source} uses only saved defaults and the "
+                    "keyring. Run it from the tray menu or the Automations window, which ask "
+                    "for it, or give it a default in the Automations window.")
+                return False
+            self._ask_values(automation, source, confirm, secrets, e.names)
+            return True
+        except AutomationError as e:
+            self.report_error(f"“{automation.name}” was not started: {e}")
+            return False
+        title = f"{automation.name} (test run)" if source == "test run" else automation.name
+        return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
+                               automation=title)
+
+    def _ask_values(self, automation: Automation, source: str, confirm: str,
+                    secrets: dict[str, str], missing: list[str]) -> None:
+        if self.parameters_dialog is not None:
+            self.parameters_dialog.close()  # one question at a time: the newest request
+        dialog = ParametersDialog(automation, missing, None)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.parameters_dialog = dialog
+
+        def accepted() -> None:
+            typed = dialog.values()
+            secret = set(automation.secret_parameters())
+            known = {**secrets, **{k: v for k, v in typed.items() if k in secret}}
+            plain = {k: v for k, v in typed.items() if k not in secret}
+            kept = {name: typed[name] for name in dialog.kept()}
+            if kept:
+                self._background.run(
+                    lambda: _keep_secrets(automation, kept), None,
+                    lambda e: self.report_error(f"The value was used but not kept: {e}"))
+            if self.controller.running:
+                self._tell_busy(f"A run is already active: “{automation.name}” was not "
+                                "started. Stop the run first.")
+                return
+            self._fill_and_start(automation, source, confirm, known, plain)
+
+        def finished(_result: int) -> None:
+            if self.parameters_dialog is dialog:
+                self.parameters_dialog = None  # deleted on close: never touched again
+
+        dialog.accepted.connect(accepted)
+        dialog.finished.connect(finished)
+        dialog.open()
+        dialog.raise_()
+        dialog.activateWindow()
 
     def _tell_busy(self, text: str) -> None:
         """Tell the person a request was refused because a run is active, without disturbing
@@ -712,6 +795,7 @@ class HolodeskApp(QObject):
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
             self.report_dialog, self.calibration_dialog, self.about_dialog, self.tray.window,
+            self.parameters_dialog,
         ]
         if self.tray.window is not None:
             self.tray.window.quitting = True
@@ -888,6 +972,15 @@ class HolodeskApp(QObject):
         if self.run_automation(automation.name, "trigger"):
             return {"ok": True}
         return {"ok": False, "error": self._errors[-1] if self._errors else "not started"}
+
+
+def _keep_secrets(automation: Automation, values: dict[str, str]) -> None:
+    for name, value in values.items():
+        store_secret(automation, name, value)
+
+
+#: Where a run was started by the person, who can be asked for a missing value.
+_ASKING_SOURCES = frozenset({"tray", "window", "test run"})
 
 
 def _prune(retention_days: int) -> list[str]:

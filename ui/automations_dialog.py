@@ -16,6 +16,12 @@ The schedule (none, once, daily, weekly with its days, at login) is edited under
 the line below it says when the next run is, what an "at login" schedule still needs, and a
 scheduled run that was missed or skipped (the app passes those in with :meth:`set_notes`).
 
+A ``{name}`` in the task is a parameter, filled at each run: the Parameters table follows the
+task as it is typed (a row per placeholder, in order of use), where each gets an optional default,
+a description shown when its value is asked, and Secret (no default then: the value is asked in a
+password field or kept in the desktop's keyring, never in the file). A row dropped because its
+placeholder was deleted comes back as it was when the placeholder is typed again.
+
 "Test run" asks for a run of the automation as it stands in the form (saved or not) with every
 step confirmed: the person watches each step and can stop at any of them. The window only
 emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
@@ -37,6 +43,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QFormLayout,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -44,6 +51,8 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QTimeEdit,
     QVBoxLayout,
     QWidget,
@@ -60,6 +69,8 @@ from app.automations import (
     validate_hotkey,
 )
 from app.autostart import Autostart, default_autostart
+from app.parameter_values import forget_secrets, rename_secrets
+from app.parameters import Parameter, ParameterError, placeholders
 from app.schedule import DAY_NAMES, Repeat, Schedule, local_zone
 from app.scheduler import check_new_schedule, login_needs, next_runs
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
@@ -182,6 +193,22 @@ class AutomationsDialog(QDialog):
         self.task_edit.setTabChangesFocus(True)
         self.confirm_combo = confirm_combo()
         self.monitor_combo = monitor_combo(monitors)
+        self.task_edit.textChanged.connect(self._follow_task)
+        self.params_table = QTableWidget(0, 4)
+        self.params_table.setHorizontalHeaderLabels(
+            ["Parameter", "Default", "Secret", "Description"])
+        self.params_table.verticalHeader().setVisible(False)
+        header = self.params_table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.params_table.setMaximumHeight(120)
+        self.params_table.setToolTip(
+            "Write {name} in the task for a value filled in at each run, e.g. rename {file}. "
+            "Without a default it is asked when you run it from the tray or this window; "
+            "hotkeys use the defaults. A secret is never saved in the automations file.")
+        self.params_table.itemChanged.connect(self._on_param_changed)
+        self._param_memory: dict[str, Parameter] = {}
         self.hotkey_edit = HotkeyEdit(self._check_hotkey)
         self.hotkey_edit.setPlaceholderText("none: click here, then press the keys")
         stop = parse_combo(self.stop_hotkey).label()
@@ -198,6 +225,7 @@ class AutomationsDialog(QDialog):
         form.addRow("&Hotkey:", self.hotkey_edit)
         form.addRow("Schedu&le:", self._build_schedule())
         form.addRow("", self.schedule_status)
+        form.addRow("&Parameters:", self.params_table)
 
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the file
@@ -224,7 +252,7 @@ class AutomationsDialog(QDialog):
         layout = QHBoxLayout(self)
         layout.addLayout(left)
         layout.addLayout(right, 2)
-        self.resize(720, 380)
+        self.resize(760, 460)
 
         # The usual keys: Ctrl+S saves, Ctrl+N starts a new one, Delete in the list deletes.
         QShortcut(QKeySequence.StandardKey.Save, self, self.save)
@@ -276,6 +304,79 @@ class AutomationsDialog(QDialog):
         self._set_schedule(None)
         return editor
 
+    # -- parameters ----------------------------------------------------------------------------
+
+    def _follow_task(self) -> None:
+        """One row per placeholder of the task, in order; a task with a stray brace leaves the
+        rows as they are (Save names the brace)."""
+        try:
+            names = placeholders(self.task_edit.toPlainText())
+        except ParameterError:
+            return
+        current = self.form_parameters()
+        if names == list(current):
+            return
+        self._param_memory.update(current)
+        self._set_param_rows({n: self._param_memory.get(n, Parameter()) for n in names})
+
+    def _set_param_rows(self, params: dict[str, Parameter]) -> None:
+        table = self.params_table
+        table.blockSignals(True)
+        table.setRowCount(0)
+        for name, p in params.items():
+            row = table.rowCount()
+            table.insertRow(row)
+            label = QTableWidgetItem(name)
+            label.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            table.setItem(row, 0, label)
+            table.setItem(row, 1, QTableWidgetItem(p.default or ""))
+            secret = QTableWidgetItem()
+            secret.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            secret.setCheckState(Qt.CheckState.Checked if p.secret else Qt.CheckState.Unchecked)
+            secret.setToolTip("Asked in a password field or kept in your keyring; never saved "
+                              "in the automations file, masked in the log")
+            table.setItem(row, 2, secret)
+            table.setItem(row, 3, QTableWidgetItem(p.description))
+            self._lock_default(row)
+        table.blockSignals(False)
+
+    def _on_param_changed(self, item: QTableWidgetItem) -> None:
+        if item.column() == 2:
+            self.params_table.blockSignals(True)
+            self._lock_default(item.row())
+            self.params_table.blockSignals(False)
+
+    def _lock_default(self, row: int) -> None:
+        """A secret has no default: its cell is emptied and cannot be edited."""
+        secret = self.params_table.item(row, 2)
+        default = self.params_table.item(row, 1)
+        if secret is None or default is None:
+            return
+        if secret.checkState() == Qt.CheckState.Checked:
+            default.setText("")
+            default.setFlags(Qt.ItemFlag.NoItemFlags)
+            default.setToolTip("A secret has no default")
+        else:
+            default.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+                             | Qt.ItemFlag.ItemIsEditable)
+            default.setToolTip("Used when no value is given; hotkeys need one")
+
+    def form_parameters(self) -> dict[str, Parameter]:
+        """The table's declarations as they stand (not validated: :meth:`form_automation`
+        does that)."""
+        out: dict[str, Parameter] = {}
+        table = self.params_table
+        for row in range(table.rowCount()):
+            name, default = table.item(row, 0), table.item(row, 1)
+            secret, about = table.item(row, 2), table.item(row, 3)
+            if name is None or default is None or secret is None or about is None:
+                continue
+            out[name.text()] = Parameter.model_construct(
+                default=default.text() or None,
+                secret=secret.checkState() == Qt.CheckState.Checked,
+                description=about.text().strip())
+        return out
+
     def _check_hotkey(self, text: str) -> None:
         """A pressed hotkey, refused at once when the file would refuse it (the rule, or the
         emergency stop's chord); other automations' hotkeys are checked on Save."""
@@ -310,9 +411,11 @@ class AutomationsDialog(QDialog):
             return True
 
     def _snapshot(self) -> tuple[str, ...]:
+        params = tuple((n, p.default or "", str(p.secret), p.description)
+                       for n, p in self.form_parameters().items())
         return (self.name_edit.text(), self.task_edit.toPlainText(),
                 str(self.confirm_combo.currentData()), self.monitor_combo.currentText(),
-                self.hotkey_edit.text(), self.schedule_text() or "")
+                self.hotkey_edit.text(), self.schedule_text() or "", str(params))
 
     @Slot()
     def reload(self) -> None:
@@ -380,8 +483,8 @@ class AutomationsDialog(QDialog):
     def _refresh(self) -> None:
         editable = self._readable and not self._busy
         for widget in (self.name_edit, self.task_edit, self.confirm_combo, self.monitor_combo,
-                       self.hotkey_edit, self.save_button, self.new_button, self.list,
-                       self.schedule_kind, self.schedule_date, self.schedule_time,
+                       self.hotkey_edit, self.params_table, self.save_button, self.new_button,
+                       self.list, self.schedule_kind, self.schedule_date, self.schedule_time,
                        self.days_box):
             widget.setEnabled(editable)
         self.delete_button.setEnabled(editable and self._editing is not None)
@@ -453,7 +556,10 @@ class AutomationsDialog(QDialog):
         self._editing = a.name
         self._loaded = a
         self.name_edit.setText(a.name)
+        self._param_memory = dict(a.parameters)
+        self._set_param_rows({})
         self.task_edit.setPlainText(a.task)
+        self._set_param_rows(dict(a.parameters))
         self._set_confirm(str(a.confirm))
         self._set_monitor(a.monitor)
         self.hotkey_edit.setText(a.hotkey or "")
@@ -474,7 +580,9 @@ class AutomationsDialog(QDialog):
         self._editing = self._loaded = None
         self._show_row(-1)
         self.name_edit.clear()
+        self._param_memory = {}
         self.task_edit.clear()
+        self._set_param_rows({})
         self._set_confirm(self._defaults[0])
         self._set_monitor(self._defaults[1])
         self.hotkey_edit.clear()
@@ -503,6 +611,7 @@ class AutomationsDialog(QDialog):
             monitor=self.monitor_combo.currentText(),
             hotkey=self.hotkey_edit.text(),
             schedule=self.schedule_text(),
+            parameters={n: p.model_dump() for n, p in self.form_parameters().items()},
         )
 
     # -- the schedule ------------------------------------------------------------------------
@@ -605,10 +714,15 @@ class AutomationsDialog(QDialog):
                 return
         path, stop, old = self.path, self.stop_hotkey, self._editing
 
+        before = self._loaded
+
         def work() -> list[Automation]:
             if old is None:
                 return add_automation(automation, path=path, stop_hotkey=stop)
-            return replace_automation(old, automation, path=path, stop_hotkey=stop)
+            items = replace_automation(old, automation, path=path, stop_hotkey=stop)
+            if before is not None:
+                rename_secrets(before, automation)  # renamed: its kept secrets follow it
+            return items
 
         self._set_busy(True)
         self._tasks.run(work, lambda items: self._saved(items, automation, "Saved."),
@@ -622,9 +736,16 @@ class AutomationsDialog(QDialog):
             return
         if not self._confirm_delete(self, name):
             return
-        path = self.path
+        path, gone = self.path, self._loaded
+
+        def work() -> list[Automation]:
+            items = remove_automation(name, path=path)
+            if gone is not None:
+                forget_secrets(gone)  # nothing of it stays in the keyring
+            return items
+
         self._set_busy(True)
-        self._tasks.run(lambda: remove_automation(name, path=path),
+        self._tasks.run(work,
                         lambda items: self._saved(items, None, f"Deleted “{name}”."),
                         self._failed)
 

@@ -21,6 +21,7 @@ from app.events import (
     RunFinished,
     StepDecided,
 )
+from app.parameters import Filled
 from app.pause import PauseGate
 from app.session import Session
 from app.settings import Settings
@@ -112,15 +113,17 @@ class RunController(QObject):
         """The latch of the current (or last) run: every stop path pulls this one."""
         return self._latch
 
-    def start(self, task: str, settings: Settings) -> bool:
-        """Start a run on the worker; False (and nothing started) when one is running."""
+    def start(self, task: str, settings: Settings, parameters: Filled | None = None) -> bool:
+        """Start a run on the worker; False (and nothing started) when one is running. With
+        ``parameters`` (an automation's), their filled task is run, its secrets masked."""
         if self.running:
             return False
         # A new latch per run: a stop stays latched until the person starts again.
         self._latch = StopLatch()
         self._gate = PauseGate()
         self._thread = threading.Thread(
-            target=self._work, args=(task, settings, self._latch, self._gate), name="agent",
+            target=self._work, args=(task, settings, self._latch, self._gate, parameters),
+            name="agent",
             daemon=True,
         )
         self._thread.start()
@@ -159,11 +162,14 @@ class RunController(QObject):
 
     # -- the worker side -----------------------------------------------------------------
 
-    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate) -> None:
+    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate,
+              parameters: Filled | None = None) -> None:
         try:
             try:
                 session = self._factory(settings, task, latch, gate)
                 session.parts.pause = gate
+                if parameters is not None:
+                    session.use_parameters(parameters)
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)

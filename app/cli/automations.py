@@ -10,8 +10,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail
+
+if TYPE_CHECKING:
+    from app.automations import Automation
+    from app.parameter_values import Ask, MissingValues
+    from app.parameters import Parameter
 
 _CONFIRM = ["always", "risky", "never"]
 _MONITOR_HELP = "monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y"
@@ -39,6 +45,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="which actions to confirm first (default: the confirm setting)")
     add.add_argument("--monitor", help=f"{_MONITOR_HELP} (default: the monitor setting)")
     add.add_argument("--hotkey", help=_HOTKEY_HELP)
+    _param_arguments(add)
     add.set_defaults(func=_guarded(_cmd_add))
 
     edit = asub.add_parser("edit", help="change an automation (only what is given)")
@@ -50,7 +57,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     keys = edit.add_mutually_exclusive_group()
     keys.add_argument("--hotkey", help=_HOTKEY_HELP)
     keys.add_argument("--no-hotkey", action="store_true", help="remove its hotkey")
+    _param_arguments(edit)
+    edit.add_argument("--drop-param", action="append", default=[], metavar="NAME",
+                      help="remove a parameter's declaration (repeatable)")
     edit.set_defaults(func=_guarded(_cmd_edit))
+
+    secret = asub.add_parser(
+        "set-secret", help="store the value of a secret parameter in the keyring",
+        description="Store the value of a secret parameter in the system keyring, never in the "
+                    "automations file. The value is asked without echo, or read from stdin "
+                    "(one line) when stdin is not a terminal; it is never an argument.")
+    secret.add_argument("name", help="the automation")
+    secret.add_argument("param", help="its secret parameter")
+    secret.set_defaults(func=_guarded(_cmd_set_secret))
 
     rm = asub.add_parser("remove", aliases=["rm"], help="delete an automation")
     rm.add_argument("name")
@@ -82,8 +101,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="override its confirmation mode for this run (e.g. always, to watch)")
     run.add_argument("--dry-run", action="store_true",
                      help="ask the model and log the steps, but click and type nothing")
+    run.add_argument("--set", dest="values", action="append", default=[],
+                     metavar="NAME=VALUE",
+                     help="a parameter's value for this run (repeatable; never a secret's)")
+    run.add_argument("--ask", action="store_true",
+                     help="ask for every parameter not given with --set, defaults offered")
     run.add_argument("-v", "--verbose", action="store_true", help="print every event")
     run.set_defaults(func=_guarded(_cmd_run))
+
+
+def _param_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--param", action="append", default=[], metavar="NAME[=DEFAULT]",
+                   help="declare a {NAME} placeholder of the task, with an optional default "
+                        "(repeatable)")
+    p.add_argument("--secret-param", action="append", default=[], metavar="NAME",
+                   help="declare a secret {NAME}: its value is kept in the keyring (store it "
+                        "with `holodesk automation set-secret`) and masked in the logs")
+
+
+def _declarations(args: argparse.Namespace) -> dict[str, dict[str, object]]:
+    """The parameters declared with --param and --secret-param."""
+    out: dict[str, dict[str, object]] = {}
+    for text in args.param:
+        name, sep, default = text.partition("=")
+        out[name.strip()] = {"default": default} if sep and default else {}
+    for name in args.secret_param:
+        if "=" in name:
+            from app.automations import AutomationError
+
+            raise AutomationError(
+                f"--secret-param {name.split('=')[0]} takes no value: a secret is never given "
+                "on the command line; store it with `holodesk automation set-secret`")
+        out[name.strip()] = {"secret": True}
+    return out
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -91,10 +141,11 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
     def run(args: argparse.Namespace) -> int:
         from app.automations import AutomationError
+        from app.parameters import ParameterError
 
         try:
             return command(args)
-        except AutomationError as e:
+        except (AutomationError, ParameterError) as e:
             return fail(e, EXIT_USAGE)
 
     return run
@@ -141,12 +192,20 @@ def _cmd_add(args: argparse.Namespace) -> int:
         confirm=args.confirm or settings.confirm,
         monitor=args.monitor if args.monitor is not None else settings.monitor,
         hotkey=args.hotkey,
+        parameters=_declarations(args),
     )
     add_automation(automation, stop_hotkey=settings.stop_hotkey)
     key = f" on {automation.hotkey_label()}" if automation.hotkey else ""
     print(f"automation {automation.name!r} saved{key}; run it with "
           f"`holodesk trigger {_quoted(automation.name)}`")
+    _tell_secrets(automation)
     return EXIT_OK
+
+
+def _tell_secrets(automation: Automation) -> None:
+    for name in automation.secret_parameters():
+        print(f"store the value of {name} with "
+              f"`holodesk automation set-secret {_quoted(automation.name)} {name}`")
 
 
 def _cmd_edit(args: argparse.Namespace) -> int:
@@ -162,20 +221,43 @@ def _cmd_edit(args: argparse.Namespace) -> int:
             changes[field] = value
     if args.no_hotkey:
         changes["hotkey"] = None
+    declared = _declarations(args)
+    if declared or args.drop_param or args.task is not None:
+        params = {k: v.model_dump(exclude_defaults=True) for k, v in old.parameters.items()}
+        for name in args.drop_param:
+            if params.pop(name.strip(), None) is None:
+                return fail(f"{old.name!r} has no parameter {name.strip()!r}", EXIT_USAGE)
+        params.update(declared)
+        if args.task is not None:
+            # A placeholder the new task no longer has is no longer a parameter.
+            from app.parameters import placeholders
+
+            used = placeholders(args.task)
+            dropped = [n for n in params if n not in used and n not in declared]
+            for name in dropped:
+                del params[name]
+                print(f"the task no longer uses {{{name}}}: parameter {name} removed")
+        changes["parameters"] = params
     if not changes:
         return fail("nothing to change; give --name, --task, --confirm, --monitor, "
-                    "--hotkey or --no-hotkey", EXIT_USAGE)
+                    "--hotkey, --no-hotkey, --param, --secret-param or --drop-param", EXIT_USAGE)
     new = old.changed(**changes)
     replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey)
+    from app.parameter_values import rename_secrets
+
+    rename_secrets(old, new)
     print(f"automation {new.name!r} saved")
+    _tell_secrets(new)
     return EXIT_OK
 
 
 def _cmd_remove(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, remove_automation
+    from app.parameter_values import forget_secrets
 
     old = find_automation(load_automations(), args.name)
     remove_automation(old.name)
+    forget_secrets(old)
     print(f"automation {old.name!r} removed")
     return EXIT_OK
 
@@ -236,16 +318,94 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_set_secret(args: argparse.Namespace) -> int:
+    from app.automations import find_automation, load_automations
+    from app.parameter_values import store_secret
+
+    automation = find_automation(load_automations(), args.name)
+    param = args.param.strip()
+    declared = automation.parameters.get(param)
+    if declared is None or not declared.secret:
+        store_secret(automation, param, "")  # says which secret parameters there are
+    value = _read_hidden(f"{param} (input hidden): ")
+    if value is None:
+        return fail(f"no value read for {param}: type it when asked, or give it on stdin "
+                    f"(`holodesk automation set-secret {_quoted(automation.name)} {param} "
+                    "< file`)", EXIT_USAGE)
+    backend = store_secret(automation, param, value)
+    print(f"secret parameter {param} of {automation.name!r} stored in the keyring ({backend})")
+    return EXIT_OK
+
+
+def _read_hidden(prompt: str) -> str | None:
+    """A line without echo on a terminal, else stdin's first line; None when there is none."""
+    import getpass
+    import sys
+
+    if sys.stdin is None or sys.stdin.closed:
+        return None
+    if sys.stdin.isatty():
+        try:
+            return getpass.getpass(prompt)
+        except EOFError:
+            return None
+    line = sys.stdin.readline()
+    return line.rstrip("\r\n") or None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, run_settings
     from app.cli.run import run_task
+    from app.parameter_values import MissingValues, parse_assignment, resolve
     from app.settings import load_settings
 
     automation = find_automation(load_automations(), args.name)
+    given = dict(parse_assignment(text) for text in args.values)
+    ask = _terminal_ask()
+    try:
+        filled = resolve(automation, given, ask=ask, ask_all=args.ask)
+    except MissingValues as e:
+        if ask is not None:
+            return fail(f"no value given for {', '.join(e.names)}: a run never fills a "
+                        "placeholder with nothing; nothing was run", EXIT_USAGE)
+        return fail(_missing_text(e, automation), EXIT_USAGE)
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
-    return run_task(settings, automation.task, dry_run=args.dry_run, verbose=args.verbose)
+    return run_task(settings, filled.task, dry_run=args.dry_run, verbose=args.verbose,
+                    parameters=filled)
+
+
+def _terminal_ask() -> Ask | None:
+    """Asks each missing value on the terminal (a secret without echo); None without one."""
+    import sys
+
+    if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+        return None
+
+    def ask(name: str, declared: Parameter) -> str:
+        about = f" ({declared.description})" if declared.description else ""
+        if declared.secret:
+            return _read_hidden(f"{name}{about} (input hidden): ") or ""
+        default = f" [{declared.default}]" if declared.default else ""
+        try:
+            answer = input(f"{name}{about}{default}: ")
+        except EOFError:
+            return ""
+        return answer or (declared.default or "")
+
+    return ask
+
+
+def _missing_text(e: MissingValues, automation: Automation) -> str:
+    plain = [n for n in e.names if n not in e.secret]
+    how = []
+    if plain:
+        how.append("give " + " ".join(f"--set {n}=VALUE" for n in plain))
+    how += [f"store {n} with `holodesk automation set-secret {_quoted(automation.name)} {n}`"
+            for n in e.secret]
+    return (f"{automation.name!r} needs a value for {', '.join(e.names)} and none can be "
+            f"asked here (stdin is not a terminal): {'; '.join(how)}")
 
 
 def _quoted(name: str) -> str:

@@ -10,6 +10,7 @@ from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, fail
 from app.cli.render import reason_line
 
 if TYPE_CHECKING:
+    from app.parameters import Filled
     from app.settings import Settings
     from control.stop import StopLatch
 
@@ -58,12 +59,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_task(settings: Settings, task: str, *, dry_run: bool = False,
-             verbose: bool = False, latch: StopLatch | None = None) -> int:
+             verbose: bool = False, latch: StopLatch | None = None,
+             parameters: Filled | None = None) -> int:
     """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
 
     Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
     and the stop hotkey (:func:`app.runner.foreground`); ``latch``, when given, is the run's
-    stop (another part that may end the run pulls it, as `holodesk demo` does).
+    stop (another part that may end the run pulls it, as `holodesk demo` does). With
+    ``parameters`` (an automation's), their filled task is the one run, its secrets masked.
     """
     from app.cli.terminal import TerminalFrontEnd
     from app.events import Outcome
@@ -79,6 +82,8 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         return fail(e)  # rendered with the exact `holodesk config set` command of its fix
     except Exception as e:
         return fail(f"cannot start the run: {e}")
+    if parameters is not None:
+        session.use_parameters(parameters)
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     with foreground(session):
         finished = drive(session, front.handle)

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail
+
+if TYPE_CHECKING:
+    from app.automations import Automation
+    from app.parameter_values import MissingValues
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +47,7 @@ def _trigger_automation(name: str, extra: str) -> int:
     from app.automations import AutomationError, find_automation, load_automations, run_settings
     from app.cli.run import run_task
     from app.instance import send
+    from app.parameter_values import MissingValues, resolve
     from app.settings import load_settings
 
     if extra:
@@ -54,11 +60,32 @@ def _trigger_automation(name: str, extra: str) -> int:
     reply = send({"cmd": "automation", "name": automation.name})
     if reply is None:
         # Said on the terminal: the person expected the desktop app to take it.
+        # A trigger is not interactive: saved defaults and the keyring, or it refuses.
+        try:
+            filled = resolve(automation)
+        except MissingValues as e:
+            return fail(missing_for_trigger(e, automation), EXIT_USAGE)
+        except AutomationError as e:
+            return fail(e, EXIT_USAGE)
         error(f"the desktop app is not running; running {automation.name!r} here "
               "(Ctrl+C stops)")
-        return run_task(run_settings(load_settings(), automation), automation.task)
+        return run_task(run_settings(load_settings(), automation), filled.task,
+                        parameters=filled)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
     print(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
+
+
+def missing_for_trigger(e: MissingValues, automation: Automation) -> str:
+    """Why a trigger (which asks nothing) cannot run ``automation``, and the ways out."""
+    name = f'"{automation.name}"' if " " in automation.name else automation.name
+    plain = [n for n in e.names if n not in e.secret]
+    how = [f"give {n} a default (`holodesk automation edit {name} --param {n}=VALUE`)"
+           for n in plain]
+    how += [f"store {n} in the keyring (`holodesk automation set-secret {name} {n}`)"
+            for n in e.secret]
+    return (f"{automation.name!r} needs a value for {', '.join(e.names)}, and a trigger uses "
+            f"only saved defaults and the keyring: {'; or '.join(how)}; or run it with "
+            f"`holodesk automation run {name}`, which asks")
