@@ -39,6 +39,7 @@ from app.secrets import api_key
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
+from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from ui.app_icon import app_icon
@@ -198,15 +199,20 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
-        """Start a run; False (and the reason shown) when it cannot start now."""
+    def start_task(self, task: str, confirm: str = "", monitor: str = "",
+                   automation: Automation | None = None) -> bool:
+        """Start a run (of ``automation``, when given: its saved steps replay first); False
+        (and the reason shown) when it cannot start now."""
         if self.controller.running:
             self.report_error("A run is already active: stop it before starting another.")
             return False
         if self.calibration.running:
             self.report_error("A calibration is running: let it finish or press Esc first.")
             return False
-        if self.status is not None and self.status.state != "ok":
+        # Saved steps replay without the model: the server is needed only if the replay hands
+        # over, and that run then ends with the server's problem, said as for any run.
+        replayable = automation is not None and has_trajectory(automation.key)
+        if self.status is not None and self.status.state != "ok" and not replayable:
             self.report_error(
                 f"The model server is not ready: {view(self.status.problem).line()}"
             )
@@ -221,7 +227,7 @@ class HolodeskApp(QObject):
         except SettingsError as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings)
+        return self.controller.start(task, settings, automation)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -294,7 +300,8 @@ class HolodeskApp(QObject):
                             f"({source}) was not started. Stop the run first.")
             return False
         log.info("running automation %r (%s)", automation.name, source)
-        return self.start_task(automation.task, str(automation.confirm), automation.monitor)
+        return self.start_task(automation.task, str(automation.confirm), automation.monitor,
+                               automation)
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.automations import Automation
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -112,15 +113,20 @@ class RunController(QObject):
         """The latch of the current (or last) run: every stop path pulls this one."""
         return self._latch
 
-    def start(self, task: str, settings: Settings) -> bool:
-        """Start a run on the worker; False (and nothing started) when one is running."""
+    def start(self, task: str, settings: Settings, automation: Automation | None = None) -> bool:
+        """Start a run on the worker; False (and nothing started) when one is running.
+
+        With ``automation``, the run is that automation's: its saved steps replay first and an
+        answered run's steps are saved (:meth:`app.session.Session.for_automation`).
+        """
         if self.running:
             return False
         # A new latch per run: a stop stays latched until the person starts again.
         self._latch = StopLatch()
         self._gate = PauseGate()
         self._thread = threading.Thread(
-            target=self._work, args=(task, settings, self._latch, self._gate), name="agent",
+            target=self._work, args=(task, settings, self._latch, self._gate, automation),
+            name="agent",
             daemon=True,
         )
         self._thread.start()
@@ -159,11 +165,14 @@ class RunController(QObject):
 
     # -- the worker side -----------------------------------------------------------------
 
-    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate) -> None:
+    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate,
+              automation: Automation | None = None) -> None:
         try:
             try:
                 session = self._factory(settings, task, latch, gate)
                 session.parts.pause = gate
+                if automation is not None:
+                    session.for_automation(automation.key, automation.name)
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)

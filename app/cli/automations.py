@@ -60,8 +60,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="override its confirmation mode for this run (e.g. always, to watch)")
     run.add_argument("--dry-run", action="store_true",
                      help="ask the model and log the steps, but click and type nothing")
+    run.add_argument("--no-replay", action="store_true",
+                     help="ask the model at every step, even when the automation's steps of "
+                          "its last successful run are saved")
     run.add_argument("-v", "--verbose", action="store_true", help="print every event")
     run.set_defaults(func=_guarded(_cmd_run))
+
+    forget = asub.add_parser(
+        "forget", help="drop the saved steps of an automation's last successful run",
+        description="The next run asks the model at every step again (and saves its steps "
+                    "when it succeeds).")
+    forget.add_argument("name")
+    forget.set_defaults(func=_guarded(_cmd_forget))
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -144,9 +154,11 @@ def _cmd_edit(args: argparse.Namespace) -> int:
 
 def _cmd_remove(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, remove_automation
+    from app.trajectory import forget_trajectory
 
     old = find_automation(load_automations(), args.name)
     remove_automation(old.name)
+    forget_trajectory(old.key)  # a new automation of that name starts afresh
     print(f"automation {old.name!r} removed")
     return EXIT_OK
 
@@ -160,7 +172,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
-    return run_task(settings, automation.task, dry_run=args.dry_run, verbose=args.verbose)
+    return run_task(settings, automation.task, dry_run=args.dry_run, verbose=args.verbose,
+                    automation=automation, replay=not args.no_replay)
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    from app.automations import find_automation, load_automations
+    from app.trajectory import forget_trajectory
+
+    automation = find_automation(load_automations(), args.name)
+    if forget_trajectory(automation.key):
+        print(f"the saved steps of {automation.name!r} are forgotten; its next run asks the "
+              "model at every step")
+    else:
+        print(f"{automation.name!r} has no saved steps")
+    return EXIT_OK
 
 
 def _quoted(name: str) -> str:

@@ -56,7 +56,8 @@ def _trigger_automation(name: str, extra: str) -> int:
         # Said on the terminal: the person expected the desktop app to take it.
         error(f"the desktop app is not running; running {automation.name!r} here "
               "(Ctrl+C stops)")
-        return run_task(run_settings(load_settings(), automation), automation.task)
+        return run_task(run_settings(load_settings(), automation), automation.task,
+                        automation=automation)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
