@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from app.events import Event, Outcome
+from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome
 from app.replay import Replayer
 from app.store import Source
 from app.trajectory import (
@@ -22,6 +22,7 @@ from app.trajectory import (
     load_trajectory,
     trajectory_dir,
 )
+from control.policy import ConfirmMode
 from model.coords import Convention
 from tests.support.agent_harness import AgentHarness, HarnessFor
 from tests.support.drawn_screens import window_screen
@@ -192,3 +193,29 @@ def test_an_edited_task_does_not_replay(harness_for: HarnessFor, tmp_path: Path)
     _record(harness_for, tmp_path, window_screen(RECORDED_AT))
     replayer = Replayer.load(KEY, "press cancel instead", tmp_path)
     assert not replayer.active and "task changed" in replayer.problem
+
+
+def test_a_replayed_step_is_confirmed_like_a_model_step_and_a_skip_hands_over(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    asked: list[AwaitingConfirmation] = []
+
+    def skip(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.SKIP)
+
+    answer = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+    with FakeVLLM(ScriptedPolicy([answer])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=skip,
+                        screen=lambda: window_screen(MOVED_TO))
+        _replaying(h, tmp_path)
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED
+    # The replayed click waited for the person, who skipped it: nothing was clicked.
+    assert len(asked) == 1 and asked[0].request.action.action == "click"
+    assert _clicks(h) == []
+    steps = h.store.steps(finished.run_id)
+    assert [(s.source, s.decision) for s in steps] == [(Source.REPLAYED, "skipped"),
+                                                       (Source.MODEL, "auto")]
+    assert "the replayed step 1 was skipped" in (steps[1].source_note or "")
+    assert len(server.requests) == 1
