@@ -20,6 +20,9 @@ asking a model:
 * its colours are those of the crop (NCC ignores brightness and contrast, so a red button
   turned green would otherwise still match): mean absolute difference per channel at most
   :data:`MAX_COLOUR_DIFF`;
+* no detail of that middle half changed: the grey levels of every 8x8 block of it differ by at
+  most :data:`MAX_DETAIL_DIFF` on average (NCC over a whole crop barely notices a button's
+  label turning from "Save" into "Store"; a block of changed letters stands out);
 * the best position elsewhere (outside the neighbourhood of the best) scores at least
   :data:`MIN_MARGIN` lower: two identical buttons are not a confident match for either.
 """
@@ -51,9 +54,12 @@ FloatArray = NDArray[np.float64]
 #: Box reduction of the coarse pass.
 COARSE = 4
 #: The lowest NCC that counts as found.
-MIN_SCORE = 0.9
+MIN_SCORE = 0.95
 #: The lowest NCC of the middle half of the crop, around the point acted on.
 MIN_FOCUS_SCORE = 0.95
+#: The largest mean difference (grey levels) of any 8x8 block around the point acted on.
+MAX_DETAIL_DIFF = 24.0
+_DETAIL_BLOCK = 8
 #: How much lower the best other position must score.
 MIN_MARGIN = 0.08
 #: The largest mean absolute difference (0-255, per channel) between crop and match.
@@ -148,6 +154,11 @@ def find(screen: Image.Image, crop: Image.Image, *, scale: float = 1.0,
     if focus_score < MIN_FOCUS_SCORE:
         return NoMatch(f"the surroundings match but the target itself changed (likeness "
                        f"{focus_score:.2f}, needs {MIN_FOCUS_SCORE:.2f})", fine_score)
+    detail = _detail_difference(gray[top + fy0:top + fy1, left + fx0:left + fx1],
+                                np.asarray(sized.convert("L"), dtype=np.float64)[fy0:fy1, fx0:fx1])
+    if detail > MAX_DETAIL_DIFF:
+        return NoMatch(f"the target itself looks different (a detail differs by {detail:.0f}, "
+                       f"at most {MAX_DETAIL_DIFF:.0f})", fine_score)
     found = np.asarray(screen_rgb.crop((left, top, left + w, top + h)), dtype=np.float64)
     colour = float(np.abs(found - np.asarray(sized, dtype=np.float64)).mean())
     if colour > MAX_COLOUR_DIFF:
@@ -205,6 +216,23 @@ def shifted_difference(before: NDArray[Any], screen: Image.Image, dx: int, dy: i
     if (x1 - x0) * 2 < old.shape[1] or (y1 - y0) * 2 < old.shape[0]:
         return 255.0
     return float(np.abs(old[y0:y1, x0:x1] - now[y0:y1, x0:x1]).mean())
+
+
+def _detail_difference(found: FloatArray, recorded: FloatArray) -> float:
+    """The largest mean absolute difference of an 8x8 block between two same-size images."""
+    if found.shape != recorded.shape or found.size == 0:
+        return 255.0
+    diff = np.abs(found - recorded)
+    b = _DETAIL_BLOCK
+    h, w = (diff.shape[0] + b - 1) // b * b, (diff.shape[1] + b - 1) // b * b
+    padded = np.zeros((h, w))
+    padded[:diff.shape[0], :diff.shape[1]] = diff
+    # Blocks cut by the edge are averaged over their real pixels only.
+    counts = np.zeros((h, w))
+    counts[:diff.shape[0], :diff.shape[1]] = 1.0
+    sums = padded.reshape(h // b, b, w // b, b).sum(axis=(1, 3))
+    sizes = counts.reshape(h // b, b, w // b, b).sum(axis=(1, 3))
+    return float((sums / np.maximum(sizes, 1.0)).max())
 
 
 def _focus_box(w: int, h: int, focus: tuple[float, float] | None,

@@ -26,8 +26,9 @@ from control.policy import ConfirmMode
 from model.coords import Convention
 from tests.support.agent_harness import AgentHarness, HarnessFor
 from tests.support.drawn_screens import window_screen
+from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
-from tests.support.home import isolate_home
+from tests.support.home import isolate_home, make_home
 
 TASK = "press save and type hello"
 KEY = "save it"
@@ -219,3 +220,19 @@ def test_a_replayed_step_is_confirmed_like_a_model_step_and_a_skip_hands_over(
                                                        (Source.MODEL, "auto")]
     assert "the replayed step 1 was skipped" in (steps[1].source_note or "")
     assert len(server.requests) == 1
+
+
+def test_cli_forget_drops_the_saved_steps_and_remove_drops_them_too(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "cli")
+    assert run_holodesk(home, "automation", "add", "Save It", "--task", TASK).returncode == 0
+    folder = home.data / "holodesk" / "trajectories" / KEY
+    folder.mkdir(parents=True)
+    (folder / "trajectory.json").write_text("{}", encoding="utf-8")
+    forgot = run_holodesk(home, "automation", "forget", "save it")
+    assert forgot.returncode == 0, str(forgot)
+    assert "forgotten" in forgot.stdout and not folder.exists()
+    again = run_holodesk(home, "automation", "forget", "save it")
+    assert again.returncode == 0 and "has no saved steps" in again.stdout
+    folder.mkdir(parents=True)
+    assert run_holodesk(home, "automation", "remove", "save it").returncode == 0
+    assert not folder.exists()

@@ -54,17 +54,22 @@ def test_not_found_when_the_target_changed() -> None:
     crop = _crop_around(recorded, 180, 140)
     relabelled = find(_screen([(100, 100)], label="quit"), crop)
     assert isinstance(relabelled, NoMatch), relabelled
+    one_letter = find(_screen([(100, 100)], label="sbve"), crop)
+    assert isinstance(one_letter, NoMatch), one_letter
     gone = find(_screen([]), crop)
     assert isinstance(gone, NoMatch), gone
 
 
 def test_not_found_when_only_the_colour_changed() -> None:
-    """NCC alone ignores colour: a red button turned green has the same shapes."""
+    """NCC alone ignores colour: a red button turned green has the same shapes, and a green
+    as light as the red (30, 122, 30 against 230, 20, 20) has the same grey levels too."""
     recorded = _screen([(100, 100)])
     crop = _crop_around(recorded, 180, 140)
     green = find(_screen([(100, 100)], colour=(30, 200, 30)), crop)
     assert isinstance(green, NoMatch), green
-    assert "colour" in green.reason
+    same_grey = find(_screen([(100, 100)], colour=(30, 122, 30)), crop)
+    assert isinstance(same_grey, NoMatch), same_grey
+    assert "colour" in same_grey.reason
 
 
 def test_two_identical_buttons_are_refused() -> None:
