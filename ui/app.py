@@ -199,10 +199,10 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "",
-                   automation: Automation | None = None) -> bool:
-        """Start a run (of ``automation``, when given: its saved steps replay first); False
-        (and the reason shown) when it cannot start now."""
+    def start_task(self, task: str, confirm: str = "", monitor: str = "", *,
+                   saved: Automation | None = None) -> bool:
+        """Start a run (of the automation ``saved``, when given: its saved steps replay first);
+        False (and the reason shown) when it cannot start now."""
         if self.controller.running:
             self.report_error("A run is already active: stop it before starting another.")
             return False
@@ -211,7 +211,7 @@ class HolodeskApp(QObject):
             return False
         # Saved steps replay without the model: the server is needed only if the replay hands
         # over, and that run then ends with the server's problem, said as for any run.
-        replayable = automation is not None and has_trajectory(automation.key)
+        replayable = saved is not None and has_trajectory(saved.key)
         if self.status is not None and self.status.state != "ok" and not replayable:
             self.report_error(
                 f"The model server is not ready: {view(self.status.problem).line()}"
@@ -227,7 +227,7 @@ class HolodeskApp(QObject):
         except SettingsError as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings, automation)
+        return self.controller.start(task, settings, saved)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -301,7 +301,7 @@ class HolodeskApp(QObject):
             return False
         log.info("running automation %r (%s)", automation.name, source)
         return self.start_task(automation.task, str(automation.confirm), automation.monitor,
-                               automation)
+                               saved=automation)
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
