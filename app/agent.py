@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from app.events import (
 from app.logs import mask
 from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
-from app.store import ActionLog, StepRecord, StepResult, points_text
+from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict
@@ -104,6 +104,50 @@ class RunConfig:
     settings: dict[str, Any] = field(default_factory=dict)  # a snapshot for the log; no secrets
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a source of actions sees at a step: the task, the step's screenshot, the convention
+    its points are to be given in, and the steps done so far."""
+
+    task: str
+    step_no: int
+    frame: Frame
+    convention: Convention
+    turns: tuple[Turn, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next step from a source other than the model, with why it is what it is (for the
+    log: e.g. where a replayed target was found again)."""
+
+    step: Step
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cannot:
+    """The source cannot give this step: ``reason`` says why; the model takes over."""
+
+    reason: str
+
+
+class ActionSource(Protocol):
+    """Where a step's action comes from when not from the model: a replayed trajectory
+    (app/replay.py). The loop asks it first, until it answers :class:`Cannot` once; from then
+    on the model gives every step. Whatever it proposes goes through the same policy,
+    confirmation, stop, execution, settle and log as the model's proposals."""
+
+    @property
+    def active(self) -> bool:
+        """Whether it has anything to give (a run without one resolves the model at once)."""
+        ...
+
+    def next_step(self, seen: Seen) -> Proposal | Cannot:
+        """The next step, or why there is none."""
+        ...
+
+
 @dataclass
 class AgentParts:
     """Everything the loop drives, injected so tests and front ends can swap parts."""
@@ -119,6 +163,8 @@ class AgentParts:
     pause: PauseGate | None = None  # checked before each screenshot and each action
     #: Which application receives each action (the policy's rules depend on it).
     finder: TargetFinder = field(default_factory=NoTargetFinder)
+    #: Asked for each step before the model, until it cannot give one (a replay).
+    replay: ActionSource | None = None
 
 
 @dataclass
@@ -151,6 +197,10 @@ class _History:
     max_images: int = PromptConfig.max_images
     last_small: np.ndarray[Any, Any] | None = None
     repeats: int = 0
+    #: Steps still come from the replay (``AgentParts.replay``), not the model.
+    replaying: bool = False
+    #: Why the replay handed over, for the log row of the model's first step.
+    handed_over: str = ""
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
         """Count ``action`` proposed again on a screen that did not change since last time."""
@@ -187,8 +237,11 @@ class Agent:
         remove_listener = p.latch.add_listener(lambda _info: p.client.cancel())
         run_id = ""
         try:
-            model = p.client.resolve_model()
-            run = p.store.start_run(config.task, config.endpoint, model, config.settings)
+            # A replay may not need the model at all: it is asked for once the replay hands
+            # over (the client resolves it with the first request).
+            replaying = p.replay is not None and p.replay.active
+            model = "" if replaying else p.client.resolve_model()
+            run = p.store.start_run(config.task, config.endpoint, model or None, config.settings)
             run_id = run.id
             self._emit(
                 # The task may carry a secret parameter's value: shown masked, as in the log.
@@ -224,7 +277,8 @@ class Agent:
     def _loop(self, run_id: str, config: RunConfig) -> _Ended:
         p = self.parts
         limits = config.limits
-        history = _History(deadline=p.clock() + limits.max_seconds)
+        history = _History(deadline=p.clock() + limits.max_seconds,
+                           replaying=p.replay is not None and p.replay.active)
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
             self._hold(run_id, history)
@@ -241,7 +295,11 @@ class Agent:
         """One step: see, think, check, confirm, act; None when the run goes on."""
         p = self.parts
         cur, frame, small = self._capture(run_id, step_no)
-        step, raw = self._think(cur, frame, config, history)
+        replayed = self._replayed(cur, frame, config, history)
+        if replayed is not None:
+            step, raw = replayed, replayed.model_dump_json()
+        else:
+            step, raw = self._think(cur, frame, config, history)
         # Judged, shown, logged and executed: one text, the one really typed.
         action = normalized(step.action)
         mapped = _map_points(action, config.convention, frame.geometry)
@@ -258,7 +316,8 @@ class Agent:
         shown = step.model_copy(update={"thought": self._masked(step.thought),
                                         "note": self._masked(step.note)})
         self._emit(StepProposed(cur.run_id, cur.no, shown, points, description, verdict,
-                                self._masked(raw)))
+                                self._masked(raw), cur.record.source,
+                                self._masked(cur.record.source_note or "")))
 
         if isinstance(action, AnswerAction | AskUser):
             cur.record.decision = Decision.AUTO.value
@@ -287,6 +346,11 @@ class Agent:
             cur, action, points, verdict, aim, description, frame, config.convention, history.done
         )
         cur.record.decision = decision.value
+        if decision not in (Decision.AUTO, Decision.APPROVED) and history.replaying:
+            # The person (or the policy) changed the course: the recorded steps after this one
+            # assumed this one was done as recorded. The model carries on from here.
+            history.replaying = False
+            history.handed_over = f"the replayed step {cur.no} was {decision.value}"
         if decision in (Decision.AUTO, Decision.APPROVED, Decision.EDITED):
             try:
                 changed = self._target_changed(action, points, aim, decision, history.done)
@@ -306,6 +370,9 @@ class Agent:
             # the next step starts again from a fresh screenshot.
             self._finish_step(cur, StepResult.SKIPPED, "paused before execution")
             outcome = OUTCOME_PAUSED
+            if history.replaying:
+                history.replaying = False
+                history.handed_over = f"the run was paused before the replayed step {cur.no}"
         else:
             if decision is Decision.EDITED:
                 cur.record.action = action.model_dump(mode="json")
@@ -324,6 +391,33 @@ class Agent:
             action,
         )
         return None
+
+    def _replayed(self, cur: _Current, frame: Frame, config: RunConfig,
+                  history: _History) -> Step | None:
+        """The step the replay gives, or None when the model is to give it (from the step where
+        the replay could not go on, for the rest of the run)."""
+        replay = self.parts.replay
+        if not history.replaying or replay is None:
+            if history.handed_over:
+                cur.record.source_note = f"replay handed over: {history.handed_over}"
+                history.handed_over = ""
+            return None
+        seen = Seen(config.task, cur.no, frame, config.convention, tuple(history.turns))
+        try:
+            given = replay.next_step(seen)
+        except Exception as e:  # a broken replay must not end the run: the model can go on
+            log.exception("the replay failed at step %d", cur.no)
+            given = Cannot(f"the replay failed ({type(e).__name__}: {e})")
+        if isinstance(given, Cannot):
+            history.replaying = False
+            log.info("replay handed over to the model at step %d: %s", cur.no, given.reason)
+            cur.record.source_note = f"replay handed over: {given.reason}"
+            return None
+        cur.record.source = Source.REPLAYED
+        cur.record.source_note = given.note or None
+        cur.record.thought = given.step.thought
+        cur.record.note = given.step.note
+        return given.step
 
     def _hold(self, run_id: str, history: _History) -> bool:
         """The pause checkpoint: block while paused; True if it did.

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from app.store import Source
 from control.policy import Verdict
 from control.stop import StopLatch
 from model.coords import FrameGeometry, Point, Rect
@@ -75,6 +76,10 @@ class ModelText:
 
 @dataclass(frozen=True)
 class StepProposed:
+    """The next step, before the policy's decision: from the model or, when ``source`` says
+    so, replayed from the automation's saved steps (``source_note`` says where the replay
+    found its target, or why it handed over to the model at this step)."""
+
     run_id: str
     step_no: int
     step: Step
@@ -82,6 +87,8 @@ class StepProposed:
     description: str
     verdict: Verdict
     raw: str
+    source: Source = Source.MODEL
+    source_note: str = ""
 
 
 @dataclass(frozen=True)

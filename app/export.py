@@ -118,6 +118,8 @@ def _step_line(step: StepRecord, shot: str | None, thumb: str | None) -> dict[st
         "decision": step.decision,
         "reason_for_confirm": step.reason_for_confirm,
         "target": step.target,
+        "source": step.source.value,
+        "source_note": step.source_note,
         "result": step.result,
         "error": step.error,
         "timings": step.timings,
@@ -175,9 +177,10 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
         lines.append("")
         lines.append(
             f"step {step.step_no}  {_local(step.started_at, '%H:%M:%S')}  {_action_text(step)}"
-            f"  [{step.decision or '-'} / {step.result or '-'}]"
+            f"  [{step.decision or '-'} / {step.result or '-'}]  {step.source.value}"
         )
         for label, text in (
+            (step.source.value, step.source_note),
             ("thought", step.thought),
             ("note", step.note),
             ("in", step.target),

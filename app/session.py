@@ -13,9 +13,11 @@ from app.logs import mask
 from app.parameters import Filled
 from app.parts import client_config, make_capturer
 from app.plain_http import check_plain_http
-from app.secrets import api_key
+from app.replay import Replayer
+from app.secrets import api_key, redact
 from app.settings import Settings
 from app.store import ActionLog
+from app.trajectory import Recorder
 from control import release
 from control.capture import ExcludeRects
 from control.display import check_display
@@ -46,6 +48,28 @@ class Session:
     touch: TouchDetector | None = None
     #: The automation's parameters this run fills in (:meth:`use_parameters`).
     parameters: Filled | None = None
+
+    #: Saves the run's steps as the automation's trajectory when it ends answered.
+    recorder: Recorder | None = None
+
+    def for_automation(self, key: str, name: str, *, replay: bool = True) -> None:
+        """Make this the run of automation ``name`` (``key``: its name as compared): replay
+        its saved steps first unless ``replay`` is False, and save this run's steps in their
+        place if it ends answered (not for a dry run: nothing it did happened)."""
+        # The task as the log keeps it: a secret parameter's value is in the filled task and
+        # must never reach the saved steps (compared and stored masked).
+        task = redact(self.task, self.parameters.secrets()) if self.parameters else self.task
+        try:
+            replayer = Replayer.load(key, task) if replay else None
+        except Exception:  # never a reason not to run: the model does it all then
+            log.exception("could not load the saved steps of automation %r", name)
+            replayer = None
+        if replayer is not None and replayer.problem:
+            log.info("automation %r runs with the model: %s", name, replayer.problem)
+        self.parts.replay = replayer
+        if not self.dry_run:
+            self.recorder = Recorder(key, name, task, self.settings.convention,
+                                     secrets=self.parts.store.secrets)
 
     @property
     def latch(self) -> StopLatch:
@@ -79,6 +103,13 @@ class Session:
             settings={**s.model_dump(mode="json"),
                       **(self.parameters.record() if self.parameters else {})},
         )
+        recorder = self.recorder
+        if recorder is not None:
+            def emit_and_record(event: Event) -> None:
+                recorder(event)  # on this worker thread: decoding and cropping take a while
+                emit(event)
+
+            return Agent(self.parts, emit_and_record).run(config)
         return Agent(self.parts, emit).run(config)
 
     def use_parameters(self, filled: Filled) -> None:

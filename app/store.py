@@ -65,6 +65,7 @@ __all__ = [
     "RunNotFound",
     "RunRecord",
     "SchemaTooNew",
+    "Source",
     "StepRecord",
     "StepResult",
     "StoreError",
@@ -75,7 +76,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 OUTCOMES = frozenset(
     {"answered", "asked_user", "stopped", "limit", "loop", "error", "running", "interrupted"}
@@ -93,6 +94,14 @@ class StepResult(StrEnum):
 
 
 RESULTS = frozenset(StepResult)
+
+
+class Source(StrEnum):
+    """Where a stored step's action came from; the values are the ``steps.source`` column's
+    text (steps stored before schema version 3 read as ``model``)."""
+
+    MODEL = "model"  # the model proposed it
+    REPLAYED = "replayed"  # a saved trajectory of the automation, found again on the screen
 
 _RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4,}$")
 _POINT = re.compile(r"\((-?\d+),\s*(-?\d+)\)")
@@ -165,6 +174,10 @@ class StepRecord:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     target: str | None = None  # the application the action went to, in words
+    source: Source = Source.MODEL
+    #: Why the action came from there, in words: where a replayed target was found again, or
+    #: why the replay handed over to the model at this step.
+    source_note: str | None = None
 
     @property
     def frame_geometry(self) -> FrameGeometry | None:
@@ -251,13 +264,19 @@ _V1 = [
 
 # Version N is reached by running _MIGRATIONS[N] on a database at version N - 1.
 # 2: the application each step went to ("xterm — bash"), from control.target.
-_MIGRATIONS: dict[int, list[str]] = {1: _V1, 2: ["ALTER TABLE steps ADD COLUMN target TEXT"]}
+# 3: where each step's action came from (the model, or a replayed trajectory) and why.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: _V1,
+    2: ["ALTER TABLE steps ADD COLUMN target TEXT"],
+    3: ["ALTER TABLE steps ADD COLUMN source TEXT",
+        "ALTER TABLE steps ADD COLUMN source_note TEXT"],
+}
 
 _STEP_COLUMNS = (
     "run_id", "step_no", "started_at", "finished_at", "screenshot_path", "thumbnail_path",
     "geometry_json", "raw_output", "action_json", "thought", "note", "element", "screen_point",
     "decision", "reason_for_confirm", "result", "error", "timings_json", "prompt_tokens",
-    "completion_tokens", "target",
+    "completion_tokens", "target", "source", "source_note",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id, task, started_at, finished_at, outcome, reason, endpoint, model, settings_json, steps, "
@@ -469,6 +488,8 @@ class ActionLog:
             record.prompt_tokens,
             record.completion_tokens,
             self._text(record.target),
+            record.source.value,
+            self._text(record.source_note),
         )
         placeholders = ", ".join("?" for _ in _STEP_COLUMNS)
         with self._lock:
@@ -709,6 +730,8 @@ class ActionLog:
             prompt_tokens=data["prompt_tokens"],
             completion_tokens=data["completion_tokens"],
             target=data["target"],
+            source=_source(data["source"]),
+            source_note=data["source_note"],
         )
 
 
@@ -793,6 +816,14 @@ def _result(text: str | None) -> StepResult | None:
         # of its run stay readable.
         _log.warning("action log: unknown step result %r read as none", text)
         return None
+
+
+def _source(text: str | None) -> Source:
+    try:
+        return Source(text) if text is not None else Source.MODEL
+    except ValueError:
+        _log.warning("action log: unknown step source %r read as model", text)
+        return Source.MODEL
 
 
 def _run_from_row(row: Sequence[Any]) -> RunRecord:

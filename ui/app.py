@@ -44,6 +44,7 @@ from app.secrets import api_key, redact
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
+from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from model.serving.launcher import ServeError
@@ -269,10 +270,11 @@ class HolodeskApp(QObject):
     # -- what the person starts ----------------------------------------------------------
 
     def start_task(self, task: str, confirm: str = "", monitor: str = "",
-                   parameters: Filled | None = None, *, automation: str = "") -> bool:
+                   parameters: Filled | None = None, *, automation: str = "",
+                   saved: Automation | None = None) -> bool:
         """Start a run (of the saved ``automation``, when named); False (and the reason shown)
         when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
-        filled task)."""
+        filled task). ``saved``: the automation whose saved steps replay first."""
         if self.controller.running:
             text = "A run is already active: stop it before starting another."
             self._busy_errors.append(text)
@@ -285,7 +287,10 @@ class HolodeskApp(QObject):
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         self.task_window.expect_run(
             automation, redact(task, parameters.secrets()) if parameters else task)
-        if self.status is not None and self.status.state != "ok":
+        # Saved steps replay without the model: the server is needed only if the replay hands
+        # over, and that run then ends with the server's problem, said as for any run.
+        replayable = saved is not None and has_trajectory(saved.key)
+        if self.status is not None and self.status.state != "ok" and not replayable:
             text = f"The model server is not ready: {view(self.status.problem).line()}"
             self._server_errors.append(text)
             self.report_error(text)
@@ -300,7 +305,7 @@ class HolodeskApp(QObject):
         except SettingsError as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings, parameters)
+        return self.controller.start(task, settings, parameters, saved)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -492,8 +497,11 @@ class HolodeskApp(QObject):
             self.report_error(f"“{automation.name}” was not started: {e}")
             return False
         title = f"{automation.name} (test run)" if source == "test run" else automation.name
+        # A test run is watched step by step and proves the task as it stands: it neither
+        # replays saved steps nor saves its own.
         return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
-                               automation=title)
+                               automation=title,
+                               saved=None if source == "test run" else automation)
 
     def _ask_values(self, automation: Automation, source: str, confirm: str,
                     secrets: dict[str, str], missing: list[str]) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.automations import Automation
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -113,16 +114,22 @@ class RunController(QObject):
         """The latch of the current (or last) run: every stop path pulls this one."""
         return self._latch
 
-    def start(self, task: str, settings: Settings, parameters: Filled | None = None) -> bool:
+    def start(self, task: str, settings: Settings, parameters: Filled | None = None,
+              automation: Automation | None = None) -> bool:
         """Start a run on the worker; False (and nothing started) when one is running. With
-        ``parameters`` (an automation's), their filled task is run, its secrets masked."""
+        ``parameters`` (an automation's), their filled task is run, its secrets masked.
+
+        With ``automation``, the run is that automation's: its saved steps replay first and an
+        answered run's steps are saved (:meth:`app.session.Session.for_automation`).
+        """
         if self.running:
             return False
         # A new latch per run: a stop stays latched until the person starts again.
         self._latch = StopLatch()
         self._gate = PauseGate()
         self._thread = threading.Thread(
-            target=self._work, args=(task, settings, self._latch, self._gate, parameters),
+            target=self._work, args=(task, settings, self._latch, self._gate, parameters,
+                                     automation),
             name="agent",
             daemon=True,
         )
@@ -163,13 +170,15 @@ class RunController(QObject):
     # -- the worker side -----------------------------------------------------------------
 
     def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate,
-              parameters: Filled | None = None) -> None:
+              parameters: Filled | None = None, automation: Automation | None = None) -> None:
         try:
             try:
                 session = self._factory(settings, task, latch, gate)
                 session.parts.pause = gate
                 if parameters is not None:
                     session.use_parameters(parameters)
+                if automation is not None:
+                    session.for_automation(automation.key, automation.name)
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)

@@ -52,7 +52,7 @@ from app.events import (
     StepProposed,
 )
 from app.export import export_run
-from app.store import ActionLog, RunRecord, StepRecord, StepResult
+from app.store import ActionLog, RunRecord, Source, StepRecord, StepResult
 from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
@@ -134,6 +134,9 @@ class _StepView:
     outcome: str = ""
     seconds: float | None = None
     started: float = field(default_factory=time.monotonic)
+    #: Replayed from the automation's saved steps (not proposed by the model), and why.
+    replayed: bool = False
+    source_note: str = ""
 
     @classmethod
     def from_record(cls, record: StepRecord) -> _StepView:
@@ -155,7 +158,17 @@ class _StepView:
             decision=record.decision or "",
             outcome=outcome,
             seconds=seconds,
+            replayed=record.source is Source.REPLAYED,
+            source_note=record.source_note or "",
         )
+
+    @property
+    def decision_text(self) -> str:
+        """The decision column: what was decided, and "replayed" for a step that came from the
+        automation's saved steps rather than the model."""
+        if not self.replayed:
+            return self.decision
+        return f"{self.decision}, replayed" if self.decision else "replayed"
 
 
 @dataclass
@@ -549,6 +562,8 @@ class LogWindow(QWidget):
             view.points = event.points
             view.action = event.description
             view.outcome = "proposed"
+            view.replayed = event.source is Source.REPLAYED
+            view.source_note = event.source_note
         elif isinstance(event, StepDecided) and view is not None:
             view.decision = event.decision.value
         elif isinstance(event, ActionExecuted) and view is not None:
@@ -710,13 +725,14 @@ class LogWindow(QWidget):
                 str(view.step_no),
                 shown_line(view.thought),
                 shown_line(view.action),
-                view.decision,
+                view.decision_text,
                 shown_line(view.outcome),
                 _seconds(view.seconds),
             )
             for col, text in enumerate(texts):
                 item = QTableWidgetItem(text)
-                raw = {2: view.thought, 3: view.action, 5: view.outcome}.get(col)
+                raw = {2: view.thought, 3: view.action, 4: view.source_note,
+                       5: view.outcome}.get(col)
                 if raw:
                     item.setToolTip(plain_tooltip(raw))
                 table.setItem(row, col, item)

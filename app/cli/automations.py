@@ -106,8 +106,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="a parameter's value for this run (repeatable; never a secret's)")
     run.add_argument("--ask", action="store_true",
                      help="ask for every parameter not given with --set, defaults offered")
+    run.add_argument("--no-replay", action="store_true",
+                     help="ask the model at every step, even when the automation's steps of "
+                          "its last successful run are saved")
     run.add_argument("-v", "--verbose", action="store_true", help="print every event")
     run.set_defaults(func=_guarded(_cmd_run))
+
+    forget = asub.add_parser(
+        "forget", help="drop the saved steps of an automation's last successful run",
+        description="The next run asks the model at every step again (and saves its steps "
+                    "when it succeeds).")
+    forget.add_argument("name")
+    forget.set_defaults(func=_guarded(_cmd_forget))
 
 
 def _param_arguments(p: argparse.ArgumentParser) -> None:
@@ -254,10 +264,12 @@ def _cmd_edit(args: argparse.Namespace) -> int:
 def _cmd_remove(args: argparse.Namespace) -> int:
     from app.automations import find_automation, load_automations, remove_automation
     from app.parameter_values import forget_secrets
+    from app.trajectory import forget_trajectory
 
     old = find_automation(load_automations(), args.name)
     remove_automation(old.name)
     forget_secrets(old)
+    forget_trajectory(old.key)  # a new automation of that name starts afresh
     print(f"automation {old.name!r} removed")
     return EXIT_OK
 
@@ -373,7 +385,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
     return run_task(settings, filled.task, dry_run=args.dry_run, verbose=args.verbose,
-                    parameters=filled)
+                    parameters=filled, automation=automation, replay=not args.no_replay)
 
 
 def _terminal_ask() -> Ask | None:
@@ -406,6 +418,19 @@ def _missing_text(e: MissingValues, automation: Automation) -> str:
             for n in e.secret]
     return (f"{automation.name!r} needs a value for {', '.join(e.names)} and none can be "
             f"asked here (stdin is not a terminal): {'; '.join(how)}")
+
+
+def _cmd_forget(args: argparse.Namespace) -> int:
+    from app.automations import find_automation, load_automations
+    from app.trajectory import forget_trajectory
+
+    automation = find_automation(load_automations(), args.name)
+    if forget_trajectory(automation.key):
+        print(f"the saved steps of {automation.name!r} are forgotten; its next run asks the "
+              "model at every step")
+    else:
+        print(f"{automation.name!r} has no saved steps")
+    return EXIT_OK
 
 
 def _quoted(name: str) -> str:

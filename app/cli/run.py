@@ -10,6 +10,7 @@ from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, fail
 from app.cli.render import reason_line
 
 if TYPE_CHECKING:
+    from app.automations import Automation
     from app.parameters import Filled
     from app.settings import Settings
     from control.stop import StopLatch
@@ -60,8 +61,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def run_task(settings: Settings, task: str, *, dry_run: bool = False,
              verbose: bool = False, latch: StopLatch | None = None,
-             parameters: Filled | None = None) -> int:
+             parameters: Filled | None = None, automation: Automation | None = None,
+             replay: bool = True) -> int:
     """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
+
+    With ``automation``, the run is that automation's: its saved steps replay first (unless
+    ``replay`` is False) and an answered run's steps are saved for the next time.
 
     Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
     and the stop hotkey (:func:`app.runner.foreground`); ``latch``, when given, is the run's
@@ -84,6 +89,8 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         return fail(f"cannot start the run: {e}")
     if parameters is not None:
         session.use_parameters(parameters)
+    if automation is not None:
+        session.for_automation(automation.key, automation.name, replay=replay)
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     with foreground(session):
         finished = drive(session, front.handle)

@@ -32,6 +32,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.store import Source
 from app.visible import visible_line, without_controls
 from control.policy import secret_reasons
 from model.schema import Type
@@ -66,7 +67,8 @@ class TerminalFrontEnd:
         match event:
             case RunStarted():
                 mode = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
-                self._say(f"run {event.run_id}: {_v(repr(event.task))} with {_v(event.model)} at "
+                model = _v(event.model) if event.model else "its saved steps (the model if needed)"
+                self._say(f"run {event.run_id}: {_v(repr(event.task))} with {model} at "
                           f"{_v(event.endpoint)}, monitor {event.monitor}{mode}")
             case FrameCaptured():
                 g = event.geometry
@@ -75,6 +77,11 @@ class TerminalFrontEnd:
             case ModelText():
                 pass  # streaming text is for the GUI; the terminal prints the parsed step
             case StepProposed():
+                if event.source is Source.REPLAYED:
+                    self._say(f"[{event.step_no}] replayed: {_v(event.source_note)}")
+                elif event.source_note:
+                    self._say(f"[{event.step_no}] the model takes over: "
+                              f"{_v(event.source_note)}")
                 self._say(f"[{event.step_no}] thinks: {_v(event.step.thought)}")
                 self._say(f"[{event.step_no}] next: {_v(event.description)}")
             case AwaitingConfirmation():

@@ -70,7 +70,7 @@ def _trigger_automation(name: str, extra: str) -> int:
         error(f"the desktop app is not running; running {automation.name!r} here "
               "(Ctrl+C stops)")
         return run_task(run_settings(load_settings(), automation), filled.task,
-                        parameters=filled)
+                        parameters=filled, automation=automation)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)

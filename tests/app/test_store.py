@@ -27,6 +27,7 @@ from app.store import (
     AmbiguousRun,
     RunNotFound,
     SchemaTooNew,
+    Source,
     StepRecord,
     StoreError,
 )
@@ -90,10 +91,10 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 def test_open_creates_a_private_wal_database(log: ActionLog, home: Home) -> None:
     assert log.path == home.data / "holodesk" / "holodesk.db"
-    assert log.schema_version == SCHEMA_VERSION == 2
+    assert log.schema_version == SCHEMA_VERSION == 3
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert other.execute("PRAGMA user_version").fetchone()[0] == 3
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.path.parent.stat().st_mode) & 0o077 == 0
 
@@ -141,6 +142,30 @@ def test_a_version_1_log_keeps_its_steps_and_gains_the_target(home: Home,
         run = log.start_run("new", "http://h/v1", None, {})
         log.add_step(StepRecord(run_id=run.id, step_no=1, started_at=1.0, target="xterm"))
         assert log.steps(run.id)[0].target == "xterm"
+
+
+def test_a_version_2_log_reads_its_steps_as_from_the_model(home: Home, tmp_path: Path) -> None:
+    path = tmp_path / "v2" / "holodesk.db"
+    path.parent.mkdir()
+    with sqlite3.connect(path) as conn:
+        for version in (1, 2):
+            for statement in store._MIGRATIONS[version]:
+                conn.execute(statement)
+        conn.execute("INSERT INTO runs (id, task, started_at, endpoint) "
+                     "VALUES ('20260101-000000-abcd', 'old', 0, 'http://h/v1')")
+        conn.execute("INSERT INTO steps (run_id, step_no, started_at, target) "
+                     "VALUES ('20260101-000000-abcd', 1, 0, 'xterm')")
+        conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    with ActionLog.open(path) as log:
+        assert log.schema_version == SCHEMA_VERSION
+        (step,) = log.steps("20260101-000000-abcd")
+        assert (step.target, step.source, step.source_note) == ("xterm", Source.MODEL, None)
+        run = log.start_run("new", "http://h/v1", None, {})
+        log.add_step(StepRecord(run_id=run.id, step_no=1, started_at=1.0,
+                                source=Source.REPLAYED, source_note="found at (1, 2)"))
+        stored = log.steps(run.id)[0]
+        assert (stored.source, stored.source_note) == (Source.REPLAYED, "found at (1, 2)")
 
 
 def test_every_version_has_a_migration() -> None:

@@ -4,7 +4,8 @@ xdotool (DISPLAY is always the test's own) while the target window has the focus
 is reserved: the window never gets its key), then triggered from another process.
 
 The fake model sees (it finds the red Save button in the screenshot), so a click reaching Save
-proves the automation's run went all the way through.
+proves the automation's run went all the way through. The hotkey's answered run is saved as the
+automation's steps, so the triggered run after it replays them (still confirmed).
 """
 
 from __future__ import annotations
@@ -112,6 +113,11 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
     assert [e["widget"] for e in app.events("click")] == ["save", "save"]
     runs = _runs(home)
     assert len(runs) == 2 and all("answered" in r for r in runs)
+    # The hotkey's run was recorded; the app replayed it for the trigger, still confirmed.
+    assert policy.position == 0
+    shown = _ok(home, "log", "show", "last").splitlines()
+    steps = [line for line in shown if line.startswith("step ")]
+    assert len(steps) == 2 and all(line.endswith("replayed") for line in steps), steps
 
 
 def _wait_run_over(gui: HolodeskGui) -> None:

@@ -4,7 +4,7 @@ Run it on a test's Xvfb::
 
     python -m tests.support.target_app --events EVENTS.jsonl [--layout LAYOUT.json]
         [--geometry 1000x700+100+50] [--animate-ms 600] [--image PICTURE.png]
-        [--class-name HolodeskTarget]
+        [--class-name HolodeskTarget] [--label save=Store]
 
 Every event it receives is appended to EVENTS as one JSON object per line, flushed at once
 (``type`` is pointer_press (any widget), press, release, click, double_click, triple_click,
@@ -112,8 +112,10 @@ class TargetApp:
         layout_path: Path | None,
         animate_ms: int,
         animate_interval_ms: int,
+        labels: dict[str, str] | None = None,
     ) -> None:
         self.root = root
+        self.labels = labels or {}
         self.log = log
         self.layout_path = layout_path
         self.animate_ms = animate_ms
@@ -148,7 +150,7 @@ class TargetApp:
         )
         label = tk.Label(
             frame,
-            text=name.capitalize(),
+            text=self.labels.get(name, name.capitalize()),
             bg=colour,
             fg="#000000",
             bd=0,
@@ -576,6 +578,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--image", type=Path)
     # The window class: a test names the app as another application (Tk capitalises it).
     parser.add_argument("--class-name", default="HolodeskTarget")
+    # A changed window: a button with another label (--label save=Store).
+    parser.add_argument("--label", action="append", default=[], metavar="BUTTON=TEXT")
     args = parser.parse_args(argv)
     log = EventLog(args.events)
     root = tk.Tk(className=args.class_name)
@@ -587,7 +591,9 @@ def main(argv: list[str] | None = None) -> None:
         _show_image(root, args.image, log, args.layout)
         root.wait_visibility(root)
     else:
-        app = TargetApp(root, log, args.layout, args.animate_ms, args.animate_interval_ms)
+        labels = dict(item.split("=", 1) for item in args.label)
+        app = TargetApp(root, log, args.layout, args.animate_ms, args.animate_interval_ms,
+                        labels)
 
         def ready() -> None:
             root.focus_force()

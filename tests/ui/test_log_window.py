@@ -23,7 +23,7 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
-from app.store import ActionLog, StepRecord, geometry_from_dict, parse_points
+from app.store import ActionLog, Source, StepRecord, geometry_from_dict, parse_points
 from control.policy import Verdict
 from model.coords import FrameGeometry, Point, Rect
 from model.schema import Click, Step
@@ -183,6 +183,22 @@ def test_failed_step_shows_its_error(qtbot: QtBot, writer: ActionLog, window: Lo
     select(qtbot, window, run.id)
     assert window.step_row(1)["Outcome"] == "failed: the server broke"
     assert window.run_row(run.id)["Outcome"] == "error"
+
+
+def test_a_replayed_step_says_so_and_why(qtbot: QtBot, writer: ActionLog,
+                                         window: LogWindow) -> None:
+    run = writer.start_run("replays", ENDPOINT, None, {})
+    add_step(writer, run.id, 1, decision="auto", source=Source.REPLAYED,
+             source_note="saved step 1: Save button found again")
+    add_step(writer, run.id, 2, decision="auto",
+             source_note="replay handed over: the screen changed")
+    writer.finish_run(run.id, "answered", "done")
+    wait_runs(qtbot, window)
+    select(qtbot, window, run.id)
+    assert window.step_row(1)["Decision"] == "auto, replayed"
+    assert window.step_row(2)["Decision"] == "auto"
+    tip = window.steps_table.item(0, 4).toolTip()
+    assert "found again" in tip
 
 
 # --------------------------------------------------------------------------- live

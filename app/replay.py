@@ -1,0 +1,186 @@
+"""Replaying an automation's trajectory: the recorded steps, acted on where their targets are now.
+
+A :class:`Replayer` is the agent loop's :class:`~app.agent.ActionSource` for an automation with
+a saved trajectory (app/trajectory.py). At each step it looks at the step's screenshot:
+
+* a step that acted on a point finds the crop recorded around that point
+  (:func:`control.match.find`: confident, unique, same colours, at the scale the screen's
+  geometry calls for) and proposes the recorded action at the point's position now;
+* a keys-only step (``type`` without a point, ``hotkey``), a ``wait`` and the final ``answer``
+  replay as recorded, once the whole screen looks as it did before the step when it was
+  recorded (a tiny grey thumbnail; moved by as much as the last target moved, so a window
+  opened elsewhere still counts as the same screen);
+* a step that typed a secret cannot replay: the secret was never stored.
+
+Anything else (a target not found, found twice or changed, a changed screen, a screen whose
+size or scale differs beyond what matching handles, a damaged trajectory, a task edited since
+the recording) is a :class:`~app.agent.Cannot` with the reason, and the model takes over from
+that step with the task and the steps done so far. What the replay proposes is judged,
+confirmed, executed and logged exactly as the model's proposals are: the loop does all that.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from app.agent import Cannot, Proposal, Seen
+from app.trajectory import (
+    STATE_FACTOR,
+    Trajectory,
+    TrajectoryError,
+    decode,
+    load_trajectory,
+    read_picture,
+)
+from control import match
+from model.coords import Convention, FrameGeometry
+from model.prompt import describe_action
+from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Step, Type, Wait
+from model.schema import Answer as AnswerAction
+
+__all__ = ["MAX_STATE_DIFF", "SCALE_RANGE", "Replayer"]
+
+log = logging.getLogger(__name__)
+
+#: The largest mean difference (grey levels, 0-255) between the recorded and the current
+#: thumbnail for the screen to count as unchanged before a keys-only step or the answer.
+MAX_STATE_DIFF = 6.0
+#: How much larger or smaller the recorded crops may have to look on today's screen (a
+#: changed display scale, a monitor captured at another size) for matching to handle it.
+SCALE_RANGE = (0.5, 2.0)
+
+
+@dataclass
+class Replayer:
+    """Replays automation ``key``'s trajectory for ``task`` (see the module doc)."""
+
+    key: str
+    task: str
+    root: Path | None = None
+    trajectory: Trajectory | None = None
+    problem: str = ""
+    _index: int = 0
+    _shift: tuple[float, float] = (0.0, 0.0)  # how far the last found target moved, pixels
+    _scale: float | None = None
+    _pictures: dict[str, Image.Image] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, key: str, task: str, root: Path | None = None) -> Replayer:
+        """The replayer of automation ``key``; inactive when it has no usable trajectory (a
+        broken one is logged and counts as none)."""
+        try:
+            trajectory = load_trajectory(key, root)
+        except TrajectoryError as e:
+            log.warning("the saved steps are not used: %s", e)
+            return cls(key, task, root, None, f"the saved steps cannot be used: {e}")
+        if trajectory is not None and trajectory.task != task:
+            return cls(key, task, root, None,
+                       "the task changed since the steps were recorded")
+        return cls(key, task, root, trajectory)
+
+    @property
+    def active(self) -> bool:
+        return self.trajectory is not None
+
+    def next_step(self, seen: Seen) -> Proposal | Cannot:
+        trajectory = self.trajectory
+        if trajectory is None:
+            return Cannot(self.problem or "there are no saved steps")
+        if self._index >= len(trajectory.steps):
+            return Cannot("every saved step was done, yet the task is not answered")
+        if self._scale is None:
+            scale = _expected_scale(trajectory.frame_geometry, seen.frame.geometry)
+            if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+                return Cannot(f"the screen's size or scale changed since the recording "
+                              f"(its contents would look {scale:.2f} times as large)")
+            self._scale = scale
+        number = self._index + 1
+        recorded = trajectory.steps[self._index]
+        action = recorded.parsed()
+        screen = decode(seen.frame.data)
+        if recorded.secret:
+            return Cannot(f"saved step {number} typed a secret, which is never saved")
+        if not recorded.anchors:
+            if not isinstance(action, Type | Hotkey | Wait | AnswerAction):
+                return Cannot(f"saved step {number} ({action.action}) cannot be replayed")
+            if not isinstance(action, Wait):
+                changed = self._screen_changed(recorded.state, screen)
+                if changed:
+                    return Cannot(f"before saved step {number}: {changed}")
+            self._index += 1
+            return Proposal(Step(thought=f"Replaying saved step {number}: {_words(action)}.",
+                                 action=action), f"saved step {number}, screen as recorded")
+        found: list[tuple[float, float]] = []
+        notes: list[str] = []
+        for anchor in recorded.anchors:
+            crop = self._picture(anchor.crop)
+            result = match.find(screen, crop, scale=self._scale,
+                                focus=(anchor.crop_x, anchor.crop_y))
+            element = getattr(action, "element", "") or "its target"
+            if isinstance(result, match.NoMatch):
+                return Cannot(f"saved step {number} ({element}): {result.reason}")
+            x = result.left + anchor.crop_x * result.scale
+            y = result.top + anchor.crop_y * result.scale
+            found.append((x, y))
+            notes.append(f"{element} found again at ({x:.0f}, {y:.0f}) of the screenshot, "
+                         f"likeness {result.score:.2f}")
+            # The whole screen as recorded, shifted by where the first target is now.
+            self._shift = (x - anchor.x * self._scale, y - anchor.y * self._scale)
+        moved = _moved(action, found, seen.convention, seen.frame.geometry)
+        self._index += 1
+        return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
+                             action=moved), f"saved step {number}: " + "; ".join(notes))
+
+    def _picture(self, name: str) -> Image.Image:
+        if name not in self._pictures:
+            self._pictures[name] = read_picture(self.key, name, self.root)
+        return self._pictures[name]
+
+    def _screen_changed(self, state_name: str, screen: Image.Image) -> str:
+        """Why the screen is not as recorded before the step, or an empty string."""
+        recorded = self._picture(state_name)
+        if self._scale is not None and abs(self._scale - 1.0) > 0.01:
+            return "the screen's scale changed, so it cannot be compared with the recording"
+        diff = match.shifted_difference(np.asarray(recorded.convert("L")), screen,
+                                        round(self._shift[0]), round(self._shift[1]),
+                                        STATE_FACTOR)
+        if diff > MAX_STATE_DIFF:
+            return (f"the screen is not as it was when the steps were recorded (difference "
+                    f"{diff:.1f}, at most {MAX_STATE_DIFF:g})")
+        return ""
+
+
+def _expected_scale(recorded: FrameGeometry, now: FrameGeometry) -> float:
+    """How many times larger the recorded crops look in today's screenshots."""
+    def pixels_per_point(g: FrameGeometry) -> float:
+        # Screenshot pixels per logical point: what a control's drawn size follows.
+        return g.sent_width / g.monitor.width * g.scale
+    return pixels_per_point(now) / pixels_per_point(recorded)
+
+
+def _moved(action: Action, points: list[tuple[float, float]], convention: Convention,
+           geometry: FrameGeometry) -> Action:
+    """``action`` with its point(s) at ``points`` (screenshot pixels), in ``convention``."""
+    data = ACTION_ADAPTER.dump_python(action, mode="json")
+    data["x"], data["y"] = _in_convention(*points[0], convention, geometry)
+    if isinstance(action, Drag) and len(points) > 1:
+        data["to_x"], data["to_y"] = _in_convention(*points[1], convention, geometry)
+    return ACTION_ADAPTER.validate_python(data)
+
+
+def _in_convention(x: float, y: float, convention: Convention,
+                   geometry: FrameGeometry) -> tuple[float, float]:
+    if convention is Convention.NORM1000:
+        return round(x / geometry.sent_width * 1000, 3), round(y / geometry.sent_height * 1000, 3)
+    if convention is Convention.NORM1:
+        return round(x / geometry.sent_width, 6), round(y / geometry.sent_height, 6)
+    return round(x, 2), round(y, 2)
+
+
+def _words(action: Action) -> str:
+    return describe_action(action)

@@ -1,0 +1,399 @@
+"""Trajectories: the steps of an automation's last answered run, kept to replay without the model.
+
+One folder per automation under the data folder, never in ``automations.toml`` (the crops are
+pictures of the screen, possibly of personal data, and the file is the person's to edit)::
+
+    trajectories/<automation key>/trajectory.json     what this module's Trajectory says
+    trajectories/<automation key>/<run>-s01-p1.png    the crop around step 1's point
+    trajectories/<automation key>/<run>-s01-state.png the whole screen before step 1, tiny, grey
+
+The API is :func:`load_trajectory`, :func:`save_trajectory`, :func:`forget_trajectory` and
+:func:`trajectory_dir`; :class:`Recorder` builds a trajectory from the events of a run.
+
+The JSON file carries ``format`` (:data:`FORMAT_VERSION`). Saving writes the pictures under
+names new to this recording, then replaces the JSON atomically, then deletes the pictures it no
+longer names: a crash leaves the old trajectory or the new one, never one naming a missing
+picture. A file that cannot be read (damaged, edited, a newer format) raises
+:class:`TrajectoryError`; the replay reports it and leaves the run to the model.
+
+Pixels: crops and positions are in pixels of the screenshot as captured and sent (physical
+pixels of the monitor unless the monitor is over 2048 pixels wide, where the screenshot is
+downscaled); ``geometry`` (sent size, monitor rectangle, scale) says which, so a replay knows
+how large the crops should look on today's screen. A typed secret is never stored: its step
+keeps ``secret: true`` and no text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app import paths
+from app.events import (
+    ActionExecuted,
+    Decision,
+    Event,
+    FrameCaptured,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    StepDecided,
+    StepProposed,
+)
+from control import match
+from model.coords import Convention, FrameGeometry, to_image_point
+from model.problem import HolodeskError
+from model.schema import ACTION_ADAPTER, Action, Drag, Type
+from model.schema import Answer as AnswerAction
+
+__all__ = [
+    "FORMAT_VERSION",
+    "STATE_FACTOR",
+    "TRAJECTORIES_DIR",
+    "Anchor",
+    "Recorder",
+    "Trajectory",
+    "TrajectoryError",
+    "TrajectoryStep",
+    "forget_trajectory",
+    "has_trajectory",
+    "load_trajectory",
+    "save_trajectory",
+    "state_thumbnail",
+    "trajectory_dir",
+]
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+TRAJECTORIES_DIR = "trajectories"
+TRAJECTORY_FILE = "trajectory.json"
+#: The "state before" thumbnail is the screenshot box-reduced by this (1920 px -> 120 px).
+STATE_FACTOR = 16
+#: Crop sides tried, smallest first, until the crop is unique on its own screenshot.
+CROP_SIDES = (96, 160, 256, 384)
+
+
+class TrajectoryError(HolodeskError):
+    """A saved trajectory cannot be used; the message says which file and why."""
+
+
+class Anchor(BaseModel):
+    """Where one point of a step was: a crop around it and the point inside the crop."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    crop: str = Field(description="PNG file name in the trajectory's folder")
+    x: float = Field(description="the point in the screenshot, pixels")
+    y: float
+    crop_x: float = Field(description="the point inside the crop, pixels")
+    crop_y: float
+
+
+class TrajectoryStep(BaseModel):
+    """One executed action (or the final answer) with what the screen showed before it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: dict[str, Any] = Field(description="the action as the model's schema has it")
+    secret: bool = Field(default=False, description="typed a secret: its text is not kept")
+    anchors: tuple[Anchor, ...] = ()
+    state: str = Field(description="PNG of the whole screen before the step, tiny and grey")
+
+    def parsed(self) -> Action:
+        return ACTION_ADAPTER.validate_python(self.action)
+
+
+class Trajectory(BaseModel):
+    """The steps of one answered run of an automation."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: int = FORMAT_VERSION
+    automation: str
+    task: str
+    run_id: str = ""
+    recorded_at: float = 0.0
+    geometry: dict[str, Any]
+    steps: tuple[TrajectoryStep, ...]
+
+    @property
+    def frame_geometry(self) -> FrameGeometry:
+        return FrameGeometry.from_dict(self.geometry)
+
+
+def trajectory_dir(key: str, root: Path | None = None) -> Path:
+    """The folder of the automation whose key (casefolded name) is ``key``."""
+    base = paths.data_dir() if root is None else root
+    if not key or key.startswith(".") or "/" in key or "\\" in key or "\0" in key:
+        raise TrajectoryError(f"not an automation key: {key!r}")
+    return base / TRAJECTORIES_DIR / key
+
+
+def has_trajectory(key: str, root: Path | None = None) -> bool:
+    """Whether automation ``key`` has saved steps (cheap: the file is not read)."""
+    try:
+        return (trajectory_dir(key, root) / TRAJECTORY_FILE).is_file()
+    except TrajectoryError:
+        return False
+
+
+def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
+    """The saved trajectory of automation ``key``; None when there is none.
+
+    Raises :class:`TrajectoryError` when there is one that cannot be used.
+    """
+    folder = trajectory_dir(key, root)
+    path = folder / TRAJECTORY_FILE
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise TrajectoryError(f"{path}: cannot be read ({e})") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise TrajectoryError(f"{path}: is not valid JSON ({e})") from None
+    version = data.get("format") if isinstance(data, dict) else None
+    if version != FORMAT_VERSION:
+        raise TrajectoryError(f"{path}: format {version!r} is not one this holodesk knows "
+                              f"({FORMAT_VERSION}); it will be recorded again")
+    try:
+        trajectory = Trajectory.model_validate(data)
+        trajectory.frame_geometry  # noqa: B018 - validates the geometry
+        for step in trajectory.steps:
+            step.parsed()
+    except (ValidationError, ValueError) as e:
+        raise TrajectoryError(f"{path}: is damaged ({_first_error(e)})") from None
+    for name in _pictures(trajectory):
+        if not (folder / name).is_file() or Path(name).name != name:
+            raise TrajectoryError(f"{path}: names a picture that is missing: {name}")
+    return trajectory
+
+
+def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes],
+                    root: Path | None = None) -> Path:
+    """Write ``trajectory`` and its ``pictures`` (file name: PNG bytes) for automation ``key``,
+    replacing the one before; returns the JSON file's path."""
+    folder = paths.ensure_private_dir(trajectory_dir(key, root))
+    for name, data in pictures.items():
+        _write_bytes(folder / name, data)
+    path = folder / TRAJECTORY_FILE
+    paths.write_atomic(path, json.dumps(trajectory.model_dump(mode="json"), indent=1,
+                                        ensure_ascii=False))
+    keep = _pictures(trajectory) | {TRAJECTORY_FILE}
+    for old in folder.iterdir():
+        if old.name not in keep and not old.name.startswith("."):
+            with contextlib.suppress(OSError):
+                old.unlink()
+    log.info("recorded %d step(s) for automation %r", len(trajectory.steps),
+             trajectory.automation)
+    return path
+
+
+def forget_trajectory(key: str, root: Path | None = None) -> bool:
+    """Delete automation ``key``'s trajectory; whether there was one."""
+    folder = trajectory_dir(key, root)
+    if not folder.exists():
+        return False
+    shutil.rmtree(folder)
+    return True
+
+
+def state_thumbnail(image: Image.Image) -> NDArray[np.uint8]:
+    """The tiny grey picture of a whole screenshot that "state before" compares."""
+    return np.asarray(image.convert("L").reduce(STATE_FACTOR), dtype=np.uint8)
+
+
+def decode(data: bytes) -> Image.Image:
+    """A screenshot's bytes (JPEG or PNG) as an RGB image."""
+    with Image.open(io.BytesIO(data)) as image:
+        return image.convert("RGB")
+
+
+def read_picture(key: str, name: str, root: Path | None = None) -> Image.Image:
+    """One picture of automation ``key``'s trajectory."""
+    path = trajectory_dir(key, root) / name
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB") if image.mode != "L" else image.copy()
+    except (OSError, ValueError) as e:
+        raise TrajectoryError(f"{path}: cannot be read ({e})") from None
+
+
+# -- recording -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    frame: bytes = b""
+    geometry: FrameGeometry | None = None
+    secret: bool = False
+    action: Action | None = None
+
+
+@dataclass
+class _Done:
+    frame: bytes
+    geometry: FrameGeometry
+    action: Action
+    secret: bool
+
+
+@dataclass
+class Recorder:
+    """Listens to a run's events (on the run's own thread) and, when the run ends answered,
+    saves its executed steps as automation ``key``'s trajectory.
+
+    A run stopped, failed, asking or cut by a limit saves nothing: the trajectory before it
+    stays. ``secrets`` gives the texts the action log masks: a typed text containing one is
+    kept as a secret (no text) even when the policy did not call it one.
+    """
+
+    key: str
+    name: str
+    task: str
+    convention: Convention
+    secrets: Callable[[], frozenset[str]] = frozenset
+    root: Path | None = None
+    run_id: str = ""
+    saved: Path | None = None
+    _current: dict[int, _Pending] = field(default_factory=dict)
+    _done: list[_Done] = field(default_factory=list)
+    _last: _Pending | None = None
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self._on(event)
+        except Exception:  # recording must never end the run it records
+            log.exception("could not record the steps of automation %r", self.name)
+
+    def _on(self, event: Event) -> None:
+        if isinstance(event, RunStarted):
+            self.run_id = event.run_id
+        elif isinstance(event, FrameCaptured):
+            self._current = {event.step_no: _Pending(event.image, event.geometry)}
+        elif isinstance(event, StepProposed):
+            pending = self._current.get(event.step_no)
+            if pending is not None:
+                pending.secret = event.verdict.secret
+                pending.action = event.step.action
+                self._last = pending
+        elif isinstance(event, StepDecided):
+            pending = self._current.get(event.step_no)
+            if pending is not None and event.decision in (Decision.AUTO, Decision.APPROVED,
+                                                          Decision.EDITED):
+                pending.action = event.action
+        elif isinstance(event, ActionExecuted):
+            pending = self._current.pop(event.step_no, None)
+            if pending is not None and pending.action is not None and pending.geometry:
+                self._done.append(_Done(pending.frame, pending.geometry, pending.action,
+                                        pending.secret or self._holds_secret(pending.action)))
+        elif isinstance(event, RunFinished) and event.outcome is Outcome.ANSWERED:
+            self._finish(event)
+
+    def _holds_secret(self, action: Action) -> bool:
+        return isinstance(action, Type) and any(s and s in action.text for s in self.secrets())
+
+    def _finish(self, finished: RunFinished) -> None:
+        last = self._last
+        if last is None or not isinstance(last.action, AnswerAction) or last.geometry is None:
+            return
+        steps: list[TrajectoryStep] = []
+        pictures: dict[str, bytes] = {}
+        prefix = f"r{int(time.time() * 1000):x}"
+        done = [*self._done, _Done(last.frame, last.geometry, last.action, False)]
+        for number, item in enumerate(done, start=1):
+            steps.append(self._step(item, f"{prefix}-s{number:02d}", pictures))
+        trajectory = Trajectory(
+            automation=self.name, task=self.task, run_id=finished.run_id or self.run_id,
+            recorded_at=time.time(), geometry=done[0].geometry.to_dict(), steps=tuple(steps),
+        )
+        self.saved = save_trajectory(self.key, trajectory, pictures, self.root)
+
+    def _step(self, item: _Done, stem: str, pictures: dict[str, bytes]) -> TrajectoryStep:
+        image = decode(item.frame)
+        state = f"{stem}-state.png"
+        pictures[state] = _png(Image.fromarray(state_thumbnail(image)))
+        action = item.action.model_dump(mode="json")
+        if item.secret and isinstance(item.action, Type):
+            action["text"] = ""
+        anchors: list[Anchor] = []
+        for index, (x, y) in enumerate(_image_points(item.action, self.convention,
+                                                     item.geometry), start=1):
+            crop, box = _unique_crop(image, x, y)
+            name = f"{stem}-p{index}.png"
+            pictures[name] = _png(crop)
+            anchors.append(Anchor(crop=name, x=x, y=y, crop_x=x - box[0], crop_y=y - box[1]))
+        return TrajectoryStep(action=action, secret=item.secret, anchors=tuple(anchors),
+                              state=state)
+
+
+def _image_points(action: Action, convention: Convention,
+                  geometry: FrameGeometry) -> list[tuple[float, float]]:
+    x, y = getattr(action, "x", None), getattr(action, "y", None)
+    if x is None or y is None:
+        return []
+    points = [to_image_point(x, y, convention, geometry)]
+    if isinstance(action, Drag):
+        points.append(to_image_point(action.to_x, action.to_y, convention, geometry))
+    return points
+
+
+def _unique_crop(image: Image.Image, x: float, y: float
+                 ) -> tuple[Image.Image, tuple[int, int, int, int]]:
+    """The smallest crop around (x, y) that is found once, and only once, on its own screen:
+    a crop of a plain field would match all along the field, so it grows to take in more."""
+    box = (0, 0, 0, 0)
+    for side in CROP_SIDES:
+        half = side // 2
+        box = (max(0, round(x) - half), max(0, round(y) - half),
+               min(image.width, round(x) + half), min(image.height, round(y) + half))
+        crop = image.crop(box)
+        if isinstance(match.find(image, crop, scales=(1.0,), focus=(x - box[0], y - box[1])),
+                      match.Match):
+            return crop, box
+    return image.crop(box), box  # the replay will not find it with confidence: hands over
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG", compress_level=1)
+    return out.getvalue()
+
+
+def _pictures(trajectory: Trajectory) -> set[str]:
+    names = set()
+    for step in trajectory.steps:
+        names.add(step.state)
+        names.update(a.crop for a in step.anchors)
+    return names
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _first_error(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}"
+    return str(error)

@@ -1,0 +1,238 @@
+"""Replay with the model as fallback, over the real agent loop (tests/support/agent_harness.py):
+an answered automation run is recorded; the next run replays it where the button is now with
+no request to the model; a changed screen hands over to the model at the right step, with the
+steps done so far in its prompt; a secret is never stored; a broken file is no trajectory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome
+from app.replay import Replayer
+from app.store import Source
+from app.trajectory import (
+    FORMAT_VERSION,
+    Recorder,
+    TrajectoryError,
+    forget_trajectory,
+    load_trajectory,
+    trajectory_dir,
+)
+from control.policy import ConfirmMode
+from model.coords import Convention
+from tests.support.agent_harness import AgentHarness, HarnessFor
+from tests.support.drawn_screens import window_screen
+from tests.support.e2e import run_holodesk
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
+from tests.support.home import isolate_home, make_home
+
+TASK = "press save and type hello"
+KEY = "save it"
+SIZE = (1280, 800)
+RECORDED_AT = (0, 0)  # the window's top-left corner when the run was recorded
+MOVED_TO = (600, 150)  # where a fresh copy of the window opens
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+def _seeing() -> SeeingPolicy:
+    return SeeingPolicy([Target("Save button", (230, 20, 20), type_text="hello")])
+
+
+def _record(harness_for: HarnessFor, tmp_path: Path, image: Image.Image) -> Recorder:
+    recorder = Recorder(KEY, "save it", TASK, Convention.NORM1000, root=tmp_path)
+    with FakeVLLM(_seeing()) as server:
+        h = harness_for(server, screen=lambda: image)
+        h.on_event = recorder
+        assert h.run(TASK).outcome is Outcome.ANSWERED
+    assert recorder.saved is not None
+    return recorder
+
+
+def _replaying(h: AgentHarness, tmp_path: Path, events: list[Event] | None = None) -> Replayer:
+    replayer = Replayer.load(KEY, TASK, tmp_path)
+    assert replayer.active, replayer.problem
+    h.parts.replay = replayer
+    return replayer
+
+
+def _clicks(h: AgentHarness) -> list[tuple[int, int]]:
+    return [(c.args[0], c.args[1]) for c in h.backend.calls if c.name == "move_to"]
+
+
+def test_an_answered_run_is_recorded_and_replays_where_the_button_is_now(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    trajectory = load_trajectory(KEY, tmp_path)
+    assert trajectory is not None and trajectory.format == FORMAT_VERSION
+    assert [s.action["action"] for s in trajectory.steps] == ["click", "type", "answer"]
+    assert len(trajectory.steps[0].anchors) == 1 and not trajectory.steps[1].anchors
+
+    # The model server is gone: every step must come from the replay.
+    server = FakeVLLM(ScriptedPolicy(["{}"]))
+    with server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        _replaying(h, tmp_path)
+        server.stop()
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED, finished
+    assert server.requests == []
+    # Where the recorded click went on the button, moved with the window.
+    anchor = trajectory.steps[0].anchors[0]
+    (x, y), = _clicks(h)
+    assert abs(x - (anchor.x + MOVED_TO[0])) <= 1.5 and abs(y - (anchor.y + MOVED_TO[1])) <= 1.5
+    assert h.backend.typed() == "hello"
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    assert "found again" in (steps[0].source_note or "")
+
+
+def test_a_changed_button_hands_over_to_the_model_at_the_first_step(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    with FakeVLLM(_seeing()) as server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO, label="quit"))
+        _replaying(h, tmp_path)
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.MODEL] * 3
+    assert "replay handed over" in (steps[0].source_note or "")
+    assert len(server.requests) == 3
+
+
+def test_a_changed_screen_hands_over_at_the_keys_step_with_the_steps_done_so_far(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    clicked: list[bool] = []
+
+    def now() -> Image.Image:
+        # After the click, something opens over the screen: typing now would go elsewhere.
+        extra = (0, 0, 1280, 380) if clicked else None
+        return window_screen(MOVED_TO, extra=extra)
+
+    typed = {"note": "", "thought": "type it", "action": {"action": "type", "text": "hello"}}
+    answer = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+    with FakeVLLM(ScriptedPolicy([typed, answer])) as server:
+        h = harness_for(server, screen=now)
+        h.backend.hook = lambda call: clicked.append(True) if call.name == "mouse_up" else None
+        _replaying(h, tmp_path)
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
+    assert "screen is not as it was" in (steps[1].source_note or "")
+    # The model got the task and the replayed click as the step done so far.
+    first = server.requests[0]
+    assert TASK in first.text and "Replaying saved step 1" in first.text
+    assert len(first.images) == 2
+
+
+def test_a_typed_secret_is_never_stored_and_hands_over_there(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    secret = "hunter2-Secret!"
+    recorder = Recorder(KEY, "save it", TASK, Convention.NORM1000, root=tmp_path,
+                        secrets=lambda: frozenset({secret}))
+    policy = SeeingPolicy([Target("Save button", (230, 20, 20), type_text=secret)])
+    with FakeVLLM(policy) as server:
+        h = harness_for(server, screen=lambda: window_screen(RECORDED_AT))
+        h.on_event = recorder
+        assert h.run(TASK).outcome is Outcome.ANSWERED
+    folder = trajectory_dir(KEY, tmp_path)
+    stored = b"".join(p.read_bytes() for p in folder.iterdir())
+    assert secret.encode() not in stored
+    trajectory = load_trajectory(KEY, tmp_path)
+    assert trajectory is not None and trajectory.steps[1].secret
+
+    with FakeVLLM(ScriptedPolicy([{"note": "", "thought": "t", "action": {
+            "action": "answer", "text": "ok"}}])) as server:
+        h = harness_for(server, screen=lambda: window_screen(RECORDED_AT))
+        _replaying(h, tmp_path)
+        finished = h.run(TASK)
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL]
+    assert "secret" in (steps[1].source_note or "")
+
+
+def test_a_run_that_does_not_answer_keeps_the_trajectory_before_it(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    recorder = _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    before = json.loads((recorder.saved or Path()).read_text())
+    again = Recorder(KEY, "save it", TASK, Convention.NORM1000, root=tmp_path)
+    with FakeVLLM(SeeingPolicy([Target("Save button", (230, 20, 20))],
+                               on_missing="ask_user")) as server:
+        h = harness_for(server, screen=lambda: window_screen(RECORDED_AT, colour=(40, 40, 200)))
+        h.on_event = again
+        assert h.run(TASK).outcome is Outcome.ASKED_USER
+    assert again.saved is None
+    assert json.loads((recorder.saved or Path()).read_text()) == before
+
+
+def test_a_broken_or_newer_file_is_no_trajectory(tmp_path: Path) -> None:
+    folder = trajectory_dir(KEY, tmp_path)
+    folder.mkdir(parents=True)
+    path = folder / "trajectory.json"
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(TrajectoryError, match="not valid JSON"):
+        load_trajectory(KEY, tmp_path)
+    assert not Replayer.load(KEY, TASK, tmp_path).active
+    path.write_text(json.dumps({"format": FORMAT_VERSION + 1}), encoding="utf-8")
+    replayer = Replayer.load(KEY, TASK, tmp_path)
+    assert not replayer.active and "format" in replayer.problem
+    assert forget_trajectory(KEY, tmp_path) and not folder.exists()
+    assert not forget_trajectory(KEY, tmp_path)
+
+
+def test_an_edited_task_does_not_replay(harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    replayer = Replayer.load(KEY, "press cancel instead", tmp_path)
+    assert not replayer.active and "task changed" in replayer.problem
+
+
+def test_a_replayed_step_is_confirmed_like_a_model_step_and_a_skip_hands_over(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    asked: list[AwaitingConfirmation] = []
+
+    def skip(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.SKIP)
+
+    answer = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+    with FakeVLLM(ScriptedPolicy([answer])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=skip,
+                        screen=lambda: window_screen(MOVED_TO))
+        _replaying(h, tmp_path)
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED
+    # The replayed click waited for the person, who skipped it: nothing was clicked.
+    assert len(asked) == 1 and asked[0].request.action.action == "click"
+    assert _clicks(h) == []
+    steps = h.store.steps(finished.run_id)
+    assert [(s.source, s.decision) for s in steps] == [(Source.REPLAYED, "skipped"),
+                                                       (Source.MODEL, "auto")]
+    assert "the replayed step 1 was skipped" in (steps[1].source_note or "")
+    assert len(server.requests) == 1
+
+
+def test_cli_forget_drops_the_saved_steps_and_remove_drops_them_too(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "cli")
+    assert run_holodesk(home, "automation", "add", "Save It", "--task", TASK).returncode == 0
+    folder = home.data / "holodesk" / "trajectories" / KEY
+    folder.mkdir(parents=True)
+    (folder / "trajectory.json").write_text("{}", encoding="utf-8")
+    forgot = run_holodesk(home, "automation", "forget", "save it")
+    assert forgot.returncode == 0, str(forgot)
+    assert "forgotten" in forgot.stdout and not folder.exists()
+    again = run_holodesk(home, "automation", "forget", "save it")
+    assert again.returncode == 0 and "has no saved steps" in again.stdout
+    folder.mkdir(parents=True)
+    assert run_holodesk(home, "automation", "remove", "save it").returncode == 0
+    assert not folder.exists()
