@@ -84,8 +84,9 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             mark = app.mark()
             gui.xdotool("key", "ctrl+alt+1")
             panel = gui.confirm_panel()
-            poll(lambda: gui.refresh(gui.task).name == f"holodesk — {TASK}", TIMEOUT,
-                 "the task window to show the automation's run", gui.died)
+            # Titled with the automation's name, not the task (a failure too is shown under it).
+            poll(lambda: gui.refresh(gui.task).name == "holodesk — automation: save it",
+                 TIMEOUT, "the task window to show the automation's run", gui.died)
             app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("click")  # nothing before the approval
             # Reserved (an X grab): the 1 of the hotkey never reached the window in front.
