@@ -6,7 +6,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -271,10 +271,11 @@ class HolodeskApp(QObject):
 
     def start_task(self, task: str, confirm: str = "", monitor: str = "",
                    parameters: Filled | None = None, *, automation: str = "",
-                   saved: Automation | None = None) -> bool:
+                   saved: Automation | None = None, only_in: Sequence[str] = ()) -> bool:
         """Start a run (of the saved ``automation``, when named); False (and the reason shown)
         when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
-        filled task). ``saved``: the automation whose saved steps replay first."""
+        filled task). ``saved``: the automation whose saved steps replay first. ``only_in``:
+        the only applications the run may act in (an automation's)."""
         if self.controller.running:
             text = "A run is already active: stop it before starting another."
             self._busy_errors.append(text)
@@ -300,6 +301,8 @@ class HolodeskApp(QObject):
             overrides["confirm"] = confirm
         if monitor:
             overrides["monitor"] = monitor
+        if only_in:
+            overrides["only_in"] = tuple(only_in)
         try:
             settings = self.settings.with_overrides(overrides) if overrides else self.settings
         except SettingsError as e:
@@ -501,7 +504,8 @@ class HolodeskApp(QObject):
         # replays saved steps nor saves its own.
         return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
                                automation=title,
-                               saved=None if source == "test run" else automation)
+                               saved=None if source == "test run" else automation,
+                               only_in=automation.only_in)
 
     def _ask_values(self, automation: Automation, source: str, confirm: str,
                     secrets: dict[str, str], missing: list[str]) -> None:
