@@ -315,7 +315,8 @@ class Agent:
         # there too (the step's own action keeps its text: an edit at the confirmation needs it).
         shown = step.model_copy(update={"thought": self._masked(step.thought),
                                         "note": self._masked(step.note)})
-        self._emit(StepProposed(cur.run_id, cur.no, shown, points, description, verdict,
+        self._emit(StepProposed(cur.run_id, cur.no, shown, points, description,
+                                self._masked_verdict(verdict),
                                 self._masked(raw), cur.record.source,
                                 self._masked(cur.record.source_note or "")))
 
@@ -709,7 +710,7 @@ class Agent:
             description=description,
             element=getattr(action, "element", ""),
             points=points,
-            reasons=verdict.reasons,
+            reasons=self._masked_verdict(verdict).reasons,
             action=action,
             screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
@@ -745,6 +746,12 @@ class Agent:
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
         return edited, points, verdict, aim
+
+    def _masked_verdict(self, verdict: Verdict) -> Verdict:
+        """``verdict`` as the front ends may show it: its reasons quote what was typed (a
+        terminal's line since the last submit), which can hold a secret."""
+        return dataclasses.replace(verdict,
+                                   reasons=tuple(self._masked(r) for r in verdict.reasons))
 
     def _masked(self, text: str) -> str:
         """``text`` with every secret the action log masks (the API key, typed secrets)

@@ -18,6 +18,7 @@ from app.events import (
     Decision,
     Outcome,
     StepDecided,
+    StepProposed,
 )
 from control.policy import ConfirmMode
 from control.target import Target
@@ -154,3 +155,26 @@ def test_the_text_judged_logged_and_typed_is_one(harness_for: HarnessFor) -> Non
     assert any("(rm)" in r for r in asked.request.reasons)
     assert h.backend.typed() == "rm -rf ~/x\n"
     assert h.store.steps(finished.run_id)[0].action["text"] == "rm -rf ~/x\n"
+
+
+def test_the_terminal_submits_question_masks_a_secret_typed_before(
+        harness_for: HarnessFor) -> None:
+    # The question quotes the line typed since the last submit: a secret in it is masked there
+    # as in the log (found by a hostile review: shown in clear in the panel and the terminal).
+    secret = "Sup3r-Secret-Value"
+    with FakeVLLM(ScriptedPolicy([_type(f"mysql -u root -p{secret} prod"), _keys("enter"),
+                                  ANSWER])) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=XTERM), mode=ConfirmMode.RISKY,
+                     answer=lambda e: ConfirmReply(
+                         Answer.APPROVE if e.request.action.action == "type" else Answer.SKIP))
+        h.parts.policy.secrets = frozenset({secret})
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    asked = h.of(AwaitingConfirmation)
+    assert asked, "the submit must ask"
+    for event in asked:
+        assert not any(secret in reason for reason in event.request.reasons), \
+            event.request.reasons
+    assert any("typed since the last submit" in r for e in asked for r in e.request.reasons)
+    for proposed in h.of(StepProposed):
+        assert not any(secret in reason for reason in proposed.verdict.reasons)
