@@ -222,6 +222,9 @@ def collect_report(
         key = lookup_api_key(endpoint, store, env).key
         if key:
             secrets.add(key)
+    # This process masks only what it saw; a secret parameter typed by an earlier run (the
+    # app's, another terminal's) is masked from the keyring's copy.
+    secrets |= _secret_parameter_values(store)
     home = str(Path.home()) if hide_home else None
     mask = Masker(secrets, home)
     results = doctor(settings)
@@ -248,6 +251,25 @@ def collect_report(
 
 
 # --- the parts ---------------------------------------------------------------------------
+
+
+def _secret_parameter_values(store: SecretStore | None) -> set[str]:
+    """Every value the keyring holds for an automation's secret parameter (none when the
+    automations file cannot be read: the report is still made)."""
+    from app.automations import AutomationError, load_automations
+    from app.parameter_values import stored_secrets
+
+    try:
+        automations = load_automations()
+    except AutomationError:
+        return set()
+    values: set[str] = set()
+    for automation in automations:
+        try:
+            values |= set(stored_secrets(automation, store).values())
+        except Exception:  # a keyring that cannot be read must not cost the report
+            _log.warning("could not read the secret parameters of %r", automation.name)
+    return values
 
 
 def _version_text(env: Mapping[str, str]) -> str:

@@ -263,3 +263,28 @@ def test_a_broken_settings_file_is_reported_not_a_dead_end(home: Home, tmp_path:
     with zipfile.ZipFile(out) as bundle:
         text = bundle.read("settings.txt").decode("utf-8")
     assert text.startswith("THE SETTINGS COULD NOT BE READ:") and "sometimes" in text
+
+
+def test_a_secret_parameter_typed_by_another_process_is_masked_from_the_keyring(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The report runs as its own process: the log line of an earlier run (the app's) holds a
+    # secret parameter's value it never saw typed; the keyring's copy masks it (found by a
+    # hostile review).
+    from app.automations import Automation, save_automations
+    from app.parameter_values import store_secret
+
+    home = isolate_home(monkeypatch, tmp_path)
+    value = "Intranet-Pass-4711"
+    automation = Automation.make(name="sign in", task="sign in with {password}",
+                                 parameters={"password": {"secret": True}})
+    save_automations([automation])
+    store = MemoryStore({})
+    store_secret(automation, "password", value, store)
+    log = home.state / "holodesk" / "holodesk.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(f"an earlier run typed {value} into the form\nthe last line\n",
+                   encoding="utf-8")
+    report = collect_report(Settings(endpoint=ENDPOINT), say=fix_line, doctor=_doctor,
+                            db_path=tmp_path / "none.db", log_path=log, store=store, environ={})
+    assert "the last line" in report.part("log.txt").text
+    assert not [p.name for p in report.parts if value in p.text]
