@@ -710,7 +710,7 @@ class Agent:
             description=description,
             element=getattr(action, "element", ""),
             points=points,
-            reasons=self._masked_verdict(verdict).reasons,
+            reasons=self._masked_verdict(verdict).reasons + self._replayed_reason(cur),
             action=action,
             screenshot_path=cur.record.screenshot_path or "",
             geometry=frame.geometry,
@@ -746,6 +746,15 @@ class Agent:
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
         return edited, points, verdict, aim
+
+    @staticmethod
+    def _replayed_reason(cur: _Current) -> tuple[str, ...]:
+        """Said in the question when the step comes from the automation's saved steps: the
+        person judges it knowing no model looked at this screen for it."""
+        if cur.record.source != Source.REPLAYED:
+            return ()
+        where = f" ({cur.record.source_note})" if cur.record.source_note else ""
+        return (f"replayed from this automation's saved steps, not asked of the model{where}",)
 
     def _masked_verdict(self, verdict: Verdict) -> Verdict:
         """``verdict`` as the front ends may show it: its reasons quote what was typed (a

@@ -214,6 +214,9 @@ def test_a_replayed_step_is_confirmed_like_a_model_step_and_a_skip_hands_over(
     assert finished.outcome is Outcome.ANSWERED
     # The replayed click waited for the person, who skipped it: nothing was clicked.
     assert len(asked) == 1 and asked[0].request.action.action == "click"
+    # The question says it is replayed: no model looked at this screen for it.
+    assert any(r.startswith("replayed from this automation's saved steps")
+               for r in asked[0].request.reasons), asked[0].request.reasons
     assert _clicks(h) == []
     steps = h.store.steps(finished.run_id)
     assert [(s.source, s.decision) for s in steps] == [(Source.REPLAYED, "skipped"),
