@@ -62,7 +62,7 @@ from app.automations import (
     load_automations,
     replace_automation,
 )
-from app.parameter_values import forget_secrets, stored_secrets
+from app.parameter_values import SecretParameterError, forget_secrets, stored_secrets
 from app.secrets import SecretStore
 from app.trajectory import (
     TRAJECTORY_FILE,
@@ -274,10 +274,20 @@ def _automation_toml(automation: Automation) -> bytes:
 def _refuse_secrets(automation: Automation, members: Mapping[str, bytes],
                     store: SecretStore | None) -> None:
     """The recorder never keeps a typed secret and the table never holds one; this checks the
-    result anyway, against the values the keyring holds now."""
+    result anyway, against the values the keyring holds now. Saved steps are exported only when
+    that check could be made."""
     if not automation.secret_parameters():
         return
-    for param, value in stored_secrets(automation, store).items():
+    try:
+        secrets = stored_secrets(automation, store)
+    except SecretParameterError as e:
+        if TRAJECTORY_FILE not in members:
+            return  # the table alone cannot hold a secret's value: the model refuses one
+        raise ShareError(
+            f"the saved steps of {automation.name!r} are exported only once holodesk has "
+            f"checked that they hold none of its secret parameters' values, and the keyring "
+            f"cannot be read ({e}); unlock it, or export without the saved steps") from None
+    for param, value in secrets.items():
         needle = value.encode()
         quoted = json.dumps(value, ensure_ascii=False)[1:-1].encode()
         for name, data in members.items():

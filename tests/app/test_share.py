@@ -7,7 +7,6 @@ including the screen crops, and refuses to guess without a terminal."""
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from collections.abc import Callable
@@ -15,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from app.automations import Automation, add_automation, load_automations
 from app.parameter_values import load_secret, store_secret
@@ -30,23 +28,16 @@ from app.share import (
     read_share,
     write_pictures,
 )
-from app.trajectory import (
-    Anchor,
-    Trajectory,
-    TrajectoryStep,
-    forget_trajectory,
-    load_trajectory,
-    read_picture,
-    save_trajectory,
-)
+from app.trajectory import forget_trajectory, load_trajectory, read_picture, save_trajectory
 from control.policy import ConfirmMode
 from tests.support.e2e import holodesk_argv, holodesk_env, run_holodesk
 from tests.support.home import Home
 from tests.support.memory_secrets import MemoryStore
 from tests.support.pty_run import Pty
+from tests.support.saved_steps import SHARED_TASK, png, saved_steps
 
 SECRET = "Tr0ub4dor&3-horse"
-TASK = "log in as {user} with {password} and file {hours} hours"
+TASK = SHARED_TASK
 KEY = "timesheet"
 
 
@@ -72,35 +63,6 @@ def _automation(**values: object) -> Automation:
     return Automation.make("", **fields)
 
 
-def _png(seed: int, size: tuple[int, int] = (96, 96)) -> bytes:
-    pixels = np.random.default_rng(seed).integers(0, 255, (size[1], size[0], 3), dtype=np.uint8)
-    out = io.BytesIO()
-    Image.fromarray(pixels).save(out, "PNG")
-    return out.getvalue()
-
-
-def _trajectory(task: str = TASK, typed: str = "ann") -> tuple[Trajectory, dict[str, bytes]]:
-    pictures = {f"r1-s{n:02d}-state.png": _png(n, (80, 50)) for n in (1, 2, 3, 4)}
-    pictures["r1-s01-p1.png"] = _png(11)
-    pictures["r1-s03-p1.png"] = _png(13)
-    steps = (
-        TrajectoryStep(action={"action": "click", "element": "Log in", "x": 100, "y": 200},
-                       state="r1-s01-state.png",
-                       anchors=(Anchor(crop="r1-s01-p1.png", x=50, y=60, crop_x=48, crop_y=48),)),
-        TrajectoryStep(action={"action": "type", "text": typed}, state="r1-s02-state.png"),
-        TrajectoryStep(action={"action": "click", "element": "Save", "x": 300,
-                                               "y": 400}, state="r1-s03-state.png",
-                       anchors=(Anchor(crop="r1-s03-p1.png", x=150, y=160, crop_x=48,
-                                       crop_y=48),)),
-        TrajectoryStep(action={"action": "type", "text": ""}, secret=True,
-                       state="r1-s04-state.png"),
-    )
-    geometry = {"sent_width": 1280, "sent_height": 800, "scale": 1.0,
-                "monitor": {"left": 0, "top": 0, "width": 1280, "height": 800}}
-    return Trajectory(automation="Timesheet", task=task, run_id="run-1", recorded_at=1.0,
-                      geometry=geometry, steps=steps), pictures
-
-
 @pytest.fixture
 def here(tmp_path: Path) -> Side:
     return Side(tmp_path / "here")
@@ -120,7 +82,7 @@ def _recorded(side: Side, store: MemoryStore, **values: object) -> Automation:
     automation = _automation(**values)
     add_automation(automation, path=side.file)
     store_secret(automation, "password", SECRET, store)  # planted: must never be exported
-    trajectory, pictures = _trajectory(automation.task)
+    trajectory, pictures = saved_steps(automation.task)
     save_trajectory(automation.key, trajectory, pictures, side.data)
     return automation
 
@@ -196,7 +158,7 @@ def test_a_secret_value_is_never_exported_even_if_a_step_typed_it_in_clear(
         here: Side, store: MemoryStore, tmp_path: Path) -> None:
     automation = _recorded(here, store)
     # A step that typed the secret without being marked (it must not happen; the export checks).
-    trajectory, pictures = _trajectory(automation.task, typed=f"pw {SECRET}")
+    trajectory, pictures = saved_steps(automation.task, typed=f"pw {SECRET}")
     save_trajectory(automation.key, trajectory, pictures, here.data)
     with pytest.raises(ShareError, match="secret parameter password") as caught:
         _export(here, tmp_path / "t.zip", store)
@@ -241,24 +203,24 @@ def _edit_json(change: Callable[[dict[str, object]], None]) -> Callable[[dict[st
     return edit
 
 
-def _first_png(m: dict[str, bytes]) -> str:
+def _firstpng(m: dict[str, bytes]) -> str:
     return next(n for n in sorted(m) if n.endswith("-p1.png"))
 
 
 HOSTILE: dict[str, tuple[Callable[[dict[str, bytes]], None], str]] = {
     "unknown member": (lambda m: m.update({"run.sh": b"rm -rf ~"}),
                        "'run.sh', which is not part of a shared automation"),
-    "traversal": (lambda m: m.update({"../evil.png": _png(1)}),
+    "traversal": (lambda m: m.update({"../evil.png": png(1)}),
                   "'../evil.png', which is not part of a shared automation"),
-    "folder": (lambda m: m.update({"pics/a.png": _png(1)}),
+    "folder": (lambda m: m.update({"pics/a.png": png(1)}),
                "'pics/a.png', which is not part of a shared automation"),
-    "unnamed picture": (lambda m: m.update({"extra.png": _png(1)}),
+    "unnamed picture": (lambda m: m.update({"extra.png": png(1)}),
                         "'extra.png', which its saved steps do not name"),
-    "huge member": (lambda m: m.update({_first_png(m): b"\0" * (MAX_PICTURE + 1)}),
+    "huge member": (lambda m: m.update({_firstpng(m): b"\0" * (MAX_PICTURE + 1)}),
                     "more than it can be"),
-    "bad png": (lambda m: m.update({_first_png(m): b"\x89PNG\r\n\x1a\nnot really"}),
+    "bad png": (lambda m: m.update({_firstpng(m): b"\x89PNG\r\n\x1a\nnot really"}),
                 "is not a readable PNG picture"),
-    "missing picture": (lambda m: m.pop(_first_png(m)), "names a picture that is missing"),
+    "missing picture": (lambda m: m.pop(_firstpng(m)), "names a picture that is missing"),
     "newer format": (_edit_toml("format = 1", "format = 9"), "written by a newer holodesk"),
     "newer automation": (_edit_toml("automations_version = 2", "automations_version = 99"),
                          "update holodesk"),
@@ -388,7 +350,7 @@ def _cli_home(home: Home) -> Automation:
                           stdin=SECRET + "\n")
     assert stored.returncode == 0, str(stored)
     automation = load_automations(home.config / "holodesk" / "automations.toml")[0]
-    trajectory, pictures = _trajectory(automation.task)
+    trajectory, pictures = saved_steps(automation.task)
     save_trajectory(automation.key, trajectory, pictures, home.data / "holodesk")
     return automation
 
