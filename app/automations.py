@@ -93,6 +93,7 @@ __all__ = [
     "AutomationError",
     "NewerFileError",
     "add_automation",
+    "automation_table",
     "automations_path",
     "check_name",
     "find_automation",
@@ -425,7 +426,7 @@ def save_automations(
     path = automations_path() if path is None else path
     validate_automations(items, stop_hotkey=stop_hotkey)
     _refuse_newer(path)
-    tables = [_table(a) for a in items]
+    tables = [automation_table(a) for a in items]
     text = tomli_w.dumps({"version": FORMAT_VERSION, "automation": tables})
     paths.write_atomic(path, _HEADER + text)
     log.info("saved %d automation(s) to %s", len(items), path)
@@ -501,7 +502,7 @@ def _check_new(items: Sequence[Automation], new: Automation, stop_hotkey: str | 
             raise AutomationError(problems[0])
 
 
-def _table(a: Automation) -> dict[str, Any]:
+def automation_table(a: Automation) -> dict[str, Any]:
     """``a`` as its TOML table: unset values left out (a parameter's too)."""
     table = {k: v for k, v in a.model_dump(mode="json").items() if v is not None}
     params = {

@@ -72,6 +72,7 @@ __all__ = [
     "forget_trajectory",
     "has_trajectory",
     "load_trajectory",
+    "picture_names",
     "save_trajectory",
     "state_thumbnail",
     "trajectory_dir",
@@ -375,6 +376,11 @@ def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG", compress_level=1)
     return out.getvalue()
+
+
+def picture_names(trajectory: Trajectory) -> set[str]:
+    """The file names of every picture ``trajectory`` uses (crops and state thumbnails)."""
+    return _pictures(trajectory)
 
 
 def _pictures(trajectory: Trajectory) -> set[str]:

@@ -22,6 +22,9 @@ a description shown when its value is asked, and Secret (no default then: the va
 password field or kept in the desktop's keyring, never in the file). A row dropped because its
 placeholder was deleted comes back as it was when the placeholder is typed again.
 
+Export… writes the automation in the form (as saved) to one file to share, and Import… adds one
+from such a file (ui/share_dialog.py, over app/share.py); the files are read on a worker thread.
+
 "Test run" asks for a run of the automation as it stands in the form (saved or not) with every
 step confirmed: the person watches each step and can stop at any of them. The window only
 emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
@@ -73,13 +76,15 @@ from app.parameter_values import forget_secrets, rename_secrets
 from app.parameters import Parameter, ParameterError, placeholders
 from app.schedule import DAY_NAMES, Repeat, Schedule, local_zone
 from app.scheduler import check_new_schedule, login_needs, next_runs
+from app.share import ExportPlan, Imported, Shared, default_output, plan_export, read_share
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
 from control.policy import ConfirmMode
-from model.problem import Fix, Problem
+from model.problem import Fix, HolodeskError, Problem
 from ui.colours import Tone, text_style
 from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import view
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
+from ui.share_dialog import ExportDialog, ImportDialog, choose_import_file
 from ui.workers import Background
 
 __all__ = ["AutomationsDialog"]
@@ -142,11 +147,17 @@ class AutomationsDialog(QDialog):
         ask_unsaved: AskUnsaved = ask_unsaved,
         now: Callable[[], datetime] | None = None,
         autostart: Callable[[], Autostart | None] = default_autostart,
+        choose_import: Callable[[QWidget], Path | None] = choose_import_file,
+        export_folder: Path | None = None,
     ) -> None:
         super().__init__(parent)
         zone = local_zone()
         self._now: Callable[[], datetime] = now or (lambda: datetime.now(zone))
         self._autostart = autostart  # read when shown: Settings may turn it on meanwhile
+        self._choose_import = choose_import
+        self._export_folder = export_folder
+        self.export_dialog: ExportDialog | None = None
+        self.import_dialog: ImportDialog | None = None
         self._notes: dict[str, str] = {}
         self.setWindowTitle("holodesk — automations")
         self.path = automations_path() if path is None else path
@@ -181,9 +192,19 @@ class AutomationsDialog(QDialog):
         left_buttons = QHBoxLayout()
         left_buttons.addWidget(self.new_button)
         left_buttons.addWidget(self.delete_button)
+        self.export_button = QPushButton("E&xport…")
+        self.export_button.setToolTip("Write the selected automation to a file to share it")
+        self.export_button.clicked.connect(self.export)
+        self.import_button = QPushButton("&Import…")
+        self.import_button.setToolTip("Add an automation from a file someone exported")
+        self.import_button.clicked.connect(self.import_file)
+        share_buttons = QHBoxLayout()
+        share_buttons.addWidget(self.export_button)
+        share_buttons.addWidget(self.import_button)
         left = QVBoxLayout()
         left.addWidget(self.list, 1)
         left.addLayout(left_buttons)
+        left.addLayout(share_buttons)
 
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("e.g. timesheet (holodesk trigger NAME runs it)")
@@ -488,6 +509,8 @@ class AutomationsDialog(QDialog):
                        self.days_box):
             widget.setEnabled(editable)
         self.delete_button.setEnabled(editable and self._editing is not None)
+        self.export_button.setEnabled(editable and self._editing is not None)
+        self.import_button.setEnabled(editable)
         self.test_button.setEnabled(self._readable)
 
     def _show_error(self, text: str) -> None:
@@ -774,6 +797,65 @@ class AutomationsDialog(QDialog):
     def _set_busy(self, busy: bool) -> None:
         self._busy = busy
         self._refresh()
+
+    # -- sharing -----------------------------------------------------------------------------------
+
+    @Slot()
+    def export(self) -> None:
+        """Open the export dialog for the saved automation in the form (its saved steps are
+        read on a worker thread first)."""
+        name = self._editing
+        if name is None or not self._readable or self._busy:
+            return
+        if self.is_dirty:
+            self._show_error("Save your changes first: the file holds the automation as saved.")
+            return
+        path, folder = self.path, self._export_folder
+
+        def shown(plan: ExportPlan) -> None:
+            self._set_busy(False)
+            dialog = ExportDialog(plan, default_output(plan.automation, folder or Path.home()),
+                                  self)
+            dialog.exported.connect(
+                lambda dest: self._show_info(f"Exported “{plan.automation.name}” to {dest}."))
+            self.export_dialog = dialog
+            dialog.open()
+
+        self._set_busy(True)
+        self._tasks.run(lambda: plan_export(name, automations=path), shown, self._share_failed)
+
+    @Slot()
+    def import_file(self) -> None:
+        """Ask for a file, check it on a worker thread, then show what it holds to import."""
+        if not self._readable or self._busy or not self._may_leave(self.import_file):
+            return
+        chosen = self._choose_import(self)
+        if chosen is None:
+            return
+
+        def shown(shared: Shared) -> None:
+            self._set_busy(False)
+            dialog = ImportDialog(shared, path=self.path, stop_hotkey=self.stop_hotkey,
+                                  parent=self)
+            dialog.imported.connect(self._imported)
+            self.import_dialog = dialog
+            dialog.open()
+
+        self._set_busy(True)
+        self._tasks.run(lambda: read_share(chosen), shown, self._share_failed)
+
+    def _imported(self, done: Imported) -> None:
+        items = load_automations(self.path)
+        steps = f" with {done.steps} saved steps" if done.steps else ""
+        notes = "".join(f" {n[:1].upper()}{n[1:]}." for n in done.notes)
+        self._saved(items, done.automation, f"Imported “{done.automation.name}”{steps}.{notes}")
+
+    def _share_failed(self, error: BaseException) -> None:
+        self._set_busy(False)
+        if not isinstance(error, HolodeskError | OSError):
+            log.error("sharing an automation failed", exc_info=error)
+        self._show_error(view(error).text() if isinstance(error, HolodeskError)
+                         else f"It did not work: {error}")
 
     @Slot()
     def test_run(self) -> None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from app.automations import Automation
     from app.parameter_values import Ask, MissingValues
     from app.parameters import Parameter
+    from app.share import ExportPlan
 
 _CONFIRM = ["always", "risky", "never"]
 _MONITOR_HELP = "monitor index (1 = first, 0 = all), 'mouse', 'primary', or a region WxH+X+Y"
@@ -119,6 +120,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forget.add_argument("name")
     forget.set_defaults(func=_guarded(_cmd_forget))
 
+    export = asub.add_parser(
+        "export", help="write an automation to one file, to share it",
+        description="Write the automation, its parameters (a secret one without its value), its "
+                    "schedule and, if you say so, the saved steps of its last successful run to "
+                    "one file. The saved steps hold crops of your screen, which can show "
+                    "personal data: look at them first (--show-crops DIR).")
+    export.add_argument("name")
+    export.add_argument("--output", "-o", metavar="PATH",
+                        help="the file to write (default: NAME.holodesk.zip here)")
+    steps = export.add_mutually_exclusive_group()
+    steps.add_argument("--with-steps", action="store_true", default=None,
+                       help="include the saved steps and their screen crops without asking")
+    steps.add_argument("--without-steps", dest="with_steps", action="store_false",
+                       help="leave the saved steps out without asking")
+    steps.add_argument("--show-crops", metavar="DIR",
+                       help="only write the screen crops into DIR to look at them; export "
+                            "nothing")
+    export.set_defaults(func=_guarded(_cmd_export))
+
+    imp = asub.add_parser(
+        "import", help="add an automation from a file written by export",
+        description="Check the file (nothing unexpected in it, the automation valid here, the "
+                    "saved steps readable) and add the automation. Its schedule is kept only "
+                    "with --keep-schedule; a confirmation mode of never becomes risky.")
+    imp.add_argument("file")
+    imp.add_argument("--as", dest="as_name", metavar="NEWNAME",
+                     help="import it under another name")
+    imp.add_argument("--replace", action="store_true",
+                     help="replace the automation of the same name (its stored secrets are "
+                          "deleted)")
+    imp.add_argument("--keep-schedule", action="store_true",
+                     help="keep the schedule the file gives it")
+    imp.add_argument("--no-hotkey", action="store_true",
+                     help="leave out the hotkey the file gives it (e.g. one of yours has it)")
+    imp.set_defaults(func=_guarded(_cmd_import))
+
 
 def _param_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", default=[], metavar="NAME[=DEFAULT]",
@@ -152,10 +189,11 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     def run(args: argparse.Namespace) -> int:
         from app.automations import AutomationError
         from app.parameters import ParameterError
+        from app.share import ShareError
 
         try:
             return command(args)
-        except (AutomationError, ParameterError) as e:
+        except (AutomationError, ParameterError, ShareError) as e:
             return fail(e, EXIT_USAGE)
 
     return run
@@ -430,6 +468,107 @@ def _cmd_forget(args: argparse.Namespace) -> int:
               "model at every step")
     else:
         print(f"{automation.name!r} has no saved steps")
+    return EXIT_OK
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from app.share import default_output, export_automation, plan_export, write_pictures
+
+    plan = plan_export(args.name)
+    if args.show_crops:
+        if not plan.crops:
+            print(f"{plan.automation.name!r} has no saved screen crops")
+            return EXIT_OK
+        written = write_pictures(plan, Path(args.show_crops))
+        print(f"{len(written)} screen crop(s) of {plan.automation.name!r} written to "
+              f"{args.show_crops}; look at them, then export with --with-steps or "
+              "--without-steps")
+        return EXIT_OK
+    dest = Path(args.output) if args.output else default_output(plan.automation)
+    print(f"exporting to {dest}:")
+    for line in plan.summary():
+        print(f"  {line}")
+    with_steps = bool(args.with_steps)
+    if plan.trajectory is not None and args.with_steps is None:
+        if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
+            return fail(
+                f"the saved steps of {plan.automation.name!r} hold {len(plan.crops)} crops of "
+                "your screen, which can show personal data, and stdin is not a terminal to ask: "
+                "look at them with --show-crops DIR, then give --with-steps or "
+                "--without-steps; nothing was written", EXIT_USAGE)
+        answer = _ask_steps(plan)
+        if answer is None:
+            return fail("nothing was written", EXIT_USAGE)
+        with_steps = answer
+    export_automation(plan, dest, with_steps=with_steps)
+    what = "with its saved steps" if with_steps and plan.trajectory else "without saved steps"
+    print(f"automation {plan.automation.name!r} exported {what} to {dest}; import it with "
+          f"`holodesk automation import {dest.name}`")
+    return EXIT_OK
+
+
+def _ask_steps(plan: ExportPlan) -> bool | None:
+    """Asks whether to include the saved steps, offering to write the crops out first."""
+    import tempfile
+    from pathlib import Path
+
+    from app.share import write_pictures
+
+    while True:
+        try:
+            answer = input(f"include the saved steps ({len(plan.crops)} screen crops, which can "
+                           "show personal data)? [y]es, [n]o, [s]how them first, [q]uit: ")
+        except EOFError:
+            return None
+        choice = answer.strip().lower()[:1]
+        if choice == "y":
+            return True
+        if choice == "n":
+            return False
+        if choice == "q":
+            return None
+        if choice == "s":
+            folder = Path(tempfile.mkdtemp(prefix="holodesk-crops-"))
+            for path in write_pictures(plan, folder):
+                print(f"  {path} ({path.stat().st_size // 1024 + 1} KB)")
+            print(f"the crops are in {folder}; open them, then answer")
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from app.settings import load_settings
+    from app.share import ExportPlan, NameTaken, ShareError, import_automation, read_share
+
+    shared = read_share(Path(args.file))
+    try:
+        done = import_automation(shared, as_name=args.as_name, replace=args.replace,
+                                 keep_schedule=args.keep_schedule,
+                                 drop_hotkey=args.no_hotkey,
+                                 stop_hotkey=load_settings().stop_hotkey)
+    except NameTaken as e:
+        return fail(f"{e}: import it under another name (--as NEWNAME) or replace yours "
+                    "(--replace)", EXIT_USAGE)
+    except ShareError as e:
+        if "hotkey" in str(e) and shared.automation.hotkey and not args.no_hotkey:
+            return fail(f"{e} (or import it without its hotkey: --no-hotkey)", EXIT_USAGE)
+        raise
+    steps = f" with {done.steps} saved steps" if done.steps else " without saved steps"
+    print(f"automation {done.automation.name!r} imported{steps}:")
+    for line in ExportPlan(done.automation, shared.trajectory, shared.pictures).summary():
+        print(f"  {line}")
+    for note in done.notes:
+        print(f"note: {note}")
+    if shared.automation.schedule and done.automation.schedule is None:
+        print(f"to schedule it: `holodesk automation schedule {_quoted(done.automation.name)} "
+              f"{shared.automation.schedule}`")
+    if done.steps:
+        print("its saved steps replay like your own: every action is checked and confirmed as "
+              "the model's would be, and only where its screen crops are found")
+    _tell_secrets(done.automation)
     return EXIT_OK
 
 

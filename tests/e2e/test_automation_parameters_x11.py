@@ -8,20 +8,17 @@ model was told.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import select
 import sqlite3
 import subprocess
-import time
 
 import pytest
 
 from tests.support.e2e import holodesk_argv, holodesk_env, run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
-from tests.support.home import REPO_ROOT, Home
+from tests.support.home import Home
+from tests.support.pty_run import Pty
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -102,47 +99,6 @@ def test_a_secret_parameter_is_typed_but_never_written_down(
     assert recorded["parameters"] == {} and recorded["masked_parameters"] == ["password"]
 
 
-class _Pty:
-    """`holodesk ARGS` on a pseudo-terminal of its own (its controlling terminal, so getpass
-    really turns echo off): read up to a text, answer, read to the end."""
-
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
-        import pty
-
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: never returns
-            os.chdir(REPO_ROOT)
-            os.execvpe(argv[0], argv, env)
-        self.seen = ""
-
-    def read_until(self, text: str, timeout: float = 60.0) -> str:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"timed out waiting for {text!r}; seen:\n{self.seen}"
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if ready:
-                try:
-                    chunk = os.read(self.fd, 4096)
-                except OSError:  # the child closed the terminal
-                    chunk = b""
-                if not chunk:
-                    break
-                self.seen += chunk.decode("utf-8", "replace")
-        assert text in self.seen, f"{text!r} never came; seen:\n{self.seen}"
-        return self.seen
-
-    def send(self, line: str) -> None:
-        os.write(self.fd, line.encode() + b"\r")
-
-    def wait(self, timeout: float = 60.0) -> int:
-        with contextlib.suppress(AssertionError):
-            self.read_until("\x00never\x00", timeout)  # drain to the end
-        _, status = os.waitpid(self.pid, 0)
-        os.close(self.fd)
-        return os.waitstatus_to_exitcode(status)
-
-
 def test_missing_values_are_asked_on_the_terminal_a_secret_without_echo(
         xvfb: Xvfb, app: RunningApp, home: Home) -> None:
     _focus_field(xvfb, app)
@@ -150,7 +106,7 @@ def test_missing_values_are_asked_on_the_terminal_a_secret_without_echo(
         _ok(home, "config", "set", "endpoint", server.base_url)
         _ok(home, "automation", "add", "sign in", "--task", "type {user} {password}",
             "--param", "user=bob", "--secret-param", "password", "--confirm", "never")
-        term = _Pty(holodesk_argv("automation", "run", "sign in", "--ask"),
+        term = Pty(holodesk_argv("automation", "run", "sign in", "--ask"),
                     holodesk_env(home, xvfb))
         term.read_until("user [bob]: ")
         term.send("ann")
