@@ -5,11 +5,14 @@ a saved trajectory (app/trajectory.py). At each step it looks at the step's scre
 
 * a step that acted on a point finds the crop recorded around that point
   (:func:`control.match.find`: confident, unique, same colours, at the scale the screen's
-  geometry calls for) and proposes the recorded action at the point's position now;
-* a keys-only step (``type`` without a point, ``hotkey``), a ``wait`` and the final ``answer``
-  replay as recorded, once the whole screen looks as it did before the step when it was
-  recorded (a tiny grey thumbnail; moved by as much as the last target moved, so a window
+  geometry calls for) and proposes the recorded action at the point's position now, once the
+  larger area recorded around the point looks as it did (block by block, aligned on the found
+  crop: the question of a dialog around an unchanged button);
+* a keys-only step (``type`` without a point, ``hotkey``) and a ``wait`` replay as recorded,
+  once the whole screen looks as it did before the step when it was recorded (a tiny grey
+  thumbnail compared block by block; moved by as much as the last target moved, so a window
   opened elsewhere still counts as the same screen);
+* the final ``answer`` never replays: the model answers from the screen as it is now;
 * a step that typed a secret cannot replay: the secret was never stored.
 
 Anything else (a target not found, found twice or changed, a changed screen, a screen whose

@@ -5,6 +5,7 @@ pictures of the screen, possibly of personal data, and the file is the person's 
 
     trajectories/<automation key>/trajectory.json     what this module's Trajectory says
     trajectories/<automation key>/<run>-s01-p1.png    the crop around step 1's point
+    trajectories/<automation key>/<run>-s01-p1-context.png  a larger area around it (480x320)
     trajectories/<automation key>/<run>-s01-state.png the whole screen before step 1, tiny, grey
 
 The API is :func:`load_trajectory`, :func:`save_trajectory`, :func:`forget_trajectory` and
