@@ -5,11 +5,14 @@ a saved trajectory (app/trajectory.py). At each step it looks at the step's scre
 
 * a step that acted on a point finds the crop recorded around that point
   (:func:`control.match.find`: confident, unique, same colours, at the scale the screen's
-  geometry calls for) and proposes the recorded action at the point's position now;
-* a keys-only step (``type`` without a point, ``hotkey``), a ``wait`` and the final ``answer``
-  replay as recorded, once the whole screen looks as it did before the step when it was
-  recorded (a tiny grey thumbnail; moved by as much as the last target moved, so a window
+  geometry calls for) and proposes the recorded action at the point's position now, once the
+  larger area recorded around the point looks as it did (block by block, aligned on the found
+  crop: the question of a dialog around an unchanged button);
+* a keys-only step (``type`` without a point, ``hotkey``) and a ``wait`` replay as recorded,
+  once the whole screen looks as it did before the step when it was recorded (a tiny grey
+  thumbnail compared block by block; moved by as much as the last target moved, so a window
   opened elsewhere still counts as the same screen);
+* the final ``answer`` never replays: the model answers from the screen as it is now;
 * a step that typed a secret cannot replay: the secret was never stored.
 
 Anything else (a target not found, found twice or changed, a changed screen, a screen whose
@@ -31,8 +34,10 @@ from PIL import Image
 from app.agent import Cannot, Proposal, Seen
 from app.trajectory import (
     STATE_FACTOR,
+    Anchor,
     Trajectory,
     TrajectoryError,
+    anchor_problem,
     decode,
     load_trajectory,
     read_picture,
@@ -43,13 +48,22 @@ from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Step, Type, Wait
 from model.schema import Answer as AnswerAction
 
-__all__ = ["MAX_STATE_DIFF", "SCALE_RANGE", "Replayer"]
+__all__ = ["MAX_CONTEXT_DIFF", "MAX_STATE_DIFF", "SCALE_RANGE", "Replayer"]
 
 log = logging.getLogger(__name__)
 
-#: The largest mean difference (grey levels, 0-255) between the recorded and the current
-#: thumbnail for the screen to count as unchanged before a keys-only step or the answer.
-MAX_STATE_DIFF = 6.0
+#: The largest mean difference (grey levels, 0-255) of any :data:`STATE_BLOCK` block between
+#: the recorded and the current thumbnail for the screen to count as unchanged before a
+#: keys-only step: a dialog covering a tenth of the screen changes its blocks by far more, a
+#: blinking caret or a clock's digits by a few levels.
+MAX_STATE_DIFF = 12.0
+#: Thumbnail pixels per block side (4: 64x64 screen pixels at STATE_FACTOR 16).
+STATE_BLOCK = 4
+#: The largest mean difference of any :data:`CONTEXT_BLOCK` block between the area recorded
+#: around a pointing step's target and the same area now (a dialog's question reworded).
+MAX_CONTEXT_DIFF = 16.0
+#: Screenshot pixels per block side in the context comparison.
+CONTEXT_BLOCK = 32
 #: How much larger or smaller the recorded crops may have to look on today's screen (a
 #: changed display scale, a monitor captured at another size) for matching to handle it.
 SCALE_RANGE = (0.5, 2.0)
@@ -106,7 +120,9 @@ class Replayer:
         if recorded.secret:
             return Cannot(f"saved step {number} typed a secret, which is never saved")
         if not recorded.anchors:
-            if not isinstance(action, Type | Hotkey | Wait | AnswerAction):
+            if isinstance(action, AnswerAction):
+                return Cannot(_ANSWER_NOT_REPLAYED)
+            if not isinstance(action, Type | Hotkey | Wait):
                 return Cannot(f"saved step {number} ({action.action}) cannot be replayed")
             if not isinstance(action, Wait):
                 changed = self._screen_changed(recorded.state, screen)
@@ -126,6 +142,10 @@ class Replayer:
                 return Cannot(f"saved step {number} ({element}): {result.reason}")
             x = result.left + anchor.crop_x * result.scale
             y = result.top + anchor.crop_y * result.scale
+            around = self._context_changed(anchor, crop, screen, (x, y), result.scale,
+                                           trajectory)
+            if around:
+                return Cannot(f"saved step {number} ({element}): {around}")
             found.append((x, y))
             notes.append(f"{element} found again at ({x:.0f}, {y:.0f}) of the screenshot, "
                          f"likeness {result.score:.2f}")
@@ -141,6 +161,36 @@ class Replayer:
             self._pictures[name] = read_picture(self.key, name, self.root)
         return self._pictures[name]
 
+    def _context_changed(self, anchor: Anchor, crop: Image.Image, screen: Image.Image,
+                         point: tuple[float, float], scale: float,
+                         trajectory: Trajectory) -> str:
+        """Why the area around a found target is not as recorded, or an empty string: the
+        matched patch may be only the button, the question around it is what it answers."""
+        if anchor.context is None:
+            return ("it was recorded without the picture of what surrounds it, so what "
+                    "surrounds it now cannot be checked")
+        recorded = self._picture(anchor.context)
+        problem = anchor_problem(anchor, crop.size, recorded.size, trajectory.frame_geometry)
+        if problem:
+            return f"the saved step is damaged ({problem})"
+        width, height = round(recorded.width * scale), round(recorded.height * scale)
+        left = round(point[0] - anchor.context_x * scale)
+        top = round(point[1] - anchor.context_y * scale)
+        if (width, height) != recorded.size:
+            recorded = recorded.resize((width, height), Image.Resampling.BILINEAR)
+        # Only the part of the area on today's screen counts, as long as it is most of it.
+        x0, y0 = max(0, -left), max(0, -top)
+        x1, y1 = min(width, screen.width - left), min(height, screen.height - top)
+        if (x1 - x0) * 2 < width or (y1 - y0) * 2 < height:
+            return "most of what surrounded it when recorded is off the screen now"
+        now = np.asarray(screen.convert("L").crop((left + x0, top + y0, left + x1, top + y1)))
+        then = np.asarray(recorded.convert("L").crop((x0, y0, x1, y1)))
+        diff = match.largest_block_difference(now, then, CONTEXT_BLOCK)
+        if diff > MAX_CONTEXT_DIFF:
+            return (f"what surrounds it changed since the recording (a part differs by "
+                    f"{diff:.0f}, at most {MAX_CONTEXT_DIFF:g})")
+        return ""
+
     def _screen_changed(self, state_name: str, screen: Image.Image) -> str:
         """Why the screen is not as recorded before the step, or an empty string."""
         recorded = self._picture(state_name)
@@ -148,11 +198,16 @@ class Replayer:
             return "the screen's scale changed, so it cannot be compared with the recording"
         diff = match.shifted_difference(np.asarray(recorded.convert("L")), screen,
                                         round(self._shift[0]), round(self._shift[1]),
-                                        STATE_FACTOR)
+                                        STATE_FACTOR, block=STATE_BLOCK)
         if diff > MAX_STATE_DIFF:
-            return (f"the screen is not as it was when the steps were recorded (difference "
-                    f"{diff:.1f}, at most {MAX_STATE_DIFF:g})")
+            return (f"the screen is not as it was when the steps were recorded (a part differs "
+                    f"by {diff:.1f}, at most {MAX_STATE_DIFF:g})")
         return ""
+
+
+#: Why the final answer is never replayed: a recorded "it worked" may be stale.
+_ANSWER_NOT_REPLAYED = ("the final answer is never replayed: the model reads the screen as it "
+                        "is now and answers")
 
 
 def _expected_scale(recorded: FrameGeometry, now: FrameGeometry) -> float:

@@ -5,6 +5,7 @@ pictures of the screen, possibly of personal data, and the file is the person's 
 
     trajectories/<automation key>/trajectory.json     what this module's Trajectory says
     trajectories/<automation key>/<run>-s01-p1.png    the crop around step 1's point
+    trajectories/<automation key>/<run>-s01-p1-context.png  a larger area around it (480x320)
     trajectories/<automation key>/<run>-s01-state.png the whole screen before step 1, tiny, grey
 
 The API is :func:`load_trajectory`, :func:`save_trajectory`, :func:`forget_trajectory` and
@@ -30,6 +31,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -54,6 +56,7 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
+from app.secrets import redact
 from control import match
 from model.coords import Convention, FrameGeometry, to_image_point
 from model.problem import HolodeskError
@@ -61,6 +64,7 @@ from model.schema import ACTION_ADAPTER, Action, Drag, Type
 from model.schema import Answer as AnswerAction
 
 __all__ = [
+    "CONTEXT_SIZE",
     "FORMAT_VERSION",
     "STATE_FACTOR",
     "TRAJECTORIES_DIR",
@@ -69,6 +73,7 @@ __all__ = [
     "Trajectory",
     "TrajectoryError",
     "TrajectoryStep",
+    "anchor_problem",
     "forget_trajectory",
     "has_trajectory",
     "load_trajectory",
@@ -87,6 +92,10 @@ TRAJECTORY_FILE = "trajectory.json"
 STATE_FACTOR = 16
 #: Crop sides tried, smallest first, until the crop is unique on its own screenshot.
 CROP_SIDES = (96, 160, 256, 384)
+#: The picture of what surrounds a point (a dialog's question around its button), pixels.
+CONTEXT_SIZE = (480, 320)
+#: The names of the pictures a recording writes: saving deletes no other file.
+PICTURE_NAME = re.compile(r"r[0-9a-f]+-s[0-9]{2,}-[a-z0-9-]+\.png")
 
 
 class TrajectoryError(HolodeskError):
@@ -103,6 +112,10 @@ class Anchor(BaseModel):
     y: float
     crop_x: float = Field(description="the point inside the crop, pixels")
     crop_y: float
+    context: str | None = Field(default=None, description="PNG of a larger area around the "
+                                "point (CONTEXT_SIZE); none in trajectories recorded before it")
+    context_x: float = Field(default=0.0, description="the point inside the context, pixels")
+    context_y: float = 0.0
 
 
 class TrajectoryStep(BaseModel):
@@ -184,14 +197,54 @@ def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
     for name in _pictures(trajectory):
         if not (folder / name).is_file() or Path(name).name != name:
             raise TrajectoryError(f"{path}: names a picture that is missing: {name}")
+    _check_anchors(trajectory, folder, path)
     return trajectory
+
+
+def anchor_problem(anchor: Anchor, crop: tuple[int, int], context: tuple[int, int] | None,
+                   geometry: FrameGeometry) -> str:
+    """Why ``anchor`` cannot be used with crop and context pictures of these sizes, or "".
+
+    The replay acts at the matched patch plus the point inside it: a point outside the patch
+    would be acted on away from anything that was checked (an edited file could aim a click
+    anywhere once a harmless patch is found).
+    """
+    if not (0 <= anchor.crop_x <= crop[0] and 0 <= anchor.crop_y <= crop[1]):
+        return (f"the point ({anchor.crop_x:g}, {anchor.crop_y:g}) lies outside its "
+                f"{crop[0]}x{crop[1]} picture {anchor.crop}")
+    if context is not None and not (0 <= anchor.context_x <= context[0]
+                                    and 0 <= anchor.context_y <= context[1]):
+        return (f"the point ({anchor.context_x:g}, {anchor.context_y:g}) lies outside its "
+                f"{context[0]}x{context[1]} picture {anchor.context}")
+    if not (0 <= anchor.x <= geometry.sent_width and 0 <= anchor.y <= geometry.sent_height):
+        return f"the point ({anchor.x:g}, {anchor.y:g}) lies outside the recorded screen"
+    return ""
+
+
+def _check_anchors(trajectory: Trajectory, folder: Path, path: Path) -> None:
+    geometry = trajectory.frame_geometry
+    for step in trajectory.steps:
+        for anchor in step.anchors:
+            crop = _picture_size(folder / anchor.crop)
+            context = None if anchor.context is None else _picture_size(folder / anchor.context)
+            problem = anchor_problem(anchor, crop, context, geometry)
+            if problem:
+                raise TrajectoryError(f"{path}: is damaged ({problem})")
+
+
+def _picture_size(path: Path) -> tuple[int, int]:
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except (OSError, ValueError) as e:
+        raise TrajectoryError(f"{path}: cannot be read ({e})") from None
 
 
 def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes],
                     root: Path | None = None) -> Path:
     """Write ``trajectory`` and its ``pictures`` (file name: PNG bytes) for automation ``key``,
     replacing the one before; returns the JSON file's path."""
-    folder = paths.ensure_private_dir(trajectory_dir(key, root))
+    folder = paths.ensure_private_dir(_own_folder(key, root))
     for name, data in pictures.items():
         _write_bytes(folder / name, data)
     path = folder / TRAJECTORY_FILE
@@ -199,7 +252,7 @@ def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes]
                                         ensure_ascii=False))
     keep = _pictures(trajectory) | {TRAJECTORY_FILE}
     for old in folder.iterdir():
-        if old.name not in keep and not old.name.startswith("."):
+        if old.name not in keep and PICTURE_NAME.fullmatch(old.name) and not old.is_symlink():
             with contextlib.suppress(OSError):
                 old.unlink()
     log.info("recorded %d step(s) for automation %r", len(trajectory.steps),
@@ -207,9 +260,20 @@ def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes]
     return path
 
 
+def _own_folder(key: str, root: Path | None = None) -> Path:
+    """:func:`trajectory_dir`, refused when it or ``trajectories`` is a symbolic link: saving
+    deletes old pictures in it, and must never do so in a folder it points to elsewhere."""
+    folder = trajectory_dir(key, root)
+    for part in (folder.parent, folder):
+        if part.is_symlink():
+            raise TrajectoryError(f"{part}: is a link to another folder, so no steps are saved "
+                                  f"there; remove the link to record this automation's steps")
+    return folder
+
+
 def forget_trajectory(key: str, root: Path | None = None) -> bool:
     """Delete automation ``key``'s trajectory; whether there was one."""
-    folder = trajectory_dir(key, root)
+    folder = _own_folder(key, root)
     if not folder.exists():
         return False
     shutil.rmtree(folder)
@@ -325,7 +389,14 @@ class Recorder:
             automation=self.name, task=self.task, run_id=finished.run_id or self.run_id,
             recorded_at=time.time(), geometry=done[0].geometry.to_dict(), steps=tuple(steps),
         )
-        self.saved = save_trajectory(self.key, trajectory, pictures, self.root)
+        self.saved = save_trajectory(self.key, self._masked(trajectory), pictures, self.root)
+
+    def _masked(self, trajectory: Trajectory) -> Trajectory:
+        """``trajectory`` with every secret masked in every text it keeps (the answer, element
+        names, typed text, the task): a secret never lands in the file."""
+        secrets = self.secrets()
+        data = _redacted(trajectory.model_dump(mode="json"), secrets)
+        return Trajectory.model_validate(data)
 
     def _step(self, item: _Done, stem: str, pictures: dict[str, bytes]) -> TrajectoryStep:
         image = decode(item.frame)
@@ -340,7 +411,11 @@ class Recorder:
             crop, box = _unique_crop(image, x, y)
             name = f"{stem}-p{index}.png"
             pictures[name] = _png(crop)
-            anchors.append(Anchor(crop=name, x=x, y=y, crop_x=x - box[0], crop_y=y - box[1]))
+            context, around = _context_crop(image, x, y)
+            pictures[f"{stem}-p{index}-context.png"] = _png(context)
+            anchors.append(Anchor(crop=name, x=x, y=y, crop_x=x - box[0], crop_y=y - box[1],
+                                  context=f"{stem}-p{index}-context.png",
+                                  context_x=x - around[0], context_y=y - around[1]))
         return TrajectoryStep(action=action, secret=item.secret, anchors=tuple(anchors),
                               state=state)
 
@@ -372,6 +447,29 @@ def _unique_crop(image: Image.Image, x: float, y: float
     return image.crop(box), box  # the replay will not find it with confidence: hands over
 
 
+def _context_crop(image: Image.Image, x: float, y: float
+                  ) -> tuple[Image.Image, tuple[int, int, int, int]]:
+    """The larger area around (x, y) a replay compares too (see :data:`CONTEXT_SIZE`)."""
+    half_w, half_h = CONTEXT_SIZE[0] // 2, CONTEXT_SIZE[1] // 2
+    box = (max(0, round(x) - half_w), max(0, round(y) - half_h),
+           min(image.width, round(x) + half_w), min(image.height, round(y) + half_h))
+    return image.crop(box), box
+
+
+#: The keys whose strings are file names, not text that could hold a secret.
+_NAME_KEYS = frozenset({"crop", "context", "state"})
+
+
+def _redacted(value: Any, secrets: frozenset[str], key: str = "") -> Any:
+    if isinstance(value, str):
+        return value if key in _NAME_KEYS else redact(value, secrets)
+    if isinstance(value, dict):
+        return {k: _redacted(v, secrets, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, secrets) for v in value]
+    return value
+
+
 def _png(image: Image.Image) -> bytes:
     out = io.BytesIO()
     image.save(out, "PNG", compress_level=1)
@@ -388,6 +486,7 @@ def _pictures(trajectory: Trajectory) -> set[str]:
     for step in trajectory.steps:
         names.add(step.state)
         names.update(a.crop for a in step.anchors)
+        names.update(a.context for a in step.anchors if a.context is not None)
     return names
 
 

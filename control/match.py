@@ -46,6 +46,7 @@ __all__ = [
     "Match",
     "NoMatch",
     "find",
+    "largest_block_difference",
     "shifted_difference",
 ]
 
@@ -196,11 +197,15 @@ def ncc(image: FloatArray, template: FloatArray) -> FloatArray:
 
 
 def shifted_difference(before: NDArray[Any], screen: Image.Image, dx: int, dy: int,
-                       factor: int) -> float:
+                       factor: int, *, block: int = 0) -> float:
     """Mean absolute difference (grey levels) between ``before``, a thumbnail of an earlier
     screen box-reduced by ``factor``, and ``screen`` moved back by (``dx``, ``dy``) pixels:
     is the screen as it was, give or take where a window moved to? Only the part the moved
     screen still covers counts (255 when that is less than half of it).
+
+    With ``block`` (thumbnail pixels), the largest mean over ``block`` x ``block`` blocks
+    instead (:func:`largest_block_difference`): a mean over the whole screen barely moves for
+    a dialog that covers a tenth of it, the block the dialog covers does.
 
     The move is made in full pixels before reducing: a thumbnail moved by whole thumbnail
     pixels would be up to half a pixel off, and every edge would count as a change.
@@ -215,15 +220,23 @@ def shifted_difference(before: NDArray[Any], screen: Image.Image, dx: int, dy: i
     y0, y1 = math.ceil(max(0, -dy) / factor), (min(height, height - dy)) // factor
     if (x1 - x0) * 2 < old.shape[1] or (y1 - y0) * 2 < old.shape[0]:
         return 255.0
+    if block:
+        return largest_block_difference(old[y0:y1, x0:x1], now[y0:y1, x0:x1], block)
     return float(np.abs(old[y0:y1, x0:x1] - now[y0:y1, x0:x1]).mean())
 
 
 def _detail_difference(found: FloatArray, recorded: FloatArray) -> float:
     """The largest mean absolute difference of an 8x8 block between two same-size images."""
+    return largest_block_difference(found, recorded, _DETAIL_BLOCK)
+
+
+def largest_block_difference(found: NDArray[Any], recorded: NDArray[Any], block: int) -> float:
+    """The largest mean absolute difference (grey levels) of a ``block`` x ``block`` block
+    between two same-size grey images (255 when their sizes differ or they are empty)."""
     if found.shape != recorded.shape or found.size == 0:
         return 255.0
-    diff = np.abs(found - recorded)
-    b = _DETAIL_BLOCK
+    diff = np.abs(np.asarray(found, dtype=np.float64) - np.asarray(recorded, dtype=np.float64))
+    b = block
     h, w = (diff.shape[0] + b - 1) // b * b, (diff.shape[1] + b - 1) // b * b
     padded = np.zeros((h, w))
     padded[:diff.shape[0], :diff.shape[1]] = diff

@@ -35,6 +35,7 @@ KEY = "save it"
 SIZE = (1280, 800)
 RECORDED_AT = (0, 0)  # the window's top-left corner when the run was recorded
 MOVED_TO = (600, 150)  # where a fresh copy of the window opens
+ANSWER = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
 
 
 @pytest.fixture(autouse=True)
@@ -75,23 +76,23 @@ def test_an_answered_run_is_recorded_and_replays_where_the_button_is_now(
     assert [s.action["action"] for s in trajectory.steps] == ["click", "type", "answer"]
     assert len(trajectory.steps[0].anchors) == 1 and not trajectory.steps[1].anchors
 
-    # The model server is gone: every step must come from the replay.
-    server = FakeVLLM(ScriptedPolicy(["{}"]))
-    with server:
+    # Every step but the answer comes from the replay: the model is asked once, to answer
+    # from the screen as it is now (a recorded "it worked" may be stale).
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
         _replaying(h, tmp_path)
-        server.stop()
         finished = h.run(TASK)
     assert finished.outcome is Outcome.ANSWERED, finished
-    assert server.requests == []
+    assert len(server.requests) == 1 and "Replaying saved step 2" in server.requests[0].text
     # Where the recorded click went on the button, moved with the window.
     anchor = trajectory.steps[0].anchors[0]
     (x, y), = _clicks(h)
     assert abs(x - (anchor.x + MOVED_TO[0])) <= 1.5 and abs(y - (anchor.y + MOVED_TO[1])) <= 1.5
     assert h.backend.typed() == "hello"
     steps = h.store.steps(finished.run_id)
-    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.REPLAYED, Source.MODEL]
     assert "found again" in (steps[0].source_note or "")
+    assert "final answer is never replayed" in (steps[2].source_note or "")
 
 
 def test_a_changed_button_hands_over_to_the_model_at_the_first_step(

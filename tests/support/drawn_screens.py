@@ -7,7 +7,7 @@ them on one screen are ambiguous, as on a real desktop.
 
 from __future__ import annotations
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 BACKGROUND = (217, 217, 217)
 BUTTON = (230, 20, 20)  # within SeeingPolicy's default tolerance of pure red
@@ -63,3 +63,39 @@ def window_screen(origin: tuple[int, int], size: tuple[int, int] = (1280, 800), 
     if extra is not None:
         draw.rectangle(extra, fill=(0, 0, 0))
     return image
+
+
+def _font(size: int = 14) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    return ImageFont.load_default(size)
+
+
+def busy_desktop(size: tuple[int, int] = (1920, 1080), *, origin: tuple[int, int] = (100, 80),
+                 clock: str = "14:41") -> Image.Image:
+    """A light desktop with a window full of text rows at ``origin`` (it moves with it) and a
+    clock in the top right corner: a screen with detail everywhere, as real ones have."""
+    image = Image.new("RGB", size, (236, 236, 236))
+    draw = ImageDraw.Draw(image)
+    ox, oy = origin
+    draw.rectangle((ox, oy, ox + 1400, oy + 820), fill=(255, 255, 255), outline=(120, 120, 120))
+    for i in range(30):
+        draw.text((ox + 30, oy + 30 + i * 25),
+                  f"Row {i}: quarterly_report_{i}.pdf    2026-11-{i % 28 + 1:02d}    {i * 37} KB",
+                  fill=(30, 30, 30), font=_font())
+    draw.text((size[0] - 70, 8), clock, fill=(20, 20, 20), font=_font())
+    return image
+
+
+def draw_dialog(image: Image.Image, question: str, at: tuple[int, int] = (760, 420), *,
+                button: str = "Sync", colour: tuple[int, int, int] = BUTTON) -> tuple[int, int]:
+    """A 420x160 dialog at ``at`` asking ``question``, with a button (by default red,
+    SeeingPolicy's colour) at its bottom right; returns the button's centre."""
+    draw = ImageDraw.Draw(image)
+    x, y = at
+    draw.rectangle((x, y, x + 420, y + 160), fill=(246, 246, 246), outline=(90, 90, 90))
+    draw.rectangle((x, y, x + 420, y + 28), fill=(220, 220, 226))
+    draw.text((x + 10, y + 6), "Files", fill=(0, 0, 0), font=_font())
+    draw.text((x + 20, y + 50), question, fill=(0, 0, 0), font=_font())
+    bx, by = x + 310, y + 110
+    draw.rectangle((bx, by, bx + 90, by + 36), fill=colour, outline=(120, 10, 10))
+    draw.text((bx + 28, by + 10), button, fill=(255, 255, 255), font=_font())
+    return bx + 45, by + 18
