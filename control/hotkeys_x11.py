@@ -54,7 +54,7 @@ from control.hotkeys import (
 )
 from control.keys import x11_keysym_name
 
-__all__ = ["CannotGrab", "GrabPlan", "GrabbedHotkeys", "KeyboardMasks", "Path", "PressPairing",
+__all__ = ["CannotGrab", "GrabPlan", "GrabbedHotkeys", "KeyboardMasks", "PressPairing", "PressPath",
            "grab_plan"]
 
 log = logging.getLogger(__name__)
@@ -133,11 +133,11 @@ def _subsets(bits: list[int]) -> list[int]:
                    for chosen in itertools.combinations(bits, n)})
 
 
-class Path(Enum):
+class PressPath(Enum):
     """Which way a press reached holodesk."""
 
     GRAB = "grab"  # the X server delivered the grabbed key
-    RECORD = "record"  # pynput's RECORD listener saw it
+    RECORD = "listener"  # pynput's RECORD listener saw it
 
 
 #: How far apart the two reports of one press may arrive (two threads of a busy machine).
@@ -158,14 +158,14 @@ class PressPairing:
 
     within: float = SAME_PRESS_WITHIN
     clock: Callable[[], float] = time.monotonic
-    _unpaired: dict[tuple[Any, Path], deque[float]] = field(default_factory=dict)
+    _unpaired: dict[tuple[Any, PressPath], deque[float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def first(self, combo: Any, path: Path) -> bool:
+    def first(self, combo: Any, path: PressPath) -> bool:
         """True when this report of ``combo`` is a new press (fire it), False for the
         second report of a press that already fired."""
         now = self.clock()
-        other = Path.RECORD if path is Path.GRAB else Path.GRAB
+        other = PressPath.RECORD if path is PressPath.GRAB else PressPath.GRAB
         with self._lock:
             for key in ((combo, path), (combo, other)):
                 waiting = self._unpaired.get(key)
@@ -237,7 +237,7 @@ class GrabbedHotkeys:
             known = parsed in self._callbacks
             self._callbacks[parsed] = callback
         if self._listener is not None:
-            self._listener.register(str(parsed), self._fire_for(parsed, Path.RECORD))
+            self._listener.register(str(parsed), self._fire_for(parsed, PressPath.RECORD))
         if known or self._thread is None:
             return
         self._reserve(parsed)
@@ -272,7 +272,7 @@ class GrabbedHotkeys:
             combos = list(self._callbacks)
         listener = self._listener = self._listener_factory()
         for combo in combos:
-            listener.register(str(combo), self._fire_for(combo, Path.RECORD))
+            listener.register(str(combo), self._fire_for(combo, PressPath.RECORD))
         try:
             listener.start()
             self._listening = True
@@ -341,13 +341,13 @@ class GrabbedHotkeys:
             except Exception:
                 log.exception("hotkey %s: telling of the fallback failed", combo)
 
-    def _fire_for(self, combo: Combo, path: Path) -> Callback:
+    def _fire_for(self, combo: Combo, path: PressPath) -> Callback:
         def fire() -> None:
             self._fire(combo, path)
 
         return fire
 
-    def _fire(self, combo: Combo, path: Path) -> None:
+    def _fire(self, combo: Combo, path: PressPath) -> None:
         with self._lock:
             callback = self._callbacks.get(combo)
         if callback is None:
@@ -367,11 +367,11 @@ class GrabbedHotkeys:
         self._broken = reason
         combos = list(self._grabs)
         if not self._listening:
-            log.error("the hotkey grab thread ended (%s) and no listener runs: the global "
-                      "hotkeys no longer work", error)
+            log.error("the hotkey grab thread ended and no listener runs: the global hotkeys "
+                      "no longer work", exc_info=error)
             return
-        log.error("the hotkey grab thread ended (%s); only listening for %s", error,
-                  ", ".join(str(c) for c in combos) or "nothing")
+        log.error("the hotkey grab thread ended; only listening for %s",
+                  ", ".join(str(c) for c in combos) or "nothing", exc_info=error)
         for combo in combos:
             self._fall_back(combo, reason)
 
@@ -429,9 +429,8 @@ class GrabbedHotkeys:
                             continue
                         down.add(event.detail)
                         for combo in self._matches(event.detail, event.state):
-                            self._fire(combo, Path.GRAB)
+                            self._fire(combo, PressPath.GRAB)
         except Exception as e:
-            log.debug("the hotkey grab thread ended", exc_info=True)
             self._thread_failed(e)
         finally:
             for combo in list(self._grabs):

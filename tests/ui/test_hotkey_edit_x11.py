@@ -4,8 +4,9 @@ The reserved hotkeys (control/hotkeys_x11.py) are X grabs: without more, pressin
 field would fire it and the field would get nothing. While the field has the focus it holds
 the keyboard, which a passive grab cannot take from it. The listener behind the grab still
 hears the press (so the stop hotkey works whoever holds the keyboard); the app's registry
-ignores automation hotkeys while a field records (ui/test_hotkey_edit.py). The app runs in a child process on
-the test's own Xvfb (Qt's xcb platform), with the grab held by the same listener the app uses.
+ignores automation hotkeys while a field records (ui/test_hotkey_edit.py). The app runs in a
+child process on the test's own Xvfb (Qt's xcb platform), with the grab held by the same
+listener the app uses.
 """
 
 from __future__ import annotations
