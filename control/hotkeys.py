@@ -12,8 +12,9 @@ Listeners implement :class:`HotkeyListener`: :class:`PynputHotkeys` listens (glo
 pynput; on X11 pynput reads input with the RECORD extension, which Xorg and Xvfb both ship),
 so the press also reaches the window in front; on X11,
 :func:`control.hotkeys_desktop.system_hotkeys` gives :class:`control.hotkeys_x11.GrabbedHotkeys`,
-which reserves each combination with an X grab and listens through pynput only for one the X
-server refuses (:class:`GrabFallback`). Tests play combinations by hand through a fake
+which reserves each combination with an X grab (one the X server refuses is only listened for,
+:class:`GrabFallback`) and listens for every one through pynput too, since a grab does not
+fire while another program holds the keyboard. Tests play combinations by hand through a fake
 (tests/support/fake_hotkeys.py).
 
 **The default stop hotkey** is Ctrl+Alt+Shift+Escape (:data:`DEFAULT_STOP_HOTKEY`):

@@ -20,8 +20,10 @@ def system_hotkeys(
     environ: Mapping[str, str] | None = None,
 ) -> HotkeyListener:
     """The global hotkeys of this desktop: reserved with X grabs on X11, so the press does not
-    also reach the window in front (:class:`~control.hotkeys_x11.GrabbedHotkeys`, which calls
-    ``on_fallback`` for a combination it can only listen for); listened for elsewhere."""
+    also reach the window in front, and listened for as well, so they fire while another
+    program holds the keyboard (:class:`~control.hotkeys_x11.GrabbedHotkeys`, which calls
+    ``on_fallback``, maybe from its own thread, for a combination it can only listen for);
+    only listened for elsewhere."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     if platform.startswith("linux") and env.get("DISPLAY"):
         return GrabbedHotkeys(display=env["DISPLAY"], on_fallback=on_fallback)

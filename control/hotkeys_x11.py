@@ -6,9 +6,16 @@ automation hotkey also typed its key into the focused window. :class:`GrabbedHot
 X server for each combination with ``XGrabKey`` on the root window; the server then delivers
 that key press to holodesk alone. A grab the server refuses (``BadAccess``: another program,
 often the desktop's own shortcuts, holds that combination), or a combination a grab cannot
-express (two keys besides the modifiers, a key this keyboard lacks), falls back to the pynput
-listener for that combination: it still works, but the press also reaches the focused window,
-and :class:`GrabFallback` says so to the person.
+express (two keys besides the modifiers, a key this keyboard lacks), is only listened for: it
+still works, but the press also reaches the focused window, and :class:`GrabFallback` says so
+to the person.
+
+A passive grab does not fire while another client holds an active keyboard grab (an open menu,
+a drag, a VM viewer, a screen locker): the server gives every key to that client. The stop
+hotkey must work then too, so every combination is also listened for through pynput's RECORD
+listener, which sees every key whoever gets it; :class:`PressPairing` lets each press fire once
+although the grab and the listener both report it. Should the grab's thread end on an error,
+the listener still hears every combination, and each is reported as a :class:`GrabFallback`.
 
 A grab matches the modifiers exactly, so each combination is grabbed once per state of the
 lock keys (Caps Lock, Num Lock, Scroll Lock), which would otherwise stop it from firing while
@@ -29,8 +36,11 @@ import os
 import queue
 import select
 import threading
+import time
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from control.hotkeys import (
@@ -44,7 +54,8 @@ from control.hotkeys import (
 )
 from control.keys import x11_keysym_name
 
-__all__ = ["CannotGrab", "GrabPlan", "GrabbedHotkeys", "KeyboardMasks", "grab_plan"]
+__all__ = ["CannotGrab", "GrabPlan", "GrabbedHotkeys", "KeyboardMasks", "PressPairing", "PressPath",
+           "grab_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -122,13 +133,68 @@ def _subsets(bits: list[int]) -> list[int]:
                    for chosen in itertools.combinations(bits, n)})
 
 
+class PressPath(Enum):
+    """Which way a press reached holodesk."""
+
+    GRAB = "grab"  # the X server delivered the grabbed key
+    RECORD = "listener"  # pynput's RECORD listener saw it
+
+
+#: How far apart the two reports of one press may arrive (two threads of a busy machine).
+SAME_PRESS_WITHIN = 2.0
+
+
+@dataclass
+class PressPairing:
+    """Each press fires once although the grab and the listener both report it.
+
+    A report is the second of its press when the other path has a report of the same
+    combination, not yet paired, from the last ``within`` seconds; it is paired with it and
+    does not fire. A path that misses a press (the grab, under another client's keyboard
+    grab) leaves the other's report unpaired: it fired, and it expires (or pairs with the
+    missing path's next report, whose own pair then fires), so every press fires once
+    whatever order the two reports arrive in.
+    """
+
+    within: float = SAME_PRESS_WITHIN
+    clock: Callable[[], float] = time.monotonic
+    _unpaired: dict[tuple[Any, PressPath], deque[float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def first(self, combo: Any, path: PressPath) -> bool:
+        """True when this report of ``combo`` is a new press (fire it), False for the
+        second report of a press that already fired."""
+        now = self.clock()
+        other = PressPath.RECORD if path is PressPath.GRAB else PressPath.GRAB
+        with self._lock:
+            for key in ((combo, path), (combo, other)):
+                waiting = self._unpaired.get(key)
+                while waiting and now - waiting[0] > self.within:
+                    waiting.popleft()
+            waiting = self._unpaired.get((combo, other))
+            if waiting:
+                waiting.popleft()
+                return False
+            self._unpaired.setdefault((combo, path), deque()).append(now)
+            return True
+
+    def forget(self, combo: Any = None) -> None:
+        """Drop the unpaired reports of ``combo`` (of all, when None)."""
+        with self._lock:
+            for key in [k for k in self._unpaired if combo is None or k[0] == combo]:
+                del self._unpaired[key]
+
+
 class GrabbedHotkeys:
     """A :class:`~control.hotkeys.HotkeyListener` that reserves its combinations on X11.
 
-    ``display`` defaults to ``$DISPLAY``. ``on_fallback`` is called (on the caller's thread of
-    :meth:`register` or :meth:`start`) with a :class:`GrabFallback` whenever a combination is
-    listened for through pynput instead; :attr:`fallbacks` lists them. ``listener_factory``
-    makes that pynput listener (tests may pass another :class:`HotkeyListener`).
+    ``display`` defaults to ``$DISPLAY``. Every combination is also listened for through
+    pynput (made by ``listener_factory``; tests may pass another :class:`HotkeyListener`), so
+    it fires while another program holds the keyboard; :class:`PressPairing` keeps each press
+    to one call. ``on_fallback`` is called with a :class:`GrabFallback` whenever a combination
+    is only listened for: on the caller's thread of :meth:`register` or :meth:`start` when the
+    server refuses it, on the grab thread when that thread ends on an error (every reserved
+    combination then); :attr:`fallbacks` lists them.
     """
 
     def __init__(
@@ -138,12 +204,14 @@ class GrabbedHotkeys:
         on_fallback: Callable[[GrabFallback], None] | None = None,
         ready_timeout: float = 5.0,
         listener_factory: Callable[[], HotkeyListener] | None = None,
+        pairing: PressPairing | None = None,
     ) -> None:
         self.display_name = display
         self.ready_timeout = ready_timeout
         self._on_fallback = on_fallback
         self._listener_factory = listener_factory or (
             lambda: PynputHotkeys(ready_timeout=ready_timeout))
+        self._pairing = pairing or PressPairing()
         self._lock = threading.Lock()
         self._callbacks: dict[Combo, Callback] = {}
         # Combination -> the (keycode, modifier state) grabs it holds; a grab two combinations
@@ -152,8 +220,9 @@ class GrabbedHotkeys:
         self._needed: dict[Combo, tuple[frozenset[int], int]] = {}  # keycodes, modifier bits
         self._fallbacks: dict[Combo, GrabFallback] = {}
         self._told: set[Combo] = set()  # fallbacks the person was told of
-        self._listener: HotkeyListener | None = None  # the pynput fallback, once needed
-        self._listener_started = False
+        self._listener: HotkeyListener | None = None  # pynput's, while started
+        self._listening = False  # ... and it did start
+        self._broken: str | None = None  # why the grab thread ended, when it did on an error
         self._thread: threading.Thread | None = None
         self._requests: queue.Queue[tuple[Callable[[], object], _Reply]] = queue.Queue()
         self._wake_r = self._wake_w = -1
@@ -167,9 +236,9 @@ class GrabbedHotkeys:
         with self._lock:
             known = parsed in self._callbacks
             self._callbacks[parsed] = callback
+        if self._listener is not None:
+            self._listener.register(str(parsed), self._fire_for(parsed, PressPath.RECORD))
         if known or self._thread is None:
-            if parsed in self._fallbacks and self._listener is not None:
-                self._listener.register(str(parsed), self._fire_for(parsed))
             return
         self._reserve(parsed)
 
@@ -177,17 +246,19 @@ class GrabbedHotkeys:
         parsed = parse_combo(combo)
         with self._lock:
             self._callbacks.pop(parsed, None)
-        fallback = self._fallbacks.pop(parsed, None)
-        if fallback is not None and self._listener is not None:
+        self._fallbacks.pop(parsed, None)
+        if self._listener is not None:
             self._listener.unregister(str(parsed))
-        if parsed in self._grabs and self._thread is not None:
+        if parsed in self._grabs and self._thread is not None and self._broken is None:
             self._call(lambda: self._ungrab(parsed))
+        self._pairing.forget(parsed)
 
     def start(self) -> None:
         if self._thread is not None:
             return
         ready: _Reply = _Reply()
         self._wake_r, self._wake_w = os.pipe()
+        self._broken = None
         self._thread = threading.Thread(target=self._run, args=(ready,), name="hotkey-grabs",
                                         daemon=True)
         self._thread.start()
@@ -199,13 +270,23 @@ class GrabbedHotkeys:
             raise ListenerError(f"global hotkeys are unavailable: {e}") from e
         with self._lock:
             combos = list(self._callbacks)
+        listener = self._listener = self._listener_factory()
+        for combo in combos:
+            listener.register(str(combo), self._fire_for(combo, PressPath.RECORD))
+        try:
+            listener.start()
+            self._listening = True
+        except ListenerError as e:
+            # The grabs still work, but not while another program holds the keyboard.
+            log.warning("global hotkeys: the listener did not start (%s); they work only "
+                        "while no other program holds the keyboard", e)
         try:
             for combo in combos:
                 self._reserve(combo)
         except ListenerError:
             self.stop()
             raise
-        log.info("global hotkeys: %s reserved; %s listened for",
+        log.info("global hotkeys: %s reserved; %s only listened for",
                  ", ".join(str(c) for c in self._grabs) or "none",
                  ", ".join(str(c) for c in self._fallbacks) or "none")
 
@@ -217,8 +298,9 @@ class GrabbedHotkeys:
             thread.join(2.0)
             self._close_pipe()
         listener, self._listener = self._listener, None
-        self._listener_started = False
+        self._listening = False
         self._fallbacks.clear()
+        self._pairing.forget()
         if listener is not None:
             listener.stop()
 
@@ -227,7 +309,7 @@ class GrabbedHotkeys:
     @property
     def reserved(self) -> list[str]:
         """The combinations the X server delivers to holodesk alone."""
-        return [str(c) for c in self._grabs]
+        return [str(c) for c in list(self._grabs)]
 
     @property
     def fallbacks(self) -> list[GrabFallback]:
@@ -236,40 +318,62 @@ class GrabbedHotkeys:
 
     def _reserve(self, combo: Combo) -> None:
         try:
+            if self._broken is not None:
+                raise CannotGrab(self._broken)
             self._call(lambda: self._grab(combo))
             return
         except CannotGrab as e:
             reason = str(e)
+        if not self._listening:
+            raise ListenerError(f"the hotkey {combo.label()} can be neither reserved "
+                                f"({reason}) nor listened for")
+        log.warning("hotkey %s: not reserved (%s); only listening for it", combo, reason)
+        self._fall_back(combo, reason)
+
+    def _fall_back(self, combo: Combo, reason: str) -> None:
         fallback = GrabFallback(str(combo), reason)
-        log.warning("hotkey %s: not reserved (%s); listening for it instead", combo, reason)
-        listener = self._listener
-        if listener is None:
-            listener = self._listener = self._listener_factory()
-        listener.register(str(combo), self._fire_for(combo))
-        if not self._listener_started:
-            listener.start()  # ListenerError: neither way works
-            self._listener_started = True
         self._fallbacks[combo] = fallback
         if self._on_fallback is not None and combo not in self._told:
             # Once: the app registers the automations again whenever their file changes.
             self._told.add(combo)
-            self._on_fallback(fallback)
+            try:
+                self._on_fallback(fallback)
+            except Exception:
+                log.exception("hotkey %s: telling of the fallback failed", combo)
 
-    def _fire_for(self, combo: Combo) -> Callback:
+    def _fire_for(self, combo: Combo, path: PressPath) -> Callback:
         def fire() -> None:
-            self._fire(combo)
+            self._fire(combo, path)
 
         return fire
 
-    def _fire(self, combo: Combo) -> None:
+    def _fire(self, combo: Combo, path: PressPath) -> None:
         with self._lock:
             callback = self._callbacks.get(combo)
         if callback is None:
+            return
+        if not self._pairing.first(combo, path):
+            log.debug("hotkey %s: the same press again, through the %s", combo, path.value)
             return
         try:
             callback()
         except Exception:  # one failing callback must not end the listener
             log.exception("hotkey %s: callback failed", combo)
+
+    def _thread_failed(self, error: Exception) -> None:
+        """The grab thread ended on ``error``: the listener alone hears the combinations now,
+        and the person is told of each that was reserved."""
+        reason = "holodesk lost its reservation with the X server"
+        self._broken = reason
+        combos = list(self._grabs)
+        if not self._listening:
+            log.error("the hotkey grab thread ended and no listener runs: the global hotkeys "
+                      "no longer work", exc_info=error)
+            return
+        log.error("the hotkey grab thread ended; only listening for %s",
+                  ", ".join(str(c) for c in combos) or "nothing", exc_info=error)
+        for combo in combos:
+            self._fall_back(combo, reason)
 
     # -- the listener's thread ---------------------------------------------------------------
 
@@ -325,9 +429,9 @@ class GrabbedHotkeys:
                             continue
                         down.add(event.detail)
                         for combo in self._matches(event.detail, event.state):
-                            self._fire(combo)
-        except Exception:
-            log.exception("the hotkey grab thread ended")
+                            self._fire(combo, PressPath.GRAB)
+        except Exception as e:
+            self._thread_failed(e)
         finally:
             for combo in list(self._grabs):
                 with contextlib.suppress(Exception):

@@ -91,6 +91,9 @@ class HolodeskApp(QObject):
     """
 
     status_changed = Signal(object)
+    #: Something to tell the person from another thread (a hotkey the grab thread gave up):
+    #: delivered to :meth:`report_error` on the GUI thread.
+    notice = Signal(str)
     #: A demo run ended (:meth:`start_demo`): its :class:`~app.demo.run.DemoResult`.
     demo_finished = Signal(object)
 
@@ -222,6 +225,7 @@ class HolodeskApp(QObject):
         # The global hotkeys: the emergency stop and the automations', on the listener run_gui
         # hands over (hotkeys.set_listener).
         self.hotkeys = HotkeyRegistry(self._stop_from_hotkey, self.report_error, self)
+        self.notice.connect(self.report_error)
         self.hotkeys.automation_pressed.connect(self._run_from_hotkey,
                                                 Qt.ConnectionType.QueuedConnection)
         self.hotkeys.stop_hotkey_changed.connect(self._on_stop_hotkey_changed)
@@ -1101,7 +1105,8 @@ def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
     from control.hotkeys_desktop import system_hotkeys
 
     combo = main.settings.stop_hotkey
-    hotkeys = system_hotkeys(lambda fallback: main.report_error(fallback.message))
+    # A signal: the grab thread itself reports the hotkeys it gives up when it fails.
+    hotkeys = system_hotkeys(lambda fallback: main.notice.emit(fallback.message))
     hotkeys.register(combo, main.hotkeys.stop_callback(combo))
     try:
         hotkeys.start()

@@ -15,6 +15,8 @@ from control.hotkeys_x11 import (
     CannotGrab,
     GrabbedHotkeys,
     KeyboardMasks,
+    PressPairing,
+    PressPath,
     grab_plan,
 )
 from control.keys import x11_keysym_name
@@ -80,3 +82,39 @@ def test_without_an_x_server_start_says_why() -> None:
     with pytest.raises(ListenerError, match="global hotkeys are unavailable"):
         hotkeys.start()
     hotkeys.stop()  # harmless after a failed start
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_each_press_fires_once_whichever_path_reports_it_first() -> None:
+    clock = _Clock()
+    pairing = PressPairing(within=2.0, clock=clock)
+    grab, listener = PressPath.GRAB, PressPath.RECORD
+    fires = [pairing.first("stop", path) for path in (
+        grab, listener,  # one press: the grab first
+        listener, grab,  # the next: the listener first
+        grab, grab, listener, listener,  # two quick presses, the listener late
+    )]
+    assert fires == [True, False, True, False, True, True, False, False]
+    assert pairing.first("other", PressPath.RECORD)  # combinations are paired apart
+
+
+def test_a_press_only_the_listener_hears_fires_and_the_next_still_fires_once() -> None:
+    clock = _Clock()
+    pairing = PressPairing(within=2.0, clock=clock)
+    # Another program holds the keyboard: the grab hears nothing, every press fires.
+    assert [pairing.first("stop", PressPath.RECORD) for _ in range(2)] == [True, True]
+    clock.now += 0.5
+    # It let go: the next press's grab report pairs with an earlier one, its own
+    # listener's report then fires; still one call for the press.
+    assert [pairing.first("stop", PressPath.GRAB), pairing.first("stop", PressPath.RECORD)] == \
+        [False, True]
+    clock.now += 2.1  # unpaired reports expire: a later press is new on either path
+    assert pairing.first("stop", PressPath.GRAB)
+    assert not pairing.first("stop", PressPath.RECORD)

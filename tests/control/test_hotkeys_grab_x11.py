@@ -1,5 +1,7 @@
-"""The reserved hotkeys on Xvfb: a grabbed combination fires and no longer reaches the window
-in front; one another program holds falls back to listening, still fires, and says so.
+"""The reserved hotkeys on Xvfb: a grabbed combination fires once and no longer reaches the
+window in front; it still fires once while another program holds the whole keyboard (an open
+menu), and after the grab's X connection is lost (the person is told); one another program
+holds falls back to listening, still fires, and says so.
 
 The listener runs in a child process on the test's own Xvfb (its pynput fallback reads
 ``DISPLAY`` when imported), and prints what it does as JSON lines; the target window
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.support.fixtures import target_app_fixture
+from tests.support.gui import poll
 from tests.support.stop_hotkey import focus_field
 from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.xvfb import Xvfb
@@ -31,11 +34,23 @@ TIMEOUT = 30.0
 app = target_app_fixture("1000x660+0+0", pointer=(1100, 700))
 
 _PROBE = """
-import json, sys
+import json, logging, socket, sys, threading
 from control.hotkeys_desktop import system_hotkeys
 
+said = threading.Lock()  # the grab's and the listener's threads both say things
+
 def say(**fields):
-    print(json.dumps(fields), flush=True)
+    with said:
+        print(json.dumps(fields), flush=True)
+
+class SayPairs(logging.Handler):
+    # The second report of a press (grab and listener both heard it), which did not fire.
+    def emit(self, record):
+        if "the same press again" in record.getMessage():
+            say(paired=str(record.args[0]))
+
+logging.getLogger("control.hotkeys_x11").addHandler(SayPairs())
+logging.getLogger("control.hotkeys_x11").setLevel(logging.DEBUG)
 
 hk = system_hotkeys(on_fallback=lambda f: say(fallback=f.combo, message=f.message))
 for combo in sys.argv[1:]:
@@ -53,6 +68,11 @@ for line in sys.stdin:
     elif command[0] == "register":
         hk.register(command[1], lambda combo=command[1]: say(fired=combo))
         say(registered=command[1])
+    elif command[0] == "cut-grab-connection":  # as when the server drops the client
+        hk._x[3].display.socket.shutdown(socket.SHUT_RDWR)
+        say(cut=True)
+    elif command[0] == "status":
+        say(reserved=hk.reserved, fallbacks=[f.combo for f in hk.fallbacks])
 hk.stop()
 """
 
@@ -105,9 +125,20 @@ class Probe:
                 raise AssertionError(f"no {key}={value!r} in {self.seen} {detail}") from None
 
     def fired(self) -> list[str]:
+        return self._all("fired")
+
+    def paired(self) -> list[str]:
+        """The presses heard a second time (and not fired again)."""
+        return self._all("paired")
+
+    def _all(self, key: str) -> list[str]:
         while not self.lines.empty():
             self.seen.append(self.lines.get())
-        return [line["fired"] for line in self.seen if "fired" in line]
+        return [line[key] for line in self.seen if key in line]
+
+    def wait_count(self, key: str, count: int) -> None:
+        """Until ``count`` lines with ``key`` have come."""
+        poll(lambda: len(self._all(key)) >= count, TIMEOUT, f"{count} {key} in {self.seen}")
 
     def send(self, command: str) -> None:
         assert self.proc.stdin is not None
@@ -165,9 +196,9 @@ def test_a_reserved_hotkey_fires_and_does_not_reach_the_window(
     _key(xvfb, "Num_Lock")
     _key(xvfb, "ctrl+alt+h")
     _key(xvfb, "Num_Lock")
-    deadline = time.monotonic() + TIMEOUT
-    while len(probe.fired()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # Grab and listener both heard each press (so no report of them is still to come), and
+    # each press fired once.
+    probe.wait_count("paired", 3)
     assert probe.fired() == ["ctrl+alt+h"] * 3
     assert _got(app, mark, "h") == []  # the window never saw the H
 
@@ -230,3 +261,82 @@ def test_a_combination_another_program_holds_falls_back_and_still_fires(
     finally:
         other.kill()
         other.wait(10)
+
+
+# A client that takes the whole keyboard, as an open menu, a drag or a VM viewer does.
+_KEYBOARD_GRABBER = """
+import sys
+from Xlib import X, display
+d = display.Display()
+w = d.screen().root.create_window(0, 0, 50, 50, 0, d.screen().root_depth)
+w.map()
+d.sync()
+status = w.grab_keyboard(True, X.GrabModeAsync, X.GrabModeAsync, X.CurrentTime)
+d.sync()
+print("grabbed" if status == X.GrabSuccess else f"refused {status}", flush=True)
+sys.stdin.read()
+"""
+
+STOP = "ctrl+alt+shift+escape"
+STOP_KEYS = "ctrl+alt+shift+Escape"  # xdotool's spelling
+
+
+def test_the_stop_hotkey_fires_once_while_another_program_holds_the_keyboard(
+    xvfb: Xvfb, probe_factory: Any
+) -> None:
+    probe = probe_factory(STOP, "ctrl+alt+k")
+    assert probe.wait("ready")["reserved"] == [STOP, "ctrl+alt+k"]
+    grabber = subprocess.Popen([sys.executable, "-c", _KEYBOARD_GRABBER], env=xvfb.env(),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert grabber.stdout is not None
+        assert grabber.stdout.readline().strip() == "grabbed"
+        _key(xvfb, STOP_KEYS)
+        probe.wait("fired", STOP)
+        # The listener hears presses in order, and under the other client's grab the server
+        # gives the grab nothing: once Ctrl+Alt+K has fired, every report of the stop is in.
+        _key(xvfb, "ctrl+alt+k")
+        probe.wait("fired", "ctrl+alt+k")
+        assert probe.fired() == [STOP, "ctrl+alt+k"]
+        assert probe.paired() == []
+    finally:
+        grabber.kill()
+        grabber.wait(10)
+    # The grab is back in charge: one press, heard twice, fired once.
+    _key(xvfb, STOP_KEYS)
+    probe.wait_count("paired", 1)
+    assert probe.fired() == [STOP, "ctrl+alt+k", STOP]
+
+
+def test_one_press_fires_once(xvfb: Xvfb, probe_factory: Any) -> None:
+    probe = probe_factory(STOP)
+    probe.wait("ready")
+    _key(xvfb, STOP_KEYS)
+    probe.wait("fired", STOP)
+    probe.wait("paired", STOP)  # the second report of the press came, and did not fire
+    _key(xvfb, STOP_KEYS)
+    probe.wait_count("paired", 2)
+    assert probe.fired() == [STOP, STOP]
+
+
+def test_a_lost_grab_connection_falls_back_to_listening_and_says_so(
+    xvfb: Xvfb, app: RunningApp, probe_factory: Any
+) -> None:
+    probe = probe_factory(STOP, "ctrl+alt+h")
+    probe.wait("ready")
+    probe.send("cut-grab-connection")  # its thread fails on the next read
+    probe.wait_count("fallback", 2)
+    told = {line["fallback"]: line["message"] for line in probe.seen if "fallback" in line}
+    assert set(told) == {STOP, "ctrl+alt+h"}
+    assert "Ctrl+Alt+Shift+Esc could not be reserved" in told[STOP]
+    assert "still work" in told[STOP]
+    probe.send("status")
+    status = probe.wait("fallbacks")
+    assert status["reserved"] == [] and sorted(status["fallbacks"]) == sorted(told)
+    focus_field(xvfb, app)
+    mark = app.mark()
+    _key(xvfb, STOP_KEYS)
+    _key(xvfb, "ctrl+alt+h")
+    probe.wait("fired", "ctrl+alt+h")  # in order: the stop's one report came before
+    assert probe.fired() == [STOP, "ctrl+alt+h"]
+    assert _got(app, mark, "h")  # only listened for now: the key reaches the window, as told

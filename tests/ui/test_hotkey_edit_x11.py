@@ -2,8 +2,11 @@
 
 The reserved hotkeys (control/hotkeys_x11.py) are X grabs: without more, pressing one in the
 field would fire it and the field would get nothing. While the field has the focus it holds
-the keyboard, which a passive grab cannot take from it. The app runs in a child process on
-the test's own Xvfb (Qt's xcb platform), with the grab held by the same listener the app uses.
+the keyboard, which a passive grab cannot take from it. The listener behind the grab still
+hears the press (so the stop hotkey works whoever holds the keyboard); the app's registry
+ignores automation hotkeys while a field records (ui/test_hotkey_edit.py). The app runs in a
+child process on the test's own Xvfb (Qt's xcb platform), with the grab held by the same
+listener the app uses.
 """
 
 from __future__ import annotations
@@ -65,11 +68,12 @@ wait(edit.field.hasFocus, "the hotkey field's focus")
 press("ctrl+alt+h")
 wait(lambda: edit.text(), "the recorded hotkey")
 out["recorded"] = edit.text()
+wait(lambda: len(fired) == 2, "the listener hearing it")
 out["fired_while_recording"] = list(fired)
 other.setFocus()
 wait(other.hasFocus, "the focus back")
 press("ctrl+alt+h")
-wait(lambda: len(fired) == 2, "the hotkey again")
+wait(lambda: len(fired) == 3, "the hotkey again")
 out["fired_after"] = list(fired)
 hotkeys.stop()
 print(json.dumps(out), flush=True)
@@ -86,5 +90,6 @@ def test_a_reserved_hotkey_can_be_recorded_in_the_field(xvfb: Xvfb) -> None:
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["fired_outside"] == ["ctrl+alt+h"]  # reserved: it fires elsewhere
     assert out["recorded"] == "ctrl+alt+h"  # ... and reaches the field while it records
-    assert out["fired_while_recording"] == ["ctrl+alt+h"]
-    assert out["fired_after"] == ["ctrl+alt+h", "ctrl+alt+h"]  # the grab is back afterwards
+    # The grab did not take it from the field; the listener heard it, once.
+    assert out["fired_while_recording"] == ["ctrl+alt+h"] * 2
+    assert out["fired_after"] == ["ctrl+alt+h"] * 3  # and fires, once, afterwards
