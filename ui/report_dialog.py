@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QFileDialog,
-    QHBoxLayout,
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.report import Report, ReportError, default_report_path
+from ui.buttons import button_row
 from ui.plain import plain_label, shown
 from ui.problem_view import view
 from ui.workers import Background
@@ -120,10 +120,7 @@ class ReportDialog(QDialog):
         self.save_button.clicked.connect(self.save)
         close = QPushButton("Close")
         close.clicked.connect(self.close)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.save_button)
-        buttons.addWidget(close)
+        buttons = button_row(self.save_button, close)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(split, 1)

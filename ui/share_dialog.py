@@ -44,6 +44,7 @@ from app.share import (
     import_automation,
 )
 from model.problem import HolodeskError
+from ui.buttons import button_row
 from ui.colours import Tone, text_style
 from ui.problem_view import view
 from ui.workers import Background
@@ -140,10 +141,7 @@ class ExportDialog(QDialog):
         self.export_button.clicked.connect(self.export)
         cancel = QPushButton("Cancel")
         cancel.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.export_button)
-        buttons.addWidget(cancel)
+        buttons = button_row(self.export_button, cancel)
         layout.addLayout(buttons)
         self.resize(560, 480 if plan.trajectory is not None else 260)
 
@@ -230,10 +228,7 @@ class ImportDialog(QDialog):
         self.import_button.clicked.connect(self.run_import)
         cancel = QPushButton("Cancel")
         cancel.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.import_button)
-        buttons.addWidget(cancel)
+        buttons = button_row(self.import_button, cancel)
         layout.addLayout(buttons)
         self.resize(560, 320)
 
