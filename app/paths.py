@@ -117,11 +117,20 @@ def write_atomic(path: Path, text: str) -> None:
 
     The folder is created private (0700) if missing.
     """
-    ensure_private_dir(path.parent)
+    write_atomic_bytes(path, text.encode("utf-8"))
+
+
+def write_atomic_bytes(path: Path, data: bytes, *, private_dir: bool = True) -> None:
+    """:func:`write_atomic` for bytes. ``private_dir``: create a missing folder private
+    (holodesk's own folders); False for a folder the person chose (an export)."""
+    if private_dir:
+        ensure_private_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -31,11 +31,9 @@ actions (docs/safety.md).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import logging
-import os
 import re
 import tempfile
 import tomllib
@@ -258,7 +256,7 @@ def export_automation(plan: ExportPlan, dest: Path, *, with_steps: bool,
             kind = zipfile.ZIP_STORED if name.endswith(".png") else zipfile.ZIP_DEFLATED
             zf.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), content,
                         compress_type=kind)
-    _write_bytes_atomic(dest, buffer.getvalue())
+    paths.write_atomic_bytes(dest, buffer.getvalue(), private_dir=False)
     log.info("exported automation %r to %s (%s)", plan.automation.name, dest,
              "with its saved steps" if steps else "without saved steps")
     return dest
@@ -532,18 +530,3 @@ def _kib(size: int) -> str:
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MB"
     return f"{max(1, round(size / 1024))} KB"
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
