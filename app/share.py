@@ -418,6 +418,9 @@ def _parse_automation(path: Path, raw: bytes) -> Automation:
 def _parse_trajectory(path: Path, raw: bytes, pictures: Mapping[str, bytes]) -> Trajectory:
     """The steps through the trajectory's own loader, from a private scratch folder."""
     where = f"{path}: {TRAJECTORY_FILE}"
+    # Every picture is checked (format, pixel count) before the loader opens any of them.
+    for name in sorted(pictures):
+        _check_png(path, name, pictures[name])
     with tempfile.TemporaryDirectory(prefix="holodesk-import-") as scratch:
         folder = paths.ensure_private_dir(trajectory_dir("import", Path(scratch)))
         (folder / TRAJECTORY_FILE).write_bytes(raw)
@@ -436,8 +439,6 @@ def _parse_trajectory(path: Path, raw: bytes, pictures: Mapping[str, bytes]) -> 
     unused = sorted(set(pictures) - named)
     if unused:
         raise ShareError(f"{path}: holds {unused[0]!r}, which its saved steps do not name")
-    for name in sorted(named):
-        _check_png(path, name, pictures[name])
     return trajectory
 
 
