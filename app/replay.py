@@ -10,18 +10,24 @@ a saved trajectory (app/trajectory.py). At each step it looks at the step's scre
   replay as recorded, once the whole screen looks as it did before the step when it was
   recorded (a tiny grey thumbnail; moved by as much as the last target moved, so a window
   opened elsewhere still counts as the same screen);
-* a step that typed a secret cannot replay: the secret was never stored.
+* a ``type`` step types this run's parameter values where the recorded run typed its own
+  (:func:`app.parameters.replayed_text`); a step that typed a secret parameter's value types
+  this run's value of that parameter (the policy knows it as a secret: masked as when the
+  model types it); any other step that typed a secret cannot replay: the secret was never
+  stored.
 
 Anything else (a target not found, found twice or changed, a changed screen, a screen whose
 size or scale differs beyond what matching handles, a damaged trajectory, a task edited since
-the recording) is a :class:`~app.agent.Cannot` with the reason, and the model takes over from
-that step with the task and the steps done so far. What the replay proposes is judged,
-confirmed, executed and logged exactly as the model's proposals are: the loop does all that.
+the recording: other parameter values are no edit) is a :class:`~app.agent.Cannot` with the
+reason, and the model takes over from that step with the task and the steps done so far.
+What the replay proposes is judged, confirmed, executed and logged exactly as the model's
+proposals are: the loop does all that (the text a replayed step types now is what is judged).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +35,7 @@ import numpy as np
 from PIL import Image
 
 from app.agent import Cannot, Proposal, Seen
+from app.parameters import replayed_text
 from app.trajectory import (
     STATE_FACTOR,
     Trajectory,
@@ -57,7 +64,8 @@ SCALE_RANGE = (0.5, 2.0)
 
 @dataclass
 class Replayer:
-    """Replays automation ``key``'s trajectory for ``task`` (see the module doc)."""
+    """Replays automation ``key``'s trajectory for ``task``, its task as written (placeholders
+    unfilled), with this run's parameter ``values``, secret ones too (see the module doc)."""
 
     key: str
     task: str
@@ -68,20 +76,24 @@ class Replayer:
     _shift: tuple[float, float] = (0.0, 0.0)  # how far the last found target moved, pixels
     _scale: float | None = None
     _pictures: dict[str, Image.Image] = field(default_factory=dict)
+    values: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, key: str, task: str, root: Path | None = None) -> Replayer:
+    def load(cls, key: str, task: str, root: Path | None = None, *,
+             values: Mapping[str, str] | None = None) -> Replayer:
         """The replayer of automation ``key``; inactive when it has no usable trajectory (a
         broken one is logged and counts as none)."""
+        values = dict(values or {})
         try:
             trajectory = load_trajectory(key, root)
         except TrajectoryError as e:
             log.warning("the saved steps are not used: %s", e)
-            return cls(key, task, root, None, f"the saved steps cannot be used: {e}")
-        if trajectory is not None and trajectory.task != task:
+            return cls(key, task, root, None, f"the saved steps cannot be used: {e}",
+                       values=values)
+        if trajectory is not None and trajectory.template != task:
             return cls(key, task, root, None,
-                       "the task changed since the steps were recorded")
-        return cls(key, task, root, trajectory)
+                       "the task changed since the steps were recorded", values=values)
+        return cls(key, task, root, trajectory, values=values)
 
     @property
     def active(self) -> bool:
@@ -101,10 +113,17 @@ class Replayer:
             self._scale = scale
         number = self._index + 1
         recorded = trajectory.steps[self._index]
-        action = recorded.parsed()
+        secret = recorded.secret
+        try:
+            action = self._retyped(recorded.parsed(), trajectory.values)
+            if secret:
+                typed = self._secret_value(recorded.secret_parameter)
+                if typed is None or not isinstance(action, Type):
+                    return Cannot(f"saved step {number} typed a secret, which is never saved")
+                action = _with_text(action, typed)
+        except ValueError as e:  # this run's value cannot be typed (the model may manage)
+            return Cannot(f"saved step {number} cannot type this run's values ({e})")
         screen = decode(seen.frame.data)
-        if recorded.secret:
-            return Cannot(f"saved step {number} typed a secret, which is never saved")
         if not recorded.anchors:
             if not isinstance(action, Type | Hotkey | Wait | AnswerAction):
                 return Cannot(f"saved step {number} ({action.action}) cannot be replayed")
@@ -113,7 +132,8 @@ class Replayer:
                 if changed:
                     return Cannot(f"before saved step {number}: {changed}")
             self._index += 1
-            return Proposal(Step(thought=f"Replaying saved step {number}: {_words(action)}.",
+            return Proposal(Step(thought=f"Replaying saved step {number}: "
+                                         f"{_words(action, secret=secret)}.",
                                  action=action), f"saved step {number}, screen as recorded")
         found: list[tuple[float, float]] = []
         notes: list[str] = []
@@ -135,6 +155,21 @@ class Replayer:
         self._index += 1
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
                              action=moved), f"saved step {number}: " + "; ".join(notes))
+
+    def _retyped(self, action: Action, used: Mapping[str, str]) -> Action:
+        """``action`` with the parameter values of the recorded run (``used``) in its text
+        replaced by this run's: what a ``type`` step types, what the answer says."""
+        if not isinstance(action, Type | AnswerAction) or not used:
+            return action
+        text = replayed_text(action.text, used, self.values)
+        return action if text == action.text else _with_text(action, text)
+
+    def _secret_value(self, parameter: str | None) -> str | None:
+        """This run's value of the secret ``parameter`` a recorded step typed; None when the
+        step recorded none (a secret that was no parameter's value) or this run has none."""
+        if parameter is None:
+            return None
+        return self.values.get(parameter) or None
 
     def _picture(self, name: str) -> Image.Image:
         if name not in self._pictures:
@@ -182,5 +217,11 @@ def _in_convention(x: float, y: float, convention: Convention,
     return round(x, 2), round(y, 2)
 
 
-def _words(action: Action) -> str:
-    return describe_action(action)
+def _with_text(action: Type | AnswerAction, text: str) -> Action:
+    """``action`` typing (or answering) ``text``, validated as the model's would be."""
+    return ACTION_ADAPTER.validate_python({**action.model_dump(mode="json"), "text": text})
+
+
+def _words(action: Action, *, secret: bool = False) -> str:
+    # A typed secret is never in the step's thought: the log keeps the thought as written.
+    return describe_action(action, secret=secret)
