@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -70,6 +70,9 @@ from model.problem import HolodeskError
 from model.schema import ACTION_ADAPTER, Action, Drag, Type
 from model.schema import Answer as AnswerAction
 
+if TYPE_CHECKING:
+    from app.automations import Automation
+
 __all__ = [
     "FORMAT_VERSION",
     "STATE_FACTOR",
@@ -79,6 +82,7 @@ __all__ = [
     "Trajectory",
     "TrajectoryError",
     "TrajectoryStep",
+    "follow_edit",
     "forget_trajectory",
     "has_trajectory",
     "load_trajectory",
@@ -86,6 +90,7 @@ __all__ = [
     "save_trajectory",
     "state_thumbnail",
     "trajectory_dir",
+    "trajectory_time",
 ]
 
 log = logging.getLogger(__name__)
@@ -183,6 +188,15 @@ def has_trajectory(key: str, root: Path | None = None) -> bool:
         return False
 
 
+def trajectory_time(key: str, root: Path | None = None) -> float | None:
+    """When automation ``key``'s steps were saved (a timestamp), or None when it has none
+    (cheap: the file is not read)."""
+    try:
+        return (trajectory_dir(key, root) / TRAJECTORY_FILE).stat().st_mtime
+    except (TrajectoryError, OSError):
+        return None
+
+
 def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
     """The saved trajectory of automation ``key``; None when there is none.
 
@@ -255,6 +269,21 @@ def move_trajectory(old_key: str, new_key: str, name: str, root: Path | None = N
     except (OSError, ValueError) as e:
         log.warning("the moved steps of automation %r keep their old name: %s", name, e)
     return True
+
+
+def follow_edit(old: Automation, new: Automation, root: Path | None = None) -> str:
+    """Keep ``old``'s saved steps for ``new``, the same automation edited: a renamed one takes
+    them along; one whose task changed loses them (they were steps of another task, and would
+    never replay: the next answered run saves its own). What happened to them, in words for
+    the person ("" when nothing did)."""
+    if old.task != new.task:
+        if forget_trajectory(old.key, root):
+            log.info("the task of automation %r changed: its saved steps are forgotten",
+                     new.name)
+            return "its saved steps were of the old task and are forgotten"
+    elif old.key != new.key and move_trajectory(old.key, new.key, new.name, root):
+        return "its saved steps go with the new name"
+    return ""
 
 
 def forget_trajectory(key: str, root: Path | None = None) -> bool:

@@ -426,3 +426,29 @@ def test_a_renamed_automation_keeps_its_steps(harness_for: HarnessFor, tmp_path:
     moved = load_trajectory("saved", tmp_path)
     assert moved is not None and moved.automation == "Saved"
     assert not move_trajectory(KEY, "saved", "Saved", tmp_path)  # nothing left to move
+
+
+def test_cli_lists_saved_steps_and_edits_keep_or_forget_them(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "cli")
+
+    def ok(*args: str) -> str:
+        result = run_holodesk(home, *args)
+        assert result.returncode == 0, str(result)
+        return result.stdout
+
+    ok("automation", "add", "Save It", "--task", TASK)
+    ok("automation", "add", "other", "--task", "something else")
+    assert "STEPS" not in ok("automation", "list")  # nothing saved: no column
+    folder = home.data / "holodesk" / "trajectories" / KEY
+    folder.mkdir(parents=True)
+    (folder / "trajectory.json").write_text('{"automation": "Save It"}', encoding="utf-8")
+    header, first, second = ok("automation", "list").splitlines()
+    assert header.split()[-2:] == ["STEPS", "TASK"]
+    assert first.split()[-len(TASK.split()) - 1] == "saved"
+    assert second.split()[-3] == "-"
+    assert "go with the new name" in ok("automation", "edit", "save it", "--name", "Keep It")
+    moved = home.data / "holodesk" / "trajectories" / "keep it"
+    assert not folder.exists() and moved.is_dir()
+    assert json.loads((moved / "trajectory.json").read_text())["automation"] == "Keep It"
+    assert "old task" in ok("automation", "edit", "keep it", "--task", "press cancel")
+    assert not moved.exists()
