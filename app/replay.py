@@ -38,6 +38,7 @@ from app.agent import Cannot, Proposal, Seen
 from app.parameters import replayed_text
 from app.trajectory import (
     STATE_FACTOR,
+    Anchor,
     Trajectory,
     TrajectoryError,
     decode,
@@ -77,6 +78,8 @@ class Replayer:
     _scale: float | None = None
     _pictures: dict[str, Image.Image] = field(default_factory=dict)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: A step of this replay typed other text than when recorded (another parameter value).
+    _typed_otherwise: bool = False
 
     @classmethod
     def load(cls, key: str, task: str, root: Path | None = None, *,
@@ -132,6 +135,8 @@ class Replayer:
                 if changed:
                     return Cannot(f"before saved step {number}: {changed}")
             self._index += 1
+            if secret or action != recorded.parsed():
+                self._typed_otherwise = True
             return Proposal(Step(thought=f"Replaying saved step {number}: "
                                          f"{_words(action, secret=secret)}.",
                                  action=action), f"saved step {number}, screen as recorded")
@@ -141,11 +146,14 @@ class Replayer:
             crop = self._picture(anchor.crop)
             result = match.find(screen, crop, scale=self._scale,
                                 focus=(anchor.crop_x, anchor.crop_y))
+            left, top = 0.0, 0.0  # where the part of the crop found starts in the crop
+            if isinstance(result, match.NoMatch) and self._typed_otherwise:
+                result, left, top = self._find_closer(screen, crop, anchor, result)
             element = getattr(action, "element", "") or "its target"
             if isinstance(result, match.NoMatch):
                 return Cannot(f"saved step {number} ({element}): {result.reason}")
-            x = result.left + anchor.crop_x * result.scale
-            y = result.top + anchor.crop_y * result.scale
+            x = result.left + (anchor.crop_x - left) * result.scale
+            y = result.top + (anchor.crop_y - top) * result.scale
             found.append((x, y))
             notes.append(f"{element} found again at ({x:.0f}, {y:.0f}) of the screenshot, "
                          f"likeness {result.score:.2f}")
@@ -155,6 +163,35 @@ class Replayer:
         self._index += 1
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
                              action=moved), f"saved step {number}: " + "; ".join(notes))
+
+    def _find_closer(self, screen: Image.Image, crop: Image.Image, anchor: Anchor,
+                     missed: match.NoMatch) -> tuple[match.Match | match.NoMatch, float, float]:
+        """The recorded crop not found after this run typed other values: the text typed may
+        show inside it (a field just below the next button), so the crop is looked for again
+        with a quarter cut off one side at a time, each part held to the same tests (confident,
+        unique, same colours, the details around the point unchanged). Every part found must
+        put the point at the same place. The match and where its part starts in the crop;
+        ``missed`` when no part is found."""
+        w, h = crop.size
+        qw, qh = w // 4, h // 4
+        boxes = [(0, 0, w, h - qh), (0, qh, w, h), (0, 0, w - qw, h), (qw, 0, w, h)]
+        found: list[tuple[match.Match, float, float]] = []
+        for box in boxes:
+            if not (box[0] <= anchor.crop_x < box[2] and box[1] <= anchor.crop_y < box[3]):
+                continue  # the point acted on must stay inside
+            result = match.find(screen, crop.crop(box), scale=self._scale or 1.0,
+                                focus=(anchor.crop_x - box[0], anchor.crop_y - box[1]))
+            if isinstance(result, match.Match):
+                found.append((result, float(box[0]), float(box[1])))
+        if not found:
+            return missed, 0.0, 0.0
+        points = {(round(m.left + (anchor.crop_x - x) * m.scale),
+                   round(m.top + (anchor.crop_y - y) * m.scale)) for m, x, y in found}
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        if max(xs) - min(xs) > 2 or max(ys) - min(ys) > 2:
+            return match.NoMatch("parts of the recorded patch were found in different "
+                                 "places", missed.score), 0.0, 0.0
+        return max(found, key=lambda f: f[0].score)
 
     def _retyped(self, action: Action, used: Mapping[str, str]) -> Action:
         """``action`` with the parameter values of the recorded run (``used``) in its text

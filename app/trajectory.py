@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from app.automations import Automation
 
 __all__ = [
+    "CROP_SIDES",
     "FORMAT_VERSION",
     "STATE_FACTOR",
     "TRAJECTORIES_DIR",

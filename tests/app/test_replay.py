@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from app.automations import Automation
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
@@ -25,6 +25,7 @@ from app.trajectory import (
     forget_trajectory,
     load_trajectory,
     move_trajectory,
+    read_picture,
     trajectory_dir,
 )
 from control.policy import ConfirmMode
@@ -452,3 +453,73 @@ def test_cli_lists_saved_steps_and_edits_keep_or_forget_them(tmp_path: Path) -> 
     assert json.loads((moved / "trajectory.json").read_text())["automation"] == "Keep It"
     assert "old task" in ok("automation", "edit", "keep it", "--task", "press cancel")
     assert not moved.exists()
+
+
+FORM_AT = (20, 30)  # the desktop shows left of the Save button: the Cancel button has none
+
+
+def _form_screen(origin: tuple[int, int], typed: str) -> Image.Image:
+    """A form like the X11 target window's: four big buttons alike but for their colour, and a
+    blue field just below the red Save button showing the text typed into it."""
+    image = Image.new("RGB", SIZE, (20, 24, 32))
+    draw = ImageDraw.Draw(image)
+    ox, oy = origin
+    draw.rectangle((ox, oy, ox + 659, oy + 539), fill=(217, 217, 217))
+    for x, y, colour, label in ((10, 40, (255, 0, 0), "Save"), (250, 40, (0, 255, 0), "Cancel"),
+                                (10, 400, (255, 0, 255), "Open"), (250, 400, (255, 128, 0), "Go")):
+        draw.rectangle((ox + x, oy + y, ox + x + 199, oy + y + 99), fill=colour)
+        draw.text((ox + x + 80, oy + y + 8), label, fill=(0, 0, 0))
+    draw.rectangle((ox + 10, oy + 180, ox + 449, oy + 223), fill=(0, 0, 255))
+    for i, ch in enumerate(typed):  # glyph-like bars: other text, other bars
+        x, h = ox + 16 + i * 12, 6 + (ord(ch) % 5) * 6
+        draw.rectangle((x, oy + 186, x + 8, oy + 186 + h), fill=(255, 255, 255))
+    return image
+
+
+def test_a_target_beside_the_retyped_text_is_found_without_that_text(
+        harness_for: HarnessFor) -> None:
+    automation = Automation.make(name="Fill", task="type {name} and press save",
+                                 parameters={"name": {}})
+    policy = SeeingPolicy([Target("field", (0, 0, 255), type_text="velvet-otter-lantern"),
+                           Target("Save button", (255, 0, 0))])
+    with FakeVLLM(policy) as server:
+        h = harness_for(server)
+        h.screen = lambda: _form_screen(FORM_AT, h.backend.typed())
+        session = _wired(h, automation, "velvet-otter-lantern")
+        assert h.run(session.task).outcome is Outcome.ANSWERED
+    trajectory = load_trajectory(automation.key)
+    assert trajectory is not None
+    save = trajectory.steps[2]
+    # The recorded crop around Save takes in the field and its text: smaller ones were not
+    # unique among the four buttons.
+    below = read_picture(automation.key, save.anchors[0].crop).height - save.anchors[0].crop_y
+    assert save.action["element"] == "Save button" and below > 120
+
+    server = _down()
+    h = harness_for(server)
+    h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed())
+    session = _wired(h, automation, "copper-heron-meadow")
+    finished = h.run(session.task)
+    steps = h.store.steps(finished.run_id)
+    assert finished.outcome is Outcome.ANSWERED, [s.source_note for s in steps]
+    assert server.requests == [] and h.backend.typed() == "copper-heron-meadow"
+    (_, _), (x, y) = _clicks(h)
+    assert abs(x - (save.anchors[0].x - FORM_AT[0] + MOVED_TO[0])) <= 1.5
+    assert abs(y - (save.anchors[0].y - FORM_AT[1] + MOVED_TO[1])) <= 1.5
+    # The same form with the Save button relabelled: still refused.
+    h = harness_for(_down())
+    h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed()) if not h.backend.typed() \
+        else _relabelled(_form_screen(MOVED_TO, h.backend.typed()))
+    session = _wired(h, automation, "copper-heron-meadow")
+    finished = h.run(session.task)
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps][:2] == [Source.REPLAYED, Source.REPLAYED]
+    assert steps[2].source is Source.MODEL and "Save button" in (steps[2].source_note or "")
+
+
+def _relabelled(image: Image.Image) -> Image.Image:
+    draw = ImageDraw.Draw(image)
+    ox, oy = MOVED_TO
+    draw.rectangle((ox + 10, oy + 40, ox + 209, oy + 139), fill=(255, 0, 0))
+    draw.text((ox + 90, oy + 48), "Store", fill=(0, 0, 0))
+    return image
