@@ -13,18 +13,24 @@ a saved trajectory (app/trajectory.py). At each step it looks at the step's scre
   thumbnail compared block by block; moved by as much as the last target moved, so a window
   opened elsewhere still counts as the same screen);
 * the final ``answer`` never replays: the model answers from the screen as it is now;
-* a step that typed a secret cannot replay: the secret was never stored.
+* a ``type`` step types this run's parameter values where the recorded run typed its own
+  (:func:`app.parameters.replayed_text`); a step that typed a secret parameter's value types
+  this run's value of that parameter (the policy knows it as a secret: masked as when the
+  model types it); any other step that typed a secret cannot replay: the secret was never
+  stored.
 
 Anything else (a target not found, found twice or changed, a changed screen, a screen whose
 size or scale differs beyond what matching handles, a damaged trajectory, a task edited since
-the recording) is a :class:`~app.agent.Cannot` with the reason, and the model takes over from
-that step with the task and the steps done so far. What the replay proposes is judged,
-confirmed, executed and logged exactly as the model's proposals are: the loop does all that.
+the recording: other parameter values are no edit) is a :class:`~app.agent.Cannot` with the
+reason, and the model takes over from that step with the task and the steps done so far.
+What the replay proposes is judged, confirmed, executed and logged exactly as the model's
+proposals are: the loop does all that (the text a replayed step types now is what is judged).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +38,7 @@ import numpy as np
 from PIL import Image
 
 from app.agent import Cannot, Proposal, Seen
+from app.parameters import replayed_text
 from app.trajectory import (
     STATE_FACTOR,
     Anchor,
@@ -71,7 +78,8 @@ SCALE_RANGE = (0.5, 2.0)
 
 @dataclass
 class Replayer:
-    """Replays automation ``key``'s trajectory for ``task`` (see the module doc)."""
+    """Replays automation ``key``'s trajectory for ``task``, its task as written (placeholders
+    unfilled), with this run's parameter ``values``, secret ones too (see the module doc)."""
 
     key: str
     task: str
@@ -82,20 +90,26 @@ class Replayer:
     _shift: tuple[float, float] = (0.0, 0.0)  # how far the last found target moved, pixels
     _scale: float | None = None
     _pictures: dict[str, Image.Image] = field(default_factory=dict)
+    values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: A step of this replay typed other text than when recorded (another parameter value).
+    _typed_otherwise: bool = False
 
     @classmethod
-    def load(cls, key: str, task: str, root: Path | None = None) -> Replayer:
+    def load(cls, key: str, task: str, root: Path | None = None, *,
+             values: Mapping[str, str] | None = None) -> Replayer:
         """The replayer of automation ``key``; inactive when it has no usable trajectory (a
         broken one is logged and counts as none)."""
+        values = dict(values or {})
         try:
             trajectory = load_trajectory(key, root)
         except TrajectoryError as e:
             log.warning("the saved steps are not used: %s", e)
-            return cls(key, task, root, None, f"the saved steps cannot be used: {e}")
-        if trajectory is not None and trajectory.task != task:
+            return cls(key, task, root, None, f"the saved steps cannot be used: {e}",
+                       values=values)
+        if trajectory is not None and trajectory.template != task:
             return cls(key, task, root, None,
-                       "the task changed since the steps were recorded")
-        return cls(key, task, root, trajectory)
+                       "the task changed since the steps were recorded", values=values)
+        return cls(key, task, root, trajectory, values=values)
 
     @property
     def active(self) -> bool:
@@ -115,10 +129,17 @@ class Replayer:
             self._scale = scale
         number = self._index + 1
         recorded = trajectory.steps[self._index]
-        action = recorded.parsed()
+        secret = recorded.secret
+        try:
+            action = self._retyped(recorded.parsed(), trajectory.values)
+            if secret:
+                typed = self._secret_value(recorded.secret_parameter)
+                if typed is None or not isinstance(action, Type):
+                    return Cannot(f"saved step {number} typed a secret, which is never saved")
+                action = _with_text(action, typed)
+        except ValueError as e:  # this run's value cannot be typed (the model may manage)
+            return Cannot(f"saved step {number} cannot type this run's values ({e})")
         screen = decode(seen.frame.data)
-        if recorded.secret:
-            return Cannot(f"saved step {number} typed a secret, which is never saved")
         if not recorded.anchors:
             if isinstance(action, AnswerAction):
                 return Cannot(_ANSWER_NOT_REPLAYED)
@@ -129,7 +150,10 @@ class Replayer:
                 if changed:
                     return Cannot(f"before saved step {number}: {changed}")
             self._index += 1
-            return Proposal(Step(thought=f"Replaying saved step {number}: {_words(action)}.",
+            if secret or action != recorded.parsed():
+                self._typed_otherwise = True
+            return Proposal(Step(thought=f"Replaying saved step {number}: "
+                                         f"{_words(action, secret=secret)}.",
                                  action=action), f"saved step {number}, screen as recorded")
         found: list[tuple[float, float]] = []
         notes: list[str] = []
@@ -137,11 +161,14 @@ class Replayer:
             crop = self._picture(anchor.crop)
             result = match.find(screen, crop, scale=self._scale,
                                 focus=(anchor.crop_x, anchor.crop_y))
+            left, top = 0.0, 0.0  # where the part of the crop found starts in the crop
+            if isinstance(result, match.NoMatch) and self._typed_otherwise:
+                result, left, top = self._find_closer(screen, crop, anchor, result)
             element = getattr(action, "element", "") or "its target"
             if isinstance(result, match.NoMatch):
                 return Cannot(f"saved step {number} ({element}): {result.reason}")
-            x = result.left + anchor.crop_x * result.scale
-            y = result.top + anchor.crop_y * result.scale
+            x = result.left + (anchor.crop_x - left) * result.scale
+            y = result.top + (anchor.crop_y - top) * result.scale
             around = self._context_changed(anchor, crop, screen, (x, y), result.scale,
                                            trajectory)
             if around:
@@ -155,6 +182,50 @@ class Replayer:
         self._index += 1
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
                              action=moved), f"saved step {number}: " + "; ".join(notes))
+
+    def _find_closer(self, screen: Image.Image, crop: Image.Image, anchor: Anchor,
+                     missed: match.NoMatch) -> tuple[match.Match | match.NoMatch, float, float]:
+        """The recorded crop not found after this run typed other values: the text typed may
+        show inside it (a field just below the next button), so the crop is looked for again
+        with a quarter cut off one side at a time, each part held to the same tests (confident,
+        unique, same colours, the details around the point unchanged). Every part found must
+        put the point at the same place. The match and where its part starts in the crop;
+        ``missed`` when no part is found."""
+        w, h = crop.size
+        qw, qh = w // 4, h // 4
+        boxes = [(0, 0, w, h - qh), (0, qh, w, h), (0, 0, w - qw, h), (qw, 0, w, h)]
+        found: list[tuple[match.Match, float, float]] = []
+        for box in boxes:
+            if not (box[0] <= anchor.crop_x < box[2] and box[1] <= anchor.crop_y < box[3]):
+                continue  # the point acted on must stay inside
+            result = match.find(screen, crop.crop(box), scale=self._scale or 1.0,
+                                focus=(anchor.crop_x - box[0], anchor.crop_y - box[1]))
+            if isinstance(result, match.Match):
+                found.append((result, float(box[0]), float(box[1])))
+        if not found:
+            return missed, 0.0, 0.0
+        points = {(round(m.left + (anchor.crop_x - x) * m.scale),
+                   round(m.top + (anchor.crop_y - y) * m.scale)) for m, x, y in found}
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        if max(xs) - min(xs) > 2 or max(ys) - min(ys) > 2:
+            return match.NoMatch("parts of the recorded patch were found in different "
+                                 "places", missed.score), 0.0, 0.0
+        return max(found, key=lambda f: f[0].score)
+
+    def _retyped(self, action: Action, used: Mapping[str, str]) -> Action:
+        """``action`` with the parameter values of the recorded run (``used``) in its text
+        replaced by this run's: what a ``type`` step types, what the answer says."""
+        if not isinstance(action, Type | AnswerAction) or not used:
+            return action
+        text = replayed_text(action.text, used, self.values)
+        return action if text == action.text else _with_text(action, text)
+
+    def _secret_value(self, parameter: str | None) -> str | None:
+        """This run's value of the secret ``parameter`` a recorded step typed; None when the
+        step recorded none (a secret that was no parameter's value) or this run has none."""
+        if parameter is None:
+            return None
+        return self.values.get(parameter) or None
 
     def _picture(self, name: str) -> Image.Image:
         if name not in self._pictures:
@@ -237,5 +308,11 @@ def _in_convention(x: float, y: float, convention: Convention,
     return round(x, 2), round(y, 2)
 
 
-def _words(action: Action) -> str:
-    return describe_action(action)
+def _with_text(action: Type | AnswerAction, text: str) -> Action:
+    """``action`` typing (or answering) ``text``, validated as the model's would be."""
+    return ACTION_ADAPTER.validate_python({**action.model_dump(mode="json"), "text": text})
+
+
+def _words(action: Action, *, secret: bool = False) -> str:
+    # A typed secret is never in the step's thought: the log keeps the thought as written.
+    return describe_action(action, secret=secret)

@@ -52,15 +52,23 @@ class Session:
     #: Saves the run's steps as the automation's trajectory when it ends answered.
     recorder: Recorder | None = None
 
-    def for_automation(self, key: str, name: str, *, replay: bool = True) -> None:
+    def for_automation(self, key: str, name: str, *, replay: bool = True,
+                       template: str | None = None) -> None:
         """Make this the run of automation ``name`` (``key``: its name as compared): replay
         its saved steps first unless ``replay`` is False, and save this run's steps in their
-        place if it ends answered (not for a dry run: nothing it did happened)."""
+        place if it ends answered (not for a dry run: nothing it did happened).
+
+        ``template`` is the automation's task as written, placeholders unfilled: the saved
+        steps replay for any values of them (this run's, from :meth:`use_parameters`, typed in
+        place of the recorded run's). Call :meth:`use_parameters` first.
+        """
         # The task as the log keeps it: a secret parameter's value is in the filled task and
-        # must never reach the saved steps (compared and stored masked).
+        # must never reach the saved steps (stored masked).
         task = redact(self.task, self.parameters.secrets()) if self.parameters else self.task
+        template = task if template is None else template
+        values = dict(self.parameters.values) if self.parameters else {}
         try:
-            replayer = Replayer.load(key, task) if replay else None
+            replayer = Replayer.load(key, template, values=values) if replay else None
         except Exception:  # never a reason not to run: the model does it all then
             log.exception("could not load the saved steps of automation %r", name)
             replayer = None
@@ -69,7 +77,8 @@ class Session:
         self.parts.replay = replayer
         if not self.dry_run:
             self.recorder = Recorder(key, name, task, self.settings.convention,
-                                     secrets=self.parts.store.secrets)
+                                     secrets=self.parts.store.secrets, template=template,
+                                     parameters=self.parameters)
 
     @property
     def latch(self) -> StopLatch:

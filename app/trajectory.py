@@ -21,7 +21,16 @@ Pixels: crops and positions are in pixels of the screenshot as captured and sent
 pixels of the monitor unless the monitor is over 2048 pixels wide, where the screenshot is
 downscaled); ``geometry`` (sent size, monitor rectangle, scale) says which, so a replay knows
 how large the crops should look on today's screen. A typed secret is never stored: its step
-keeps ``secret: true`` and no text.
+keeps ``secret: true`` and no text, and, when the text was exactly the value of one of the
+automation's secret parameters, that parameter's name (``secret_parameter``): a replay types
+that run's value of it (:func:`app.parameters.secret_typed`).
+
+Parameters (format 2): ``template`` is the automation's task as written, placeholders unfilled
+(a replay runs for any values of them), ``values`` the plain parameter values the recorded run
+used (a replayed ``type`` step types this run's values in their place:
+:func:`app.parameters.replayed_text`); never a secret's value. A format 1 file (written before
+parameters reached the trajectory) loads as format 2 with its filled task as the template and
+no values: it replays only for an automation without placeholders, exactly as before.
 """
 
 from __future__ import annotations
@@ -34,15 +43,15 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app import paths
 from app.events import (
@@ -56,6 +65,7 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
+from app.parameters import Filled, secret_typed
 from app.secrets import redact
 from control import match
 from model.coords import Convention, FrameGeometry, to_image_point
@@ -63,8 +73,12 @@ from model.problem import HolodeskError
 from model.schema import ACTION_ADAPTER, Action, Drag, Type
 from model.schema import Answer as AnswerAction
 
+if TYPE_CHECKING:
+    from app.automations import Automation
+
 __all__ = [
     "CONTEXT_SIZE",
+    "CROP_SIDES",
     "FORMAT_VERSION",
     "STATE_FACTOR",
     "TRAJECTORIES_DIR",
@@ -74,18 +88,23 @@ __all__ = [
     "TrajectoryError",
     "TrajectoryStep",
     "anchor_problem",
+    "follow_edit",
     "forget_trajectory",
     "has_trajectory",
     "load_trajectory",
+    "move_trajectory",
     "picture_names",
     "save_trajectory",
     "state_thumbnail",
     "trajectory_dir",
+    "trajectory_time",
 ]
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The formats this holodesk reads (older ones are migrated when read: see the module doc).
+READABLE_FORMATS = (1, 2)
 TRAJECTORIES_DIR = "trajectories"
 TRAJECTORY_FILE = "trajectory.json"
 #: The "state before" thumbnail is the screenshot box-reduced by this (1920 px -> 120 px).
@@ -125,6 +144,8 @@ class TrajectoryStep(BaseModel):
 
     action: dict[str, Any] = Field(description="the action as the model's schema has it")
     secret: bool = Field(default=False, description="typed a secret: its text is not kept")
+    secret_parameter: str | None = Field(
+        default=None, description="the secret parameter whose value the step typed, by name")
     anchors: tuple[Anchor, ...] = ()
     state: str = Field(description="PNG of the whole screen before the step, tiny and grey")
 
@@ -139,11 +160,27 @@ class Trajectory(BaseModel):
 
     format: int = FORMAT_VERSION
     automation: str
-    task: str
+    task: str = Field(description="the task as the run's log shows it (secrets masked)")
+    template: str = Field(default="", description="the automation's task as written")
+    values: dict[str, str] = Field(
+        default_factory=dict, description="the plain parameter values the run used")
     run_id: str = ""
     recorded_at: float = 0.0
     geometry: dict[str, Any]
     steps: tuple[TrajectoryStep, ...]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """Format 1 (and a trajectory made without a template) as format 2: the task it ran
+        is its template, with no parameter values."""
+        if not isinstance(data, dict):
+            return data
+        if data.get("format") == 1:
+            data = {**data, "format": FORMAT_VERSION}
+        if not data.get("template") and isinstance(data.get("task"), str):
+            data = {**data, "template": data["task"]}
+        return data
 
     @property
     def frame_geometry(self) -> FrameGeometry:
@@ -166,6 +203,15 @@ def has_trajectory(key: str, root: Path | None = None) -> bool:
         return False
 
 
+def trajectory_time(key: str, root: Path | None = None) -> float | None:
+    """When automation ``key``'s steps were saved (a timestamp), or None when it has none
+    (cheap: the file is not read)."""
+    try:
+        return (trajectory_dir(key, root) / TRAJECTORY_FILE).stat().st_mtime
+    except (TrajectoryError, OSError):
+        return None
+
+
 def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
     """The saved trajectory of automation ``key``; None when there is none.
 
@@ -184,7 +230,7 @@ def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
     except json.JSONDecodeError as e:
         raise TrajectoryError(f"{path}: is not valid JSON ({e})") from None
     version = data.get("format") if isinstance(data, dict) else None
-    if version != FORMAT_VERSION:
+    if version not in READABLE_FORMATS:
         raise TrajectoryError(f"{path}: format {version!r} is not one this holodesk knows "
                               f"({FORMAT_VERSION}); it will be recorded again")
     try:
@@ -271,6 +317,41 @@ def _own_folder(key: str, root: Path | None = None) -> Path:
     return folder
 
 
+def move_trajectory(old_key: str, new_key: str, name: str, root: Path | None = None) -> bool:
+    """Give automation ``old_key``'s trajectory to ``new_key`` (the automation was renamed to
+    ``name``), replacing any left under the new key; whether there was one to move."""
+    old, new = _own_folder(old_key, root), _own_folder(new_key, root)
+    if old_key == new_key or not old.exists():
+        return False
+    if new.exists():  # steps of a removed automation of that name: not this one's
+        shutil.rmtree(new)
+    os.replace(old, new)
+    path = new / TRAJECTORY_FILE
+    try:  # the file names its automation: the new name (a damaged file is left as it is)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            data["automation"] = name
+            paths.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
+    except (OSError, ValueError) as e:
+        log.warning("the moved steps of automation %r keep their old name: %s", name, e)
+    return True
+
+
+def follow_edit(old: Automation, new: Automation, root: Path | None = None) -> str:
+    """Keep ``old``'s saved steps for ``new``, the same automation edited: a renamed one takes
+    them along; one whose task changed loses them (they were steps of another task, and would
+    never replay: the next answered run saves its own). What happened to them, in words for
+    the person ("" when nothing did)."""
+    if old.task != new.task:
+        if forget_trajectory(old.key, root):
+            log.info("the task of automation %r changed: its saved steps are forgotten",
+                     new.name)
+            return "its saved steps were of the old task and are forgotten"
+    elif old.key != new.key and move_trajectory(old.key, new.key, new.name, root):
+        return "its saved steps go with the new name"
+    return ""
+
+
 def forget_trajectory(key: str, root: Path | None = None) -> bool:
     """Delete automation ``key``'s trajectory; whether there was one."""
     folder = _own_folder(key, root)
@@ -328,6 +409,10 @@ class Recorder:
     A run stopped, failed, asking or cut by a limit saves nothing: the trajectory before it
     stays. ``secrets`` gives the texts the action log masks: a typed text containing one is
     kept as a secret (no text) even when the policy did not call it one.
+
+    ``task`` is the run's task as its log shows it, ``template`` the automation's task as
+    written (default: ``task``), ``parameters`` the values the run filled it with: the plain
+    ones are kept, of a secret one only its name on the step that typed it.
     """
 
     key: str
@@ -341,6 +426,8 @@ class Recorder:
     _current: dict[int, _Pending] = field(default_factory=dict)
     _done: list[_Done] = field(default_factory=list)
     _last: _Pending | None = None
+    template: str | None = None
+    parameters: Filled | None = field(default=None, repr=False)
 
     def __call__(self, event: Event) -> None:
         try:
@@ -385,8 +472,12 @@ class Recorder:
         done = [*self._done, _Done(last.frame, last.geometry, last.action, False)]
         for number, item in enumerate(done, start=1):
             steps.append(self._step(item, f"{prefix}-s{number:02d}", pictures))
+        filled = self.parameters
         trajectory = Trajectory(
-            automation=self.name, task=self.task, run_id=finished.run_id or self.run_id,
+            automation=self.name, task=self.task, template=self.template or self.task,
+            values={k: v for k, v in filled.values.items() if k not in filled.secret_names}
+            if filled is not None else {},
+            run_id=finished.run_id or self.run_id,
             recorded_at=time.time(), geometry=done[0].geometry.to_dict(), steps=tuple(steps),
         )
         self.saved = save_trajectory(self.key, self._masked(trajectory), pictures, self.root)
@@ -403,8 +494,10 @@ class Recorder:
         state = f"{stem}-state.png"
         pictures[state] = _png(Image.fromarray(state_thumbnail(image)))
         action = item.action.model_dump(mode="json")
+        parameter = None
         if item.secret and isinstance(item.action, Type):
             action["text"] = ""
+            parameter = secret_typed(item.action.text, self._secret_values())
         anchors: list[Anchor] = []
         for index, (x, y) in enumerate(_image_points(item.action, self.convention,
                                                      item.geometry), start=1):
@@ -416,8 +509,14 @@ class Recorder:
             anchors.append(Anchor(crop=name, x=x, y=y, crop_x=x - box[0], crop_y=y - box[1],
                                   context=f"{stem}-p{index}-context.png",
                                   context_x=x - around[0], context_y=y - around[1]))
-        return TrajectoryStep(action=action, secret=item.secret, anchors=tuple(anchors),
-                              state=state)
+        return TrajectoryStep(action=action, secret=item.secret, secret_parameter=parameter,
+                              anchors=tuple(anchors), state=state)
+
+    def _secret_values(self) -> Mapping[str, str]:
+        filled = self.parameters
+        if filled is None:
+            return {}
+        return {k: v for k, v in filled.values.items() if k in filled.secret_names}
 
 
 def _image_points(action: Action, convention: Convention,

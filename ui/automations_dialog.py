@@ -26,19 +26,26 @@ Export… writes the automation in the form (as saved) to one file to share, and
 from such a file (ui/share_dialog.py, over app/share.py); the files are read on a worker thread.
 
 "Test run" asks for a run of the automation as it stands in the form (saved or not) with every
-step confirmed: the person watches each step and can stop at any of them. The window only
-emits :attr:`AutomationsDialog.test_run_requested`; the app starts the run.
+step confirmed and decided by the model (saved steps are not replayed): the person watches each
+step and can stop at any of them. The window only emits
+:attr:`AutomationsDialog.test_run_requested`; the app starts the run.
+
+"Saved steps" says whether the automation keeps the steps of its last successful run (its runs
+replay them without the model, app/replay.py); "Forget saved steps" drops them, as `holodesk
+automation forget` does. Deleting an automation forgets them too (and its secrets); renaming
+takes them along; changing its task forgets them (:func:`app.trajectory.follow_edit`).
 """
 
 from __future__ import annotations
 
 import logging
+import time as clock
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, time, timedelta
 from pathlib import Path
 
 from PySide6.QtCore import QDate, QDateTime, Qt, QTime, QTimer, Signal, Slot
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -77,6 +84,7 @@ from app.parameters import Parameter, ParameterError, placeholders
 from app.schedule import DAY_NAMES, Repeat, Schedule, local_zone
 from app.scheduler import check_new_schedule, login_needs, next_runs
 from app.share import ExportPlan, Imported, Shared, default_output, plan_export, read_share
+from app.trajectory import follow_edit, forget_trajectory, trajectory_time
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import Fix, HolodeskError, Problem
@@ -247,13 +255,16 @@ class AutomationsDialog(QDialog):
         form.addRow("Schedu&le:", self._build_schedule())
         form.addRow("", self.schedule_status)
         form.addRow("&Parameters:", self.params_table)
+        form.addRow("Saved steps:", self._build_steps())
 
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the file
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.test_button = QPushButton("Test r&un")
-        self.test_button.setToolTip("Run it now with every step confirmed, to watch it safely")
+        self.test_button.setToolTip("Run it now with every step confirmed, to watch it safely; "
+                                    "the model decides every step (saved steps are not "
+                                    "replayed, and this run's are not saved)")
         self.test_button.clicked.connect(self.test_run)
         self.save_button = QPushButton("&Save")
         self.save_button.setDefault(True)
@@ -280,6 +291,22 @@ class AutomationsDialog(QDialog):
         QShortcut(QKeySequence.StandardKey.New, self, self.new)
         delete = QShortcut(QKeySequence(Qt.Key.Key_Delete), self.list, self.delete)
         delete.setContext(Qt.ShortcutContext.WidgetShortcut)
+
+    def _build_steps(self) -> QWidget:
+        self.steps_status = QLabel()
+        self.steps_status.setTextFormat(Qt.TextFormat.PlainText)
+        self.steps_status.setWordWrap(True)
+        self.forget_steps_button = QPushButton("&Forget saved steps")
+        self.forget_steps_button.setToolTip(
+            "Its next run asks the model at every step, and saves its steps if it succeeds")
+        self.forget_steps_button.clicked.connect(self.forget_steps)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.steps_status, 1)
+        row.addWidget(self.forget_steps_button)
+        box = QWidget()
+        box.setLayout(row)
+        return box
 
     def _build_schedule(self) -> QWidget:
         self.schedule_status = QLabel()
@@ -512,6 +539,23 @@ class AutomationsDialog(QDialog):
         self.export_button.setEnabled(editable and self._editing is not None)
         self.import_button.setEnabled(editable)
         self.test_button.setEnabled(self._readable)
+        self._show_steps(editable)
+
+    def _show_steps(self, editable: bool) -> None:
+        """Whether the automation in the form has saved steps (a file's date: cheap)."""
+        loaded = self._loaded if self._editing is not None else None
+        saved = None if loaded is None else trajectory_time(loaded.key)
+        if loaded is None:
+            text = "None yet: its first successful run saves them."
+        elif saved is None:
+            text = ("None: its next successful run saves them, and the runs after it replay "
+                    "them without the model.")
+        else:
+            when = clock.strftime("%Y-%m-%d %H:%M", clock.localtime(saved))
+            text = (f"From its successful run of {when}: its runs replay them without the "
+                    "model, which takes over where the screen differs.")
+        self.steps_status.setText(text)
+        self.forget_steps_button.setEnabled(editable and saved is not None)
 
     def _show_error(self, text: str) -> None:
         self.message.setStyleSheet(text_style(Tone.ERROR))
@@ -520,6 +564,11 @@ class AutomationsDialog(QDialog):
     def _show_info(self, text: str) -> None:
         self.message.setStyleSheet(text_style(Tone.OK))
         self.message.setText(text)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # A run may have saved (or replaced) steps since the window was last shown.
+        self._refresh()
+        super().showEvent(event)
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -738,6 +787,7 @@ class AutomationsDialog(QDialog):
         path, stop, old = self.path, self.stop_hotkey, self._editing
 
         before = self._loaded
+        notes: list[str] = []
 
         def work() -> list[Automation]:
             if old is None:
@@ -745,10 +795,14 @@ class AutomationsDialog(QDialog):
             items = replace_automation(old, automation, path=path, stop_hotkey=stop)
             if before is not None:
                 rename_secrets(before, automation)  # renamed: its kept secrets follow it
+                kept = follow_edit(before, automation)  # and its saved steps, for the same task
+                if kept:
+                    notes.append(f" {kept[:1].upper()}{kept[1:]}.")
             return items
 
         self._set_busy(True)
-        self._tasks.run(work, lambda items: self._saved(items, automation, "Saved."),
+        self._tasks.run(work,
+                        lambda items: self._saved(items, automation, "Saved." + "".join(notes)),
                         self._failed)
 
     @Slot()
@@ -765,6 +819,7 @@ class AutomationsDialog(QDialog):
             items = remove_automation(name, path=path)
             if gone is not None:
                 forget_secrets(gone)  # nothing of it stays in the keyring
+                forget_trajectory(gone.key)  # nor its saved steps: a new one starts afresh
             return items
 
         self._set_busy(True)
@@ -856,6 +911,27 @@ class AutomationsDialog(QDialog):
             log.error("sharing an automation failed", exc_info=error)
         self._show_error(view(error).text() if isinstance(error, HolodeskError)
                          else f"It did not work: {error}")
+
+    @Slot()
+    def forget_steps(self) -> None:
+        """Drop the saved steps of the automation in the form (its next run asks the model at
+        every step)."""
+        name, loaded = self._editing, self._loaded
+        if name is None or loaded is None or not self._readable or self._busy:
+            return
+        key = loaded.key
+
+        def done(had: bool) -> None:
+            self._set_busy(False)
+            self._show_info(f"The saved steps of “{name}” are forgotten: its next run asks the "
+                            "model at every step." if had else f"“{name}” has no saved steps.")
+
+        def failed(error: BaseException) -> None:
+            self._set_busy(False)
+            self._show_error(f"Cannot forget the saved steps of “{name}”: {error}")
+
+        self._set_busy(True)
+        self._tasks.run(lambda: forget_trajectory(key), done, failed)
 
     @Slot()
     def test_run(self) -> None:

@@ -178,7 +178,8 @@ class RunController(QObject):
                 if parameters is not None:
                     session.use_parameters(parameters)
                 if automation is not None:
-                    session.for_automation(automation.key, automation.name)
+                    session.for_automation(automation.key, automation.name,
+                                           template=automation.task)
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)

@@ -36,7 +36,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     asub = p.add_subparsers(dest="automation_command", required=True)
 
-    ls = asub.add_parser("list", help="list the automations")
+    ls = asub.add_parser(
+        "list", help="list the automations",
+        description="A STEPS column marks the automations with saved steps (\"saved\"): their "
+                    "runs replay the steps of their last successful run without the model "
+                    "first; `holodesk automation forget NAME` drops them.")
     ls.set_defaults(func=_guarded(_cmd_list))
 
     add = asub.add_parser("add", help="save a new automation")
@@ -204,6 +208,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from app.schedule import local_zone
     from app.scheduler import next_runs
     from app.settings import load_settings
+    from app.trajectory import has_trajectory
 
     items = load_automations()
     if not items:
@@ -218,6 +223,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         header += ["SCHEDULE", "NEXT RUN"]
         for row, a in zip(rows, items, strict=True):
             row += [a.schedule or "-", upcoming.get(a.key, "-")]
+    saved = [has_trajectory(a.key) for a in items]
+    if any(saved):  # "saved": its runs replay those steps without the model first
+        header.append("STEPS")
+        for row, has in zip(rows, saved, strict=True):
+            row.append("saved" if has else "-")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row, task in ((header, "TASK"), *((r, a.task) for r, a in zip(rows, items, strict=True))):
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
@@ -292,9 +302,11 @@ def _cmd_edit(args: argparse.Namespace) -> int:
     new = old.changed(**changes)
     replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey)
     from app.parameter_values import rename_secrets
+    from app.trajectory import follow_edit
 
     rename_secrets(old, new)
-    print(f"automation {new.name!r} saved")
+    kept = follow_edit(old, new)
+    print(f"automation {new.name!r} saved" + (f"; {kept}" if kept else ""))
     _tell_secrets(new)
     return EXIT_OK
 

@@ -90,7 +90,8 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     if parameters is not None:
         session.use_parameters(parameters)
     if automation is not None:
-        session.for_automation(automation.key, automation.name, replay=replay)
+        session.for_automation(automation.key, automation.name, replay=replay,
+                               template=automation.task)
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     with foreground(session):
         finished = drive(session, front.handle)

@@ -6,13 +6,17 @@ steps done so far in its prompt; a secret is never stored; a broken file is no t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
-from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome
+from app.automations import Automation
+from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
 from app.replay import Replayer
+from app.session import Session
+from app.settings import Settings
 from app.store import Source
 from app.trajectory import (
     FORMAT_VERSION,
@@ -20,6 +24,8 @@ from app.trajectory import (
     TrajectoryError,
     forget_trajectory,
     load_trajectory,
+    move_trajectory,
+    read_picture,
     trajectory_dir,
 )
 from control.policy import ConfirmMode
@@ -240,3 +246,284 @@ def test_cli_forget_drops_the_saved_steps_and_remove_drops_them_too(tmp_path: Pa
     folder.mkdir(parents=True)
     assert run_holodesk(home, "automation", "remove", "save it").returncode == 0
     assert not folder.exists()
+
+
+# -- replay with parameters ------------------------------------------------------------------
+
+TEMPLATE = "press save and type {name}"
+SECRET_ONE = "velvet-otter-lantern"
+SECRET_TWO = "copper-heron-meadow"
+
+
+def _automation(*, secret: bool = False) -> Automation:
+    return Automation.make(name="Save It", task=TEMPLATE,
+                           parameters={"name": {"secret": True} if secret else {}})
+
+
+def _wired(h: AgentHarness, automation: Automation, value: str) -> Session:
+    """``h`` as a run of ``automation`` with ``name=value``, wired as the front ends wire it
+    (:meth:`Session.use_parameters`, then :meth:`Session.for_automation`)."""
+    session = Session(task=TEMPLATE, settings=Settings(), dry_run=False, parts=h.parts)
+    session.use_parameters(automation.fill({"name": value}))
+    session.for_automation(automation.key, automation.name, template=automation.task)
+    recorder = session.recorder
+    assert recorder is not None
+    h.on_event = recorder
+    return session
+
+
+def _record_with(harness_for: HarnessFor, automation: Automation, value: str) -> None:
+    with FakeVLLM(SeeingPolicy([Target("Save button", (230, 20, 20), type_text=value)])) as s:
+        h = harness_for(s, screen=lambda: window_screen(RECORDED_AT))
+        session = _wired(h, automation, value)
+        assert h.run(session.task).outcome is Outcome.ANSWERED
+    assert session.recorder is not None and session.recorder.saved is not None
+
+
+def _down() -> FakeVLLM:
+    """A server that is gone: a single request to it would end the run in error."""
+    server = FakeVLLM(ScriptedPolicy(["{}"]))
+    server.start()
+    server.stop()
+    return server
+
+
+def test_a_replayed_type_step_types_this_runs_value_and_confirms_it(
+        harness_for: HarnessFor) -> None:
+    automation = _automation()
+    _record_with(harness_for, automation, "Ada")
+    trajectory = load_trajectory(automation.key)
+    assert trajectory is not None
+    assert trajectory.template == TEMPLATE and trajectory.values == {"name": "Ada"}
+    assert trajectory.task == "press save and type Ada"
+
+    asked: list[AwaitingConfirmation] = []
+
+    def approve(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.APPROVE)
+
+    server = _down()
+    h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=approve,
+                    screen=lambda: window_screen(MOVED_TO))
+    session = _wired(h, automation, "Grace")
+    assert session.parts.replay is not None and session.parts.replay.active
+    finished = h.run(session.task)
+    assert finished.outcome is Outcome.ANSWERED, finished
+    assert server.requests == []
+    assert h.backend.typed() == "Grace"
+    # The confirmation showed what is typed now, not what was typed when recorded.
+    typing = [e.request for e in asked if e.request.action.action == "type"]
+    assert len(typing) == 1 and typing[0].action.text == "Grace"  # type: ignore[union-attr]
+    assert "Grace" in typing[0].description and "Ada" not in typing[0].description
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    # This run is the trajectory now: recorded with its own values.
+    again = load_trajectory(automation.key)
+    assert again is not None and again.values == {"name": "Grace"}
+
+
+def test_the_policy_judges_the_retyped_text(harness_for: HarnessFor) -> None:
+    automation = _automation()
+    _record_with(harness_for, automation, "notes")
+    asked: list[AwaitingConfirmation] = []
+
+    def skip(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.SKIP)
+
+    answer = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+    with FakeVLLM(ScriptedPolicy([answer])) as server:
+        h = harness_for(server, mode=ConfirmMode.RISKY, answer=skip,
+                        screen=lambda: window_screen(MOVED_TO))
+        session = _wired(h, automation, "rm -rf ~/")
+        finished = h.run(session.task)
+    assert finished.outcome is Outcome.ANSWERED
+    # "notes" was typed without a question; "rm -rf ~/" in its place is asked about.
+    assert len(asked) == 1 and asked[0].request.action.action == "type"
+    assert any("destructive" in r for r in asked[0].request.reasons), asked[0].request.reasons
+    assert h.backend.typed() == ""
+
+
+def test_a_secret_parameter_step_replays_from_this_runs_value_masked(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    automation = _automation(secret=True)
+    _record_with(harness_for, automation, SECRET_ONE)
+    folder = trajectory_dir(automation.key)
+    stored = b"".join(p.read_bytes() for p in folder.iterdir())
+    assert SECRET_ONE.encode() not in stored
+    trajectory = load_trajectory(automation.key)
+    assert trajectory is not None and trajectory.values == {}
+    assert "velvet" not in trajectory.task
+    typed_step = trajectory.steps[1]
+    assert typed_step.secret and typed_step.secret_parameter == "name"
+    assert typed_step.action["text"] == ""
+
+    asked: list[AwaitingConfirmation] = []
+
+    def approve(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.APPROVE)
+
+    server = _down()
+    h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=approve,
+                    screen=lambda: window_screen(MOVED_TO))
+    session = _wired(h, automation, SECRET_TWO)  # the keyring holds another value now
+    finished = h.run(session.task)
+    assert finished.outcome is Outcome.ANSWERED, finished
+    assert server.requests == []
+    assert h.backend.typed() == SECRET_TWO
+    typing = [e.request for e in asked if e.request.action.action == "type"]
+    assert len(typing) == 1 and typing[0].secret
+    assert SECRET_TWO not in typing[0].description and "hidden text" in typing[0].description
+    proposed = [e for e in h.events if isinstance(e, StepProposed)]
+    assert all(SECRET_TWO not in e.step.thought + e.description for e in proposed)
+    # Masked in the action log as when the model types it; never in the saved steps.
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    assert SECRET_TWO not in repr(steps)
+    h.store.close()
+    held = [p for p in tmp_path.rglob("*") if p.is_file() and SECRET_TWO.encode() in p.read_bytes()]
+    assert held == []
+
+
+def test_a_secret_step_without_its_parameter_hands_over_to_the_model(
+        harness_for: HarnessFor) -> None:
+    automation = _automation(secret=True)
+    _record_with(harness_for, automation, SECRET_ONE)
+    # The same automation, its value typed now as a plain one: no secret value to type.
+    replayer = Replayer.load(automation.key, TEMPLATE, values={})
+    assert replayer.active
+    answer = {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+    typed = {"note": "", "thought": "type", "action": {"action": "type", "text": "x"}}
+    with FakeVLLM(ScriptedPolicy([typed, answer])) as server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        h.parts.replay = replayer
+        finished = h.run(TEMPLATE)
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
+    assert "typed a secret" in (steps[1].source_note or "")
+
+
+def test_a_trajectory_saved_before_parameters_still_loads_and_replays(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    """tests/app/data/trajectory_v1: recorded by the code before trajectories kept their
+    template and values (format 1), for ``press save and type hello``."""
+    folder = trajectory_dir(KEY, tmp_path)
+    shutil.copytree(Path(__file__).parent / "data" / "trajectory_v1", folder)
+    assert json.loads((folder / "trajectory.json").read_text())["format"] == 1
+    trajectory = load_trajectory(KEY, tmp_path)
+    assert trajectory is not None and trajectory.format == FORMAT_VERSION == 2
+    assert trajectory.template == TASK and trajectory.values == {}
+    assert not Replayer.load(KEY, "press save and type {name}", tmp_path).active
+    server = _down()
+    h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+    _replaying(h, tmp_path)
+    finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED, finished
+    assert server.requests == [] and h.backend.typed() == "hello"
+
+
+def test_a_renamed_automation_keeps_its_steps(harness_for: HarnessFor, tmp_path: Path) -> None:
+    _record(harness_for, tmp_path, window_screen(RECORDED_AT))
+    assert move_trajectory(KEY, "saved", "Saved", tmp_path)
+    assert not trajectory_dir(KEY, tmp_path).exists()
+    moved = load_trajectory("saved", tmp_path)
+    assert moved is not None and moved.automation == "Saved"
+    assert not move_trajectory(KEY, "saved", "Saved", tmp_path)  # nothing left to move
+
+
+def test_cli_lists_saved_steps_and_edits_keep_or_forget_them(tmp_path: Path) -> None:
+    home = make_home(tmp_path / "cli")
+
+    def ok(*args: str) -> str:
+        result = run_holodesk(home, *args)
+        assert result.returncode == 0, str(result)
+        return result.stdout
+
+    ok("automation", "add", "Save It", "--task", TASK)
+    ok("automation", "add", "other", "--task", "something else")
+    assert "STEPS" not in ok("automation", "list")  # nothing saved: no column
+    folder = home.data / "holodesk" / "trajectories" / KEY
+    folder.mkdir(parents=True)
+    (folder / "trajectory.json").write_text('{"automation": "Save It"}', encoding="utf-8")
+    header, first, second = ok("automation", "list").splitlines()
+    assert header.split()[-2:] == ["STEPS", "TASK"]
+    assert first.split()[-len(TASK.split()) - 1] == "saved"
+    assert second.split()[-3] == "-"
+    assert "go with the new name" in ok("automation", "edit", "save it", "--name", "Keep It")
+    moved = home.data / "holodesk" / "trajectories" / "keep it"
+    assert not folder.exists() and moved.is_dir()
+    assert json.loads((moved / "trajectory.json").read_text())["automation"] == "Keep It"
+    assert "old task" in ok("automation", "edit", "keep it", "--task", "press cancel")
+    assert not moved.exists()
+
+
+FORM_AT = (20, 30)  # the desktop shows left of the Save button: the Cancel button has none
+
+
+def _form_screen(origin: tuple[int, int], typed: str) -> Image.Image:
+    """A form like the X11 target window's: four big buttons alike but for their colour, and a
+    blue field just below the red Save button showing the text typed into it."""
+    image = Image.new("RGB", SIZE, (20, 24, 32))
+    draw = ImageDraw.Draw(image)
+    ox, oy = origin
+    draw.rectangle((ox, oy, ox + 659, oy + 539), fill=(217, 217, 217))
+    for x, y, colour, label in ((10, 40, (255, 0, 0), "Save"), (250, 40, (0, 255, 0), "Cancel"),
+                                (10, 400, (255, 0, 255), "Open"), (250, 400, (255, 128, 0), "Go")):
+        draw.rectangle((ox + x, oy + y, ox + x + 199, oy + y + 99), fill=colour)
+        draw.text((ox + x + 80, oy + y + 8), label, fill=(0, 0, 0))
+    draw.rectangle((ox + 10, oy + 180, ox + 449, oy + 223), fill=(0, 0, 255))
+    for i, ch in enumerate(typed):  # glyph-like bars: other text, other bars
+        x, h = ox + 16 + i * 12, 6 + (ord(ch) % 5) * 6
+        draw.rectangle((x, oy + 186, x + 8, oy + 186 + h), fill=(255, 255, 255))
+    return image
+
+
+def test_a_target_beside_the_retyped_text_is_found_without_that_text(
+        harness_for: HarnessFor) -> None:
+    automation = Automation.make(name="Fill", task="type {name} and press save",
+                                 parameters={"name": {}})
+    policy = SeeingPolicy([Target("field", (0, 0, 255), type_text="velvet-otter-lantern"),
+                           Target("Save button", (255, 0, 0))])
+    with FakeVLLM(policy) as server:
+        h = harness_for(server)
+        h.screen = lambda: _form_screen(FORM_AT, h.backend.typed())
+        session = _wired(h, automation, "velvet-otter-lantern")
+        assert h.run(session.task).outcome is Outcome.ANSWERED
+    trajectory = load_trajectory(automation.key)
+    assert trajectory is not None
+    save = trajectory.steps[2]
+    # The recorded crop around Save takes in the field and its text: smaller ones were not
+    # unique among the four buttons.
+    below = read_picture(automation.key, save.anchors[0].crop).height - save.anchors[0].crop_y
+    assert save.action["element"] == "Save button" and below > 120
+
+    server = _down()
+    h = harness_for(server)
+    h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed())
+    session = _wired(h, automation, "copper-heron-meadow")
+    finished = h.run(session.task)
+    steps = h.store.steps(finished.run_id)
+    assert finished.outcome is Outcome.ANSWERED, [s.source_note for s in steps]
+    assert server.requests == [] and h.backend.typed() == "copper-heron-meadow"
+    (_, _), (x, y) = _clicks(h)
+    assert abs(x - (save.anchors[0].x - FORM_AT[0] + MOVED_TO[0])) <= 1.5
+    assert abs(y - (save.anchors[0].y - FORM_AT[1] + MOVED_TO[1])) <= 1.5
+    # The same form with the Save button relabelled: still refused.
+    h = harness_for(_down())
+    h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed()) if not h.backend.typed() \
+        else _relabelled(_form_screen(MOVED_TO, h.backend.typed()))
+    session = _wired(h, automation, "copper-heron-meadow")
+    finished = h.run(session.task)
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps][:2] == [Source.REPLAYED, Source.REPLAYED]
+    assert steps[2].source is Source.MODEL and "Save button" in (steps[2].source_note or "")
+
+
+def _relabelled(image: Image.Image) -> Image.Image:
+    draw = ImageDraw.Draw(image)
+    ox, oy = MOVED_TO
+    draw.rectangle((ox + 10, oy + 40, ox + 209, oy + 139), fill=(255, 0, 0))
+    draw.text((ox + 90, oy + 48), "Store", fill=(0, 0, 0))
+    return image

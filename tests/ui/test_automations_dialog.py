@@ -17,6 +17,7 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from app.automations import Automation, load_automations, save_automations
+from app.trajectory import trajectory_dir
 from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp
 from tests.support.fake_hotkeys import FakeHotkeys
@@ -408,3 +409,53 @@ def test_closing_the_window_during_a_save_leaves_it_usable_next_time(
     dialog.show()
     assert dialog.save_button.isEnabled() and dialog.list.isEnabled()
     assert [a.name for a in load_automations(path)] == ["timesheet"]
+
+
+def _steps_of(key: str) -> Path:
+    """Saved steps for automation ``key``, as far as the window looks (their file)."""
+    folder = trajectory_dir(key)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trajectory.json").write_text('{"format": 2, "automation": "x"}', encoding="utf-8")
+    return folder
+
+
+def test_the_window_shows_and_forgets_saved_steps_and_they_follow_the_automation(
+        qtbot: QtBot, path: Path, make_dialog: Callable[..., AutomationsDialog]) -> None:
+    save_automations([_a("timesheet"), _a("mail", "send the report")], path=path)
+    folder = _steps_of("timesheet")
+    dialog = make_dialog(confirm_delete=lambda _parent, _name: True)
+    assert dialog.select("mail")
+    assert dialog.steps_status.text().startswith("None")
+    assert not dialog.forget_steps_button.isEnabled()
+    assert dialog.select("timesheet")
+    assert "replay them without the model" in dialog.steps_status.text()
+    assert dialog.forget_steps_button.isEnabled()
+
+    # Renamed: the steps go with it (the task is the same).
+    dialog.name_edit.setText("Hours")
+    _save(qtbot, dialog)
+    assert not folder.exists() and trajectory_dir("hours").is_dir()
+    assert "go with the new name" in dialog.message.text()
+    assert dialog.forget_steps_button.isEnabled()
+
+    # Forget saved steps.
+    dialog.forget_steps_button.click()
+    qtbot.waitUntil(lambda: not trajectory_dir("hours").exists(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "forgotten" in dialog.message.text(), timeout=TIMEOUT)
+    assert dialog.steps_status.text().startswith("None")
+    assert not dialog.forget_steps_button.isEnabled()
+
+    # A changed task: the steps were of the old one.
+    _steps_of("hours")
+    dialog.reload()
+    dialog.task_edit.setPlainText("file this week's hours")
+    _save(qtbot, dialog)
+    assert not trajectory_dir("hours").exists()
+    assert "old task" in dialog.message.text()
+
+    # Deleted: nothing of it is kept.
+    assert dialog.select("mail")
+    mail = _steps_of("mail")
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.delete_button.click()
+    assert not mail.exists()
