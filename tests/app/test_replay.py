@@ -288,6 +288,14 @@ def _down() -> FakeVLLM:
     return server
 
 
+def _answering() -> FakeVLLM:
+    """A server that only answers: the replay does every step but the answer, which the
+    model always gives from the screen as it is now."""
+    server = FakeVLLM(ScriptedPolicy([ANSWER]))
+    server.start()
+    return server
+
+
 def test_a_replayed_type_step_types_this_runs_value_and_confirms_it(
         harness_for: HarnessFor) -> None:
     automation = _automation()
@@ -303,21 +311,21 @@ def test_a_replayed_type_step_types_this_runs_value_and_confirms_it(
         asked.append(event)
         return ConfirmReply(Answer.APPROVE)
 
-    server = _down()
+    server = _answering()
     h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=approve,
                     screen=lambda: window_screen(MOVED_TO))
     session = _wired(h, automation, "Grace")
     assert session.parts.replay is not None and session.parts.replay.active
     finished = h.run(session.task)
     assert finished.outcome is Outcome.ANSWERED, finished
-    assert server.requests == []
+    assert len(server.requests) == 1  # the answer only
     assert h.backend.typed() == "Grace"
     # The confirmation showed what is typed now, not what was typed when recorded.
     typing = [e.request for e in asked if e.request.action.action == "type"]
     assert len(typing) == 1 and typing[0].action.text == "Grace"  # type: ignore[union-attr]
     assert "Grace" in typing[0].description and "Ada" not in typing[0].description
     steps = h.store.steps(finished.run_id)
-    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    assert [s.source for s in steps] == [Source.REPLAYED] * 2 + [Source.MODEL]
     # This run is the trajectory now: recorded with its own values.
     again = load_trajectory(automation.key)
     assert again is not None and again.values == {"name": "Grace"}
@@ -365,13 +373,13 @@ def test_a_secret_parameter_step_replays_from_this_runs_value_masked(
         asked.append(event)
         return ConfirmReply(Answer.APPROVE)
 
-    server = _down()
+    server = _answering()
     h = harness_for(server, mode=ConfirmMode.ALWAYS, answer=approve,
                     screen=lambda: window_screen(MOVED_TO))
     session = _wired(h, automation, SECRET_TWO)  # the keyring holds another value now
     finished = h.run(session.task)
     assert finished.outcome is Outcome.ANSWERED, finished
-    assert server.requests == []
+    assert len(server.requests) == 1  # the answer only
     assert h.backend.typed() == SECRET_TWO
     typing = [e.request for e in asked if e.request.action.action == "type"]
     assert len(typing) == 1 and typing[0].secret
@@ -380,7 +388,7 @@ def test_a_secret_parameter_step_replays_from_this_runs_value_masked(
     assert all(SECRET_TWO not in e.step.thought + e.description for e in proposed)
     # Masked in the action log as when the model types it; never in the saved steps.
     steps = h.store.steps(finished.run_id)
-    assert [s.source for s in steps] == [Source.REPLAYED] * 3
+    assert [s.source for s in steps] == [Source.REPLAYED] * 2 + [Source.MODEL]
     assert SECRET_TWO not in repr(steps)
     h.store.close()
     held = [p for p in tmp_path.rglob("*") if p.is_file() and SECRET_TWO.encode() in p.read_bytes()]
@@ -416,12 +424,17 @@ def test_a_trajectory_saved_before_parameters_still_loads_and_replays(
     assert trajectory is not None and trajectory.format == FORMAT_VERSION == 2
     assert trajectory.template == TASK and trajectory.values == {}
     assert not Replayer.load(KEY, "press save and type {name}", tmp_path).active
-    server = _down()
+    # Saved before the area around each target was recorded: its pointing steps cannot be
+    # checked against what surrounds them now, so the replay hands over at the first one.
+    server = _answering()
     h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
     _replaying(h, tmp_path)
     finished = h.run(TASK)
+    server.stop()
     assert finished.outcome is Outcome.ANSWERED, finished
-    assert server.requests == [] and h.backend.typed() == "hello"
+    (step,) = h.store.steps(finished.run_id)
+    assert step.source is Source.MODEL
+    assert "without the picture of what surrounds it" in (step.source_note or "")
 
 
 def test_a_renamed_automation_keeps_its_steps(harness_for: HarnessFor, tmp_path: Path) -> None:
@@ -499,18 +512,27 @@ def test_a_target_beside_the_retyped_text_is_found_without_that_text(
     below = read_picture(automation.key, save.anchors[0].crop).height - save.anchors[0].crop_y
     assert save.action["element"] == "Save button" and below > 120
 
-    server = _down()
+    # Found without the part showing the retyped text, but what surrounds Save (the field
+    # with other text in it) is not as recorded: the model takes over there. The safe way:
+    # the replay cannot tell this change from a changed question (docs/safety.md).
+    folder = trajectory_dir(automation.key)
+    kept = folder.with_name("kept")
+    shutil.copytree(folder, kept)  # the answered run below saves its own steps in their place
+    server = _answering()
     h = harness_for(server)
     h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed())
     session = _wired(h, automation, "copper-heron-meadow")
     finished = h.run(session.task)
+    server.stop()
     steps = h.store.steps(finished.run_id)
     assert finished.outcome is Outcome.ANSWERED, [s.source_note for s in steps]
-    assert server.requests == [] and h.backend.typed() == "copper-heron-meadow"
-    (_, _), (x, y) = _clicks(h)
-    assert abs(x - (save.anchors[0].x - FORM_AT[0] + MOVED_TO[0])) <= 1.5
-    assert abs(y - (save.anchors[0].y - FORM_AT[1] + MOVED_TO[1])) <= 1.5
+    assert h.backend.typed() == "copper-heron-meadow"
+    assert [s.source for s in steps][:2] == [Source.REPLAYED, Source.REPLAYED]
+    assert steps[2].source is Source.MODEL
+    assert "what surrounds it changed" in (steps[2].source_note or "")
     # The same form with the Save button relabelled: still refused.
+    shutil.rmtree(folder)
+    shutil.copytree(kept, folder)
     h = harness_for(_down())
     h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed()) if not h.backend.typed() \
         else _relabelled(_form_screen(MOVED_TO, h.backend.typed()))
