@@ -2,11 +2,13 @@
 
 An automation with a ``{name}`` placeholder runs once with the stand-in model and
 ``--set name=Ada``: click the blue field, type Ada, click the red Save button, answer. Its
-steps are saved with the value it used. Then the model server is stopped, a fresh copy of the
-window opens elsewhere, and the run with ``--set name=Grace`` replays every step without the
-model, typing Grace where Ada was typed. A secret parameter replays the same way from the
-keyring's value of this run (changed since the recording), which is in no file holodesk
-writes, the saved steps included.
+steps are saved with the value it used. Then a fresh copy of the window opens elsewhere and
+the run with ``--set name=Grace`` replays the click on the field and the typing without the
+model, typing Grace where Ada was typed. Save is pressed by the model: what surrounds the
+button (the field, now holding other text) is not as recorded, and a replay never acts where
+it cannot tell that change from a changed question (docs/safety.md); the answer is always the
+model's. A secret parameter replays the same way from the keyring's value of this run
+(changed since the recording), which is in no file holodesk writes, the saved steps included.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def _trajectory(home: Home) -> dict[str, object]:
     return data
 
 
-def test_a_run_with_another_value_replays_it_without_the_model(
+def test_a_run_with_another_value_replays_the_typing_with_it(
         xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
     _ok(home, "config", "set", "confirm", "never")
     _ok(home, "automation", "add", "fill", "--task",
@@ -101,11 +103,11 @@ def test_a_run_with_another_value_replays_it_without_the_model(
     out, field = _replay(home, xvfb, tmp_path, "--set", "name=Grace")
     assert field == "Grace"
     assert "replayed" in out
-    assert _sources(home) == ["replayed"] * 4
+    assert _sources(home) == ["replayed", "replayed", "model", "model"]
     assert _trajectory(home)["values"] == {"name": "Grace"}  # this run's steps now
 
 
-def test_a_secret_parameter_replays_from_the_keyring_without_the_model(
+def test_a_secret_parameter_replays_from_the_keyring(
         xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
     _ok(home, "config", "set", "confirm", "never")
     _ok(home, "automation", "add", "fill", "--task",
@@ -119,7 +121,7 @@ def test_a_secret_parameter_replays_from_the_keyring_without_the_model(
     out, field = _replay(home, xvfb, tmp_path, "-v")
     assert field == NEW_SECRET  # this run's value, typed in full
     assert NEW_SECRET not in out and SECRET not in out
-    assert _sources(home) == ["replayed"] * 4
+    assert _sources(home) == ["replayed", "replayed", "model", "model"]
     held = [str(p) for place in (home.config, home.data, home.state) for p in place.rglob("*")
             if p.is_file() and any(s.encode() in p.read_bytes() for s in (SECRET, NEW_SECRET))]
     assert held == []
