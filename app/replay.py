@@ -142,7 +142,7 @@ class Replayer:
         screen = decode(seen.frame.data)
         if not recorded.anchors:
             if isinstance(action, AnswerAction):
-                return Cannot(_ANSWER_NOT_REPLAYED)
+                return self._answer(number, action, recorded.state, screen)
             if not isinstance(action, Type | Hotkey | Wait):
                 return Cannot(f"saved step {number} ({action.action}) cannot be replayed")
             if not isinstance(action, Wait):
@@ -262,6 +262,23 @@ class Replayer:
                     f"{diff:.0f}, at most {MAX_CONTEXT_DIFF:g})")
         return ""
 
+    def _answer(self, number: int, action: AnswerAction, state: str,
+                screen: Image.Image) -> Proposal | Cannot:
+        """The recorded answer, only when it can still be true: this run typed what the
+        recorded one did and the screen is as it was then (a new dialog, another result
+        hands over: the model reads the screen and answers). It says it is the recorded
+        run's answer, so a stale "it worked" is never passed off as seen."""
+        if self._typed_otherwise:
+            return Cannot("this run typed other text than the recorded one, so the recorded "
+                          "answer may not hold: the model reads the screen and answers")
+        changed = self._screen_changed(state, screen)
+        if changed:
+            return Cannot(f"before the answer: {changed}")
+        self._index += 1
+        said = _with_text(action, f"{action.text} {RECORDED_ANSWER_NOTE}")
+        return Proposal(Step(thought=f"Replaying saved step {number}: the recorded answer.",
+                             action=said), f"saved step {number}, screen as recorded")
+
     def _screen_changed(self, state_name: str, screen: Image.Image) -> str:
         """Why the screen is not as recorded before the step, or an empty string."""
         recorded = self._picture(state_name)
@@ -276,9 +293,8 @@ class Replayer:
         return ""
 
 
-#: Why the final answer is never replayed: a recorded "it worked" may be stale.
-_ANSWER_NOT_REPLAYED = ("the final answer is never replayed: the model reads the screen as it "
-                        "is now and answers")
+#: Added to a replayed answer: the person reads it as the recorded run's words, not a new look.
+RECORDED_ANSWER_NOTE = "(the recorded run's answer; the screen looked as it did then)"
 
 
 def _expected_scale(recorded: FrameGeometry, now: FrameGeometry) -> float:

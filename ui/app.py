@@ -44,6 +44,7 @@ from app.secrets import api_key, redact
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
+from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from model.serving.launcher import ServeError
@@ -291,9 +292,11 @@ class HolodeskApp(QObject):
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         self.task_window.expect_run(
             automation, redact(task, parameters.secrets()) if parameters else task)
-        # Saved steps replay without the model, but the final answer never does (the model
-        # reads the screen as it is then): every run needs the server, a replayed one too.
-        if self.status is not None and self.status.state != "ok":
+        # Saved steps replay without the model (the answer too, while the screen is as it was
+        # then): the server is needed only if the replay hands over, and that run then ends
+        # with the server's problem, said as for any run.
+        replayable = saved is not None and has_trajectory(saved.key)
+        if self.status is not None and self.status.state != "ok" and not replayable:
             text = f"The model server is not ready: {view(self.status.problem).line()}"
             self._server_errors.append(text)
             self.report_error(text)

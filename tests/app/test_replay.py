@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw
 
 from app.automations import Automation
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
-from app.replay import Replayer
+from app.replay import RECORDED_ANSWER_NOTE, Replayer
 from app.session import Session
 from app.settings import Settings
 from app.store import Source
@@ -82,23 +82,23 @@ def test_an_answered_run_is_recorded_and_replays_where_the_button_is_now(
     assert [s.action["action"] for s in trajectory.steps] == ["click", "type", "answer"]
     assert len(trajectory.steps[0].anchors) == 1 and not trajectory.steps[1].anchors
 
-    # Every step but the answer comes from the replay: the model is asked once, to answer
-    # from the screen as it is now (a recorded "it worked" may be stale).
+    # Every step comes from the replay, the answer too (the screen before it is as recorded,
+    # moved with the window): the model is never asked.
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
         _replaying(h, tmp_path)
         finished = h.run(TASK)
     assert finished.outcome is Outcome.ANSWERED, finished
-    assert len(server.requests) == 1 and "Replaying saved step 2" in server.requests[0].text
+    assert server.requests == []
+    assert finished.answer.endswith(RECORDED_ANSWER_NOTE)
     # Where the recorded click went on the button, moved with the window.
     anchor = trajectory.steps[0].anchors[0]
     (x, y), = _clicks(h)
     assert abs(x - (anchor.x + MOVED_TO[0])) <= 1.5 and abs(y - (anchor.y + MOVED_TO[1])) <= 1.5
     assert h.backend.typed() == "hello"
     steps = h.store.steps(finished.run_id)
-    assert [s.source for s in steps] == [Source.REPLAYED, Source.REPLAYED, Source.MODEL]
+    assert [s.source for s in steps] == [Source.REPLAYED] * 3
     assert "found again" in (steps[0].source_note or "")
-    assert "final answer is never replayed" in (steps[2].source_note or "")
 
 
 def test_a_changed_button_hands_over_to_the_model_at_the_first_step(

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from app.events import Outcome
-from app.replay import MAX_STATE_DIFF, STATE_BLOCK, Replayer
+from app.replay import MAX_STATE_DIFF, RECORDED_ANSWER_NOTE, STATE_BLOCK, Replayer
 from app.store import Source
 from app.trajectory import (
     STATE_FACTOR,
@@ -127,7 +127,7 @@ def test_the_same_window_and_dialog_moved_elsewhere_still_replay(
     moved = busy_desktop(origin=(260, 150), clock="14:42")
     draw_dialog(moved, ASKED, at=(760 + 160, 420 + 70))
     _, sources, notes = _replay(harness_for, tmp_path, moved)
-    assert sources == [Source.REPLAYED, Source.MODEL], notes
+    assert sources == [Source.REPLAYED, Source.REPLAYED], notes  # the answer too: same screen
     assert "found again" in notes[0]
 
 
@@ -192,23 +192,47 @@ def test_a_small_dialog_before_a_keys_step_hands_over(
     assert "screen is not as it was" in (steps[1].source_note or "")
 
 
-def test_the_recorded_answer_is_never_replayed(harness_for: HarnessFor, tmp_path: Path) -> None:
+def test_the_recorded_answer_is_not_replayed_over_another_result(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    # A recorded "it worked" is never reported over a screen that says otherwise: the screen
+    # before the answer is not as recorded, so the model reads it and answers.
     policy = SeeingPolicy([Target("Sync button", BUTTON)],
                           then={"action": "answer", "text": "The backup finished OK."})
     recorded = busy_desktop()
     draw_dialog(recorded, ASKED)
     _record(harness_for, tmp_path, recorded, policy)
+    result = busy_desktop()
+    draw_dialog(result, "Backup FAILED: 3 errors. See the log for details.", button="Log",
+                colour=(40, 40, 40))
+    clicked: list[bool] = []
     failed = {"note": "", "thought": "t",
               "action": {"action": "answer", "text": "The backup FAILED."}}
     with FakeVLLM(ScriptedPolicy([failed])) as server:
-        h = harness_for(server, screen=lambda: recorded)
+        h = harness_for(server, screen=lambda: result if clicked else recorded)
+        h.backend.hook = lambda call: clicked.append(True) if call.name == "mouse_up" else None
         h.parts.replay = Replayer.load(KEY, TASK, tmp_path)
         finished = h.run(TASK)
     steps = h.store.steps(finished.run_id)
     assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL]
-    assert "final answer is never replayed" in (steps[1].source_note or "")
+    assert "before the answer" in (steps[1].source_note or "")
     assert len(server.requests) == 1 and server.requests[0].images
     assert (steps[1].action or {})["text"] == "The backup FAILED."
+
+
+def test_the_recorded_answer_replays_over_the_same_screen_and_says_so(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    policy = SeeingPolicy([Target("Sync button", BUTTON)],
+                          then={"action": "answer", "text": "The backup finished OK."})
+    recorded = busy_desktop()
+    draw_dialog(recorded, ASKED)
+    _record(harness_for, tmp_path, recorded, policy)
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server, screen=lambda: recorded)
+        h.parts.replay = Replayer.load(KEY, TASK, tmp_path)
+        finished = h.run(TASK)
+    assert finished.outcome is Outcome.ANSWERED, finished
+    assert server.requests == []
+    assert finished.answer == f"The backup finished OK. {RECORDED_ANSWER_NOTE}"
 
 
 # -- #6: a secret never lands in the file ---------------------------------------------------

@@ -1,6 +1,5 @@
-"""The desktop app runs an automation's saved steps, and asks the model only for the final
-answer; while the model server is down it refuses the run, saved steps or not (the answer is
-never replayed: a replayed run would act and then fail at its end)."""
+"""The desktop app runs an automation's saved steps even while the model server is down (the
+replay needs no model), and still refuses a run that would need it."""
 
 from __future__ import annotations
 
@@ -28,9 +27,10 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-def test_saved_steps_replay_the_model_answers_and_a_down_server_refuses_the_run(
+def test_an_automation_with_saved_steps_replays_while_the_server_is_down(
         qtbot: QtBot, make_app: MakeApp, harness_for: HarnessFor) -> None:
     saved = Automation.make(name="press it", task=TASK)
+    unsaved = Automation.make(name="other", task="something else")
     # Recorded once with the model, on the screen the app's runs see.
     recorder = Recorder(saved.key, saved.name, TASK, Convention.NORM1000)
     with FakeVLLM(SeeingPolicy([Target("red box", (255, 0, 0))])) as server:
@@ -39,20 +39,18 @@ def test_saved_steps_replay_the_model_answers_and_a_down_server_refuses_the_run(
         assert h.run(TASK).outcome is Outcome.ANSWERED
     assert recorder.saved is not None
 
-    with FakeVLLM(SeeingPolicy([])) as server:  # it has nothing left to do but answer
-        app, rig = make_app(server)
-        app.set_automations([saved])
-        app.status = ServerStatus("down", "no model server answers")
-        assert not app.run_automation("press it", "hotkey")
-        assert "not ready" in app._errors[-1]
-        assert rig.backends == []  # nothing was started, nothing acted on
-        app.status = ServerStatus("ok", "")
-        assert app.run_automation("press it", "hotkey")
-        qtbot.waitUntil(lambda: rig.finished() == 1, timeout=20_000)
-        requests = len(server.requests)
+    down = FakeVLLM(SeeingPolicy([]))
+    down.start()
+    down.stop()
+    app, rig = make_app(down)
+    app.set_automations([saved, unsaved])
+    app.status = ServerStatus("down", "no model server answers")
+    assert not app.run_automation("other", "hotkey")
+    assert "not ready" in app._errors[-1]
+    assert app.run_automation("press it", "hotkey")
+    qtbot.waitUntil(lambda: rig.finished() == 1, timeout=20_000)
     finished = next(e for e in rig.events if isinstance(e, RunFinished))
     assert finished.outcome is Outcome.ANSWERED, finished
     proposed = [e for e in rig.events if isinstance(e, StepProposed)]
-    assert [e.source for e in proposed] == [Source.REPLAYED, Source.MODEL]
-    assert requests == 1
+    assert [e.source for e in proposed] == [Source.REPLAYED, Source.REPLAYED]
     assert "mouse_down" in rig.backends[0].names()
