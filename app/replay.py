@@ -91,25 +91,39 @@ class Replayer:
     _scale: float | None = None
     _pictures: dict[str, Image.Image] = field(default_factory=dict)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: Which of ``values`` are secret: never put in place of a recorded run's plain value.
+    secret_names: frozenset[str] = frozenset()
     #: A step of this replay typed other text than when recorded (another parameter value).
     _typed_otherwise: bool = False
 
     @classmethod
     def load(cls, key: str, task: str, root: Path | None = None, *,
-             values: Mapping[str, str] | None = None) -> Replayer:
+             values: Mapping[str, str] | None = None,
+             secret_names: frozenset[str] = frozenset()) -> Replayer:
         """The replayer of automation ``key``; inactive when it has no usable trajectory (a
-        broken one is logged and counts as none)."""
+        broken one is logged and counts as none). ``secret_names``: which ``values`` are
+        secret."""
         values = dict(values or {})
+
+        def made(trajectory: Trajectory | None, problem: str = "") -> Replayer:
+            return cls(key, task, root, trajectory, problem, values=values,
+                       secret_names=secret_names)
+
         try:
             trajectory = load_trajectory(key, root)
         except TrajectoryError as e:
             log.warning("the saved steps are not used: %s", e)
-            return cls(key, task, root, None, f"the saved steps cannot be used: {e}",
-                       values=values)
+            return made(None, f"the saved steps cannot be used: {e}")
         if trajectory is not None and trajectory.template != task:
-            return cls(key, task, root, None,
-                       "the task changed since the steps were recorded", values=values)
-        return cls(key, task, root, trajectory, values=values)
+            return made(None, "the task changed since the steps were recorded")
+        # A recorded value may only stand for a plain parameter: one kept under a secret's
+        # name would have the secret typed wherever that text is (shown masked, unasked).
+        plain = set(values) - secret_names
+        odd = sorted(set(trajectory.values) - plain) if trajectory is not None else []
+        if odd:
+            return made(None, f"the saved steps hold a value for {odd[0]!r}, which is not a "
+                        "plain parameter of this automation")
+        return made(trajectory)
 
     @property
     def active(self) -> bool:
@@ -217,13 +231,14 @@ class Replayer:
         replaced by this run's: what a ``type`` step types, what the answer says."""
         if not isinstance(action, Type | AnswerAction) or not used:
             return action
-        text = replayed_text(action.text, used, self.values)
+        plain = {k: v for k, v in self.values.items() if k not in self.secret_names}
+        text = replayed_text(action.text, used, plain)
         return action if text == action.text else _with_text(action, text)
 
     def _secret_value(self, parameter: str | None) -> str | None:
         """This run's value of the secret ``parameter`` a recorded step typed; None when the
         step recorded none (a secret that was no parameter's value) or this run has none."""
-        if parameter is None:
+        if parameter is None or parameter not in self.secret_names:
             return None
         return self.values.get(parameter) or None
 
