@@ -168,7 +168,8 @@ class Replayer:
                 self._typed_otherwise = True
             return Proposal(Step(thought=f"Replaying saved step {number}: "
                                          f"{_words(action, secret=secret)}.",
-                                 action=action), f"saved step {number}, screen as recorded")
+                                 action=action), f"saved step {number}, screen as recorded",
+                            self._ask)
         found: list[tuple[float, float]] = []
         notes: list[str] = []
         for anchor in recorded.anchors:
@@ -195,7 +196,16 @@ class Replayer:
         moved = _moved(action, found, seen.convention, seen.frame.geometry)
         self._index += 1
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
-                             action=moved), f"saved step {number}: " + "; ".join(notes))
+                             action=moved), f"saved step {number}: " + "; ".join(notes),
+                        self._ask)
+
+    @property
+    def _ask(self) -> str:
+        """Why every replayed step is asked, or "" (the policy decides)."""
+        if self.trajectory is None or not self.trajectory.imported:
+            return ""
+        return ("these saved steps came with an imported automation: each is asked until a "
+                "run of it is answered here")
 
     def _find_closer(self, screen: Image.Image, crop: Image.Image, anchor: Anchor,
                      missed: match.NoMatch) -> tuple[match.Match | match.NoMatch, float, float]:

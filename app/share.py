@@ -532,7 +532,10 @@ def import_automation(
     steps = 0
     forget_trajectory(automation.key, root)
     if shared.trajectory is not None:
-        trajectory = shared.trajectory.model_copy(update={"automation": automation.name})
+        # Its element names decide which clicks the policy asks about: not trusted until a
+        # run of it, every step asked, records steps of this machine's own.
+        trajectory = shared.trajectory.model_copy(update={"automation": automation.name,
+                                                          "imported": True})
         save_trajectory(automation.key, trajectory, dict(shared.pictures), root)
         steps = len(trajectory.steps)
     for name in automation.secret_parameters():

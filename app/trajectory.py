@@ -166,6 +166,8 @@ class Trajectory(BaseModel):
         default_factory=dict, description="the plain parameter values the run used")
     run_id: str = ""
     recorded_at: float = 0.0
+    imported: bool = Field(default=False, description="came with an imported automation: "
+                           "every replayed step is asked until a run of it records its own")
     geometry: dict[str, Any]
     steps: tuple[TrajectoryStep, ...]
 
