@@ -619,7 +619,8 @@ class Agent:
             why = "; ".join(verdict.reasons)
             return (Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}",
                     verdict, aim)
-        if not verdict.confirm or self._approve_rest:
+        # "Approve the rest" cannot cover a step its source wants asked: none of it was seen.
+        if not verdict.confirm or (self._approve_rest and not cur.ask):
             self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
             return Decision.AUTO, action, points, OUTCOME_DONE, verdict, aim
         t0 = p.clock()

@@ -488,8 +488,8 @@ def test_imported_steps_are_all_asked_until_a_run_of_them_is_answered_here(
         asked: list[AwaitingConfirmation] = []
 
         def approve(event: AwaitingConfirmation) -> ConfirmReply:
-            asked.append(event)
-            return ConfirmReply(Answer.APPROVE)
+            asked.append(event)  # approving the rest still asks at each imported step
+            return ConfirmReply(Answer.APPROVE_REST)
 
         with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
             h = harness_for(server, mode=mode, answer=approve,
