@@ -123,6 +123,8 @@ class Proposal:
 
     step: Step
     note: str = ""
+    #: Why the person is asked before this step whatever the policy says ("": as it says).
+    ask: str = ""
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ class _Current:
     no: int
     record: StepRecord
     timings: dict[str, float] = field(default_factory=dict)
+    ask: str = ""  # the step's source wants it asked, and why
 
 
 @dataclass
@@ -308,6 +311,9 @@ class Agent:
         cur.record.target = aim.target.label()
         verdict = p.policy.assess(action, history=history.done, aim=aim,
                                   outside_monitor=any(m.clamped for m in mapped))
+        if cur.ask and not verdict.forbidden:
+            verdict = dataclasses.replace(verdict, confirm=True,
+                                          reasons=(*verdict.reasons, cur.ask))
         self._hide_secret(action, verdict)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
@@ -416,6 +422,7 @@ class Agent:
             return None
         cur.record.source = Source.REPLAYED
         cur.record.source_note = given.note or None
+        cur.ask = given.ask
         cur.record.thought = given.step.thought
         cur.record.note = given.step.note
         return given.step
@@ -612,7 +619,8 @@ class Agent:
             why = "; ".join(verdict.reasons)
             return (Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}",
                     verdict, aim)
-        if not verdict.confirm or self._approve_rest:
+        # "Approve the rest" cannot cover a step its source wants asked: none of it was seen.
+        if not verdict.confirm or (self._approve_rest and not cur.ask):
             self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
             return Decision.AUTO, action, points, OUTCOME_DONE, verdict, aim
         t0 = p.clock()

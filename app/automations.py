@@ -100,6 +100,7 @@ __all__ = [
     "load_automations",
     "remove_automation",
     "replace_automation",
+    "run_limits",
     "run_settings",
     "save_automations",
     "stop_conflicts",
@@ -320,12 +321,39 @@ class Automation(BaseModel):
 
 def run_settings(settings: Settings, automation: Automation) -> Settings:
     """``settings`` with the automation's confirmation mode, monitor and the applications it
-    may act in (not saved)."""
-    limits = {"only_in": automation.only_in} if automation.only_in else {}
+    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`)."""
     return settings.with_overrides(
-        {"confirm": automation.confirm, "monitor": automation.monitor, **limits},
+        {"monitor": automation.monitor,
+         **run_limits(settings, automation.confirm, automation.only_in, automation.name)},
         source=f"automation {automation.name!r}",
     )
+
+
+#: Confirmation modes from the loosest to the strictest.
+_STRICTNESS = (ConfirmMode.NEVER, ConfirmMode.RISKY, ConfirmMode.ALWAYS)
+
+
+def run_limits(settings: Settings, confirm: str, only_in: Sequence[str],
+               name: str) -> dict[str, object]:
+    """The confirmation mode and applications a run of automation ``name`` gets over
+    ``settings``: an automation (an imported one too) only narrows them. The stricter mode;
+    only the applications both allow (compared ignoring case). :class:`AutomationError`
+    when none is allowed by both."""
+    limits: dict[str, object] = {}
+    if confirm:
+        mode = ConfirmMode(confirm)
+        limits["confirm"] = max(mode, settings.confirm, key=_STRICTNESS.index)
+    if only_in:
+        allowed = {app.casefold() for app in settings.only_in}
+        both = tuple(app for app in only_in if not allowed or app.casefold() in allowed)
+        if not both:
+            raise AutomationError(
+                f"{name!r} was not run: it may act only in {', '.join(only_in)}, and the "
+                f"settings allow only {', '.join(settings.only_in)}",
+                "add one of its applications to the settings' list of the only applications "
+                "a run may act in, or change the automation's")
+        limits["only_in"] = both
+    return limits
 
 
 def validate_automations(

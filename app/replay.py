@@ -91,25 +91,39 @@ class Replayer:
     _scale: float | None = None
     _pictures: dict[str, Image.Image] = field(default_factory=dict)
     values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: Which of ``values`` are secret: never put in place of a recorded run's plain value.
+    secret_names: frozenset[str] = frozenset()
     #: A step of this replay typed other text than when recorded (another parameter value).
     _typed_otherwise: bool = False
 
     @classmethod
     def load(cls, key: str, task: str, root: Path | None = None, *,
-             values: Mapping[str, str] | None = None) -> Replayer:
+             values: Mapping[str, str] | None = None,
+             secret_names: frozenset[str] = frozenset()) -> Replayer:
         """The replayer of automation ``key``; inactive when it has no usable trajectory (a
-        broken one is logged and counts as none)."""
+        broken one is logged and counts as none). ``secret_names``: which ``values`` are
+        secret."""
         values = dict(values or {})
+
+        def made(trajectory: Trajectory | None, problem: str = "") -> Replayer:
+            return cls(key, task, root, trajectory, problem, values=values,
+                       secret_names=secret_names)
+
         try:
             trajectory = load_trajectory(key, root)
         except TrajectoryError as e:
             log.warning("the saved steps are not used: %s", e)
-            return cls(key, task, root, None, f"the saved steps cannot be used: {e}",
-                       values=values)
+            return made(None, f"the saved steps cannot be used: {e}")
         if trajectory is not None and trajectory.template != task:
-            return cls(key, task, root, None,
-                       "the task changed since the steps were recorded", values=values)
-        return cls(key, task, root, trajectory, values=values)
+            return made(None, "the task changed since the steps were recorded")
+        # A recorded value may only stand for a plain parameter: one kept under a secret's
+        # name would have the secret typed wherever that text is (shown masked, unasked).
+        plain = set(values) - secret_names
+        odd = sorted(set(trajectory.values) - plain) if trajectory is not None else []
+        if odd:
+            return made(None, f"the saved steps hold a value for {odd[0]!r}, which is not a "
+                        "plain parameter of this automation")
+        return made(trajectory)
 
     @property
     def active(self) -> bool:
@@ -154,7 +168,8 @@ class Replayer:
                 self._typed_otherwise = True
             return Proposal(Step(thought=f"Replaying saved step {number}: "
                                          f"{_words(action, secret=secret)}.",
-                                 action=action), f"saved step {number}, screen as recorded")
+                                 action=action), f"saved step {number}, screen as recorded",
+                            self._ask)
         found: list[tuple[float, float]] = []
         notes: list[str] = []
         for anchor in recorded.anchors:
@@ -181,7 +196,16 @@ class Replayer:
         moved = _moved(action, found, seen.convention, seen.frame.geometry)
         self._index += 1
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
-                             action=moved), f"saved step {number}: " + "; ".join(notes))
+                             action=moved), f"saved step {number}: " + "; ".join(notes),
+                        self._ask)
+
+    @property
+    def _ask(self) -> str:
+        """Why every replayed step is asked, or "" (the policy decides)."""
+        if self.trajectory is None or not self.trajectory.imported:
+            return ""
+        return ("these saved steps came with an imported automation: each is asked until a "
+                "run of it is answered here")
 
     def _find_closer(self, screen: Image.Image, crop: Image.Image, anchor: Anchor,
                      missed: match.NoMatch) -> tuple[match.Match | match.NoMatch, float, float]:
@@ -217,13 +241,14 @@ class Replayer:
         replaced by this run's: what a ``type`` step types, what the answer says."""
         if not isinstance(action, Type | AnswerAction) or not used:
             return action
-        text = replayed_text(action.text, used, self.values)
+        plain = {k: v for k, v in self.values.items() if k not in self.secret_names}
+        text = replayed_text(action.text, used, plain)
         return action if text == action.text else _with_text(action, text)
 
     def _secret_value(self, parameter: str | None) -> str | None:
         """This run's value of the secret ``parameter`` a recorded step typed; None when the
         step recorded none (a secret that was no parameter's value) or this run has none."""
-        if parameter is None:
+        if parameter is None or parameter not in self.secret_names:
             return None
         return self.values.get(parameter) or None
 

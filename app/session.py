@@ -68,7 +68,9 @@ class Session:
         template = task if template is None else template
         values = dict(self.parameters.values) if self.parameters else {}
         try:
-            replayer = Replayer.load(key, template, values=values) if replay else None
+            secret = self.parameters.secret_names if self.parameters else frozenset()
+            replayer = (Replayer.load(key, template, values=values, secret_names=secret)
+                        if replay else None)
         except Exception:  # never a reason not to run: the model does it all then
             log.exception("could not load the saved steps of automation %r", name)
             replayer = None

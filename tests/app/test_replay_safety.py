@@ -95,6 +95,27 @@ def test_a_point_outside_its_recorded_patch_is_a_damaged_file(
     assert not replayer.active and "lies outside" in replayer.problem
 
 
+# -- the anchors a step has are the points its action acts on --------------------------------
+
+@pytest.mark.parametrize("change", [
+    {"action": {"action": "drag", "element": "Sync button", "x": 500, "y": 500,
+                "to_x": 990, "to_y": 990}},  # one anchor: the destination would go unchecked
+    {"anchors": []},  # a click with nothing to find
+    {"action": {"action": "hotkey", "keys": ["ctrl", "s"]}},  # an anchor no action uses
+])
+def test_a_step_whose_anchors_do_not_match_its_points_is_a_damaged_file(
+        harness_for: HarnessFor, tmp_path: Path, change: dict[str, object]) -> None:
+    _record(harness_for, tmp_path, window_screen((0, 0)))
+    path = trajectory_dir(KEY, tmp_path) / "trajectory.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["steps"][0].update(change)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(TrajectoryError, match="anchors"):
+        load_trajectory(KEY, tmp_path)
+    replayer = Replayer.load(KEY, TASK, tmp_path)
+    assert not replayer.active and "anchors" in replayer.problem
+
+
 # -- #3: what surrounds the target ----------------------------------------------------------
 
 def test_a_reworded_dialog_around_the_same_button_hands_over(

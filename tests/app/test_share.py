@@ -234,6 +234,18 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, bytes]], None], str]] = {
                    "recorded for another task"),
     "bad action": (_edit_json(lambda d: d["steps"][0].update(  # type: ignore[index]
         {"action": {"action": "format_disk"}})), "is damaged"),
+    # The secret's value would be typed wherever "PW" was typed, shown masked.
+    "value of a secret": (_edit_json(lambda d: d.update({"values": {"password": "PW"}})),
+                          "'password', which is not a plain parameter"),
+    "undeclared value": (_edit_json(lambda d: d.update({"values": {"pin": "PW"}})),
+                         "'pin', which is not a plain parameter"),
+    "secret step of a plain parameter": (_edit_json(lambda d: d["steps"][1].update(  # type: ignore[index]
+        {"secret": True, "secret_parameter": "user", "action": {"action": "type", "text": ""}})),
+        "types 'user' as a secret"),
+    "drag with one anchor": (_edit_json(lambda d: d["steps"][0].update(  # type: ignore[index]
+        {"action": {"action": "drag", "element": "Log in", "x": 100, "y": 200, "to_x": 999,
+                    "to_y": 999}})),
+        "has 1 anchors, not 2"),
 }
 
 

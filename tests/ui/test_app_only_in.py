@@ -39,3 +39,20 @@ def test_the_test_run_keeps_only_in(qtbot: QtBot, make_app: MakeApp) -> None:
         qtbot.waitUntil(lambda: len(rig.settings) == 1, timeout=20_000)
         assert rig.settings[0].only_in == ("firefox",)
         assert str(rig.settings[0].confirm) == "always"
+
+
+def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: MakeApp) -> None:
+    """An automation (an imported one too) never runs looser than the settings: the stricter
+    confirmation, the applications both allow, none in common refuses the run."""
+    auto = Automation.make(name="term", task="press the red box", only_in=["xterm", "gedit"],
+                           confirm="risky")
+    elsewhere = Automation.make(name="calc", task="press the red box", only_in=["kcalc"])
+    with FakeVLLM(SeeingPolicy([])) as server:
+        app, rig = make_app(server, only_in="firefox, xterm", confirm="always")
+        app.set_automations([auto, elsewhere])
+        assert not app.run_automation("calc", "tray")
+        assert "may act only in kcalc" in app._errors[-1] and rig.settings == []
+        assert app.run_automation("term", "tray")
+        qtbot.waitUntil(lambda: len(rig.settings) == 1, timeout=20_000)
+        assert rig.settings[0].only_in == ("xterm",)
+        assert str(rig.settings[0].confirm) == "always"
