@@ -209,7 +209,7 @@ def plan_export(name: str, *, automations: Path | None = None,
         return ExportPlan(automation, problem=f"they cannot be read: {e}")
     if trajectory is None:
         return ExportPlan(automation)
-    if trajectory.task != automation.task:
+    if trajectory.template != automation.task:
         # They would not replay here either (the task changed since they were recorded).
         return ExportPlan(automation, problem="the task changed since they were recorded")
     folder = trajectory_dir(automation.key, root)
@@ -324,9 +324,9 @@ def read_share(path: Path) -> Shared:
                              f"{TRAJECTORY_FILE}; it is damaged")
         return Shared(path, automation)
     trajectory = _parse_trajectory(path, raw_trajectory, members)
-    if trajectory.task != automation.task:
+    if trajectory.template != automation.task:
         raise ShareError(f"{path}: its saved steps were recorded for another task "
-                         f"({trajectory.task!r}); it is damaged or was edited")
+                         f"({trajectory.template!r}); it is damaged or was edited")
     _check_values(path, automation, trajectory)
     return Shared(path, automation, trajectory, members)
 

@@ -230,7 +230,7 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, bytes]], None], str]] = {
     "no automation": (lambda m: m.pop("automation.toml"), "has no automation.toml"),
     "damaged steps": (_edit_json(lambda d: d.update({"steps": "nope"})), "is damaged"),
     "newer steps": (_edit_json(lambda d: d.update({"format": 99})), "format 99"),
-    "other task": (_edit_json(lambda d: d.update({"task": "something else"})),
+    "other task": (_edit_json(lambda d: d.update({"task": "something else", "template": "something else"})),
                    "recorded for another task"),
     "bad action": (_edit_json(lambda d: d["steps"][0].update(  # type: ignore[index]
         {"action": {"action": "format_disk"}})), "is damaged"),
@@ -421,3 +421,22 @@ def test_a_plan_without_steps_says_so(here: Side) -> None:
     add_automation(_automation(), path=here.file)
     plan = plan_export("timesheet", automations=here.file, root=here.data)
     assert plan == ExportPlan(plan.automation) and plan.summary()[-1] == "saved steps: none"
+
+
+def test_steps_recorded_with_filled_values_export_by_their_template(
+        here: Side, there: Side, store: MemoryStore, tmp_path: Path) -> None:
+    # A real recording keeps the filled task (with the run's plain values) and the template:
+    # the template is what they belong to (found by a hostile review: such steps never went).
+    automation = _automation()
+    add_automation(automation, path=here.file)
+    trajectory, pictures = saved_steps(automation.task)
+    filled = trajectory.model_copy(update={"task": automation.task.replace("{user}", "ann"),
+                                           "template": automation.task})
+    assert filled.task != automation.task
+    save_trajectory(automation.key, filled, pictures, here.data)
+    plan = plan_export("timesheet", automations=here.file, root=here.data)
+    assert plan.problem is None or plan.problem == "", plan.problem
+    assert plan.trajectory is not None
+    dest = _export(here, tmp_path / "t.holodesk.zip", store)
+    shared = read_share(dest)
+    assert shared.trajectory is not None and shared.trajectory.template == automation.task
