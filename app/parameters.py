@@ -186,26 +186,68 @@ class Filled:
         }
 
 
+#: A recorded value shorter than this is not looked for in typed text: "1" or "g" is as likely
+#: part of other text (a sum, a command) as the value.
+MIN_REPLACED = 3
+
+
 def replayed_text(typed: str, used: Mapping[str, str], new: Mapping[str, str]) -> str:
     """What a replayed ``type`` step types: ``typed`` (recorded in a run that used the
     parameter values ``used``) with each of those values replaced by this run's (``new``).
 
     Longer values are matched first and each character is replaced at most once, so
-    ``file=a`` and ``folder=ab`` do not disturb each other and a new value containing an old
-    one is not replaced again. A value this run has no new value for stays as recorded.
+    ``file=report`` and ``folder=reports`` do not disturb each other and a new value containing
+    an old one is not replaced again. A value this run has no new value for stays as recorded.
+
+    A value is replaced only where it can only have been that value: ParameterError (the
+    replay then hands over to the model) when a value to replace occurs in ``typed`` more than
+    once, inside a longer word or number, is shorter than :data:`MIN_REPLACED` characters, or
+    was also another parameter's value which now differs. Typing asks nothing outside a
+    terminal, so a "1" replaced in "refund 10 EUR to ticket 1" would change the refund unseen.
+    The message names the parameter, never its values.
     """
-    # Every recorded value is matched, also those kept: "ab" of a kept parameter must not be
-    # read as "a" of a changed one followed by "b". Two parameters that had the same value:
-    # the first declared decides.
-    by_value: dict[str, str] = {}
+    # Every recorded value is matched, also those kept: "reports" of a kept parameter must not
+    # be read as "report" of a changed one followed by "s".
+    names: dict[str, list[str]] = {}
     for name, value in used.items():
-        if value and value not in by_value:
-            by_value[value] = new.get(name, value)
-    if all(old == now for old, now in by_value.items()):
+        if value:
+            names.setdefault(value, []).append(name)
+    by_value = {old: {new.get(n, old) for n in owners} for old, owners in names.items()}
+    if all(nows == {old} for old, nows in by_value.items()):
         return typed
     olds = sorted(by_value, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(v) for v in olds))
-    return pattern.sub(lambda m: by_value[m.group(0)], typed)
+    found = list(pattern.finditer(typed))
+    for old, nows in by_value.items():
+        at = [m for m in found if m.group(0) == old]
+        if nows == {old} or not at:
+            continue
+        name = " and ".join(names[old])
+        if len(nows) > 1:
+            raise ParameterError(f"{name} had the same value when recorded and differ now, "
+                                 "so which of them the typing held is unknown")
+        if len(old) < MIN_REPLACED:
+            raise ParameterError(f"the value {name} had when recorded is shorter than "
+                                 f"{MIN_REPLACED} characters, too short to be told from other "
+                                 "text in what was typed")
+        if len(at) > 1:
+            raise ParameterError(f"the value {name} had when recorded occurs {len(at)} times in "
+                                 "what was typed, so which of them were the value is unknown")
+        if _inside_word(typed, at[0].start(), at[0].end()):
+            raise ParameterError(f"the value {name} had when recorded is part of a longer word "
+                                 "or number in what was typed")
+    replace = {old: next(iter(nows)) for old, nows in by_value.items()}
+    return pattern.sub(lambda m: replace[m.group(0)], typed)
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _inside_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` continues a run of letters, digits or ``_`` on either side."""
+    return (start > 0 and _word(text[start]) and _word(text[start - 1])) or (
+        end < len(text) and _word(text[end - 1]) and _word(text[end]))
 
 
 def secret_typed(typed: str, secret_values: Mapping[str, str]) -> str | None:

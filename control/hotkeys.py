@@ -43,6 +43,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Protocol
 
 from control.keys import (
@@ -63,6 +64,7 @@ __all__ = [
     "SPARE_KEYS",
     "SYSTEM_CHORDS",
     "Combo",
+    "FallbackKind",
     "GrabFallback",
     "HotkeyError",
     "HotkeyListener",
@@ -102,11 +104,17 @@ def start_listener(listener: Any, timeout: float, what: str) -> None:
     waiter.join(timeout)
     if waiter.is_alive() or not listener.is_alive():
         error = ""
-        try:
-            listener.stop()
-            listener.join(0.5)  # re-raises what killed the listener thread
-        except Exception as e:
-            error = f": {e}"
+        if listener.is_alive():
+            # pynput's stop() also waits for the listener to be ready, maybe forever: it runs
+            # on a thread of its own.
+            threading.Thread(target=listener.stop, name=f"{what}-stop", daemon=True).start()
+        else:
+            # Its thread died before it was ready (no RECORD extension): stop() would wait for
+            # that readiness forever, and there is nothing left to stop.
+            try:
+                listener.join(0.5)  # re-raises what killed the listener thread, when it kept it
+            except Exception as e:
+                error = f": {e}"
         raise ListenerError(f"the {what} listener did not start{error}")
 
 
@@ -368,6 +376,11 @@ class PynputHotkeys:
             raise
         log.info("listening for global hotkeys: %s", ", ".join(str(c) for c in self._callbacks))
 
+    def alive(self) -> bool:
+        """Whether the listener's thread still runs (after :meth:`start`)."""
+        listener = self._listener
+        return listener is not None and bool(listener.is_alive())
+
     def _dispatch(self, key: Any, *, pressed: bool) -> None:
         listener = self._listener
         if key is None or listener is None:
@@ -393,17 +406,34 @@ class PynputHotkeys:
             # thread is a daemon and never holds the process.
 
 
+class FallbackKind(Enum):
+    """How a hotkey works less than fully (see control/hotkeys_x11.py)."""
+
+    LISTENED = "listened"  # not reserved: it fires, but the press also reaches the window
+    RESERVED = "reserved"  # not listened for: it does not fire under another program's grab
+    STOPPED = "stopped"  # neither: it no longer fires at all
+
+
 @dataclass(frozen=True)
 class GrabFallback:
-    """A combination the X server would not reserve for holodesk: it is listened for instead
-    (see control/hotkeys_x11.py)."""
+    """A combination that works less than fully, and why: one the X server would not reserve
+    for holodesk is listened for instead; one nothing listens for fires only through its
+    grab; one with neither left does not fire (see control/hotkeys_x11.py)."""
 
     combo: str
     reason: str
+    kind: FallbackKind = FallbackKind.LISTENED
 
     @property
     def message(self) -> str:
         """What the person is told (plain words, for the app and the terminal alike)."""
-        return (f"The hotkey {parse_combo(self.combo).label()} could not be reserved for "
+        label = parse_combo(self.combo).label()
+        if self.kind is FallbackKind.RESERVED:
+            return (f"The hotkey {label} won't fire while another program holds the keyboard "
+                    f"(an open menu, a screen locker, a virtual machine's window): holodesk "
+                    f"cannot listen to the keyboard ({self.reason}).")
+        if self.kind is FallbackKind.STOPPED:
+            return f"The hotkey {label} stopped working ({self.reason}): restart holodesk."
+        return (f"The hotkey {label} could not be reserved for "
                 f"holodesk ({self.reason}); it will still work, but the key press also reaches "
                 "the window in front.")

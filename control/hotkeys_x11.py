@@ -16,6 +16,10 @@ hotkey must work then too, so every combination is also listened for through pyn
 listener, which sees every key whoever gets it; :class:`PressPairing` lets each press fire once
 although the grab and the listener both report it. Should the grab's thread end on an error,
 the listener still hears every combination, and each is reported as a :class:`GrabFallback`.
+Without the listener (it cannot start, as without the RECORD extension, or its thread ended),
+each reserved combination is reported too (:attr:`FallbackKind.RESERVED`: it won't fire while
+another program holds the keyboard); with neither, each is reported as no longer working
+(:attr:`FallbackKind.STOPPED`).
 
 A grab matches the modifiers exactly, so each combination is grabbed once per state of the
 lock keys (Caps Lock, Num Lock, Scroll Lock), which would otherwise stop it from firing while
@@ -46,6 +50,7 @@ from typing import Any
 from control.hotkeys import (
     Callback,
     Combo,
+    FallbackKind,
     GrabFallback,
     HotkeyListener,
     ListenerError,
@@ -142,6 +147,8 @@ class PressPath(Enum):
 
 #: How far apart the two reports of one press may arrive (two threads of a busy machine).
 SAME_PRESS_WITHIN = 2.0
+#: How often the grab thread checks that the listener's thread still runs, in seconds.
+LISTENER_CHECK = 1.0
 
 
 @dataclass
@@ -192,9 +199,11 @@ class GrabbedHotkeys:
     pynput (made by ``listener_factory``; tests may pass another :class:`HotkeyListener`), so
     it fires while another program holds the keyboard; :class:`PressPairing` keeps each press
     to one call. ``on_fallback`` is called with a :class:`GrabFallback` whenever a combination
-    is only listened for: on the caller's thread of :meth:`register` or :meth:`start` when the
-    server refuses it, on the grab thread when that thread ends on an error (every reserved
-    combination then); :attr:`fallbacks` lists them.
+    works less than fully: only listened for, on the caller's thread of :meth:`register` or
+    :meth:`start` when the server refuses it, on the grab thread when that thread ends on an
+    error (every reserved combination then); only reserved, when the listener did not start
+    or its thread ended; not at all, when the grab thread ends with no listener.
+    :attr:`fallbacks` lists them.
     """
 
     def __init__(
@@ -219,9 +228,10 @@ class GrabbedHotkeys:
         self._grabs: dict[Combo, set[tuple[int, int]]] = {}
         self._needed: dict[Combo, tuple[frozenset[int], int]] = {}  # keycodes, modifier bits
         self._fallbacks: dict[Combo, GrabFallback] = {}
-        self._told: set[Combo] = set()  # fallbacks the person was told of
+        self._told: set[tuple[Combo, FallbackKind]] = set()  # what the person was told of
         self._listener: HotkeyListener | None = None  # pynput's, while started
-        self._listening = False  # ... and it did start
+        self._listening = False  # ... and it did start, and still runs
+        self._deaf = ""  # why it does not, when it does not
         self._broken: str | None = None  # why the grab thread ended, when it did on an error
         self._thread: threading.Thread | None = None
         self._requests: queue.Queue[tuple[Callable[[], object], _Reply]] = queue.Queue()
@@ -277,7 +287,9 @@ class GrabbedHotkeys:
             listener.start()
             self._listening = True
         except ListenerError as e:
-            # The grabs still work, but not while another program holds the keyboard.
+            # The grabs still work, but not while another program holds the keyboard: each
+            # reserved one says so (_reserve).
+            self._deaf = str(e)
             log.warning("global hotkeys: the listener did not start (%s); they work only "
                         "while no other program holds the keyboard", e)
         try:
@@ -299,6 +311,7 @@ class GrabbedHotkeys:
             self._close_pipe()
         listener, self._listener = self._listener, None
         self._listening = False
+        self._deaf = ""
         self._fallbacks.clear()
         self._pairing.forget()
         if listener is not None:
@@ -313,7 +326,8 @@ class GrabbedHotkeys:
 
     @property
     def fallbacks(self) -> list[GrabFallback]:
-        """The combinations only listened for, and why."""
+        """The combinations that work less than fully (only listened for, only reserved, or
+        no longer at all), and why."""
         return list(self._fallbacks.values())
 
     def _reserve(self, combo: Combo) -> None:
@@ -321,6 +335,8 @@ class GrabbedHotkeys:
             if self._broken is not None:
                 raise CannotGrab(self._broken)
             self._call(lambda: self._grab(combo))
+            if not self._listening:
+                self._fall_back(combo, self._deaf, FallbackKind.RESERVED)
             return
         except CannotGrab as e:
             reason = str(e)
@@ -330,12 +346,13 @@ class GrabbedHotkeys:
         log.warning("hotkey %s: not reserved (%s); only listening for it", combo, reason)
         self._fall_back(combo, reason)
 
-    def _fall_back(self, combo: Combo, reason: str) -> None:
-        fallback = GrabFallback(str(combo), reason)
+    def _fall_back(self, combo: Combo, reason: str,
+                   kind: FallbackKind = FallbackKind.LISTENED) -> None:
+        fallback = GrabFallback(str(combo), reason, kind)
         self._fallbacks[combo] = fallback
-        if self._on_fallback is not None and combo not in self._told:
+        if self._on_fallback is not None and (combo, kind) not in self._told:
             # Once: the app registers the automations again whenever their file changes.
-            self._told.add(combo)
+            self._told.add((combo, kind))
             try:
                 self._on_fallback(fallback)
             except Exception:
@@ -369,11 +386,27 @@ class GrabbedHotkeys:
         if not self._listening:
             log.error("the hotkey grab thread ended and no listener runs: the global hotkeys "
                       "no longer work", exc_info=error)
+            for combo in combos:
+                self._fall_back(combo, f"{reason}, and cannot listen to the keyboard",
+                                FallbackKind.STOPPED)
             return
         log.error("the hotkey grab thread ended; only listening for %s",
                   ", ".join(str(c) for c in combos) or "nothing", exc_info=error)
         for combo in combos:
             self._fall_back(combo, reason)
+
+    def _check_listener(self) -> None:
+        """On the grab thread: when the listener's thread has ended, the grabs alone hear
+        the combinations now, and the person is told of each."""
+        alive = getattr(self._listener, "alive", None)
+        if not self._listening or not callable(alive) or alive():
+            return
+        self._listening = False
+        self._deaf = "the keyboard listener stopped"
+        log.error("global hotkeys: the listener's thread ended; they work only while no "
+                  "other program holds the keyboard")
+        for combo in list(self._grabs):
+            self._fall_back(combo, self._deaf, FallbackKind.RESERVED)
 
     # -- the listener's thread ---------------------------------------------------------------
 
@@ -411,7 +444,9 @@ class GrabbedHotkeys:
         released: tuple[int, int] = (-1, -1)  # (keycode, time) of the last release
         try:
             while True:
-                readable, _, _ = select.select([conn.fileno(), self._wake_r], [], [])
+                readable, _, _ = select.select([conn.fileno(), self._wake_r], [], [],
+                                               LISTENER_CHECK)
+                self._check_listener()
                 if self._wake_r in readable:
                     os.read(self._wake_r, 512)
                     if self._serve_requests():

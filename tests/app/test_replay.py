@@ -358,6 +358,24 @@ def test_the_policy_judges_the_retyped_text(harness_for: HarnessFor) -> None:
     assert h.backend.typed() == ""
 
 
+def test_a_recorded_value_too_short_to_find_hands_over_at_its_typing(
+        harness_for: HarnessFor) -> None:
+    automation = _automation()
+    _record_with(harness_for, automation, "Al")
+    typed = {"note": "", "thought": "type", "action": {"action": "type", "text": "Grace"}}
+    with FakeVLLM(ScriptedPolicy([typed, ANSWER])) as server:
+        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        session = _wired(h, automation, "Grace")
+        finished = h.run(session.task)
+    assert finished.outcome is Outcome.ANSWERED
+    # "Al" may be part of other text: the replay does not guess, the model types instead.
+    steps = h.store.steps(finished.run_id)
+    assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
+    assert "cannot type this run's values" in (steps[1].source_note or "")
+    assert "shorter than 3 characters" in (steps[1].source_note or "")
+    assert h.backend.typed() == "Grace"
+
+
 def test_a_secret_parameter_step_replays_from_this_runs_value_masked(
         harness_for: HarnessFor, tmp_path: Path) -> None:
     automation = _automation(secret=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from control.hotkeys import GrabFallback, PynputHotkeys, parse_combo
+from control.hotkeys import FallbackKind, GrabFallback, PynputHotkeys, parse_combo
 from control.hotkeys_desktop import system_hotkeys
 from control.hotkeys_x11 import (
     CONTROL_MASK,
@@ -72,6 +72,18 @@ def test_the_fallback_message_is_plain() -> None:
     message = GrabFallback("ctrl+alt+1", "another program already uses it").message
     assert message.startswith("The hotkey Ctrl+Alt+1 could not be reserved")
     assert "still work" in message and "window in front" in message
+
+
+def test_what_is_said_when_the_listener_or_the_grab_is_missing_is_plain() -> None:
+    deaf = GrabFallback("ctrl+alt+1", "the hotkey listener did not start",
+                        FallbackKind.RESERVED).message
+    assert deaf.startswith("The hotkey Ctrl+Alt+1 won't fire while another program holds "
+                           "the keyboard")
+    gone = GrabFallback("ctrl+alt+1", "holodesk lost its reservation with the X server",
+                        FallbackKind.STOPPED).message
+    assert gone.startswith("The hotkey Ctrl+Alt+1 stopped working") and \
+        gone.endswith("restart holodesk.")
+    assert not any("`" in m or "--" in m for m in (deaf, gone))
 
 
 def test_without_an_x_server_start_says_why() -> None:

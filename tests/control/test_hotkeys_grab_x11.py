@@ -1,7 +1,9 @@
 """The reserved hotkeys on Xvfb: a grabbed combination fires once and no longer reaches the
 window in front; it still fires once while another program holds the whole keyboard (an open
 menu), and after the grab's X connection is lost (the person is told); one another program
-holds falls back to listening, still fires, and says so.
+holds falls back to listening, still fires, and says so. Without the keyboard listener (an X
+server without RECORD, or its thread ended) the person is told the hotkeys won't fire while
+another program holds the keyboard, and, once the grab is lost too, that they stopped working.
 
 The listener runs in a child process on the test's own Xvfb (its pynput fallback reads
 ``DISPLAY`` when imported), and prints what it does as JSON lines; the target window
@@ -70,6 +72,9 @@ for line in sys.stdin:
         say(registered=command[1])
     elif command[0] == "cut-grab-connection":  # as when the server drops the client
         hk._x[3].display.socket.shutdown(socket.SHUT_RDWR)
+        say(cut=True)
+    elif command[0] == "cut-listener-connection":  # pynput's RECORD thread then ends
+        hk._listener._listener._display_record.display.socket.shutdown(socket.SHUT_RDWR)
         say(cut=True)
     elif command[0] == "status":
         say(reserved=hk.reserved, fallbacks=[f.combo for f in hk.fallbacks])
@@ -340,3 +345,55 @@ def test_a_lost_grab_connection_falls_back_to_listening_and_says_so(
     probe.wait("fired", "ctrl+alt+h")  # in order: the stop's one report came before
     assert probe.fired() == [STOP, "ctrl+alt+h"]
     assert _got(app, mark, "h")  # only listened for now: the key reaches the window, as told
+
+
+# -- without the keyboard listener ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deaf_xvfb() -> Iterator[Xvfb]:
+    """An X server without the RECORD extension: pynput's listener cannot start there (this
+    Xvfb then lacks XTEST too, so nothing can be typed on it)."""
+    with Xvfb(640, 480, without=("RECORD",)) as server:
+        yield server
+
+
+def test_without_the_listener_the_person_is_told_and_again_when_the_grab_is_lost(
+    deaf_xvfb: Xvfb,
+) -> None:
+    probe = Probe(deaf_xvfb, STOP)
+    try:
+        told = probe.wait("fallback")
+        assert probe.wait("ready")["reserved"] == [STOP]  # still reserved: it fires...
+        assert told["fallback"] == STOP
+        # ... but not while another program holds the keyboard, which the person is told.
+        assert "Ctrl+Alt+Shift+Esc won't fire while another program holds the keyboard" in \
+            told["message"]
+        # (Xvfb drops XTEST with RECORD: no key can be pressed here. The grab alone firing is
+        # the next test's.)
+        probe.send("cut-grab-connection")  # nothing hears the keys any more
+        probe.wait_count("fallback", 2)
+        lost = [line for line in probe.seen if "fallback" in line][1]
+        assert lost["fallback"] == STOP
+        assert "Ctrl+Alt+Shift+Esc stopped working" in lost["message"]
+        assert "restart holodesk" in lost["message"]
+        probe.send("status")
+        status = probe.wait("fallbacks")
+        assert status == {"reserved": [], "fallbacks": [STOP]}
+    finally:
+        probe.close()
+
+
+def test_a_listener_that_ends_later_is_noticed_and_the_grab_still_fires(
+    xvfb: Xvfb, probe_factory: Any
+) -> None:
+    probe = probe_factory(STOP)
+    assert probe.wait("ready")["reserved"] == [STOP]
+    probe.send("cut-listener-connection")
+    told = probe.wait("fallback")
+    assert told["fallback"] == STOP
+    assert "won't fire while another program holds the keyboard" in told["message"]
+    assert "the keyboard listener stopped" in told["message"]
+    _key(xvfb, STOP_KEYS)
+    probe.wait("fired", STOP)  # the grab alone
+    assert probe.paired() == []

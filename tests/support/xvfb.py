@@ -51,8 +51,10 @@ class Xvfb:
     """A virtual X server of the given size, started on enter and killed on exit."""
 
     def __init__(
-        self, width: int = 1280, height: int = 800, depth: int = 24, *, start_timeout: float = 15.0
+        self, width: int = 1280, height: int = 800, depth: int = 24, *, start_timeout: float = 15.0,
+        without: tuple[str, ...] = (),
     ) -> None:
+        self.without = without  # X extensions this server lacks (e.g. RECORD)
         self.width = width
         self.height = height
         self.depth = depth
@@ -128,6 +130,7 @@ class Xvfb:
                     "-nolisten",
                     "tcp",
                     "-noreset",
+                    *(arg for name in self.without for arg in ("-extension", name)),
                 ],
                 pass_fds=(write_fd,),
                 stdin=subprocess.DEVNULL,
