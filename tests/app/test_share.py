@@ -230,7 +230,8 @@ HOSTILE: dict[str, tuple[Callable[[dict[str, bytes]], None], str]] = {
     "no automation": (lambda m: m.pop("automation.toml"), "has no automation.toml"),
     "damaged steps": (_edit_json(lambda d: d.update({"steps": "nope"})), "is damaged"),
     "newer steps": (_edit_json(lambda d: d.update({"format": 99})), "format 99"),
-    "other task": (_edit_json(lambda d: d.update({"task": "something else", "template": "something else"})),
+    "other task": (_edit_json(lambda d: d.update({"task": "something else",
+                                                  "template": "something else"})),
                    "recorded for another task"),
     "bad action": (_edit_json(lambda d: d["steps"][0].update(  # type: ignore[index]
         {"action": {"action": "format_disk"}})), "is damaged"),
