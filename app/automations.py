@@ -330,19 +330,17 @@ def run_settings(settings: Settings, automation: Automation) -> Settings:
 
 
 #: Confirmation modes from the loosest to the strictest.
-_STRICTNESS = (ConfirmMode.NEVER, ConfirmMode.RISKY, ConfirmMode.ALWAYS)
 
 
 def run_limits(settings: Settings, confirm: str, only_in: Sequence[str],
                name: str) -> dict[str, object]:
     """The confirmation mode and applications a run of automation ``name`` gets over
-    ``settings``: an automation (an imported one too) only narrows them. The stricter mode;
-    only the applications both allow (compared ignoring case). :class:`AutomationError`
-    when none is allowed by both."""
+    ``settings``. The mode is the automation's own: the person chose it for this task (an
+    import never brings ``never``: app/share.py). The applications only narrow: those both
+    allow (compared ignoring case); :class:`AutomationError` when none is allowed by both."""
     limits: dict[str, object] = {}
     if confirm:
-        mode = ConfirmMode(confirm)
-        limits["confirm"] = max(mode, settings.confirm, key=_STRICTNESS.index)
+        limits["confirm"] = ConfirmMode(confirm)
     if only_in:
         allowed = {app.casefold() for app in settings.only_in}
         both = tuple(app for app in only_in if not allowed or app.casefold() in allowed)

@@ -42,8 +42,8 @@ def test_the_test_run_keeps_only_in(qtbot: QtBot, make_app: MakeApp) -> None:
 
 
 def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: MakeApp) -> None:
-    """An automation (an imported one too) never runs looser than the settings: the stricter
-    confirmation, the applications both allow, none in common refuses the run."""
+    """An automation (an imported one too) never acts in more applications than the settings
+    allow: those both allow, none in common refuses the run; its confirmation mode is its own."""
     auto = Automation.make(name="term", task="press the red box", only_in=["xterm", "gedit"],
                            confirm="risky")
     elsewhere = Automation.make(name="calc", task="press the red box", only_in=["kcalc"])
@@ -55,4 +55,4 @@ def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: Ma
         assert app.run_automation("term", "tray")
         qtbot.waitUntil(lambda: len(rig.settings) == 1, timeout=20_000)
         assert rig.settings[0].only_in == ("xterm",)
-        assert str(rig.settings[0].confirm) == "always"
+        assert str(rig.settings[0].confirm) == "risky"
