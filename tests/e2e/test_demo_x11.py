@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -180,13 +179,11 @@ def keep_above(xvfb: Xvfb, wm_class: str, timeout: float = 30.0) -> None:
             root.send_event(event, event_mask=X.SubstructureRedirectMask
                             | X.SubstructureNotifyMask)
         d.sync()
-        deadline = time.monotonic() + timeout
-        while True:
+        def kept_above() -> bool:
             held = [d.create_resource_object("window", int(i)).get_full_property(
                 state, X.AnyPropertyType) for i in ids]
-            if any(p is not None and above in p.value for p in held):
-                return
-            assert time.monotonic() < deadline, "the window manager did not keep it above"
-            time.sleep(0.05)
+            return any(p is not None and above in p.value for p in held)
+
+        poll(kept_above, timeout, "the window manager to keep it above")
     finally:
         d.close()
