@@ -245,9 +245,20 @@ def _word(char: str) -> bool:
 
 
 def _inside_word(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` continues a run of letters, digits or ``_`` on either side."""
-    return (start > 0 and _word(text[start]) and _word(text[start - 1])) or (
-        end < len(text) and _word(text[end - 1]) and _word(text[end]))
+    """Whether ``text[start:end]`` continues a run of letters, digits or ``_`` on either side,
+    or a number across a separator (``100`` in ``1,100``, ``100.50`` or ``5-100``)."""
+    if (start > 0 and _word(text[start]) and _word(text[start - 1])) or (
+            end < len(text) and _word(text[end - 1]) and _word(text[end])):
+        return True
+    before = start >= 2 and text[start].isdigit() and text[start - 1] in _NUMBER_JOINS \
+        and text[start - 2].isdigit()
+    after = end + 1 < len(text) and text[end - 1].isdigit() and text[end] in _NUMBER_JOINS \
+        and text[end + 1].isdigit()
+    return before or after
+
+
+#: What joins the digits of one number (thousands, decimals, ranges, dates).
+_NUMBER_JOINS = frozenset(",.-/:'")
 
 
 def secret_typed(typed: str, secret_values: Mapping[str, str]) -> str | None:

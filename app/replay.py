@@ -293,14 +293,21 @@ class Replayer:
         recorded one did and the screen is as it was then (a new dialog, another result
         hands over: the model reads the screen and answers). It says it is the recorded
         run's answer, so a stale "it worked" is never passed off as seen."""
-        if self._typed_otherwise:
-            return Cannot("this run typed other text than the recorded one, so the recorded "
-                          "answer may not hold: the model reads the screen and answers")
+        trajectory = self.trajectory
+        recorded_values = trajectory.values if trajectory is not None else {}
+        if self._typed_otherwise or any(self.values.get(k) != v
+                                        for k, v in recorded_values.items()):
+            return Cannot("this run typed other text or values than the recorded one, so the "
+                          "recorded answer may not hold: the model reads the screen and answers")
         changed = self._screen_changed(state, screen)
         if changed:
             return Cannot(f"before the answer: {changed}")
         self._index += 1
-        said = _with_text(action, f"{action.text} {RECORDED_ANSWER_NOTE}")
+        # An answer replayed before already ends with the note: said once, not piled up.
+        text = action.text
+        while text.endswith(f" {RECORDED_ANSWER_NOTE}"):
+            text = text.removesuffix(f" {RECORDED_ANSWER_NOTE}")
+        said = _with_text(action, f"{text} {RECORDED_ANSWER_NOTE}")
         return Proposal(Step(thought=f"Replaying saved step {number}: the recorded answer.",
                              action=said), f"saved step {number}, screen as recorded")
 

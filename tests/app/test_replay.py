@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw
 
 from app.automations import Automation, add_automation
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
+from app.parameters import ParameterError, replayed_text
 from app.replay import RECORDED_ANSWER_NOTE, Replayer
 from app.session import Session
 from app.settings import Settings
@@ -660,3 +661,49 @@ def _relabelled(image: Image.Image) -> Image.Image:
     draw.rectangle((ox + 10, oy + 40, ox + 209, oy + 139), fill=(255, 0, 0))
     draw.text((ox + 90, oy + 48), "Store", fill=(0, 0, 0))
     return image
+
+
+# -- a third hostile review: the replayed answer and numbers ------------------------------------
+
+
+def _record_typing(harness_for: HarnessFor, automation: Automation, value: str,
+                   typed: str) -> None:
+    """Record ``automation`` run with ``value`` whose model typed ``typed`` (maybe spelt
+    otherwise than the value)."""
+    policy = SeeingPolicy([Target("Save button", (230, 20, 20), type_text=typed)])
+    with FakeVLLM(policy) as s:
+        h = harness_for(s, screen=lambda: window_screen(RECORDED_AT))
+        session = _wired(h, automation, value)
+        assert h.run(session.task).outcome is Outcome.ANSWERED
+
+
+def test_the_recorded_answer_is_not_replayed_with_other_values(harness_for: HarnessFor) -> None:
+    # The value was typed spelt otherwise (ADA): not found to retype, the old one is typed
+    # again; an answer rewritten with this run's value would claim what did not happen.
+    automation = _automation()
+    _record_typing(harness_for, automation, "Ada", "ADA")
+
+    def answer_names_value(data: dict[str, Any]) -> None:
+        data["steps"][-1]["action"]["text"] = "Saved the record of Ada"
+    _edit_steps(automation, answer_names_value)
+    h = harness_for(_down(), screen=lambda: window_screen(MOVED_TO))
+    session = _wired(h, automation, "Grace")
+    finished = h.run(session.task)
+    assert "Grace" not in (finished.answer or "")
+
+
+def test_the_recorded_answers_note_is_said_once(harness_for: HarnessFor) -> None:
+    automation = _automation()
+    _record_typing(harness_for, automation, "Ada", "Ada")
+    for _ in range(2):  # the first replay is recorded again, with its note
+        h = harness_for(_down(), screen=lambda: window_screen(MOVED_TO))
+        session = _wired(h, automation, "Ada")
+        finished = h.run(session.task)
+        assert finished.outcome is Outcome.ANSWERED, finished
+    assert finished.answer.count(RECORDED_ANSWER_NOTE) == 1
+
+
+def test_a_value_inside_a_longer_number_is_not_retyped() -> None:
+    for text in ("1,100", "100.50", "5-100"):
+        with pytest.raises(ParameterError):
+            replayed_text(text, {"invoice": "100"}, {"invoice": "250"})
