@@ -561,7 +561,8 @@ class Agent:
         profile = settle_for(action.action)
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
-        before = p.capturer.grab_small()
+        grab_small = p.capturer.small_grabber()
+        before = grab_small()
         executed, watched = _split_wait(action, profile)
         t0 = p.clock()
         try:
@@ -585,7 +586,7 @@ class Agent:
         t0 = p.clock()
         try:
             settle = wait_until_settled(
-                p.capturer.grab_small, p.latch,
+                grab_small, p.latch,
                 min_s=max(watched, floor), max_s=max(limits.settle_max, watched), before=before,
                 reaction_s=profile.reaction_s, quiet_s=profile.quiet_s,
             )

@@ -179,6 +179,12 @@ class Capturer(Protocol):
         """A tiny grayscale frame (1/8 size) of the target: cheap, for settle detection."""
         ...
 
+    def small_grabber(self) -> Callable[[], GrayFrame]:
+        """``grab_small`` with the windows painted out looked up once, now, for every frame it
+        grabs: for the polls of one settle wait, which only compare frames with each other
+        (listing the windows costs more than the grab itself)."""
+        ...
+
     def monitor(self) -> Rect:
         """The captured rectangle, physical pixels of the virtual screen."""
         ...
@@ -663,8 +669,10 @@ class MssCapturer:
         at = time.monotonic()
         return shot, region, at, (time.perf_counter() - started) * 1000
 
-    def _masked(self, shot: Any, region: dict[str, int]) -> bytes | bytearray:
-        rects = _excluded(self.exclude)
+    def _masked(self, shot: Any, region: dict[str, int],
+                rects: Sequence[Rect] | None = None) -> bytes | bytearray:
+        if rects is None:
+            rects = _excluded(self.exclude)
         if not rects:
             return cast("bytes | bytearray", shot.raw)
         self._learn_scale(shot.width, region)
@@ -681,10 +689,17 @@ class MssCapturer:
         return Frame(data, self.options.mime, geometry, at, capture_ms, encode_ms, pixels)
 
     def grab_small(self) -> GrayFrame:
+        return self._grab_small(None)
+
+    def small_grabber(self) -> Callable[[], GrayFrame]:
+        rects = tuple(_excluded(self.exclude))
+        return lambda: self._grab_small(rects)
+
+    def _grab_small(self, rects: Sequence[Rect] | None) -> GrayFrame:
         # Masked too: holodesk's own windows changing (the streaming thought) must not look
         # like the screen still settling.
         shot, region, _, _ = self._grab_raw()
-        raw = self._masked(shot, region)
+        raw = self._masked(shot, region, rects)
         return small_gray(_bgrx_image(raw, shot.width, shot.height), self.small_factor)
 
 

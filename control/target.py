@@ -193,7 +193,8 @@ class TargetFinder(Protocol):
         ...
 
     def windows(self) -> Sequence[Target]:
-        """The mapped top-level windows, bottom to top, each with its ``rect``."""
+        """The mapped top-level windows, bottom to top, each with its ``rect`` and names (not
+        ``inside`` nor ``children``: this list is for painting windows out, at every frame)."""
         ...
 
     def activate(self, target: Target) -> bool:

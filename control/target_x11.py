@@ -506,17 +506,21 @@ class X11TargetFinder:
                 continue
             if top.id == manager:
                 continue
-            out.append(self._describe(d, self._client_below(d, top), top))
+            out.append(self._describe(d, self._client_below(d, top), top, deep=False))
         return out
 
-    def _describe(self, d: Any, client: Any, top: Any) -> Target:
+    def _describe(self, d: Any, client: Any, top: Any, *, deep: bool = True) -> Target:
+        """``deep=False`` leaves out the process's children and the program a terminal runs:
+        they cost a walk of /proc (every process, where the kernel keeps no children list),
+        and the window list is asked for at every frame to paint windows out, which needs the
+        names and the rectangle only."""
         wm_class = _text(self._prop(d, client, "WM_CLASS")).split("\0")
         instance = wm_class[0] if wm_class else ""
         klass = wm_class[1] if len(wm_class) > 1 else ""
         title = _text(self._prop(d, client, "_NET_WM_NAME") or self._prop(d, client, "WM_NAME"))
         pid = self._pid(d, client)
         process = process_name(pid, self.proc) if pid else ""
-        kids = child_pids(pid, self.proc) if process else []
+        kids = child_pids(pid, self.proc) if process and deep else []
         names = tuple(n for n in (process_name(k, self.proc) for k in kids) if n)
         inside = foreground_program(kids, self.proc) if kids else ""
         types = self._prop(d, client, "_NET_WM_WINDOW_TYPE") or ()

@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw
 from app.agent import Agent, RunConfig, RunLimits
 from app.events import ActionExecuted, Outcome
 from control.settle import QUIET_S, settle_for
+from model.coords import Rect
 from tests.support.agent_harness import HarnessFor, red_box_screen
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
@@ -104,3 +105,37 @@ def test_a_stop_during_a_wait_ends_it_at_once(harness_for: HarnessFor) -> None:
         stopper.cancel()
     assert finished.outcome is Outcome.STOPPED
     assert took < 3.0
+
+
+def test_the_windows_painted_out_are_listed_once_per_settle_not_at_every_poll(
+        harness_for: HarnessFor) -> None:
+    """Listing the windows (holodesk's own, the never-touch ones) costs more than a grab: the
+    settle wait looks them up once and paints them out of every poll, and an animation inside
+    them still does not hold the wait."""
+    box = Rect(400, 400, 400, 200)
+    started: list[float] = []
+    listed: list[float] = []
+
+    def screen() -> Image.Image:
+        image = red_box_screen()
+        if started:  # holodesk's own window streams text all along
+            shade = 0 if int((time.monotonic() - started[0]) / 0.02) % 2 else 255
+            ImageDraw.Draw(image).rectangle((400, 400, 799, 599), fill=(shade, shade, shade))
+        return image
+
+    click = {"thought": "click", "action": {"action": "click", "element": "box",
+                                           "x": 100, "y": 100}}
+    with FakeVLLM(ScriptedPolicy([click, click, ANSWER])) as server:
+        h = harness_for(server, screen=screen)
+        h.capturer.exclude = lambda: listed.append(time.monotonic()) or [box]
+        h.on_event = lambda e: started.append(time.monotonic()) if not started else None
+        finished = _run(h)
+    assert finished.outcome is Outcome.ANSWERED
+    done = h.of(ActionExecuted)
+    assert len(done) == 2 and all(e.settled for e in done)
+    # Held by nothing but the click's reaction time: the animation is painted out.
+    assert all(e.settle_ms / 1000 < settle_for("click").reaction_s + QUIET_S for e in done)
+    # Three screenshots and two settle waits; the polls (several per wait) list nothing.
+    assert h.capturer.mask_lookups == 2
+    assert h.capturer.small_grabs >= 2 * 4
+    assert len(listed) == 3 + 2

@@ -191,3 +191,25 @@ def test_a_region_capture_masks_only_its_part_of_the_window(
     assert np.array_equal(after[~inside], before[~inside])
     assert small.shape == (38, 50)  # 300 / 8 rounded up
     assert abs(int(small[2, 2]) - GREY[0]) <= 2
+
+
+@pytest.mark.x11
+def test_a_small_grabber_lists_the_windows_once_and_masks_every_frame(
+        screen: tuple[Xvfb, RunningApp]) -> None:
+    server, app = screen
+    sx, sy, sw, sh = app.widgets["save"].rect
+    asked: list[int] = []
+
+    def exclude() -> list[Rect]:
+        asked.append(1)
+        return [Rect(sx, sy, sw, sh)]
+
+    with server.activated(), MssCapturer(display=server.display, exclude=exclude) as cap:
+        grab = cap.small_grabber()
+        frames = [grab() for _ in range(3)]
+        assert len(asked) == 1
+        assert np.array_equal(frames[0], cap.grab_small())
+        assert len(asked) == 2  # a plain grab_small looks again
+    x, y = (sx + sw // 2) // 8, (sy + sh // 2) // 8
+    for small in frames:
+        assert abs(int(small[y, x]) - GREY[0]) <= 2

@@ -78,6 +78,7 @@ class FakeCapturer:
         self.exclude = exclude
         self.grabs = 0
         self.small_grabs = 0
+        self.mask_lookups = 0  # small_grabber() calls: the windows listed once per settle
         first = self._peek()
         _, w, h = _to_bgrx(first)
         self._monitor = monitor or Rect(0, 0, w, h)
@@ -97,9 +98,11 @@ class FakeCapturer:
     def monitor(self) -> Rect:
         return self._monitor
 
-    def _raw(self) -> tuple[bytes | bytearray, int, int]:
+    def _raw(self, rects: Sequence[Rect] | None = None) -> tuple[bytes | bytearray, int, int]:
         raw, w, h = _to_bgrx(self._next())
-        return mask_bgrx(raw, w, h, self._monitor, _excluded(self.exclude)), w, h
+        if rects is None:
+            rects = _excluded(self.exclude)
+        return mask_bgrx(raw, w, h, self._monitor, rects), w, h
 
     def grab(self) -> Frame:
         self.grabs += 1
@@ -112,8 +115,16 @@ class FakeCapturer:
         return Frame(data, self.options.mime, geometry, at, 0.0, encode_ms, pixels)
 
     def grab_small(self) -> GrayFrame:
+        return self._grab_small(None)
+
+    def small_grabber(self) -> Callable[[], GrayFrame]:
+        self.mask_lookups += 1
+        rects = tuple(_excluded(self.exclude))
+        return lambda: self._grab_small(rects)
+
+    def _grab_small(self, rects: Sequence[Rect] | None) -> GrayFrame:
         self.small_grabs += 1
-        raw, w, h = self._raw()
+        raw, w, h = self._raw(rects)
         return small_gray(_bgrx_image(raw, w, h), self.small_factor)
 
     def close(self) -> None:
