@@ -45,6 +45,7 @@ from control.target import (
     app_names,
     own_window_id,
 )
+from control.window_watch_x11 import StructureWatch
 from model.coords import Rect
 
 log = logging.getLogger(__name__)
@@ -302,6 +303,9 @@ class X11TargetFinder:
         self._lock = threading.Lock()
         self._display: Any = None
         self._local = _local_display(display_name)
+        self._watch = StructureWatch(display_name)
+        self._list_lock = threading.Lock()
+        self._listed: tuple[Target, ...] | None = None
         self._hostname = socket.gethostname()
 
     # -- the protocol --
@@ -314,7 +318,16 @@ class X11TargetFinder:
                          lambda note: Target(note=note))
 
     def windows(self) -> Sequence[Target]:
-        return self._ask(self._windows, "the windows", lambda note: ())
+        # Asked for at every frame (to paint windows out): listed again only when a top-level
+        # window came, went, moved, restacked or was (un)mapped since the last list (the
+        # watch); the names of a window do not change while it is mapped (ICCCM sets them
+        # before), its title may (the list is for painting, which does not look at it).
+        with self._list_lock:
+            changed = self._watch.changed()
+            if changed or self._listed is None:
+                listed = self._ask(self._windows, "the windows", lambda note: None)
+                self._listed = tuple(listed) if listed is not None else None
+            return self._listed if self._listed is not None else ()
 
     def activate(self, target: Target) -> bool:
         if not target.window:
@@ -331,6 +344,9 @@ class X11TargetFinder:
             time.sleep(0.02)
 
     def close(self) -> None:
+        with self._list_lock:
+            self._listed = None
+            self._watch.close()
         with self._lock:
             self._drop()
 

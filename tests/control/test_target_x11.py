@@ -387,3 +387,68 @@ def test_without_a_window_manager_the_input_focus_and_the_pointer_say(
             app.stop()
         wait_until(lambda: finder.focused().window == 0, "the focus to go back to the root")
         assert finder.focused().desktop
+
+
+def _counting_lists(finder: X11TargetFinder, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the finder's full listings of the windows (the costly walk)."""
+    calls: list[int] = []
+    walk = finder._windows
+
+    def counted(d: object) -> list[Target]:
+        calls.append(1)
+        return walk(d)
+
+    monkeypatch.setattr(finder, "_windows", counted)
+    return calls
+
+
+def test_the_window_list_is_walked_again_only_when_a_window_changed(
+        x11: Xvfb, app: App, term: Xterm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list is asked for at every frame: an unchanged desktop is not walked again, and a
+    window that opens, moves, restacks or closes is in the very next list."""
+    finder = finder_for()
+    walks = _counting_lists(finder, monkeypatch)
+    first = finder.windows()
+    assert finder.windows() == first and finder.windows() == first
+    assert len(walks) == 1
+    brief = Xterm(x11, "-class", "KeePassXC", geometry="40x10+900+40")
+    try:
+        opened = [t for t in finder.windows() if t.window == brief.window]
+        assert len(walks) == 2
+        assert opened and opened[0].matches(["keepassxc"]) and opened[0].rect is not None
+        xdotool(x11, "windowmove", "--sync", str(brief.window), "700", "500")
+        moved = [t for t in finder.windows() if t.window == brief.window]
+        assert moved[0].rect is not None and moved[0].rect != opened[0].rect
+        activate(x11, app.client)
+        assert finder.windows()[-1].window == app.client
+        activate(x11, brief.window)
+        assert finder.windows()[-1].window == brief.window
+    finally:
+        brief.stop()
+    gone = brief.window
+    wait_until(lambda: str(gone) not in xterms(x11), "the xterm to close")
+    assert all(t.window != gone for t in finder.windows())
+    settled = len(walks)
+    finder.windows()
+    assert len(walks) == settled
+    finder.close()
+
+
+def test_without_the_watch_the_windows_are_walked_every_time(
+        x11: Xvfb, app: App, term: Xterm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watch that cannot tell (its connection failed) makes every list a fresh walk."""
+    finder = finder_for()
+    walks = _counting_lists(finder, monkeypatch)
+
+    def broken() -> None:
+        raise ConnectionResetError("the watch's X connection broke")
+
+    finder.windows()
+    assert finder._watch._display is not None
+    monkeypatch.setattr(finder._watch._display, "sync", broken)
+    finder.windows()
+    finder.windows()  # the watch reopened and says so: walked again
+    assert len(walks) == 3
+    finder.windows()
+    assert len(walks) == 3  # and then it watches again
+    finder.close()
