@@ -437,6 +437,17 @@ class InputTiming:
     drag_step_s: float = 0.015
     scroll_step_s: float = 0.01
 
+    @classmethod
+    def for_platform(cls, platform: str = sys.platform) -> InputTiming:
+        """The timing for ``platform``. On Linux (X11, or XWayland) the server handles the
+        pointer's motion before the press that follows it, and toolkits handle both in that
+        order: the press lands where the pointer went and its hover state is up to date, with
+        no pause at all (tests/control/test_input_x11.py clicks with none). A short one stays
+        for toolkits that draw a hover on the next frame; 30 ms elsewhere (untested there)."""
+        if platform.startswith("linux"):
+            return cls(after_move_s=0.01)
+        return cls()
+
 
 _NEEDS_POINTS = {"click": 1, "double_click": 1, "move": 1, "scroll": 1, "drag": 2}
 
@@ -448,7 +459,7 @@ class Executor:
                  timing: InputTiming | None = None, platform: str = sys.platform) -> None:
         self.backend = backend
         self.latch = latch
-        self.timing = timing or InputTiming()
+        self.timing = timing or InputTiming.for_platform(platform)
         self.platform = platform
         self._held_keys: list[str] = []
         self._held_buttons: list[MouseButton] = []

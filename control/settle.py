@@ -112,6 +112,7 @@ def wait_until_settled(
     reaction_s: float = DEFAULT_REACTION_S,
     poll_s: float = 0.025,
     first_poll_s: float = 0.01,
+    fast_s: float = 0.06,
     before: GrayFrame | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
@@ -120,7 +121,7 @@ def wait_until_settled(
 
     ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
     happened before the first poll is then seen too. Polls come every ``first_poll_s`` until a
-    change is seen, then every ``poll_s``. ``sleep`` defaults to ``latch.sleep``, so a
+    change is seen and for the first ``fast_s``, then every ``poll_s``. ``sleep`` defaults to ``latch.sleep``, so a
     stop raises :class:`~control.stop.StoppedError` at once; ``clock`` and ``sleep`` are
     injectable for tests.
     """
@@ -153,10 +154,13 @@ def wait_until_settled(
                            current)
         # Never past the moment it may return: the look taken then is the last one needed
         # (a fixed poll would overshoot it by up to ``poll_s``).
-        # Until the first change, faster: the quiet window runs from when a change is seen,
-        # so seeing the app's first repaint 25 ms late would cost 25 ms every step; after it,
-        # the slower polls only need to catch a further change.
-        period = poll_s if saw_change else min(poll_s, first_poll_s)
+        # Until the first change, and in the first moments after the action, faster: the quiet
+        # window runs from when a change is seen, and an app repaints in bursts right after an
+        # input (the last typed keys a few ms after the first ones, seen already in ``before``):
+        # seeing one 25 ms late would cost 25 ms every step. Later, the slower polls only need
+        # to catch a further change.
+        fast = not saw_change or elapsed < fast_s
+        period = min(poll_s, first_poll_s) if fast else poll_s
         nap(max(0.0, min(period, due - now, max_s - elapsed)))
         current = grab_small()
         frames += 1

@@ -78,6 +78,16 @@ def test_text_is_split_into_typed_chars_keys_and_pastes() -> None:
 # -- the executor on the dry-run backend ---------------------------------------------------
 
 
+def test_the_pause_after_a_move_is_short_only_where_the_server_orders_the_events() -> None:
+    """X11 hands the motion to the app before the press (the worker's clicks below run with
+    the Linux default and land); Windows and macOS keep the longer pause, untested there."""
+    latch = StopLatch()
+    linux = Executor(DryRunBackend(), latch, platform="linux").timing
+    assert linux == InputTiming.for_platform("linux") and linux.after_move_s <= 0.01
+    for other in ("win32", "darwin"):
+        assert Executor(DryRunBackend(), latch, platform=other).timing.after_move_s == 0.03
+
+
 def test_every_action_maps_to_primitives() -> None:
     ex, be, _ = dry()
     p, q = Point(10, 20), Point(110, 220)

@@ -101,6 +101,23 @@ def test_a_change_before_the_first_poll_counts_when_given_the_frame_before() -> 
     assert result.settled and result.changes == 1 and result.waited_s < 0.2
 
 
+def test_a_repaint_right_after_the_first_change_is_seen_at_once() -> None:
+    """Typed text repaints in bursts: the first keys are on screen before the wait starts, the
+    last a few ms into it. That second change is caught by the fast early polls, not a 25 ms
+    poll later: the quiet window runs from when a change is seen."""
+    clock = FakeClock()
+
+    def typed(t: float) -> GrayFrame:
+        return flat(100 if t < 0.012 else 160)
+
+    result = wait_until_settled(scripted(clock, typed), StopLatch(), clock=clock,
+                                sleep=clock.sleep, before=flat(0), reaction_s=0.15, quiet_s=0.1,
+                                poll_s=0.025, first_poll_s=0.01)
+    assert result.settled and result.changes == 2
+    assert result.last_change_s is not None and 0.012 <= result.last_change_s <= 0.012 + 0.015
+    assert result.waited_s <= 0.012 + 0.015 + 0.1 + 0.01
+
+
 def test_noise_below_the_threshold_is_not_a_change_but_one_cell_is() -> None:
     clock = FakeClock()
 
