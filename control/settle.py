@@ -121,9 +121,9 @@ def wait_until_settled(
 
     ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
     happened before the first poll is then seen too. Polls come every ``first_poll_s`` until a
-    change is seen and for the first ``fast_s``, then every ``poll_s``. ``sleep`` defaults to ``latch.sleep``, so a
-    stop raises :class:`~control.stop.StoppedError` at once; ``clock`` and ``sleep`` are
-    injectable for tests.
+    change is seen and for the first ``fast_s``, then every ``poll_s``. ``sleep`` defaults to
+    ``latch.sleep``, so a stop raises :class:`~control.stop.StoppedError` at once; ``clock``
+    and ``sleep`` are injectable for tests.
     """
     if not 0 <= min_s <= max_s:
         raise ValueError("need 0 <= min_s <= max_s")

@@ -55,6 +55,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
+from model.request_body import chat_body
 from model.schema import Step
 from model.structured import inline_refs
 from model.tls import CertificateMismatch, pinned_context
@@ -776,10 +777,11 @@ class HolotronClient:
         ``create`` first runs every message through the SDK's parameter transform, which for
         plain dicts changes nothing but walks every part of every turn: 7 ms of CPU per step
         at step 20, 60 ms at step 200 (the prompt keeps every turn's text). The body here is
-        the dict ``create`` builds (same keys, same order, so the same bytes:
-        tests/model/test_client_body.py compares them) handed to the same client's ``post``
-        with the options ``create`` passes: the same headers, API key, timeout, TLS, streaming
-        and status errors.
+        the dict ``create`` builds (same keys, same order, ``extra_body`` merged last), encoded
+        as the SDK encodes it but with the screenshots spliced in (model/request_body.py), so
+        the same bytes (tests/model/test_client_body.py compares them), handed to the same
+        client's ``post`` with the options ``create`` passes: the same headers, API key,
+        timeout, TLS, streaming and status errors.
         """
         body: dict[str, Any] = {
             "model": model,
@@ -788,12 +790,14 @@ class HolotronClient:
             "max_tokens": self.config.max_tokens,
             "stream_options": {"include_usage": True},
             "temperature": temperature,
+            # Where ``create`` merges its ``extra_body``: last.
+            "structured_outputs": {"json": schema},
         }
         return self._sdk.post(
             "/chat/completions",
-            body=body,
+            # Bytes: the SDK sends them as they are (model/request_body.py).
+            content=chat_body(body),
             options=make_request_options(
-                extra_body={"structured_outputs": {"json": schema}},
                 timeout=self._timeout(self.config.request_timeout),
                 security={"bearer_auth": True},
             ),

@@ -244,8 +244,16 @@ def _text(text: str) -> dict[str, Any]:
 
 
 def _image(turn: Turn) -> dict[str, Any]:
-    data = base64.b64encode(turn.image).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:{turn.mime};base64,{data}"}}
+    return {"type": "image_url", "image_url": {"url": _data_url(turn.image, turn.mime)}}
+
+
+@functools.lru_cache(maxsize=8)
+def _data_url(image: bytes, mime: str) -> str:
+    # A screenshot goes out in up to three requests: encoded once, and the same string each
+    # time (model/request_body.py splices it in by that string). Looking the image up costs
+    # nothing after the first time: a bytes object keeps its hash.
+    data = base64.b64encode(image).decode("ascii")
+    return f"data:{mime};base64,{data}"
 
 
 def _outcome_text(outcome: str | None) -> str:
