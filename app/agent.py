@@ -45,6 +45,7 @@ from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict
 from control.settle import SettleProfile, settle_for, wait_until_settled
+from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
 from model.client import HolotronClient
@@ -204,6 +205,9 @@ class _History:
     replaying: bool = False
     #: Why the replay handed over, for the log row of the model's first step.
     handed_over: str = ""
+    #: The last settle wait's frames, when it ended settled: the next screenshot may come
+    #: from its last look (control/settle_frames.py). Dropped by anything in between.
+    settled: SettleFrames | None = None
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
         """Count ``action`` proposed again on a screen that did not change since last time."""
@@ -284,7 +288,8 @@ class Agent:
                            replaying=p.replay is not None and p.replay.active)
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
-            self._hold(run_id, history)
+            if self._hold(run_id, history):
+                history.settled = None  # the screen of before the pause is gone
             if p.clock() > history.deadline:
                 return _time_limit(limits)
             ended = self._step(run_id, step_no, config, history)
@@ -297,7 +302,8 @@ class Agent:
     ) -> _Ended | None:
         """One step: see, think, check, confirm, act; None when the run goes on."""
         p = self.parts
-        cur, frame, small = self._capture(run_id, step_no)
+        settled, history.settled = history.settled, None
+        cur, frame, small = self._capture(run_id, step_no, settled)
         replayed = self._replayed(cur, frame, config, history)
         if replayed is not None:
             step, raw = replayed, replayed.model_dump_json()
@@ -388,7 +394,8 @@ class Agent:
                 # its text if the edit looks like a secret).
                 self._hide_secret(action, verdict)
                 description = _describe(action, points, verdict)
-            self._act(cur, action, points, description, config.limits, history.deadline)
+            history.settled = self._act(cur, action, points, description, config.limits,
+                                        history.deadline)
             self._finish_step(cur, StepResult.OK)
             history.done.append(action)
         history.add(
@@ -454,13 +461,16 @@ class Agent:
             raise
 
     def _capture(
-        self, run_id: str, step_no: int
+        self, run_id: str, step_no: int, settled: SettleFrames | None = None
     ) -> tuple[_Current, Frame, np.ndarray[Any, Any]]:
-        """Take the step's screenshot, save it, and start the step's record."""
+        """Take the step's screenshot (made during the last settle wait when its last look is
+        still the screen), save it, and start the step's record."""
         p = self.parts
         started_at = time.time()
         t0 = p.clock()
-        frame = p.capturer.grab()
+        frame = settled.frame() if settled is not None else None
+        if frame is None:
+            frame = p.capturer.grab()
         # For loop detection: compared only with the previous step's, made the same way.
         small = frame_small(frame)
         if small is None:
@@ -555,8 +565,9 @@ class Agent:
         description: str,
         limits: RunLimits,
         deadline: float,
-    ) -> None:
-        """Execute the action (cut short at ``deadline``), then wait for the screen to settle."""
+    ) -> SettleFrames | None:
+        """Execute the action (cut short at ``deadline``), then wait for the screen to settle;
+        the wait's frames when it ended settled."""
         p = self.parts
         profile = settle_for(action.action)
         # The settle detector compares against the screen just before the action, so a
@@ -589,6 +600,7 @@ class Agent:
                 grab_small, p.latch,
                 min_s=max(watched, floor), max_s=max(limits.settle_max, watched), before=before,
                 reaction_s=profile.reaction_s, quiet_s=profile.quiet_s,
+                on_still=grab_small.prepare,
             )
         except BaseException as e:
             # The action did happen: the log must say so, whatever ends the wait.
@@ -598,6 +610,7 @@ class Agent:
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
         self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
                                   cur.timings["settle_ms"], settle.settled))
+        return grab_small if settle.settled else None
 
     def _decide(
         self,

@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import simplejpeg
@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from control.jpeg_split import encode_jpeg_bands
+from control.settle_frames import SettleFrames, Shot
 from model.coords import FrameGeometry, Rect
 
 if TYPE_CHECKING:
@@ -179,10 +180,10 @@ class Capturer(Protocol):
         """A tiny grayscale frame (1/8 size) of the target: cheap, for settle detection."""
         ...
 
-    def small_grabber(self) -> Callable[[], GrayFrame]:
-        """``grab_small`` with the windows painted out looked up once, now, for every frame it
-        grabs: for the polls of one settle wait, which only compare frames with each other
-        (listing the windows costs more than the grab itself)."""
+    def small_grabber(self) -> SettleFrames:
+        """The frames of one settle wait (control/settle_frames.py): ``grab_small`` with the
+        windows painted out looked up once, now, and the next screenshot made during the
+        wait."""
         ...
 
     def monitor(self) -> Rect:
@@ -669,38 +670,43 @@ class MssCapturer:
         at = time.monotonic()
         return shot, region, at, (time.perf_counter() - started) * 1000
 
-    def _masked(self, shot: Any, region: dict[str, int],
-                rects: Sequence[Rect] | None = None) -> bytes | bytearray:
+    def shot(self, rects: tuple[Rect, ...] | None = None) -> Shot:
+        """Read the screen with ``rects`` painted out (None: the windows to paint out, looked
+        up right after the read, so one that was there when it was read is painted out)."""
+        raw_shot, region, at, capture_ms = self._grab_raw()
+        self._learn_scale(raw_shot.width, region)
         if rects is None:
-            rects = _excluded(self.exclude)
-        if not rects:
-            return cast("bytes | bytearray", shot.raw)
-        self._learn_scale(shot.width, region)
-        return mask_bgrx(shot.raw, shot.width, shot.height, self.monitor(), rects)
+            rects = self.rects()
+        raw: bytes | bytearray = raw_shot.raw
+        if rects:
+            raw = mask_bgrx(raw, raw_shot.width, raw_shot.height, self.monitor(), rects)
+        return Shot(raw, raw_shot.width, raw_shot.height, at, capture_ms, rects)
 
-    def grab(self) -> Frame:
-        shot, region, at, capture_ms = self._grab_raw()
-        scale = self._learn_scale(shot.width, region)
+    def rects(self) -> tuple[Rect, ...]:
+        return tuple(_excluded(self.exclude))
+
+    def encode(self, shot: Shot) -> Frame:
         started = time.perf_counter()
-        raw = self._masked(shot, region)
-        data, pixels = encode_pixels(raw, shot.width, shot.height, self.options)
+        data, pixels = encode_pixels(shot.raw, shot.width, shot.height, self.options)
         encode_ms = (time.perf_counter() - started) * 1000
-        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self.monitor(), scale)
-        return Frame(data, self.options.mime, geometry, at, capture_ms, encode_ms, pixels)
+        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self.monitor(),
+                                 self._scale or 1.0)
+        return Frame(data, self.options.mime, geometry, shot.at, shot.capture_ms, encode_ms,
+                     pixels)
 
-    def grab_small(self) -> GrayFrame:
-        return self._grab_small(None)
-
-    def small_grabber(self) -> Callable[[], GrayFrame]:
-        rects = tuple(_excluded(self.exclude))
-        return lambda: self._grab_small(rects)
-
-    def _grab_small(self, rects: Sequence[Rect] | None) -> GrayFrame:
+    def small(self, shot: Shot) -> GrayFrame:
         # Masked too: holodesk's own windows changing (the streaming thought) must not look
         # like the screen still settling.
-        shot, region, _, _ = self._grab_raw()
-        raw = self._masked(shot, region, rects)
-        return small_gray(_bgrx_image(raw, shot.width, shot.height), self.small_factor)
+        return small_gray(_bgrx_image(shot.raw, shot.width, shot.height), self.small_factor)
+
+    def grab(self) -> Frame:
+        return self.encode(self.shot())
+
+    def grab_small(self) -> GrayFrame:
+        return self.small(self.shot())
+
+    def small_grabber(self) -> SettleFrames:
+        return SettleFrames(self)
 
 
 def _rect(monitor: Any) -> Rect:

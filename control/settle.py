@@ -32,6 +32,10 @@ GrayFrame = NDArray[np.uint8]
 #: ~50 ms between frames, and a quiet window shorter than an app's pause acts mid-change.
 QUIET_S = 0.1
 
+#: How long before the wait may end the next screenshot starts being made from the last look
+#: (an encode takes 6 ms at 1080p, 15-20 at 4K on this project's CI machine).
+PREPARE_AHEAD_S = 0.03
+
 
 @dataclass(frozen=True)
 class SettleProfile:
@@ -114,6 +118,7 @@ def wait_until_settled(
     first_poll_s: float = 0.01,
     fast_s: float = 0.06,
     before: GrayFrame | None = None,
+    on_still: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] | None = None,
 ) -> SettleResult:
@@ -121,7 +126,9 @@ def wait_until_settled(
 
     ``before`` is a tiny frame grabbed before the action, if the caller has one: a change that
     happened before the first poll is then seen too. Polls come every ``first_poll_s`` until a
-    change is seen and for the first ``fast_s``, then every ``poll_s``. ``sleep`` defaults to
+    change is seen and for the first ``fast_s``, then every ``poll_s``. ``on_still`` is called
+    after a look that saw no change when the wait may end within :data:`PREPARE_AHEAD_S`
+    (control/settle_frames.py makes the next screenshot then). ``sleep`` defaults to
     ``latch.sleep``, so a stop raises :class:`~control.stop.StoppedError` at once; ``clock``
     and ``sleep`` are injectable for tests.
     """
@@ -139,6 +146,7 @@ def wait_until_settled(
         saw_change = True
         changes = 1
     current = ref
+    still = not saw_change  # the last look saw no change
     while True:
         now = clock()
         elapsed = now - start
@@ -161,10 +169,13 @@ def wait_until_settled(
         # to catch a further change.
         fast = not saw_change or elapsed < fast_s
         period = min(poll_s, first_poll_s) if fast else poll_s
+        if still and on_still is not None and due - now <= max(period, PREPARE_AHEAD_S):
+            on_still()
         nap(max(0.0, min(period, due - now, max_s - elapsed)))
         current = grab_small()
         frames += 1
-        if changed_cells(ref, current, threshold) >= min_cells:
+        still = changed_cells(ref, current, threshold) < min_cells
+        if not still:
             ref = current
             last_change = clock()
             saw_change = True

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
@@ -139,3 +140,29 @@ def test_the_windows_painted_out_are_listed_once_per_settle_not_at_every_poll(
     assert h.capturer.mask_lookups == 2
     assert h.capturer.small_grabs >= 2 * 4
     assert len(listed) == 3 + 2
+
+
+def test_the_screenshot_after_an_action_shows_the_screen_as_it_settled(
+        harness_for: HarnessFor) -> None:
+    """The next step's screenshot is made during the settle wait from its last look (no grab of
+    its own), and it is the screen after the action: here the box the click turned blue."""
+    clicks: list[int] = []
+
+    def screen() -> Image.Image:
+        image = red_box_screen()
+        if clicks:
+            ImageDraw.Draw(image).rectangle((100, 100, 299, 199), fill=(0, 0, 255))
+        return image
+
+    click = {"thought": "click", "action": {"action": "click", "element": "box",
+                                           "x": 100, "y": 100}}
+    with FakeVLLM(ScriptedPolicy([click, ANSWER])) as server:
+        h = harness_for(server, screen=screen)
+        h.backend.hook = lambda call: clicks.append(1) if call.name == "mouse_up" else None
+        finished = _run(h)
+        sent = [r.images[-1] for r in server.requests]
+    assert finished.outcome is Outcome.ANSWERED
+    assert h.capturer.grabs == 1  # the first step's; the second came from the wait
+    first, second = (np.asarray(s.image.convert("RGB"))[150, 200] for s in sent)
+    assert first[0] > 200 and first[2] < 60  # red before the click
+    assert second[2] > 200 and second[0] < 60  # blue after it

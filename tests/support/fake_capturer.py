@@ -25,6 +25,7 @@ from control.capture import (
     mask_bgrx,
     small_gray,
 )
+from control.settle_frames import SettleFrames, Shot
 from model.coords import FrameGeometry, Rect
 
 FakeImage = Image.Image | NDArray[np.uint8]
@@ -98,34 +99,37 @@ class FakeCapturer:
     def monitor(self) -> Rect:
         return self._monitor
 
-    def _raw(self, rects: Sequence[Rect] | None = None) -> tuple[bytes | bytearray, int, int]:
+    def rects(self) -> tuple[Rect, ...]:
+        return tuple(_excluded(self.exclude))
+
+    def shot(self, rects: tuple[Rect, ...] | None = None) -> Shot:
         raw, w, h = _to_bgrx(self._next())
+        at = self.clock()
         if rects is None:
-            rects = _excluded(self.exclude)
-        return mask_bgrx(raw, w, h, self._monitor, rects), w, h
+            rects = self.rects()
+        return Shot(mask_bgrx(raw, w, h, self._monitor, rects), w, h, at, 0.0, rects)
+
+    def encode(self, shot: Shot) -> Frame:
+        started = time.perf_counter()
+        data, pixels = encode_pixels(shot.raw, shot.width, shot.height, self.options)
+        encode_ms = (time.perf_counter() - started) * 1000
+        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self._monitor, self.scale)
+        return Frame(data, self.options.mime, geometry, shot.at, 0.0, encode_ms, pixels)
+
+    def small(self, shot: Shot) -> GrayFrame:
+        self.small_grabs += 1
+        return small_gray(_bgrx_image(shot.raw, shot.width, shot.height), self.small_factor)
 
     def grab(self) -> Frame:
         self.grabs += 1
-        raw, w, h = self._raw()
-        at = self.clock()
-        started = time.perf_counter()
-        data, pixels = encode_pixels(raw, w, h, self.options)
-        encode_ms = (time.perf_counter() - started) * 1000
-        geometry = FrameGeometry(pixels.shape[1], pixels.shape[0], self._monitor, self.scale)
-        return Frame(data, self.options.mime, geometry, at, 0.0, encode_ms, pixels)
+        return self.encode(self.shot())
 
     def grab_small(self) -> GrayFrame:
-        return self._grab_small(None)
+        return self.small(self.shot())
 
-    def small_grabber(self) -> Callable[[], GrayFrame]:
+    def small_grabber(self) -> SettleFrames:
         self.mask_lookups += 1
-        rects = tuple(_excluded(self.exclude))
-        return lambda: self._grab_small(rects)
-
-    def _grab_small(self, rects: Sequence[Rect] | None) -> GrayFrame:
-        self.small_grabs += 1
-        raw, w, h = self._raw(rects)
-        return small_gray(_bgrx_image(raw, w, h), self.small_factor)
+        return SettleFrames(self, clock=self.clock)
 
     def close(self) -> None:
         self.closed = True
