@@ -600,7 +600,7 @@ class Agent:
                 grab_small, p.latch,
                 min_s=max(watched, floor), max_s=max(limits.settle_max, watched), before=before,
                 reaction_s=profile.reaction_s, quiet_s=profile.quiet_s,
-                on_still=grab_small.prepare,
+                on_still=grab_small.prepare, looked_at=grab_small.looked_at,
             )
         except BaseException as e:
             # The action did happen: the log must say so, whatever ends the wait.

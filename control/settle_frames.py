@@ -90,13 +90,18 @@ class SettleFrames:
         self._rects = source.rects()
         self._lock = threading.Lock()
         self._last: Shot | None = None
+        self._small: GrayFrame | None = None
         self._encoding: tuple[Shot, Future[Frame]] | None = None
         self._confirmed: tuple[Shot, Future[Frame]] | None = None
 
     def __call__(self) -> GrayFrame:
         shot = self._source.shot(self._rects)
         with self._lock:
-            self._last = shot
+            last, self._last = self._last, shot
+            if last is not None and self._small is not None and _same_pixels(last, shot):
+                small = self._small  # a byte compare costs less than the reduction
+            else:
+                small = self._small = self._source.small(shot)
             self._confirmed = None
             if self._encoding is not None:
                 encoded, future = self._encoding
@@ -106,7 +111,12 @@ class SettleFrames:
                 else:
                     future.cancel()
                     self._encoding = None
-        return self._source.small(shot)
+        return small
+
+    def looked_at(self) -> float:
+        """When the last look read the screen (``time.monotonic()``)."""
+        with self._lock:
+            return self._last.at if self._last is not None else self._clock()
 
     def prepare(self) -> None:
         """Start encoding the last look's pixels (the detector's next look is likely its last).

@@ -138,7 +138,7 @@ def test_the_windows_painted_out_are_listed_once_per_settle_not_at_every_poll(
     assert all(e.settle_ms / 1000 < settle_for("click").reaction_s + QUIET_S for e in done)
     # Three screenshots and two settle waits; the polls (several per wait) list nothing.
     assert h.capturer.mask_lookups == 2
-    assert h.capturer.small_grabs >= 2 * 4
+    assert h.capturer.looks >= 2 * 4
     assert len(listed) == 3 + 2
 
 

@@ -206,3 +206,28 @@ def test_on_xvfb_the_wait_ends_after_the_animation(animating: tuple[Xvfb, Runnin
     assert returned_at >= end["changed_at"], "returned while the window was still changing"
     # Loose on purpose (a busy 2-core machine): the bench measures the real latency.
     assert returned_at - end["changed_at"] < 1.5
+
+
+def test_a_change_dates_from_when_its_look_read_the_screen() -> None:
+    """A look reads the screen, then reduces and compares it (a few ms): the quiet window runs
+    from the read, which is still no earlier than the change it saw."""
+    clock = FakeClock(grab_cost=0.004)
+    reads: list[float] = []
+    first_changed: list[float] = []
+
+    def grab() -> GrayFrame:
+        read = clock.now + 0.001  # read 1 ms in, then 3 ms of reduction
+        reads.append(read)
+        clock.now += clock.grab_cost
+        changed = read - start >= 0.05
+        if changed and not first_changed:
+            first_changed.append(read)
+        return flat(160 if changed else 100)
+
+    start = clock.now
+    result = wait_until_settled(grab, StopLatch(), clock=clock, sleep=clock.sleep,
+                                reaction_s=0.15, quiet_s=0.1, looked_at=lambda: reads[-1])
+    assert result.settled and result.changes == 1 and result.last_change_s is not None
+    assert result.last_change_s == pytest.approx(first_changed[0] - start)
+    # Over once quiet_s passed since that read (plus the last look's own cost).
+    assert result.waited_s == pytest.approx(first_changed[0] - start + 0.1 + 0.004, abs=1e-6)

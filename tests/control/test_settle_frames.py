@@ -105,3 +105,25 @@ def test_the_wait_prepares_the_frame_before_its_last_look_and_hands_it_over() ->
     frame = frames.frame()
     assert frame is not None and screen.encodes == 1
     assert frame.captured_at == screen.now  # the last look, at the end of the wait
+
+
+def test_an_unchanged_look_reuses_its_tiny_frame_and_a_changed_one_makes_its_own() -> None:
+    screen = Screen()
+    made: list[int] = []
+    small = screen.small
+
+    def counted(shot: Shot) -> GrayFrame:
+        made.append(1)
+        return small(shot)
+
+    screen.small = counted  # type: ignore[method-assign]
+    frames = _frames(screen)
+    first = frames()
+    assert frames() is first and frames() is first and len(made) == 1
+    screen.value = 90
+    changed = frames()
+    assert len(made) == 2 and int(changed[0, 0]) == 90
+    screen.now += 0.5
+    assert frames.looked_at() == screen.now - 0.5  # when the last look read the screen
+    frames()
+    assert frames.looked_at() == screen.now

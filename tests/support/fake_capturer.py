@@ -78,7 +78,7 @@ class FakeCapturer:
         self.clock = clock
         self.exclude = exclude
         self.grabs = 0
-        self.small_grabs = 0
+        self.looks = 0  # screens read: grabs and settle looks
         self.mask_lookups = 0  # small_grabber() calls: the windows listed once per settle
         first = self._peek()
         _, w, h = _to_bgrx(first)
@@ -103,6 +103,7 @@ class FakeCapturer:
         return tuple(_excluded(self.exclude))
 
     def shot(self, rects: tuple[Rect, ...] | None = None) -> Shot:
+        self.looks += 1
         raw, w, h = _to_bgrx(self._next())
         at = self.clock()
         if rects is None:
@@ -117,7 +118,6 @@ class FakeCapturer:
         return Frame(data, self.options.mime, geometry, shot.at, 0.0, encode_ms, pixels)
 
     def small(self, shot: Shot) -> GrayFrame:
-        self.small_grabs += 1
         return small_gray(_bgrx_image(shot.raw, shot.width, shot.height), self.small_factor)
 
     def grab(self) -> Frame:
