@@ -141,6 +141,7 @@ def wait_until_settled(
     nap = sleep or latch.sleep
     latch.check()
     start = clock()
+    looked = start  # when the last look began: the polls keep their period from look to look
     ref = grab_small()
     frames = 1
     changes = 0
@@ -176,7 +177,8 @@ def wait_until_settled(
         period = min(poll_s, first_poll_s) if fast else poll_s
         if still and on_still is not None and due - now <= max(period, PREPARE_AHEAD_S):
             on_still()
-        nap(max(0.0, min(period, due - now, max_s - elapsed)))
+        nap(max(0.0, min(looked + period, due, start + max_s) - now))
+        looked = clock()
         current = grab_small()
         frames += 1
         still = changed_cells(ref, current, threshold) < min_cells
