@@ -472,13 +472,14 @@ class Agent:
         if frame is None:
             frame = p.capturer.grab()
         # For loop detection: compared only with the previous step's, made the same way.
-        small = frame_small(frame)
+        small = frame.small if frame.small is not None else frame_small(frame)
         if small is None:
             small = p.capturer.grab_small()
         capture_ms = (p.clock() - t0) * 1000
         t0 = p.clock()
         shot, thumb = p.store.save_screenshot(
-            run_id, step_no, frame.data, frame.mime, thumbnail(frame)
+            run_id, step_no, frame.data, frame.mime,
+            frame.thumb if frame.thumb is not None else thumbnail(frame)
         )
         save_ms = (p.clock() - t0) * 1000
         record = StepRecord(
@@ -492,7 +493,7 @@ class Agent:
         self._emit(FrameCaptured(run_id, step_no, frame.geometry, str(shot) if shot else "",
                                  capture_ms, str(thumb) if thumb else "", frame.data))
         # The pixels were for the thumbnail: the history keeps the encoded frame only.
-        frame = dataclasses.replace(frame, pixels=None)
+        frame = dataclasses.replace(frame, pixels=None, thumb=None, small=None)
         timings = {"capture_ms": capture_ms, "save_ms": save_ms}
         return _Current(run_id, step_no, record, timings), frame, small
 

@@ -36,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
@@ -155,6 +155,9 @@ class Frame:
     #: The sent pixels before encoding, BGRX (h, w, 4), when the capturer kept them: the
     #: thumbnail is made from them (2 ms) instead of decoding the JPEG just encoded (7 ms).
     pixels: NDArray[np.uint8] | None = field(default=None, compare=False, repr=False)
+    #: Made ahead with the frame (:func:`finished`), when it was made during a settle wait.
+    thumb: bytes | None = field(default=None, compare=False, repr=False)
+    small: GrayFrame | None = field(default=None, compare=False, repr=False)
 
     @property
     def width(self) -> int:
@@ -436,6 +439,12 @@ def frame_small(frame: Frame, factor: int = SMALL_FACTOR) -> GrayFrame | None:
     image = Image.frombuffer("RGBX", (w, h), np.ascontiguousarray(frame.pixels), "raw",
                              "RGBX", 0, 1)
     return small_gray(image, factor)
+
+
+def finished(frame: Frame) -> Frame:
+    """``frame`` with its thumbnail and its tiny frame made: what the step does with a frame
+    next, done ahead where the frame is made ahead (control/settle_frames.py)."""
+    return replace(frame, thumb=thumbnail(frame), small=frame_small(frame))
 
 
 def thumbnail(frame: Frame, max_side: int = 320, quality: int = 75) -> bytes:

@@ -127,7 +127,12 @@ class SettleFrames:
                 return
             if self._encoding is not None and _same_pixels(self._encoding[0], shot):
                 return
-            self._encoding = (shot, _speculation().submit(self._source.encode, shot))
+            self._encoding = (shot, _speculation().submit(self._made, shot))
+
+    def _made(self, shot: Shot) -> Frame:
+        from control.capture import finished
+
+        return finished(self._source.encode(shot))
 
     def frame(self) -> Frame | None:
         """The screenshot of the last look, made during the wait; None when there is none to

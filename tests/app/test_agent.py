@@ -4,6 +4,7 @@ the dry-run input backend (which records every primitive) and a real action log.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ def test_the_same_action_on_an_unchanged_screen_ends_as_a_loop(
 
 
 def test_a_changing_screen_is_not_a_loop(harness_for: HarnessFor) -> None:
-    shade = iter(range(0, 250, 10))
+    shade = (i % 25 * 10 for i in itertools.count())  # a new shade at every look
 
     def changing() -> Image.Image:
         image = red_box_screen()

@@ -57,6 +57,9 @@ def test_the_frame_made_during_the_wait_is_the_last_looks() -> None:
     frame = frames.frame()
     assert frame is not None and frame.captured_at == screen.now and screen.encodes == 1
     assert frame.pixels is not None and int(frame.pixels[0, 0, 0]) == 10
+    # What the step makes of it next was made with it.
+    assert frame.thumb is not None and frame.thumb[:2] == b"\xff\xd8"
+    assert frame.small is not None and frame.small.shape == (1, 2)
     assert frames.frame() is None  # handed over once
 
 
