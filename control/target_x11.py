@@ -306,6 +306,14 @@ class X11TargetFinder:
         self._watch = StructureWatch(display_name)
         self._list_lock = threading.Lock()
         self._listed: tuple[Target, ...] | None = None
+        self._listed_at: int | None = None  # the watch's generation when listed
+        # Which window inside each top-level is the application's (top id: client id), for
+        # one generation of the watch: finding it walks the top-level's children asking each
+        # for WM_STATE (tens of round trips where no window manager sets it), and only a
+        # change the watch sees (a window framed, unframed, created, destroyed) changes it.
+        self._clients: dict[int, int] = {}
+        self._clients_at: int | None = None
+        self._generation: int | None = None  # the watch's, when the current question began
         self._hostname = socket.gethostname()
 
     # -- the protocol --
@@ -323,10 +331,11 @@ class X11TargetFinder:
         # watch); the names of a window do not change while it is mapped (ICCCM sets them
         # before), its title may (the list is for painting, which does not look at it).
         with self._list_lock:
-            changed = self._watch.changed()
-            if changed or self._listed is None:
+            generation = self._watch.generation()
+            if generation is None or generation != self._listed_at or self._listed is None:
                 listed = self._ask(self._windows, "the windows", lambda note: None)
                 self._listed = tuple(listed) if listed is not None else None
+                self._listed_at = generation
             return self._listed if self._listed is not None else ()
 
     def activate(self, target: Target) -> bool:
@@ -346,6 +355,7 @@ class X11TargetFinder:
     def close(self) -> None:
         with self._list_lock:
             self._listed = None
+            self._clients = {}
             self._watch.close()
         with self._lock:
             self._drop()
@@ -356,6 +366,7 @@ class X11TargetFinder:
         from Xlib import error as xerror
 
         with self._lock:
+            self._generation = self._watch.generation()
             for attempt in (1, 2):
                 try:
                     return query(self._connection())
@@ -432,6 +443,18 @@ class X11TargetFinder:
         """The client window inside a top-level (a frame): the first with ``WM_STATE``,
         breadth first (XmuClientWindow); the top-level itself when none has it (an
         override-redirect menu, a window on a desktop without a manager)."""
+        generation = self._generation
+        if generation is None or generation != self._clients_at:
+            self._clients = {}
+            self._clients_at = generation
+        elif top.id in self._clients:
+            return self._window(d, self._clients[top.id])
+        client = self._find_client_below(d, top)
+        if generation is not None:
+            self._clients[top.id] = client.id
+        return client
+
+    def _find_client_below(self, d: Any, top: Any) -> Any:
         if self._has_state(d, top):
             return top
         level = [top]

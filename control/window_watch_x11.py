@@ -25,28 +25,35 @@ class StructureWatch:
         self.display_name = display_name
         self._display: Any = None
         self._lock = threading.Lock()
+        self._generation = 0
 
-    def changed(self) -> bool:
-        """True when a top-level window may have changed since the last call: on the first
-        call, after any such event, and whenever the watch cannot tell (its connection
-        failed; it is opened again on the next call)."""
+    def generation(self) -> int | None:
+        """A number that changes whenever a top-level window may have changed since the last
+        call (a window came, went, moved, restacked, was (un)mapped or framed), and when the
+        watch (re)starts; None when it cannot tell (its connection failed: it is opened again
+        on the next call)."""
         with self._lock:
             try:
                 if self._display is None:
+                    # Nothing was watched before: a new number, so what was seen before it
+                    # is looked at again.
                     self._display = self._open()
-                    return True
+                    self._generation += 1
+                    return self._generation
                 display = self._display
                 display.sync()  # a round trip: the events made before it are read with it
                 seen = 0
                 while display.pending_events():
                     display.next_event()
                     seen += 1
-                return seen > 0
-            except Exception:  # a dead display, an X error: unknown means list again
-                log.debug("the window watch failed; the windows are listed again",
+                if seen:
+                    self._generation += 1
+                return self._generation
+            except Exception:  # a dead display, an X error: unknown means look again
+                log.debug("the window watch failed; the windows are looked at again",
                           exc_info=True)
                 self._drop()
-                return True
+                return None
 
     def close(self) -> None:
         with self._lock:

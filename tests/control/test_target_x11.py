@@ -452,3 +452,42 @@ def test_without_the_watch_the_windows_are_walked_every_time(
     finder.windows()
     assert len(walks) == 3  # and then it watches again
     finder.close()
+
+
+def test_the_application_window_inside_a_frame_is_looked_for_again_after_any_change(
+        x11: Xvfb, app: App, term: Xterm, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the client inside a top-level walks its children (tens of round trips where no
+    window manager marks it): kept while the watch sees no change, looked for again after
+    one, so a window replaced at a point is named as the new one."""
+    finder = finder_for()
+    looked: list[int] = []
+    find = finder._find_client_below
+
+    def counted(d: object, top: object) -> object:
+        looked.append(1)
+        return find(d, top)
+
+    monkeypatch.setattr(finder, "_find_client_below", counted)
+    activate(x11, term.window)
+    point = centre(finder.at(*centre(finder.focused())))
+    first = finder.at(*point)
+    assert first.window == term.window and first.wm_class == "XTerm"
+    before = len(looked)
+    assert finder.at(*point) == first and finder.focused().window == term.window
+    assert len(looked) == before  # nothing changed: no walk
+    elsewhere = Xterm(x11, "-class", "Elsewhere", geometry="20x5+1100+700")
+    try:
+        # Any change the watch sees drops what was found: the same top-level is walked again.
+        assert finder.at(*point) == first
+        assert len(looked) > before
+    finally:
+        elsewhere.stop()
+    brief = Xterm(x11, "-class", "Briefterm", geometry=f"30x8+{point[0] - 60}+{point[1] - 40}")
+    try:
+        activate(x11, brief.window)
+        now = finder.at(*point)
+        assert now.window == brief.window and now.wm_class == "Briefterm"
+    finally:
+        brief.stop()
+    wait_until(lambda: finder.at(*point).window == term.window, "the xterm below again")
+    finder.close()
