@@ -33,7 +33,7 @@ import httpx2
 import openai
 from openai import Stream
 from openai._base_client import make_request_options
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from model.endpoint import DEFAULT_BASE_URL, normalize_base_url, root_url_of
@@ -57,6 +57,7 @@ from model.errors import (
 )
 from model.request_body import chat_body
 from model.schema import Step
+from model.stream_chunk import read_chunk
 from model.structured import inline_refs
 from model.tls import CertificateMismatch, pinned_context
 
@@ -183,21 +184,6 @@ def _summarize(exc: ValidationError) -> str:
         parts.append(f"{where}: {error['msg']}")
     more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
     return "; ".join(parts) + more
-
-
-def _reasoning_of(delta: Any) -> str:
-    """The reasoning text of a streamed delta, when the server runs a reasoning parser.
-
-    vLLM sends it as ``reasoning`` (0.12 also mirrors it into the deprecated
-    ``reasoning_content``; read one, never both, or it would count twice; see
-    docs/vllm-protocol.md).
-    """
-    extra = getattr(delta, "model_extra", None) or {}
-    for name in ("reasoning", "reasoning_content"):
-        value = getattr(delta, name, None) or extra.get(name)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def _joined(reasoning: str, content: str) -> str:
@@ -736,20 +722,19 @@ class HolotronClient:
         try:
             stream = self._create_stream(model, messages, schema, temperature)
             with stream:
-                for chunk in stream:
+                for data in stream:
                     if stop.is_set():
                         return
+                    chunk = read_chunk(data)
                     if chunk.usage is not None:
                         prompt_tokens = chunk.usage.prompt_tokens
                         completion_tokens = chunk.usage.completion_tokens
-                        details = chunk.usage.prompt_tokens_details
-                        cached = details.cached_tokens if details is not None else None
-                    for choice in chunk.choices:
-                        thought = _reasoning_of(choice.delta)
-                        if thought or choice.delta.content:
+                        cached = chunk.usage.cached_tokens
+                    for delta in chunk.deltas:
+                        thought, piece = delta.thought, delta.content
+                        if thought or piece:
                             if first is None:
                                 first = time.monotonic() - sent
-                            piece = choice.delta.content or ""
                             reasoning += thought
                             content += piece
                             size += len(thought.encode()) + len(piece.encode())
@@ -761,8 +746,8 @@ class HolotronClient:
                                 events.put(_Failed(AnswerTooLong(raw, limit)))
                                 return
                             events.put(_Text(_joined(reasoning, content)))
-                        if choice.finish_reason is not None:
-                            finish = choice.finish_reason
+                        if delta.finish is not None:
+                            finish = delta.finish
             text = _joined(reasoning, content)
             events.put(_Done(text, finish, prompt_tokens, completion_tokens, cached, first))
         except BaseException as exc:  # reported to the caller's thread, which raises it
@@ -770,7 +755,7 @@ class HolotronClient:
                 events.put(_Failed(exc))
 
     def _create_stream(self, model: str, messages: list[dict[str, Any]],
-                       schema: dict[str, Any], temperature: float) -> Stream[ChatCompletionChunk]:
+                       schema: dict[str, Any], temperature: float) -> Stream[object]:
         """What ``chat.completions.create(stream=True, ...)`` does with these arguments, less
         its walk of the parameters.
 
@@ -803,7 +788,8 @@ class HolotronClient:
             ),
             cast_to=ChatCompletion,
             stream=True,
-            stream_cls=Stream[ChatCompletionChunk],
+            # The chunks as the server sent them (model/stream_chunk.py reads them).
+            stream_cls=Stream[object],
         )
 
     # ------------------------------------------------------------------ errors

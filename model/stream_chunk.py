@@ -1,0 +1,98 @@
+"""What holodesk reads of one streamed chat chunk, from the JSON object the server sent.
+
+The openai SDK builds a pydantic model of every chunk (about 0.1 ms each, on the CI machine,
+for a field or two of text): the stream is read as the plain objects instead, and only the
+parts holodesk uses are taken, each checked for its type. A chunk of another shape is the
+server's error (:class:`MalformedChunk`), reported like any other broken answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class MalformedChunk(ValueError):
+    """A streamed chunk that is not a chat completion chunk."""
+
+
+@dataclass(frozen=True)
+class Delta:
+    thought: str  # the reasoning parser's text (see reasoning_of)
+    content: str
+    finish: str | None
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    deltas: tuple[Delta, ...]
+    usage: Usage | None
+
+
+def read_chunk(data: object) -> Chunk:
+    """The parts of ``data`` (one ``data:`` line of the stream, decoded) holodesk reads."""
+    if not isinstance(data, dict):
+        raise MalformedChunk(f"a stream chunk is not a JSON object: {_brief(data)}")
+    choices = data.get("choices")
+    if choices is None:
+        choices = []
+    if not isinstance(choices, list):
+        raise MalformedChunk(f"a stream chunk's choices are not a list: {_brief(choices)}")
+    deltas = tuple(_delta(choice) for choice in choices)
+    usage = data.get("usage")
+    if usage is None:
+        return Chunk(deltas, None)
+    if not isinstance(usage, dict):
+        raise MalformedChunk(f"a stream chunk's usage is not an object: {_brief(usage)}")
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return Chunk(deltas, Usage(_count(usage.get("prompt_tokens")),
+                               _count(usage.get("completion_tokens")), _count(cached)))
+
+
+def reasoning_of(delta: dict[str, object]) -> str:
+    """The reasoning text of a streamed delta, when the server runs a reasoning parser.
+
+    vLLM sends it as ``reasoning`` (0.12 also mirrors it into the deprecated
+    ``reasoning_content``; read one, never both, or it would count twice; see
+    docs/vllm-protocol.md).
+    """
+    for name in ("reasoning", "reasoning_content"):
+        value = delta.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _delta(choice: object) -> Delta:
+    if not isinstance(choice, dict):
+        raise MalformedChunk(f"a stream chunk's choice is not an object: {_brief(choice)}")
+    delta = choice.get("delta")
+    if delta is None:
+        delta = {}
+    if not isinstance(delta, dict):
+        raise MalformedChunk(f"a stream chunk's delta is not an object: {_brief(delta)}")
+    content = delta.get("content")
+    if content is None:
+        content = ""
+    if not isinstance(content, str):
+        raise MalformedChunk(f"a stream chunk's content is not text: {_brief(content)}")
+    finish = choice.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise MalformedChunk(f"a stream chunk's finish_reason is not text: {_brief(finish)}")
+    return Delta(reasoning_of(delta), content, finish)
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _brief(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
