@@ -314,6 +314,7 @@ class X11TargetFinder:
         self._clients: dict[int, int] = {}
         self._clients_at: int | None = None
         self._generation: int | None = None  # the watch's, when the current question began
+        self._provisional = False  # a top-level was named without a marked client inside
         self._hostname = socket.gethostname()
 
     # -- the protocol --
@@ -333,9 +334,12 @@ class X11TargetFinder:
         with self._list_lock:
             generation = self._watch.generation()
             if generation is None or generation != self._listed_at or self._listed is None:
+                self._provisional = False
                 listed = self._ask(self._windows, "the windows", lambda note: None)
                 self._listed = tuple(listed) if listed is not None else None
-                self._listed_at = generation
+                # A window named for want of a marked client may be named otherwise once its
+                # manager marks it, which the watch does not see: listed again next time.
+                self._listed_at = None if self._provisional else generation
             return self._listed if self._listed is not None else ()
 
     def activate(self, target: Target) -> bool:
@@ -381,8 +385,11 @@ class X11TargetFinder:
                         return failed("the X display went away; holodesk cannot tell which "
                                       "application receives the action")
                 except xerror.XError as e:
-                    # A window closed between two questions: look again once, from the top.
+                    # A window closed between two questions: look again once, from the top
+                    # (a client remembered inside a frame may be the window that closed: the
+                    # root watch does not see a client closing inside its frame).
                     log.debug("target finder: %s changed while looked at: %s", what, e)
+                    self._clients = {}
                     if attempt == 2:
                         return failed("the window closed while holodesk looked at it")
                 except Exception as e:  # never raise into the agent: unknown is judged risky
@@ -449,24 +456,31 @@ class X11TargetFinder:
             self._clients_at = generation
         elif top.id in self._clients:
             return self._window(d, self._clients[top.id])
-        client = self._find_client_below(d, top)
-        if generation is not None:
-            self._clients[top.id] = client.id
+        client, marked = self._find_client_below(d, top)
+        # None marked inside: maybe a frame its manager has not finished (it may mark the
+        # client after mapping the frame, a property change the root watch does not see).
+        # Remembered only where no manager ever marks one: an override-redirect window.
+        if marked or top.get_attributes().override_redirect:
+            if generation is not None:
+                self._clients[top.id] = client.id
+        else:
+            self._provisional = True
         return client
 
-    def _find_client_below(self, d: Any, top: Any) -> Any:
+    def _find_client_below(self, d: Any, top: Any) -> tuple[Any, bool]:
+        """The client and whether it has ``WM_STATE`` (else it is ``top``, for want of one)."""
         if self._has_state(d, top):
-            return top
+            return top, True
         level = [top]
         for _ in range(4):
             below = [c for w in level for c in w.query_tree().children]
             for child in below:
                 if self._has_state(d, child):
-                    return child
+                    return child, True
             level = below
             if not level:
                 break
-        return top
+        return top, False
 
     def _client_above(self, d: Any, window: Any) -> tuple[Any, Any]:
         """For a window deep inside an application (the input focus): its client and the
