@@ -160,3 +160,27 @@ def test_a_terminal_marked_after_its_frame_was_mapped_is_judged_a_terminal(
         finder.close()
         frame.destroy()
         x.sync()
+
+
+def test_a_window_named_after_it_was_mapped_is_painted_out_at_the_next_look(
+        xvfb: Xvfb, x: Any) -> None:
+    """An application that sets WM_CLASS only after mapping (ICCCM says before; not every
+    toolkit does): the list cached while it had no name keeps it unnamed, since a property
+    change is nothing the root watch sees. Before the cache, the next list named it."""
+    root = x.screen().root
+    window = _window(x, root, 20, 20, 300, 200)
+    _mark(x, window)
+    window.map()
+    x.sync()
+    finder = _finder(xvfb)
+    try:
+        assert not any(t.matches(["keepassxc"]) for t in finder.windows())
+        _name(x, window, KEEPASS)
+        x.sync()
+        listed = finder.windows()
+        assert any(t.matches(["keepassxc"]) for t in listed), (
+            f"the password manager is not painted out: windows() = {listed!r}")
+    finally:
+        finder.close()
+        window.destroy()
+        x.sync()
