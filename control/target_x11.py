@@ -559,7 +559,12 @@ class X11TargetFinder:
                 continue
             if top.id == manager:
                 continue
-            out.append(self._describe(d, self._client_below(d, top), top, deep=False))
+            target = self._describe(d, self._client_below(d, top), top, deep=False)
+            if not target.wm_class:
+                # Named after it was mapped (ICCCM says before; not every toolkit does): a
+                # property change the watch does not see. Listed again next time.
+                self._provisional = True
+            out.append(target)
         return out
 
     def _describe(self, d: Any, client: Any, top: Any, *, deep: bool = True) -> Target:
