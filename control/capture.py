@@ -184,9 +184,8 @@ class Capturer(Protocol):
         ...
 
     def small_grabber(self) -> SettleFrames:
-        """The frames of one settle wait (control/settle_frames.py): ``grab_small`` with the
-        windows painted out looked up once, now, and the next screenshot made during the
-        wait."""
+        """The frames of one settle wait (control/settle_frames.py): ``grab_small``, and the
+        next screenshot made during the wait."""
         ...
 
     def monitor(self) -> Rect:

@@ -436,6 +436,9 @@ class InputTiming:
     drag_steps: int = 12
     drag_step_s: float = 0.015
     scroll_step_s: float = 0.01
+    #: Before a drag's release: the drop target answers the last motion first (XDND's status
+    #: reply to each position); not shortened with ``after_move_s``.
+    before_drop_s: float = 0.03
 
     @classmethod
     def for_platform(cls, platform: str = sys.platform) -> InputTiming:
@@ -621,7 +624,7 @@ class Executor:
             y = round(start.y + (end.y - start.y) * i / steps)
             self._move(Point(x, y))
             self._sleep(t.drag_step_s)
-        self._sleep(t.after_move_s)
+        self._sleep(t.before_drop_s)
         self._up("left")
 
     def _scroll(self, action: Scroll, point: Point) -> None:

@@ -48,8 +48,9 @@ class Shot:
 class ShotSource(Protocol):
     """What a capturer gives :class:`SettleFrames`."""
 
-    def shot(self, rects: tuple[Rect, ...]) -> Shot:
-        """Read the screen, ``rects`` painted out."""
+    def shot(self, rects: tuple[Rect, ...] | None) -> Shot:
+        """Read the screen, ``rects`` painted out (None: the windows to paint out, looked up
+        right after the read)."""
         ...
 
     def small(self, shot: Shot) -> GrayFrame:
@@ -81,13 +82,15 @@ def _speculation() -> ThreadPoolExecutor:
 
 
 class SettleFrames:
-    """Call it for the detector's frames (the windows painted out looked up once, when it was
-    made: listing them costs more than a grab); see the module docstring for the rest."""
+    """Call it for the detector's frames; see the module docstring for the rest.
+
+    Each look paints out the windows to paint out as they are at that look (looked up right
+    after it read the screen, as a grab does): a window that goes away during the wait (the
+    confirmation panel hiding) leaves the screen under it watched from then on."""
 
     def __init__(self, source: ShotSource, clock: Callable[[], float] = time.monotonic) -> None:
         self._source = source
         self._clock = clock
-        self._rects = source.rects()
         self._lock = threading.Lock()
         self._last: Shot | None = None
         self._small: GrayFrame | None = None
@@ -95,7 +98,7 @@ class SettleFrames:
         self._confirmed: tuple[Shot, Future[Frame]] | None = None
 
     def __call__(self) -> GrayFrame:
-        shot = self._source.shot(self._rects)
+        shot = self._source.shot(None)
         with self._lock:
             last, self._last = self._last, shot
             if last is not None and self._small is not None and _same_pixels(last, shot):

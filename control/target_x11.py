@@ -459,13 +459,23 @@ class X11TargetFinder:
         client, marked = self._find_client_below(d, top)
         # None marked inside: maybe a frame its manager has not finished (it may mark the
         # client after mapping the frame, a property change the root watch does not see).
-        # Remembered only where no manager ever marks one: an override-redirect window.
-        if marked or top.get_attributes().override_redirect:
+        # Remembered only where no manager ever marks one: an override-redirect window, or
+        # any window while no manager runs (one that starts reframes the windows: the watch
+        # sees that; a manager that does not reframe them names the same window).
+        if marked or top.get_attributes().override_redirect or not self._managed(d):
             if generation is not None:
                 self._clients[top.id] = client.id
         else:
             self._provisional = True
         return client
+
+    def _managed(self, d: Any) -> bool:
+        """Whether a window manager runs: it alone redirects the root's children's requests
+        (ICCCM), so some client selects SubstructureRedirect on the root."""
+        from Xlib import X
+
+        masks = d.screen().root.get_attributes().all_event_masks
+        return bool(masks & X.SubstructureRedirectMask)
 
     def _find_client_below(self, d: Any, top: Any) -> tuple[Any, bool]:
         """The client and whether it has ``WM_STATE`` (else it is ``top``, for want of one)."""

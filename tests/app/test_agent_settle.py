@@ -108,11 +108,10 @@ def test_a_stop_during_a_wait_ends_it_at_once(harness_for: HarnessFor) -> None:
     assert took < 3.0
 
 
-def test_the_windows_painted_out_are_listed_once_per_settle_not_at_every_poll(
+def test_an_animation_in_a_window_painted_out_does_not_hold_the_wait(
         harness_for: HarnessFor) -> None:
-    """Listing the windows (holodesk's own, the never-touch ones) costs more than a grab: the
-    settle wait looks them up once and paints them out of every poll, and an animation inside
-    them still does not hold the wait."""
+    """Holodesk's own windows (the streaming thought) are painted out of every look of the
+    settle wait too: what changes inside them does not hold the wait."""
     box = Rect(400, 400, 400, 200)
     started: list[float] = []
     listed: list[float] = []
@@ -136,10 +135,7 @@ def test_the_windows_painted_out_are_listed_once_per_settle_not_at_every_poll(
     assert len(done) == 2 and all(e.settled for e in done)
     # Held by nothing but the click's reaction time: the animation is painted out.
     assert all(e.settle_ms / 1000 < settle_for("click").reaction_s + QUIET_S for e in done)
-    # Three screenshots and two settle waits; the polls (several per wait) list nothing.
-    assert h.capturer.mask_lookups == 2
-    assert h.capturer.looks >= 2 * 4
-    assert len(listed) == 3 + 2
+    assert h.capturer.looks >= 2 * 4 and len(listed) >= h.capturer.looks
 
 
 def test_the_screenshot_after_an_action_shows_the_screen_as_it_settled(

@@ -27,7 +27,7 @@ from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.xvfb import Xvfb
 
 NO_WAIT = InputTiming(after_move_s=0, char_interval_s=0, key_interval_s=0, drag_hold_s=0,
-                      drag_steps=4, drag_step_s=0, scroll_step_s=0)
+                      drag_steps=4, drag_step_s=0, scroll_step_s=0, before_drop_s=0)
 
 
 def act(**fields: Any) -> Action:
@@ -84,6 +84,7 @@ def test_the_pause_after_a_move_is_short_only_where_the_server_orders_the_events
     latch = StopLatch()
     linux = Executor(DryRunBackend(), latch, platform="linux").timing
     assert linux == InputTiming.for_platform("linux") and linux.after_move_s <= 0.01
+    assert linux.before_drop_s == 0.03  # a drop target answers the last motion first
     for other in ("win32", "darwin"):
         assert Executor(DryRunBackend(), latch, platform=other).timing.after_move_s == 0.03
 

@@ -158,7 +158,7 @@ def test_frames_encode_in_bands_by_default_on_one_pool() -> None:
     for _ in range(10):
         encode_bgrx(raw, 1920, 1080, EncodeOptions(jpeg_bands=2))
     # One pool for the process: its few workers, never a thread per frame.
-    workers = [t for t in threading.enumerate() if t.name.startswith("holodesk-")]
+    workers = [t for t in threading.enumerate() if t.name.startswith("holodesk-scale")]
     assert _pool() is pool and 1 <= len(workers) <= pool._max_workers
     with pytest.raises(ValueError):
         EncodeOptions(jpeg_bands=0)

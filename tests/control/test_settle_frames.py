@@ -24,9 +24,9 @@ class Screen:
         self.encodes = 0
         self.fail = False
 
-    def shot(self, rects: tuple[Rect, ...]) -> Shot:
+    def shot(self, rects: tuple[Rect, ...] | None) -> Shot:
         raw = bytearray(np.full((8, 16, 4), self.value, np.uint8).tobytes())
-        return Shot(raw, 16, 8, self.now, 1.0, rects)
+        return Shot(raw, 16, 8, self.now, 1.0, self.painted if rects is None else rects)
 
     def small(self, shot: Shot) -> GrayFrame:
         return np.frombuffer(shot.raw, np.uint8)[::4].reshape(8, 16)[::8, ::8].copy()

@@ -79,7 +79,6 @@ class FakeCapturer:
         self.exclude = exclude
         self.grabs = 0
         self.looks = 0  # screens read: grabs and settle looks
-        self.mask_lookups = 0  # small_grabber() calls: the windows listed once per settle
         first = self._peek()
         _, w, h = _to_bgrx(first)
         self._monitor = monitor or Rect(0, 0, w, h)
@@ -128,7 +127,6 @@ class FakeCapturer:
         return self.small(self.shot())
 
     def small_grabber(self) -> SettleFrames:
-        self.mask_lookups += 1
         return SettleFrames(self, clock=self.clock)
 
     def close(self) -> None:

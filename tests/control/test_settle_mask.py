@@ -1,8 +1,7 @@
-"""Review: the settle detector's looks are masked with the windows painted out when the wait
-began (control/settle_frames.py lists them once per wait). A window painted out then that goes
-away during the wait (the confirmation panel hiding, a password manager minimised) leaves the
-detector blind where it was: the screen there may still be changing when the wait says it
-settled, and the step after grabs (the windows changed) a screen caught mid-change.
+"""The settle detector's looks paint out the windows there at each look: a window painted out
+when the wait began that goes away during it (the confirmation panel hiding, a password
+manager minimised) does not leave the detector blind where it was (found by a review: the
+looks of a wait had been masked with the windows of its start).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Review: the target finder's caches (window list, client inside a frame) against a window
-manager's steps that the root's SubstructureNotify watch does not see.
+"""The target finder's caches (the window list, the client inside a frame) against a window
+manager's steps that the root's SubstructureNotify watch does not see (found by a review).
 
 Plain Xvfb, no window manager: the test plays the manager itself with python-xlib (creates a
 frame on the root, the client inside it, WM_STATE on the client), so it controls exactly which
@@ -25,12 +25,16 @@ XTERM = ("xterm", "XTerm")
 
 @pytest.fixture
 def x(xvfb: Xvfb) -> Iterator[Any]:
-    """An X connection standing in for the window manager and the applications."""
+    """An X connection standing in for the window manager (it redirects the root's children,
+    as a manager does) and the applications."""
+    from Xlib import X
     from Xlib import display as xdisplay
 
     with xvfb.activated():
         d = xdisplay.Display(xvfb.display)
         try:
+            d.screen().root.change_attributes(event_mask=X.SubstructureRedirectMask)
+            d.sync()
             yield d
         finally:
             d.close()
@@ -184,3 +188,36 @@ def test_a_window_named_after_it_was_mapped_is_painted_out_at_the_next_look(
         finder.close()
         window.destroy()
         x.sync()
+
+
+def test_without_a_window_manager_a_top_level_is_its_own_application_window(
+        xvfb: Xvfb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No manager marks any window: the top-level is the application's window, and stays so
+    for as long as the watch sees no change (found once, not walked at every look)."""
+    from Xlib import display as xdisplay
+
+    with xvfb.activated():
+        d = xdisplay.Display(xvfb.display)  # an application; nothing redirects the root
+        window = _window(d, d.screen().root, 20, 20, 300, 200)
+        _name(d, window, XTERM)
+        window.map()
+        d.sync()
+        finder = _finder(xvfb)
+        walks: list[int] = []
+        find = finder._find_client_below
+
+        def counted(dd: object, top: object) -> tuple[Any, bool]:
+            walks.append(1)
+            return find(dd, top)
+
+        monkeypatch.setattr(finder, "_find_client_below", counted)
+        try:
+            first = finder.at(100, 100)
+            assert first.window == window.id and first.kind is TargetKind.TERMINAL
+            assert finder.at(100, 100) == first and len(walks) == 1
+            assert [t.window for t in finder.windows()] == [window.id]
+            assert len(walks) == 1
+        finally:
+            finder.close()
+            window.destroy()
+            d.close()
