@@ -714,7 +714,7 @@ class MssCapturer:
         return self.small(self.shot())
 
     def small_grabber(self) -> SettleFrames:
-        return SettleFrames(self)
+        return SettleFrames(self, finish=finished)
 
 
 def _rect(monitor: Any) -> Rect:

@@ -88,9 +88,13 @@ class SettleFrames:
     after it read the screen, as a grab does): a window that goes away during the wait (the
     confirmation panel hiding) leaves the screen under it watched from then on."""
 
-    def __init__(self, source: ShotSource, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, source: ShotSource, clock: Callable[[], float] = time.monotonic,
+                 finish: Callable[[Frame], Frame] | None = None) -> None:
+        """``finish`` runs on each frame made ahead, on the same thread (the capturer's
+        :func:`~control.capture.finished`: what the step does with a frame next)."""
         self._source = source
         self._clock = clock
+        self._finish = finish
         self._lock = threading.Lock()
         self._last: Shot | None = None
         self._small: GrayFrame | None = None
@@ -133,9 +137,8 @@ class SettleFrames:
             self._encoding = (shot, _speculation().submit(self._made, shot))
 
     def _made(self, shot: Shot) -> Frame:
-        from control.capture import finished
-
-        return finished(self._source.encode(shot))
+        frame = self._source.encode(shot)
+        return self._finish(frame) if self._finish is not None else frame
 
     def frame(self) -> Frame | None:
         """The screenshot of the last look, made during the wait; None when there is none to

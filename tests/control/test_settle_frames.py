@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from control.capture import EncodeOptions, Frame, GrayFrame, encode_pixels
+from control.capture import EncodeOptions, Frame, GrayFrame, encode_pixels, finished
 from control.settle import wait_until_settled
 from control.settle_frames import MAX_AGE_S, SettleFrames, Shot
 from control.stop import StopLatch
@@ -44,7 +44,7 @@ class Screen:
 
 
 def _frames(screen: Screen) -> SettleFrames:
-    return SettleFrames(screen, clock=lambda: screen.now)
+    return SettleFrames(screen, clock=lambda: screen.now, finish=finished)
 
 
 def test_the_frame_made_during_the_wait_is_the_last_looks() -> None:

@@ -22,6 +22,7 @@ from control.capture import (
     _bgrx_image,
     _excluded,
     encode_pixels,
+    finished,
     mask_bgrx,
     small_gray,
 )
@@ -127,7 +128,7 @@ class FakeCapturer:
         return self.small(self.shot())
 
     def small_grabber(self) -> SettleFrames:
-        return SettleFrames(self, clock=self.clock)
+        return SettleFrames(self, clock=self.clock, finish=finished)
 
     def close(self) -> None:
         self.closed = True
