@@ -51,13 +51,17 @@ def run_scenario(server: Xvfb, workdir: Path, animate_ms: int, trials: int,
     try:
         for _ in range(trials):
             mark = app.mark()
-            before = cap.grab_small()
+            # The agent's way (app/agent.py _act): the wait's own frames, a change dated from
+            # its look's read, the next screenshot made during the wait.
+            grab = cap.small_grabber()
+            before = grab()
             x, y = app.widgets[button].solid_center
             executor.execute(Click(element=button, x=0, y=0), [Point(x, y)])
             acted = time.monotonic()
-            result = wait_until_settled(cap.grab_small, executor.latch, before=before,
+            result = wait_until_settled(grab, executor.latch, before=before,
                                         min_s=0.0, reaction_s=CLICK.reaction_s,
-                                        quiet_s=CLICK.quiet_s)
+                                        quiet_s=CLICK.quiet_s, on_still=grab.prepare,
+                                        looked_at=grab.looked_at)
             returned = time.monotonic()
             if animate_ms:
                 end = app.wait_for(lambda m=mark: app.events_since(m, "animate_end"),

@@ -247,7 +247,7 @@ def _image(turn: Turn) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": _data_url(turn.image, turn.mime)}}
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=4)  # a request's three and the next step's new one
 def _data_url(image: bytes, mime: str) -> str:
     # A screenshot goes out in up to three requests: encoded once, and the same string each
     # time (model/request_body.py splices it in by that string). Looking the image up costs

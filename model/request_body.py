@@ -21,7 +21,7 @@ from typing import Any
 
 #: Characters JSON must escape in a string: a URL with none is encoded as itself in quotes.
 _ESCAPED = re.compile(r'["\\\x00-\x1f\x7f-\U0010ffff]')
-_FRAGMENTS_KEPT = 8  # three images per request, and the next step's new one
+_FRAGMENTS_KEPT = 4  # three images per request, and the next step's new one
 
 _fragments: OrderedDict[str, bytes | None] = OrderedDict()
 _lock = threading.Lock()
