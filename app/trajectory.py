@@ -301,7 +301,7 @@ def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes]
     replacing the one before; returns the JSON file's path."""
     folder = paths.ensure_private_dir(_own_folder(key, root))
     for name, data in pictures.items():
-        _write_bytes(folder / name, data)
+        paths.write_atomic_bytes(folder / name, data)
     path = folder / TRAJECTORY_FILE
     paths.write_atomic(path, json.dumps(trajectory.model_dump(mode="json"), indent=1,
                                         ensure_ascii=False))
@@ -603,12 +603,6 @@ def _pictures(trajectory: Trajectory) -> set[str]:
         names.update(a.crop for a in step.anchors)
         names.update(a.context for a in step.anchors if a.context is not None)
     return names
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _first_error(error: Exception) -> str:
