@@ -45,7 +45,7 @@ from control.target import (
     app_names,
     own_window_id,
 )
-from control.window_watch_x11 import StructureWatch
+from control.window_watch_x11 import StructureWatch, close_quietly
 from model.coords import Rect
 
 log = logging.getLogger(__name__)
@@ -413,11 +413,7 @@ class X11TargetFinder:
 
     def _drop(self) -> None:
         display, self._display = self._display, None
-        if display is not None:
-            try:
-                display.close()
-            except Exception:  # closing a dead connection: nothing more to free
-                log.debug("target finder: closing the X connection failed", exc_info=True)
+        close_quietly(display, "the target finder")
 
     # -- queries (under the lock, on a live connection) --
 

@@ -74,8 +74,14 @@ class StructureWatch:
 
     def _drop(self) -> None:
         display, self._display = self._display, None
-        if display is not None:
-            try:
-                display.close()
-            except Exception:  # closing a dead connection: nothing more to free
-                log.debug("closing the window watch's connection failed", exc_info=True)
+        close_quietly(display, "the window watch")
+
+
+def close_quietly(display: Any, owner: str) -> None:
+    """Close ``owner``'s X connection, if any; a dead one has nothing more to free."""
+    if display is None:
+        return
+    try:
+        display.close()
+    except Exception:
+        log.debug("closing the X connection of %s failed", owner, exc_info=True)

@@ -61,6 +61,17 @@ def _mark(d: Any, window: Any) -> None:
     window.change_property(atom, atom, 32, [1, 0])
 
 
+def _framed_unmarked(d: Any, wm_class: tuple[str, str]) -> tuple[Any, Any]:
+    """A frame mapped with a named client inside that the manager has not marked yet."""
+    frame = _window(d, d.screen().root, 20, 20, 300, 200)
+    client = _window(d, frame, 0, 20, 300, 180)
+    _name(d, client, wm_class)
+    client.map()
+    frame.map()
+    d.sync()
+    return frame, client
+
+
 def _managed(d: Any, x: int, y: int, wm_class: tuple[str, str]) -> tuple[Any, Any]:
     """A frame on the root with a named, marked client inside, both mapped."""
     root = d.screen().root
@@ -119,13 +130,7 @@ def test_a_client_marked_after_its_frame_was_mapped_is_named_at_the_next_look(
     every later list names the frame (the manager's window, no WM_CLASS) and the password
     manager is never painted out until some other top-level window changes. Before the cache,
     the next list named it."""
-    root = x.screen().root
-    frame = _window(x, root, 20, 20, 300, 200)
-    client = _window(x, frame, 0, 20, 300, 180)
-    _name(x, client, KEEPASS)
-    client.map()
-    frame.map()
-    x.sync()
+    frame, client = _framed_unmarked(x, KEEPASS)
     finder = _finder(xvfb)
     try:
         assert not any(t.matches(["keepassxc"]) for t in finder.windows())
@@ -145,13 +150,7 @@ def test_a_terminal_marked_after_its_frame_was_mapped_is_judged_a_terminal(
     """The same for the target of an action: the window at a point inside the terminal is
     still the frame (an application with no name, the manager's process) after the manager
     marked the terminal's client, so a submit into it is not judged as going to a terminal."""
-    root = x.screen().root
-    frame = _window(x, root, 20, 20, 300, 200)
-    client = _window(x, frame, 0, 20, 300, 180)
-    _name(x, client, XTERM)
-    client.map()
-    frame.map()
-    x.sync()
+    frame, client = _framed_unmarked(x, XTERM)
     finder = _finder(xvfb)
     try:
         assert finder.at(100, 100).window == frame.id
