@@ -19,7 +19,7 @@ from app.settings import Settings
 from app.store import ActionLog
 from app.trajectory import Recorder
 from control import release
-from control.capture import ExcludeRects
+from control.capture import EVERYTHING, ExcludeRects
 from control.display import check_display
 from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
@@ -235,7 +235,10 @@ def _with_never_touch(exclude: ExcludeRects | None, finder: TargetFinder,
         try:
             out += [t.rect for t in finder.windows() if t.rect is not None and t.matches(apps)]
         except Exception:
-            log.warning("could not list the windows to paint out", exc_info=True)
+            # Where a never-touch window is is unknown: the frame shows nothing rather than it.
+            log.warning("could not list the windows to paint out; this frame is painted out "
+                        "entirely", exc_info=True)
+            out.append(EVERYTHING)
         return out
 
     return rects

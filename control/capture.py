@@ -284,14 +284,21 @@ def mask_bgrx(raw: bytes | bytearray, width: int, height: int, area: Rect,
     return buffer
 
 
+#: Paints a whole frame out (mask_bgrx clips it to the frame).
+EVERYTHING = Rect(-(1 << 24), -(1 << 24), 1 << 25, 1 << 25)
+
+
 def _excluded(exclude: ExcludeRects | None) -> Sequence[Rect]:
     if exclude is None:
         return ()
     try:
         return exclude()
-    except Exception:  # a broken mask must not stop the run; the frame goes out unmasked
-        log.warning("the capture mask failed; this frame is not masked", exc_info=True)
-        return ()
+    except Exception:
+        # Not knowing where the windows to hide are, a frame shows nothing rather than them
+        # (the run goes on: the next look asks again).
+        log.warning("the capture mask failed; this frame is painted out entirely",
+                    exc_info=True)
+        return (EVERYTHING,)
 
 
 @dataclass(frozen=True)

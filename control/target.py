@@ -103,6 +103,10 @@ def app_names(*names: str) -> frozenset[str]:
     return frozenset(out)
 
 
+class WindowListError(RuntimeError):
+    """The windows on the screen cannot be listed now (an X error, a broken connection)."""
+
+
 @dataclass(frozen=True)
 class Target:
     """The window an action goes to, as far as the platform tells.
@@ -194,7 +198,9 @@ class TargetFinder(Protocol):
 
     def windows(self) -> Sequence[Target]:
         """The mapped top-level windows, bottom to top, each with its ``rect`` and names (not
-        ``inside`` nor ``children``: this list is for painting windows out, at every frame)."""
+        ``inside`` nor ``children``: this list is for painting windows out, at every frame).
+        Raises :class:`WindowListError` when they cannot be listed (never an empty list for
+        an unknown one: the caller paints everything out then)."""
         ...
 
     def activate(self, target: Target) -> bool:

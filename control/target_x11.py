@@ -42,6 +42,7 @@ from control.target import (
     NoTargetFinder,
     Target,
     TargetFinder,
+    WindowListError,
     app_names,
     own_window_id,
 )
@@ -335,8 +336,14 @@ class X11TargetFinder:
             generation = self._watch.generation()
             if generation is None or generation != self._listed_at or self._listed is None:
                 self._provisional = False
-                listed = self._ask(self._windows, "the windows", lambda note: None)
-                self._listed = tuple(listed) if listed is not None else None
+                why: list[str] = []
+                listed = self._ask(self._windows, "the windows",
+                                   lambda note: why.append(note))
+                if listed is None:
+                    # Not "no windows": the caller paints everything out rather than nothing.
+                    self._listed = None
+                    raise WindowListError(why[0] if why else "the windows cannot be listed")
+                self._listed = tuple(listed)
                 # A window named for want of a marked client may be named otherwise once its
                 # manager marks it, which the watch does not see: listed again next time.
                 self._listed_at = None if self._provisional else generation

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from control.target import NoTargetFinder, Target, TargetKind
+from control.target import NoTargetFinder, Target, TargetKind, WindowListError
 from control.target_x11 import (
     OwnProcess,
     X11TargetFinder,
@@ -163,7 +163,9 @@ def test_a_display_that_cannot_be_opened_is_an_unknown_target_not_an_error() -> 
     assert target.window == 0 and target.kind is TargetKind.UNKNOWN
     assert "cannot be opened" in target.note and "X11 session" in target.note
     assert finder.at(10, 10).kind is TargetKind.UNKNOWN
-    assert finder.windows() == ()
+    # The windows to paint out are unknown, not none: the frame is painted out entirely.
+    with pytest.raises(WindowListError, match="cannot be opened"):
+        finder.windows()
 
 
 @pytest.mark.parametrize(("environ", "platform", "finder"), [
