@@ -49,7 +49,6 @@ Rules a person would expect:
 from __future__ import annotations
 
 import logging
-import tomllib
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -80,6 +79,7 @@ from app.parameters import (
 )
 from app.schedule import Schedule, ScheduleError, parse_schedule
 from app.settings import Settings, app_list, normalize_monitor
+from app.toml_text import toml_data
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
 from model.problem import HolodeskError
@@ -603,12 +603,7 @@ def _read(path: Path) -> dict[str, Any]:
         return {}
     except OSError as e:
         raise AutomationError(f"{path}: cannot be read ({e.strerror or e})") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise AutomationError(f"{path}: is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise AutomationError(f"{path}: is not valid TOML ({e})") from None
+    return toml_data(raw, str(path), AutomationError)
 
 
 def _entry_name(entry: Mapping[str, Any]) -> str:

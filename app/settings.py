@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import sys
-import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +46,7 @@ from app.secrets import (
     lookup_api_key,
     store_api_key,
 )
+from app.toml_text import toml_data
 from control.hotkeys import DEFAULT_STOP_HOTKEY, HotkeyError, validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
@@ -707,12 +707,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise SettingsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise SettingsError(f"{path}: is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{path}: is not valid TOML ({exc})") from None
+    data = toml_data(raw, str(path), SettingsError)
     if found := sorted(API_KEY_NAMES & data.keys()):
         # Never echo the value: it is probably a real key.
         raise SettingsError(

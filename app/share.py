@@ -36,7 +36,6 @@ import json
 import logging
 import re
 import tempfile
-import tomllib
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -62,6 +61,7 @@ from app.automations import (
 )
 from app.parameter_values import SecretParameterError, forget_secrets, stored_secrets
 from app.secrets import SecretStore
+from app.toml_text import toml_data
 from app.trajectory import (
     TRAJECTORY_FILE,
     Trajectory,
@@ -397,12 +397,7 @@ def _limit(name: str) -> int:
 
 def _parse_automation(path: Path, raw: bytes) -> Automation:
     where = f"{path}: {AUTOMATION_MEMBER}"
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ShareError(f"{where}: is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ShareError(f"{where}: is not valid TOML ({e})") from None
+    data = toml_data(raw, where, ShareError)
     version = data.get("format")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ShareError(f"{where}: has no format version; it is not a shared automation")
