@@ -105,16 +105,20 @@ class SettleFrames:
         shot = self._source.shot(None)
         with self._lock:
             last, self._last = self._last, shot
-            if last is not None and self._small is not None and _same_pixels(last, shot):
+            unchanged = last is not None and _same_pixels(last, shot)
+            if unchanged and self._small is not None:
                 small = self._small  # a byte compare costs less than the reduction
             else:
                 small = self._small = self._source.small(shot)
             self._confirmed = None
             if self._encoding is not None:
                 encoded, future = self._encoding
-                if _same_pixels(encoded, shot):
+                # What is encoded is the look before (prepare, or a look that confirmed it):
+                # the compare just made says whether it is still the screen.
+                same = unchanged if encoded is last else _same_pixels(encoded, shot)
+                if same:
                     # The pixels being encoded are still the screen, as of this look.
-                    self._confirmed = (shot, future)
+                    self._encoding = self._confirmed = (shot, future)
                 else:
                     future.cancel()
                     self._encoding = None
@@ -132,8 +136,8 @@ class SettleFrames:
             shot = self._last
             if shot is None:
                 return
-            if self._encoding is not None and _same_pixels(self._encoding[0], shot):
-                return
+            if self._encoding is not None and self._encoding[0] is shot:
+                return  # a look keeps an encoding only when it saw the same pixels
             self._encoding = (shot, _speculation().submit(self._made, shot))
 
     def _made(self, shot: Shot) -> Frame:
