@@ -762,6 +762,11 @@ _TRASH = re.compile(r"\b(?:trash|rubbish|recycle bin|wastebasket|bin|papierkorb|
                     re.IGNORECASE)
 
 
+#: A typed text at least this long that is part of a secret parameter's value is judged a
+#: secret: typed in pieces, the value would otherwise reach a page unasked.
+MIN_SECRET_PIECE = 4
+
+
 class SafetyPolicy:
     """Decides, by fixed rules, whether an action needs confirmation or must never run.
 
@@ -796,6 +801,23 @@ class SafetyPolicy:
         )
         self.never_touch = tuple(never_touch)
         self.only_in = tuple(only_in)
+
+    def _types_known_secret(self, text: str, before: str) -> bool:
+        """Whether typing ``text`` types (part of) a secret parameter's value: the whole of it,
+        the piece that completes it after ``before`` (typed since the last submit: a secret split
+        over several steps is judged whole, like a command), or a piece of it long enough to
+        give much of it away (a hijacked model knows the value and can type it in pieces)."""
+        for known in self.secrets:
+            if known in text:
+                return True
+            joined = before + text
+            at = joined.rfind(known)
+            if at >= 0 and at + len(known) > len(before):
+                return True
+            piece = text.strip()
+            if len(piece) >= MIN_SECRET_PIECE and piece in known:
+                return True
+        return False
 
     def assess(
         self,
@@ -884,7 +906,7 @@ class SafetyPolicy:
                 reasons.append("types a line break, which presses Enter and may submit a form")
             field, typed_before = _field_context(history)
             typed_secret = secret_reasons(action.text, field=field, typed_before=typed_before)
-            if any(known in action.text for known in self.secrets):
+            if self._types_known_secret(action.text, _typed_since_submit(history)):
                 typed_secret = ["types the value of a secret parameter", *typed_secret]
             reasons += typed_secret
             secret = bool(typed_secret)
