@@ -9,7 +9,7 @@ default ``risky`` mode neither step was confirmed and the secret reached the pag
 from __future__ import annotations
 
 from control.policy import Aim, ConfirmMode, SafetyPolicy
-from model.schema import Click, Type
+from model.schema import Click, Hotkey, Type
 from tests.support.fake_targets import FIREFOX
 
 SECRET = "blue elephant sings"  # looks like nothing the shape rules know
@@ -41,3 +41,16 @@ def test_the_first_piece_of_a_secret_is_asked() -> None:
     # A long piece of the secret (here more than half of it) is the secret, as good as given.
     verdict = _policy().assess(_type("blue eleph"), history=[], aim=IN_FIREFOX)
     assert verdict.confirm and verdict.secret, verdict.reasons
+
+
+def test_a_secret_pressed_key_by_key_is_asked_before_most_of_it_is_typed() -> None:
+    policy = _policy()
+    history: list = []
+    for number, char in enumerate(SECRET, start=1):
+        key = Hotkey(action="hotkey", keys=["space" if char == " " else char])
+        verdict = policy.assess(key, history=history, aim=IN_FIREFOX)
+        if verdict.confirm:
+            assert verdict.secret and number <= 4
+            return
+        history.append(key)
+    raise AssertionError("the whole secret was typed key by key without a question")
