@@ -255,7 +255,26 @@ def _since_submit(history: Sequence[Action]) -> list[Action]:
 
 
 def _typed_since_submit(history: Sequence[Action]) -> str:
-    return "".join(typed_text(a.text) for a in _since_submit(history) if isinstance(a, Type))
+    """What was typed since the last submit: ``type`` texts, and the characters single keys
+    typed (a key pressed alone types its character, as ``type`` would)."""
+    return "".join(typed_text(a.text) if isinstance(a, Type) else key_text(a)
+                   for a in _since_submit(history) if isinstance(a, Type | Hotkey))
+
+
+def key_text(action: Action) -> str:
+    """The character a ``hotkey`` of one printable key types (with Shift, its upper case), or
+    an empty string."""
+    if not isinstance(action, Hotkey):
+        return ""
+    chord = normalize_keys(action.keys)
+    keys = chord - {"shift"}
+    if len(keys) != 1 or not chord <= keys | {"shift"}:
+        return ""
+    (key,) = keys
+    char = " " if key == "space" else key if len(key) == 1 and key.isprintable() else ""
+    if "shift" in chord:
+        return char.upper() if char.isalpha() else ""  # a shifted symbol: layout-dependent
+    return char
 
 
 def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
@@ -805,17 +824,20 @@ class SafetyPolicy:
     def _types_known_secret(self, text: str, before: str) -> bool:
         """Whether typing ``text`` types (part of) a secret parameter's value: the whole of it,
         the piece that completes it after ``before`` (typed since the last submit: a secret split
-        over several steps is judged whole, like a command), or a piece of it long enough to
-        give much of it away (a hijacked model knows the value and can type it in pieces)."""
+        over several steps, or pressed key by key, is judged whole, like a command), or a run of
+        at least :data:`MIN_SECRET_PIECE` characters of it ending with ``text`` (a hijacked
+        model knows the value and could otherwise type all but its end in pieces)."""
+        if not text:
+            return False
+        joined = before + text
+        size = max(MIN_SECRET_PIECE, len(text))
         for known in self.secrets:
             if known in text:
                 return True
-            joined = before + text
             at = joined.rfind(known)
             if at >= 0 and at + len(known) > len(before):
                 return True
-            piece = text.strip()
-            if len(piece) >= MIN_SECRET_PIECE and piece in known:
+            if len(joined) >= size and joined[-size:] in known:
                 return True
         return False
 
@@ -890,6 +912,9 @@ class SafetyPolicy:
             shown = "+".join(action.keys)
             for rule in _matching(chord, _RISKY_CHORDS):
                 reasons.append(f"presses {shown}, which {rule.what}")
+            if self._types_known_secret(key_text(action), _typed_since_submit(history)):
+                reasons.append("types the value of a secret parameter, key by key")
+                secret = True
             if _line_submit(action) and _entered_since_submit(history):
                 reasons.append(
                     "presses Enter right after typing, which may submit a form"
