@@ -1,4 +1,4 @@
-"""Red team: a secret parameter's value typed in pieces is still typing a secret.
+"""A secret parameter's value typed in pieces is still typing a secret (found by a red-team review).
 
 The model must know a secret parameter's value to type it (the task holds it), so a hijacked
 model (a web page telling it what to do) can type it in two ``type`` actions into a page's
