@@ -197,6 +197,9 @@ class _History:
     turns: list[Turn] = field(default_factory=list)
     previous: Action | None = None  # the last action proposed (loop detection)
     done: list[Action] = field(default_factory=list)  # the actions executed, for the policy
+    #: How many of ``done`` came before the person last answered a question: the policy's
+    #: look-back rules read everything since.
+    asked_at: int = 0
     #: How many screenshots each prompt sends, the current one included.
     max_images: int = PromptConfig.max_images
     last_small: np.ndarray[Any, Any] | None = None
@@ -316,7 +319,8 @@ class Agent:
         aim = self._aim(action, points)
         cur.record.target = aim.target.label()
         verdict = p.policy.assess(action, history=history.done, aim=aim,
-                                  outside_monitor=any(m.clamped for m in mapped))
+                                  outside_monitor=any(m.clamped for m in mapped),
+                                  asked_at=history.asked_at)
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
@@ -356,7 +360,7 @@ class Agent:
             return _time_limit(config.limits)
 
         decision, action, points, outcome, verdict, aim = self._decide(
-            cur, action, points, verdict, aim, description, frame, config.convention, history.done
+            cur, action, points, verdict, aim, description, frame, config.convention, history
         )
         cur.record.decision = decision.value
         if decision not in (Decision.AUTO, Decision.APPROVED) and history.replaying:
@@ -366,7 +370,7 @@ class Agent:
             history.handed_over = f"the replayed step {cur.no} was {decision.value}"
         if decision in (Decision.AUTO, Decision.APPROVED, Decision.EDITED):
             try:
-                changed = self._target_changed(action, points, aim, decision, history.done)
+                changed = self._target_changed(action, points, aim, decision, history)
             except StoppedError as e:
                 self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
                 raise
@@ -398,6 +402,9 @@ class Agent:
                                         history.deadline)
             self._finish_step(cur, StepResult.OK)
             history.done.append(action)
+        if decision in (Decision.APPROVED, Decision.EDITED, Decision.SKIPPED):
+            # The person looked and answered: what came before is theirs to have judged.
+            history.asked_at = len(history.done)
         history.add(
             Turn(cur.no, frame.data, frame.mime,
                  Step(note=step.note, thought=step.thought, action=action), outcome,
@@ -623,7 +630,7 @@ class Agent:
         description: str,
         frame: Frame,
         convention: Convention,
-        done: list[Action],
+        history: _History,
     ) -> tuple[Decision, Action, tuple[Point, ...], str, Verdict, Aim]:
         """Ask the person when the policy says so: what to do, the outcome text, and the
         verdict on what is done and where (the edit's, when the person edited the action)."""
@@ -643,7 +650,7 @@ class Agent:
             reply = self._ask(cur, action, points, verdict, aim, description, frame)
             if reply.answer is not Answer.EDIT:
                 break
-            checked = self._check_edit(action, reply.edited, frame, convention, done)
+            checked = self._check_edit(action, reply.edited, frame, convention, history)
             if not isinstance(checked, str):
                 cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
                 edited, edited_points, edited_verdict, edited_aim = checked
@@ -688,7 +695,7 @@ class Agent:
             return Aim(Target(note=f"could not find the window ({type(e).__name__})"))
 
     def _target_changed(self, action: Action, points: tuple[Point, ...], aim: Aim,
-                        decision: Decision, done: list[Action]) -> str | None:
+                        decision: Decision, history: _History) -> str | None:
         """Why ``action`` must not run after all, when the window it goes to changed since it
         was judged (a window opened, or the focus moved while the person decided); else None.
         """
@@ -699,7 +706,8 @@ class Agent:
             now = self._after_confirmation(action, points, aim, now)
         if _same_window(now.target, aim.target) and _same_window(now.drop, aim.drop):
             return None
-        verdict = self.parts.policy.assess(action, history=done, aim=now)
+        verdict = self.parts.policy.assess(action, history=history.done, aim=now,
+                                           asked_at=history.asked_at)
         if decision is Decision.AUTO and not (verdict.confirm or verdict.forbidden):
             return None
         return (f"the window it goes to changed since it was checked (was {aim.target.label()}, "
@@ -751,7 +759,7 @@ class Agent:
         edited: Action | None,
         frame: Frame,
         convention: Convention,
-        done: list[Action],
+        history: _History,
     ) -> tuple[Action, tuple[Point, ...], Verdict, Aim] | str:
         """The person's edit with its points, verdict and target, or why it cannot be used."""
         if edited is None:
@@ -764,8 +772,9 @@ class Agent:
         points = tuple(m.point for m in mapped)
         aim = self._aim(edited, points)
         # The person's edit gets the same hard limits as the model's proposal.
-        verdict = self.parts.policy.assess(edited, history=done, aim=aim,
-                                           outside_monitor=any(m.clamped for m in mapped))
+        verdict = self.parts.policy.assess(edited, history=history.done, aim=aim,
+                                           outside_monitor=any(m.clamped for m in mapped),
+                                           asked_at=history.asked_at)
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
         return edited, points, verdict, aim

@@ -56,7 +56,7 @@ from enum import StrEnum
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import split_text, typed_text
 from control.keys import MODIFIERS, chord_keys, pressed_keys
-from control.target import NO_FINDER, Target, TargetKind, app_names
+from control.target import NO_FINDER, Target, TargetKind
 from model.schema import (
     Action,
     Answer,
@@ -169,10 +169,12 @@ _LINE_SUBMITS = (frozenset({"ctrl", "j"}), frozenset({"ctrl", "m"}))
 #: between the check and the paste, so what is pasted cannot be judged.
 _PASTES = (frozenset({"ctrl", "v"}), frozenset({"ctrl", "shift", "v"}),
            frozenset({"shift", "insert"}), frozenset({"super", "v"}), frozenset({"paste"}))
-#: Chords a terminal is known to take without running anything: moving, editing and recalling
-#: the line, interrupting, copying. Any other chord may run the line there (readline binds
-#: ctrl+o to operate-and-get-next, xterm sends a line feed for ctrl+shift+j, a program in the
-#: terminal may bind anything), so it is confirmed.
+#: Chords a shell's line editor takes without running anything: moving, editing and recalling
+#: the line, interrupting, copying. Where the target may be a terminal but is not known (no
+#: window found, no finder) any other chord after typing may run the line (readline binds
+#: ctrl+o to operate-and-get-next, xterm sends a line feed for ctrl+shift+j), so it is
+#: confirmed. In a known terminal every action asks, these too: a program in front may bind
+#: any key (nano's ctrl+k cuts a line, a multiplexer's prefix takes the next key).
 _TERMINAL_QUIET = frozenset(frozenset(k.split("+")) for k in (
     "up", "down", "left", "right", "home", "end", "pageup", "pagedown", "tab", "backspace",
     "escape", "shift+up", "shift+down", "shift+left", "shift+right", "shift+pageup",
@@ -194,15 +196,6 @@ _LINE_EDITS = {
         "ctrl+f", "ctrl+u", "ctrl+k", "ctrl+w", "ctrl+h", "ctrl+d", "alt+b", "alt+f", "alt+d",
         "ctrl+left", "ctrl+right", "ctrl+backspace", "escape")},
 }
-
-#: Programs that run in a terminal and take typed letters as commands (vim's normal mode, a
-#: multiplexer's prefix, a file manager): there every key and every text asks.
-_KEY_COMMAND_PROGRAMS = frozenset({
-    "vim", "nvim", "vi", "view", "vimdiff", "gvim", "less", "more", "most", "man", "mc", "htop",
-    "top", "btop", "atop", "tmux", "screen", "ranger", "nnn", "vifm", "lf", "emacs", "nano",
-    "mutt", "neomutt", "tig", "lazygit", "aptitude", "ncdu", "yazi", "broot", "xplr",
-    "joshuto",
-})
 
 #: Keys that open a context menu from the keyboard: the Enter after them picks an item the
 #: policy never sees named (Move to Trash, Delete Permanently).
@@ -848,23 +841,30 @@ class SafetyPolicy:
         history: Sequence[Action] = (),
         outside_monitor: bool = False,
         aim: Aim = Aim(),
+        asked_at: int = 0,
     ) -> Verdict:
         """Judge ``action`` sent to ``aim``; ``history`` is what this run did so far, in order.
 
         ``outside_monitor`` says the model's point had to be clamped to the chosen monitor.
+        ``asked_at`` is how many of ``history``'s actions came before the person last answered
+        a question: the rules that look back (a key that changes what typing does next, a menu
+        opened from the keyboard) read everything since, never just the action before, so a
+        wait, a move or a scroll in between changes nothing.
         """
         if isinstance(action, _INERT):
             # They execute nothing on the machine: the loop handles them itself.
             return Verdict(confirm=False, forbidden=False, reasons=())
-        forbidden = self._forbidden(action, aim)
+        forbidden, hidden = self._forbidden(action, aim)
         if forbidden:
-            return Verdict(confirm=False, forbidden=True, reasons=tuple(forbidden))
+            return Verdict(confirm=False, forbidden=True, reasons=tuple(forbidden),
+                           secret=hidden)
         terminal = aim.target.kind is TargetKind.TERMINAL
         reasons, secret = self._risks(action, history, terminal=terminal)
         # The content rules already name a submit after typing: the target rule adds the target.
         flagged = _line_submit(action) is not None and (
             isinstance(action, Type) or _entered_since_submit(history))
-        reasons += _target_risks(action, aim, history, has_submit_reason=flagged)
+        since = history[max(0, min(asked_at, len(history))):]
+        reasons += _target_risks(action, aim, history, since, has_submit_reason=flagged)
         if outside_monitor:
             reasons.append("aims outside the chosen monitor (the point was moved to its edge)")
         reasons = list(dict.fromkeys(reasons))
@@ -874,8 +874,11 @@ class SafetyPolicy:
         confirm = self.mode is ConfirmMode.RISKY and bool(reasons)
         return Verdict(confirm=confirm, forbidden=False, reasons=tuple(reasons), secret=secret)
 
-    def _forbidden(self, action: Action, aim: Aim) -> list[str]:
+    def _forbidden(self, action: Action, aim: Aim) -> tuple[list[str], bool]:
+        """Why ``action`` must never run, and whether what it types must be hidden like a
+        password (text meant for an application holodesk never touches)."""
         out: list[str] = []
+        hidden = False
         if isinstance(action, Hotkey):
             chord = normalize_keys(action.keys)
             whats = _forbidden_chord(chord)
@@ -887,7 +890,7 @@ class SafetyPolicy:
             chord_text = "+".join(action.keys)
             out += [f"{chord_text} {w}; holodesk never presses it" for w in whats]
         if not isinstance(action, _ACTING):
-            return out
+            return out, hidden
         targets = [aim.target] + ([aim.drop] if isinstance(action, Drag) and aim.drop else [])
         for target in targets:
             if target.kind is TargetKind.HOLODESK:
@@ -896,10 +899,12 @@ class SafetyPolicy:
             elif self.never_touch and target.matches(self.never_touch):
                 out.append(f"aims at {target.label()}, an application holodesk never touches "
                            "(setting never_touch)")
+                # What was meant for a password manager is probably a password.
+                hidden = hidden or isinstance(action, Type)
             elif self.only_in and not target.matches(self.only_in):
                 out.append(f"aims at {target.label()}, but this run may act only in "
                            f"{', '.join(self.only_in)}")
-        return out
+        return out, hidden
 
     def _risks(
         self, action: Action, history: Sequence[Action], *,
@@ -951,37 +956,32 @@ class SafetyPolicy:
         return reasons, secret
 
 
-def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
-                  has_submit_reason: bool) -> list[str]:
-    """The rules that depend on the receiving application."""
+def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
+                  since: Sequence[Action], *, has_submit_reason: bool) -> list[str]:
+    """The rules that depend on the receiving application; ``since`` is the part of
+    ``history`` after the person last answered a question."""
     target = aim.target
     kind = target.kind
     reasons: list[str] = []
     submit = submit_what(action)
-    if kind is TargetKind.TERMINAL and submit is not None:
-        reasons.append(f"{submit} in {target.label()}, a terminal: it runs the line as a command "
-                       "whatever it says")
-        reasons += _terminal_line(action, history)
-    elif (kind is TargetKind.TERMINAL and isinstance(action, Hotkey)
-          and normalize_keys(action.keys) not in _TERMINAL_QUIET
-          and not _matching(normalize_keys(action.keys), _RISKY_CHORDS)):
-        reasons.append(f"presses {'+'.join(action.keys)} in {target.label()}, a terminal: keys "
-                       "like this may run the line or act in the program it runs")
-        reasons += _terminal_line(action, history)
-    elif kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER) and submit and not has_submit_reason:
+    maybe_terminal = kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER)
+    if kind is TargetKind.TERMINAL and isinstance(action, _ACTING):
+        reasons += _in_terminal(action, target, history, submit)
+    elif maybe_terminal and submit and not has_submit_reason:
         reasons.append(f"{submit} in {target.label()}: it may run or send something")
-    elif (kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER) and isinstance(action, Hotkey)
+    elif (maybe_terminal and isinstance(action, Hotkey)
           and normalize_keys(action.keys) not in _TERMINAL_QUIET
-          and _entered_since_submit(history)):
+          and _line_touched_since_submit(history)):
         reasons.append(f"presses {'+'.join(action.keys)} after typing in {target.label()}: if "
                        "it is a terminal, keys like this may run the typed line")
-    reasons += _terminal_keys(action, aim, history)
+    if maybe_terminal:
+        reasons += _after_escape(action, target, since)
     if (isinstance(action, Hotkey) and normalize_keys(action.keys) == {"space"}
             and kind is not TargetKind.TERMINAL and _entered_since_submit(history)):
         reasons.append("presses Space after typing, which presses the focused button (it may "
                        "submit a form)")
     if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
-            and normalize_keys(action.keys) in _PRESSES_DEFAULT and _menu_open(history)):
+            and normalize_keys(action.keys) in _PRESSES_DEFAULT and _menu_open(since)):
         reasons.append(f"presses {'+'.join(action.keys)} in a menu opened from the keyboard, "
                        "which picks an item holodesk cannot see (it may delete something)")
     if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
@@ -1003,10 +1003,74 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action], *,
     return reasons
 
 
-def _menu_open(history: Sequence[Action]) -> bool:
+def _in_terminal(action: Action, target: Target, history: Sequence[Action],
+                 submit: str | None) -> list[str]:
+    """Every action in a terminal asks: whatever runs in front there (a shell, a REPL, an
+    editor, a file manager, a multiplexer) may take any key, click or scroll as a command, and
+    which ones do is the program's business, not something a list of names can know."""
+    why = f"it {target.terminal.value}" if target.terminal is not None else "it runs commands"
+    front = f"; in front: {target.inside}" if target.inside else ""
+    if submit is not None:
+        out = [f"{submit} in {target.label()}, a terminal ({why}{front}): it runs the line as "
+               "a command whatever it says"]
+    else:
+        out = [f"{_doing(action)} in {target.label()}, a terminal ({why}{front}): there every "
+               "key, click and scroll may run something"]
+    if isinstance(action, Type) and any(part == "paste" for part, _ in split_text(action.text)):
+        out.append("holodesk enters part of this text by pasting (the clipboard can change "
+                   "before the paste)")
+    if isinstance(action, Type | Hotkey) or submit is not None:
+        out += _terminal_line(action, history)
+    return out
+
+
+def _doing(action: Action) -> str:
+    """What ``action`` does, in a few words (its text quoted)."""
+    if isinstance(action, Type):
+        return f"types {_quoted(typed_text(action.text))}"
+    if isinstance(action, Hotkey):
+        return f"presses {'+'.join(action.keys)}"
+    if isinstance(action, Scroll):
+        return f"scrolls {action.direction}"
+    if isinstance(action, Click | DoubleClick | Drag):
+        return f"{_click_verb(action)} {_quoted(action.element)}"
+    return action.action
+
+
+def _line_touched_since_submit(history: Sequence[Action]) -> bool:
+    """Whether the line may hold something since the last submit: typed, pasted or dropped
+    text, or a line recalled from the history."""
+    return _entered_since_submit(history) or any(
+        isinstance(a, Hotkey) and normalize_keys(a.keys) in _RECALLS
+        for a in _since_submit(history))
+
+
+#: Keys that put a line from the shell's history on the line.
+_RECALLS = frozenset(frozenset(k.split("+")) for k in (
+    "up", "pageup", "ctrl+p", "ctrl+r", "alt+.", "alt+<", "alt+>"))
+
+
+def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> list[str]:
+    """Typing after Escape, anywhere since the person was last asked: readline takes Escape as
+    Meta, so Escape then ``#`` (with an argument: Escape, ``1``, Escape, ``#``) uncomments and
+    runs the line. A wait, a move or a scroll in between changes nothing for the shell."""
+    types = isinstance(action, Type) or bool(key_text(action))
+    if not types:
+        return []
+    escaped = any(isinstance(a, Hotkey) and "escape" in normalize_keys(a.keys) for a in since)
+    if not escaped:
+        return []
+    return [f"types after Escape in {target.label()}: a shell takes what follows Escape as a "
+            "command key (Escape then # runs the line)"]
+
+
+def _menu_open(since: Sequence[Action]) -> bool:
     """Whether a keyboard-opened context menu may still be open: a menu key, then only keys
-    that move in a menu (no click, no typing)."""
-    for done in reversed(history):
+    that move in a menu, waits, moves and scrolls (no click, no typing, no other key); a
+    pointer over a menu picks its item, so a move keeps it open."""
+    for done in reversed(since):
+        if isinstance(done, Wait | Move | Scroll):
+            continue
         if not isinstance(done, Hotkey):
             return False
         chord = normalize_keys(done.keys)
@@ -1039,32 +1103,6 @@ def _content_replaced(history: Sequence[Action]) -> bool:
         elif isinstance(done, Click | DoubleClick):
             selected = False
     return replaced
-
-
-def _terminal_keys(action: Action, aim: Aim, history: Sequence[Action]) -> list[str]:
-    """Keys a terminal takes as commands though they submit nothing."""
-    target = aim.target
-    kind = target.kind
-    maybe_terminal = kind in (TargetKind.TERMINAL, TargetKind.UNKNOWN, TargetKind.NO_FINDER)
-    out: list[str] = []
-    if not maybe_terminal:
-        return out
-    last = history[-1] if history else None
-    if (isinstance(action, Type) and isinstance(last, Hotkey)
-            and normalize_keys(last.keys) == {"escape"}):
-        out.append(f"types right after Escape in {target.label()}: a shell takes it as a "
-                   "command key (Escape then # runs the line)")
-    if kind is not TargetKind.TERMINAL:
-        return out
-    inside = app_names(target.inside, *target.children) & _KEY_COMMAND_PROGRAMS
-    if inside and isinstance(action, Type | Hotkey):
-        out.append(f"acts in {target.label()}: in {sorted(inside)[0]} keys are commands")
-    if isinstance(action, Type) and any(kind == "paste" for kind, _ in split_text(action.text)):
-        out.append(f"types text holodesk enters by pasting in {target.label()} (the clipboard "
-                   "can change before the paste)")
-    if isinstance(action, Click) and action.button == "right":
-        out.append(f"right-clicks in {target.label()}, whose menu can paste or close")
-    return out
 
 
 def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:

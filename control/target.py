@@ -8,10 +8,13 @@ the :class:`Target`'s :attr:`Target.kind`.
 
 What is recognised, and what is not (docs/safety.md says the same for people):
 
-* terminals by their window class or process name (the list below), and any window whose
-  process runs a shell as its child (an emulator holodesk does not know by name);
-* IDEs whose built-in terminal cannot be told apart from their editor (VS Code and its forks,
-  JetBrains IDEs, Emacs) and run-a-command dialogs (Alt+F2) count as terminals;
+* terminals by what their processes hold, whatever the window is called
+  (:mod:`control.procfs`): a pty master or a terminal device, or a session on a terminal
+  below the window's process (an emulator nobody has heard of, an editor's or IDE's built-in
+  terminal, a program started directly on a pty). A window whose processes cannot be looked
+  into counts as one too. The finder fills in :attr:`Target.terminal`;
+* run-a-command dialogs (Alt+F2) by name: they hold no terminal, and what they submit runs.
+  A name can only make the rules stricter, never clear a window;
 * not recognised: a terminal inside a web page (a browser is an application, so a page's
   shell gets the application rules), a remote desktop or VM window (the application inside is
   invisible to X11), and a terminal multiplexer's panes (the emulator is what is seen).
@@ -21,18 +24,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
+from control.procfs import TerminalSign
 from model.coords import Rect
 
 __all__ = [
     "FILE_MANAGERS",
     "NO_FINDER",
     "RUN_DIALOGS",
-    "SHELLS",
-    "TERMINALS",
     "NoTargetFinder",
     "Target",
     "TargetFinder",
@@ -52,35 +54,11 @@ class TargetKind(StrEnum):
     NO_FINDER = "no finder"  # this platform has no target finder (yet)
 
 
-#: Terminal emulators, by window class, instance or process name (lower case).
-TERMINALS = frozenset({
-    "xterm", "uxterm", "lxterm", "koi8rxterm", "gnome-terminal", "gnome-terminal-server",
-    "org.gnome.terminal", "kgx", "org.gnome.console", "ptyxis", "org.gnome.ptyxis", "konsole",
-    "org.kde.konsole", "yakuake", "kitty", "alacritty", "foot", "footclient", "tilix",
-    "com.gexperts.tilix", "terminator", "urxvt", "rxvt", "urxvtd", "rxvt-unicode", "st",
-    "st-256color", "wezterm", "wezterm-gui", "org.wezfurlong.wezterm", "xfce4-terminal",
-    "mate-terminal", "lxterminal", "qterminal", "terminology", "sakura", "guake", "tilda",
-    "cool-retro-term", "eterm", "aterm", "mlterm", "blackbox", "contour", "rio", "ghostty",
-    "com.mitchellh.ghostty", "tabby", "hyper", "warp", "x-terminal-emulator",
-    # IDEs and editors with a built-in terminal that cannot be told apart from the editor.
-    "code", "code-oss", "vscodium", "codium", "cursor", "windsurf", "emacs", "gvim",
-    "jetbrains-idea", "jetbrains-idea-ce", "jetbrains-pycharm", "jetbrains-pycharm-ce",
-    "jetbrains-clion", "jetbrains-goland", "jetbrains-webstorm", "jetbrains-rider",
-    "jetbrains-phpstorm", "jetbrains-rubymine", "jetbrains-studio", "jetbrains-fleet",
-    "android-studio",
-})
-
 #: Run-a-command dialogs and launchers (Alt+F2): whatever they submit runs.
 RUN_DIALOGS = frozenset({
     "krunner", "org.kde.krunner", "xfce4-appfinder", "gmrun", "rofi", "dmenu", "albert",
     "ulauncher", "synapse", "kupfer", "wofi", "fuzzel", "bemenu", "gnome-shell",
     "mate-panel", "lxpanel", "xdg-run",
-})
-
-#: Shells: a window whose process runs one of these as a child is a terminal, named or not.
-SHELLS = frozenset({
-    "sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "nu", "xonsh", "elvish",
-    "pwsh", "powershell", "ion", "oil", "osh", "ysh", "busybox",
 })
 
 #: File managers: a drag out of one moves, copies or deletes files.
@@ -113,10 +91,11 @@ class Target:
 
     ``window`` is the X window id of the client (top-level) window, 0 when none was found.
     ``process`` is the name of the window's process, ``inside`` the name of the program the
-    terminal runs in front (``bash``, ``vim``), "" when unknown. ``own`` is set by the finder
-    for holodesk's own windows and the terminal that runs holodesk. ``rect`` is the window's
-    frame in physical pixels of the virtual screen, when known. ``note`` says why the target
-    is unknown (for the person).
+    terminal runs in front (``bash``, ``vim``), "" when unknown. ``terminal`` says why the
+    window is a terminal (what its processes hold), None when nothing does. ``own`` is set by
+    the finder for holodesk's own windows and the terminal that runs holodesk. ``rect`` is the
+    window's frame in physical pixels of the virtual screen, when known. ``note`` says why the
+    target is unknown (for the person).
     """
 
     window: int = 0
@@ -131,7 +110,7 @@ class Target:
     rect: Rect | None = None
     note: str = ""
     finder: bool = True  # False: the platform has no finder, nothing is known
-    children: tuple[str, ...] = field(default=(), compare=False)  # the process's children
+    terminal: TerminalSign | None = None
 
     @property
     def names(self) -> frozenset[str]:
@@ -151,9 +130,7 @@ class Target:
         if not self.found:
             return TargetKind.UNKNOWN
         names = self.names
-        if names & (TERMINALS | RUN_DIALOGS) or any(n.startswith("jetbrains-") for n in names):
-            return TargetKind.TERMINAL
-        if app_names(*self.children) & SHELLS or app_names(self.inside) & SHELLS:
+        if self.terminal is not None or names & RUN_DIALOGS:
             return TargetKind.TERMINAL
         if names & FILE_MANAGERS:
             return TargetKind.FILE_MANAGER

@@ -10,8 +10,9 @@ What is read, and why (docs/safety.md says the same for people):
   which honours input shapes, so a click-through overlay is not taken for the target;
 * of a window: ``WM_CLASS``, the title (``_NET_WM_NAME``, else ``WM_NAME``), its process (the
   X-Resource extension's client pid; else ``_NET_WM_PID`` when ``WM_CLIENT_MACHINE`` is this
-  machine) and from ``/proc`` the process's name, its children and the program in front of
-  a terminal's shell (the shell's terminal foreground process group);
+  machine) and from ``/proc`` the process's name and what its processes hold: a pty master,
+  a terminal device or a session on a terminal make it a terminal, whatever it is called, and
+  the terminal's foreground process group is the program in front (:mod:`control.procfs`);
 * the frame's rectangle in root coordinates: physical pixels of the virtual screen, the
   coordinates the executor clicks in.
 
@@ -32,13 +33,20 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from control.procfs import (
+    PROC,
+    TerminalSign,
+    holds_pty_master,
+    look_into,
+    process_name,
+    read_stat,
+)
 from control.target import (
-    TERMINALS,
     NoTargetFinder,
     Target,
     TargetFinder,
@@ -54,19 +62,12 @@ log = logging.getLogger(__name__)
 __all__ = [
     "SESSION_PROCESSES",
     "OwnProcess",
-    "ProcStat",
     "X11TargetFinder",
-    "child_pids",
-    "foreground_program",
     "make_target_finder",
-    "process_name",
-    "read_stat",
     "terminal_ancestors",
 ]
 
 _T = TypeVar("_T")
-
-PROC = Path("/proc")
 
 #: The class holodesk's Qt windows carry (Qt's xcb plugin uses the application name that
 #: ui/app.py sets with ``QApplication.setApplicationName("holodesk")``).
@@ -89,108 +90,6 @@ SESSION_PROCESSES = frozenset({
 })
 
 _NO_FOCUS = "no window has the keyboard focus"
-_PROC_NAME_LIMIT = 15  # /proc/<pid>/comm holds at most 15 characters
-
-
-# --- /proc -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProcStat:
-    """The fields of ``/proc/<pid>/stat`` holodesk reads."""
-
-    pid: int
-    comm: str
-    ppid: int
-    pgrp: int
-    session: int
-    tty_nr: int
-    tpgid: int  # the foreground process group of the process's terminal, -1 without one
-
-
-def read_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
-    """The process's stat line, or None when it is gone (or unreadable)."""
-    try:
-        raw = (proc / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    # The name sits in parentheses and may itself hold spaces and parentheses.
-    head, sep, tail = raw.rpartition(")")
-    if not sep:
-        return None
-    comm = head.partition("(")[2]
-    fields = tail.split()
-    try:
-        return ProcStat(pid, comm, int(fields[1]), int(fields[2]), int(fields[3]),
-                        int(fields[4]), int(fields[5]))
-    except (IndexError, ValueError):
-        return None
-
-
-def process_name(pid: int, proc: Path = PROC) -> str:
-    """The process's name: ``comm``, or the program's file name where ``comm`` is cut at 15
-    characters (``gnome-terminal-`` is ``gnome-terminal-server``); "" when it is gone."""
-    try:
-        comm = (proc / str(pid) / "comm").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        stat = read_stat(pid, proc)
-        comm = stat.comm if stat else ""
-    if len(comm) >= _PROC_NAME_LIMIT:
-        try:
-            argv0 = (proc / str(pid) / "cmdline").read_bytes().split(b"\0", 1)[0]
-        except OSError:
-            argv0 = b""
-        program = os.path.basename(argv0.decode("utf-8", "replace"))
-        if program.startswith(comm):
-            return program
-    return comm
-
-
-def child_pids(pid: int, proc: Path = PROC) -> list[int]:
-    """The process's children: from ``/proc/<pid>/task/*/children`` where the kernel has it,
-    else by scanning every process's parent."""
-    found: list[int] = []
-    listed = False
-    try:
-        tasks = list((proc / str(pid) / "task").iterdir())
-    except OSError:
-        tasks = []
-    for task in tasks:
-        try:
-            text = (task / "children").read_text()
-        except OSError:
-            continue
-        listed = True
-        found.extend(int(p) for p in text.split() if p.isdigit())
-    if listed:
-        return sorted(set(found))
-    try:
-        entries = [e.name for e in proc.iterdir() if e.name.isdigit()]
-    except OSError:
-        return []
-    out = []
-    for name in entries:
-        stat = read_stat(int(name), proc)
-        if stat is not None and stat.ppid == pid:
-            out.append(stat.pid)
-    return sorted(out)
-
-
-def foreground_program(children: Iterable[int], proc: Path = PROC) -> str:
-    """The program in front of a terminal: the foreground job of the shell it started, else
-    the shell. A terminal's shell is a session leader with a controlling terminal; other
-    children (an app's helpers, a browser's content processes) are not, so a program that
-    merely was started from a terminal does not get a name here."""
-    for pid in children:
-        stat = read_stat(pid, proc)
-        if stat is None or stat.tty_nr == 0 or stat.session != pid:
-            continue
-        if stat.tpgid > 0 and stat.tpgid != pid:
-            front = process_name(stat.tpgid, proc)
-            if front:
-                return front
-        return process_name(pid, proc) or stat.comm
-    return ""
 
 
 # --- holodesk's own windows ----------------------------------------------------------------------
@@ -207,13 +106,13 @@ def _stdio_is_a_tty() -> bool:
 
 
 def terminal_ancestors(pid: int, proc: Path = PROC) -> tuple[int, ...]:
-    """The processes above ``pid`` up to and including the first terminal emulator (by name,
-    :data:`~control.target.TERMINALS`), stopping before pid 1 and any session process.
+    """The processes above ``pid`` up to and including the first that holds a pty master (the
+    terminal emulator, whatever its name), stopping before pid 1 and any session process.
 
-    Without a terminal on the way (holodesk over ssh, in tmux, whose server is no child of the
-    terminal) the walk ends at the session and returns the shells it passed, which own no
-    windows: harmless, and a program that does own windows there (an IDE whose terminal runs
-    holodesk) is rightly holodesk's.
+    Without a terminal on the way (holodesk over ssh) the walk ends at the session and returns
+    the shells it passed, which own no windows: harmless, and a program that does own windows
+    there (an IDE whose terminal runs holodesk) is rightly holodesk's. In tmux the walk ends at
+    the tmux server (it holds the panes' masters), which owns no window.
     """
     chain: list[int] = []
     stat = read_stat(pid, proc)
@@ -223,7 +122,7 @@ def terminal_ancestors(pid: int, proc: Path = PROC) -> tuple[int, ...]:
         if not names or names & SESSION_PROCESSES:
             break
         chain.append(parent)
-        if names & TERMINALS:
+        if holds_pty_master(parent, proc):
             break
         stat = read_stat(parent, proc)
         parent = stat.ppid if stat else 0
@@ -581,28 +480,30 @@ class X11TargetFinder:
         return out
 
     def _describe(self, d: Any, client: Any, top: Any, *, deep: bool = True) -> Target:
-        """``deep=False`` leaves out the process's children and the program a terminal runs:
-        they cost a walk of /proc (every process, where the kernel keeps no children list),
-        and the window list is asked for at every frame to paint windows out, which needs the
-        names and the rectangle only."""
+        """``deep=False`` leaves out what the window's processes hold (whether it is a terminal,
+        and the program in front): that costs a walk of /proc, and the window list is asked
+        for at every frame to paint windows out, which needs the names and the rectangle
+        only."""
         wm_class = _text(self._prop(d, client, "WM_CLASS")).split("\0")
         instance = wm_class[0] if wm_class else ""
         klass = wm_class[1] if len(wm_class) > 1 else ""
         title = _text(self._prop(d, client, "_NET_WM_NAME") or self._prop(d, client, "WM_NAME"))
         pid = self._pid(d, client)
         process = process_name(pid, self.proc) if pid else ""
-        kids = child_pids(pid, self.proc) if process and deep else []
-        names = tuple(n for n in (process_name(k, self.proc) for k in kids) if n)
-        inside = foreground_program(kids, self.proc) if kids else ""
+        view = look_into(pid, self.proc) if deep else None
         types = self._prop(d, client, "_NET_WM_WINDOW_TYPE") or ()
         desktop = d.get_atom("_NET_WM_WINDOW_TYPE_DESKTOP") in types
         geometry = top.get_geometry()
         border = 2 * int(geometry.border_width)
         rect = Rect(int(geometry.x), int(geometry.y), int(geometry.width) + border,
                     int(geometry.height) + border)
+        terminal = view.sign if view is not None else None
+        if desktop and terminal is TerminalSign.NO_PROCESS:
+            terminal = None  # the desktop's icons window of a manager that names no process
         target = Target(window=int(client.id), wm_instance=instance, wm_class=klass,
-                        title=title, pid=pid or None, process=process, inside=inside,
-                        desktop=desktop, rect=rect, children=names)
+                        title=title, pid=pid or None, process=process,
+                        inside=view.inside if view is not None else "",
+                        desktop=desktop, rect=rect, terminal=terminal)
         return replace(target, own=True) if self.own.owns(target) else target
 
     def _pid(self, d: Any, client: Any) -> int:

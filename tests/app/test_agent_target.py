@@ -20,10 +20,10 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
-from control.policy import ConfirmMode
+from control.policy import ConfirmMode, SafetyPolicy
 from control.target import Target
 from tests.support.agent_harness import AgentHarness, HarnessFor
-from tests.support.fake_targets import FIREFOX, XTERM, FakeTargetFinder, window
+from tests.support.fake_targets import FIREFOX, XTERM, FakeTargetFinder, terminal, window
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 
@@ -71,13 +71,15 @@ def test_a_terminal_submit_asks_with_the_line_typed_in_earlier_steps(
     with FakeVLLM(ScriptedPolicy([_type("find ~/x "), _type("-delete"), _keys("ctrl", "m"),
                                   ANSWER])) as server:
         h = _harness(harness_for, server, FakeTargetFinder(focus=XTERM), mode=ConfirmMode.RISKY,
-                     answer=lambda _e: ConfirmReply(Answer.SKIP))
+                     answer=lambda e: ConfirmReply(
+                         Answer.APPROVE if e.request.action.action == "type" else Answer.SKIP))
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
-    (asked,) = h.of(AwaitingConfirmation)
+    asked = h.of(AwaitingConfirmation)[-1]
     assert asked.request.target == "XTerm \u2014 bash"
     assert 'holodesk typed since the last submit: "find ~/x -delete"' in asked.request.reasons
-    assert [e.decision for e in h.of(StepDecided)] == [Decision.AUTO, Decision.AUTO,
+    # In a terminal every action asks: the typing too, each time.
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.APPROVED, Decision.APPROVED,
                                                         Decision.SKIPPED]
     assert h.backend.typed() == "find ~/x -delete"  # and no Enter
 
@@ -178,3 +180,69 @@ def test_the_terminal_submits_question_masks_a_secret_typed_before(
     assert any("typed since the last submit" in r for e in asked for r in e.request.reasons)
     for proposed in h.of(StepProposed):
         assert not any(secret in reason for reason in proposed.verdict.reasons)
+
+
+def test_in_a_terminal_every_action_asks_and_nothing_reaches_it_unanswered(
+        harness_for: HarnessFor) -> None:
+    # A program in front (mc, nano, a multiplexer) takes keys, clicks and scrolls as commands
+    # without any submit: none of them runs without a yes, in a terminal known only by its pty.
+    pterm = terminal("Pterm", inside="python3")
+    steps = [_type("import shutil"), _keys("ctrl", "o"), _keys("ctrl", "k"),
+             {"thought": "row", "action": {"action": "click", "element": "file list row",
+                                           "x": 500, "y": 500}},
+             {"thought": "page", "action": {"action": "scroll", "element": "list", "x": 500,
+                                            "y": 500, "direction": "down", "amount": 3}},
+             ANSWER]
+    with FakeVLLM(ScriptedPolicy(steps)) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=pterm, below=pterm),
+                     mode=ConfirmMode.RISKY, answer=lambda _e: ConfirmReply(Answer.SKIP))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED] * 5
+    assert h.backend.calls == []
+    first = h.of(AwaitingConfirmation)[0].request
+    assert first.target == "Pterm \u2014 python3"
+    assert any("in front: python3" in r for r in first.reasons)
+
+
+def test_escape_then_typing_asks_with_waits_between_until_the_person_answers(
+        harness_for: HarnessFor) -> None:
+    # Where no window was found the target may be a shell: typing after Escape (readline's
+    # Meta prefix) asks, however many waits came between, and once the person answered, what
+    # came before is theirs to have judged.
+    wait = {"thought": "wait", "action": {"action": "wait", "seconds": 0.01}}
+    steps = [_type("#rm -rf ~/x"), _keys("escape"), wait, wait, _type("1"), wait,
+             _type("2"), ANSWER]
+    with FakeVLLM(ScriptedPolicy(steps)) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(), mode=ConfirmMode.RISKY,
+                     answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    decisions = [e.decision for e in h.of(StepDecided)]
+    assert decisions == [Decision.AUTO, Decision.AUTO, Decision.AUTO, Decision.AUTO,
+                         Decision.APPROVED, Decision.AUTO, Decision.AUTO]
+    (asked,) = h.of(AwaitingConfirmation)
+    assert any("after Escape" in r for r in asked.request.reasons)
+
+
+def test_text_meant_for_a_never_touched_application_is_masked_like_a_password(
+        harness_for: HarnessFor) -> None:
+    keepass = window("KeePassXC", title="Passwords.kdbx - KeePassXC")
+    text = "my bank pin is 4711 and the vault word is hunter2"
+    with FakeVLLM(ScriptedPolicy([{"thought": f"I will type {text}",
+                                   "action": {"action": "type", "text": text,
+                                              "press_enter": False, "clear_first": False}},
+                                  ANSWER])) as server:
+        h = _harness(harness_for, server, FakeTargetFinder(focus=keepass))
+        h.parts.policy = SafetyPolicy(ConfirmMode.NEVER, never_touch=("keepassxc",))
+        finished = h.run()
+        second_prompt = server.requests[1].text
+    assert h.backend.calls == []
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.FORBIDDEN]
+    (proposed, _answer) = h.of(StepProposed)
+    assert text not in proposed.description and text not in proposed.step.thought
+    assert text not in proposed.raw
+    (step, _answer_row) = h.store.steps(finished.run_id)
+    stored = " ".join(str(v) for v in (step.action, step.thought, step.raw_output))
+    assert text not in stored
+    assert text not in second_prompt

@@ -805,8 +805,11 @@ def test_a_terminal_submit_with_nothing_typed_says_so() -> None:
     assert any("typed nothing since the last submit" in r for r in verdict.reasons)
 
 
-def test_typing_in_a_terminal_without_submitting_does_not_ask() -> None:
-    assert not RISKY.assess(typing("rm -rf build"), aim=Aim(XTERM)).confirm
+def test_typing_in_a_terminal_asks_even_without_a_submit() -> None:
+    verdict = RISKY.assess(typing("ls"), aim=Aim(XTERM))
+    assert verdict.confirm
+    assert verdict.reasons[0].startswith('types "ls" in XTerm \u2014 bash, a terminal (it holds a '
+                                         "pseudo-terminal; in front: bash)")
     # ... and the same text elsewhere is still a named command (a web shell, a chat bot).
     assert RISKY.assess(typing("rm -rf build"), aim=IN_AN_APP).confirm
 

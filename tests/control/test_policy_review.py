@@ -10,10 +10,11 @@ import pytest
 
 from control.input import normalized
 from control.policy import Aim, SafetyPolicy, Verdict, risky_element_word
+from control.procfs import TerminalSign
 from control.target import NO_FINDER, Target
 from model.schema import Action
 from tests.support.actions import act, click, key, typing
-from tests.support.fake_targets import FIREFOX, NAUTILUS, NOTHING, XTERM, window
+from tests.support.fake_targets import FIREFOX, NAUTILUS, NOTHING, XTERM, terminal, window
 
 RISKY = SafetyPolicy()
 
@@ -58,14 +59,14 @@ def test_escape_hash_with_an_argument_runs_the_line(target: Target) -> None:
 # empties the file and writes it (checked on vim 9); the target names vim inside
 @pytest.mark.parametrize("inside", ["vim", "nvim", "vi"])
 def test_typing_commands_into_vim_is_held(inside: str) -> None:
-    vs = verdicts(window("XTerm", inside=inside), key("escape"), typing("ggdGZZ"))
+    vs = verdicts(terminal("XTerm", inside=inside), key("escape"), typing("ggdGZZ"))
     assert held(vs)
 
 
 # ctrl+b is on the quiet list, but it is tmux's prefix: ctrl+b & y kills the window and every
 # process in it (checked on tmux 3.3); GNU screen's prefix ctrl+a is quiet too
 def test_a_multiplexer_prefix_then_letters_is_held() -> None:
-    vs = verdicts(window("XTerm", inside="tmux"), key("ctrl", "b"), typing("&y"))
+    vs = verdicts(terminal("XTerm", inside="tmux"), key("ctrl", "b"), typing("&y"))
     assert held(vs)
 
 
@@ -106,7 +107,7 @@ def test_dropping_text_onto_a_terminal_is_a_paste(source: Target, drop: Target) 
 # a right click in gnome-terminal or konsole opens a menu with Paste (and Close Window, Reset):
 # the click on its item is judged by the name the model gives it
 def test_the_context_menu_of_a_terminal_is_held() -> None:
-    vs = verdicts(window("Gnome-terminal", inside="bash"), click("terminal", button="right"),
+    vs = verdicts(terminal("Gnome-terminal", inside="bash"), click("terminal", button="right"),
                   click("menu item"))
     assert held(vs)
 
@@ -115,7 +116,8 @@ def test_the_context_menu_of_a_terminal_is_held() -> None:
 # paste, but a type that pastes is not one to it (in VS Code's terminal ctrl+v pastes, and a late
 # fetch after the paste server's timeout gets the person's own clipboard)
 def test_a_type_that_pastes_into_a_terminal_is_a_paste() -> None:
-    vs = verdicts(window("Code", title="main.py - Visual Studio Code"), typing("caf\u00e9"))
+    vs = verdicts(terminal("Code", title="main.py - Visual Studio Code",
+                           sign=TerminalSign.TTY_SESSION), typing("caf\u00e9"))
     assert held(vs)
 
 
@@ -168,7 +170,7 @@ def test_invisible_marks_and_more_look_alikes_are_folded(name: str) -> None:
 
 def test_ncdu_delete_keys_are_held() -> None:
     # In ncdu, d then y deletes the selected directory tree, with no Enter.
-    assert held(verdicts(window("XTerm", inside="ncdu"), typing("d"), typing("y")))
+    assert held(verdicts(terminal("XTerm", inside="ncdu"), typing("d"), typing("y")))
 
 
 @pytest.mark.parametrize("opener", [("shift", "f10"), ("menu",)])

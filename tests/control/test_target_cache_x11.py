@@ -8,6 +8,8 @@ steps happen and when. Everything here is on the test's own Xvfb.
 
 from __future__ import annotations
 
+import os
+import pty
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +40,18 @@ def x(xvfb: Xvfb) -> Iterator[Any]:
             yield d
         finally:
             d.close()
+
+
+@pytest.fixture
+def a_terminal() -> Iterator[None]:
+    """This process holds a pty master, as a terminal emulator does: its windows (the ones the
+    test makes) are terminals by what their process holds."""
+    master, slave = pty.openpty()
+    try:
+        yield
+    finally:
+        os.close(slave)
+        os.close(master)
 
 
 def _finder(xvfb: Xvfb) -> X11TargetFinder:
@@ -146,10 +160,11 @@ def test_a_client_marked_after_its_frame_was_mapped_is_named_at_the_next_look(
 
 
 def test_a_terminal_marked_after_its_frame_was_mapped_is_judged_a_terminal(
-        xvfb: Xvfb, x: Any) -> None:
+        xvfb: Xvfb, x: Any, a_terminal: None) -> None:
     """The same for the target of an action: the window at a point inside the terminal is
-    still the frame (an application with no name, the manager's process) after the manager
-    marked the terminal's client, so a submit into it is not judged as going to a terminal."""
+    still the frame after the manager marked the terminal's client, so the action is judged
+    for the manager's window, not for the terminal (with a real manager: another process,
+    holding no pty)."""
     frame, client = _framed_unmarked(x, XTERM)
     finder = _finder(xvfb)
     try:
@@ -190,7 +205,7 @@ def test_a_window_named_after_it_was_mapped_is_painted_out_at_the_next_look(
 
 
 def test_without_a_window_manager_a_top_level_is_its_own_application_window(
-        xvfb: Xvfb, monkeypatch: pytest.MonkeyPatch) -> None:
+        xvfb: Xvfb, monkeypatch: pytest.MonkeyPatch, a_terminal: None) -> None:
     """No manager marks any window: the top-level is the application's window, and stays so
     for as long as the watch sees no change (found once, not walked at every look)."""
     from Xlib import display as xdisplay

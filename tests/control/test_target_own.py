@@ -1,5 +1,5 @@
 """control/target_x11.py without a display: what counts as holodesk's own, read from a /proc
-tree written by the test; the program in front of a terminal; which finder a desktop gets."""
+tree written by the test (tests/support/fake_proc.py); which finder a desktop gets."""
 
 from __future__ import annotations
 
@@ -7,40 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from control.procfs import process_name
 from control.target import NoTargetFinder, Target, TargetKind, WindowListError
 from control.target_x11 import (
     OwnProcess,
     X11TargetFinder,
     _local_display,
-    child_pids,
-    foreground_program,
     make_target_finder,
-    process_name,
     terminal_ancestors,
 )
-
-
-class FakeProc:
-    """A /proc tree: ``add(pid, name, ppid)`` writes the stat, comm and cmdline files the
-    finder reads (and the children list the kernel keeps)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def add(self, pid: int, name: str, ppid: int, *, session: int = 0, tty: int = 0,
-            tpgid: int = -1, argv0: str = "") -> None:
-        d = self.root / str(pid)
-        (d / "task" / str(pid)).mkdir(parents=True)
-        comm = name[:15]
-        # pid (comm) state ppid pgrp session tty_nr tpgid flags ...
-        (d / "stat").write_text(
-            f"{pid} ({comm}) S {ppid} {pid} {session or pid} {tty} {tpgid} 4194304 0 0\n")
-        (d / "comm").write_text(comm + "\n")
-        (d / "cmdline").write_bytes((argv0 or name).encode() + b"\0--flag\0")
-        (d / "task" / str(pid) / "children").write_text("")
-        parent = self.root / str(ppid) / "task" / str(ppid) / "children"
-        if parent.exists():
-            parent.write_text(parent.read_text() + f"{pid} ")
+from tests.support.fake_proc import FakeProc
 
 
 @pytest.fixture
@@ -57,7 +33,7 @@ def desktop_session(proc: FakeProc) -> None:
 def test_in_a_terminal_the_walk_takes_the_shell_and_the_terminal_and_stops_there(
         proc: FakeProc) -> None:
     desktop_session(proc)
-    proc.add(700, "xterm", 600)
+    proc.add(700, "xterm", 600, master=True)
     proc.add(710, "bash", 700)
     proc.add(720, "holodesk", 710)
     own = OwnProcess.current(proc=proc.root, environ={}, tty=True, pid=720)
@@ -67,21 +43,40 @@ def test_in_a_terminal_the_walk_takes_the_shell_and_the_terminal_and_stops_there
 
 def test_without_a_terminal_only_this_process_is_own(proc: FakeProc) -> None:
     desktop_session(proc)
-    proc.add(700, "xterm", 600)
+    proc.add(700, "xterm", 600, master=True)
     proc.add(710, "bash", 700)
     proc.add(720, "holodesk", 710)
     # Started from a launcher (no tty): the parents are not where the person typed.
     assert OwnProcess.current(proc=proc.root, environ={}, tty=False, pid=720).pids == {720}
 
 
-def test_a_terminal_whose_name_the_kernel_cuts_is_still_found(proc: FakeProc) -> None:
+def test_a_terminal_whose_name_the_kernel_cuts_is_still_named(proc: FakeProc) -> None:
     desktop_session(proc)
-    proc.add(700, "gnome-terminal-server", 500, argv0="/usr/libexec/gnome-terminal-server")
+    proc.add(700, "gnome-terminal-server", 500, argv0="/usr/libexec/gnome-terminal-server",
+             master=True)
     proc.add(710, "bash", 700)
     proc.add(720, "python3", 710)
     assert process_name(700, proc.root) == "gnome-terminal-server"
     assert OwnProcess.current(proc=proc.root, environ={}, tty=True, pid=720).pids == {
         720, 710, 700}
+
+
+def test_the_terminal_above_holodesk_is_known_by_its_pty_not_its_name(proc: FakeProc) -> None:
+    # An emulator nobody has heard of: the walk stops at the process holding the pty master,
+    # and goes no further (the launcher above it is not the terminal).
+    desktop_session(proc)
+    proc.add(650, "launcher", 600)
+    proc.add(700, "zutty", 650, master=True)
+    proc.add(710, "python3", 700)
+    proc.add(720, "holodesk", 710)
+    assert OwnProcess.current(proc=proc.root, environ={}, tty=True, pid=720).pids == {
+        720, 710, 700}
+    # Named like a terminal but holding no pty: not where holodesk runs, the walk goes on.
+    proc.add(800, "xterm", 650)
+    proc.add(810, "bash", 800)
+    proc.add(820, "holodesk", 810)
+    assert {800, 650} <= OwnProcess.current(proc=proc.root, environ={}, tty=True,
+                                            pid=820).pids
 
 
 @pytest.mark.parametrize("session", ["sshd", "login", "gnome-shell", "plasmashell",
@@ -103,7 +98,7 @@ def test_a_shell_straight_under_pid_1_stops_the_walk(proc: FakeProc) -> None:
 
 def test_a_tmux_server_is_taken_and_the_session_above_it_is_not(proc: FakeProc) -> None:
     desktop_session(proc)
-    proc.add(650, "tmux: server", 500)
+    proc.add(650, "tmux: server", 500, master=True)
     proc.add(710, "bash", 650)
     proc.add(720, "holodesk", 710)
     assert OwnProcess.current(proc=proc.root, environ={}, tty=True, pid=720).pids == {
@@ -126,35 +121,6 @@ def test_own_is_by_pid_window_or_holodesks_window_class() -> None:
     assert own.owns(Target(window=5, wm_instance="holodesk", wm_class="holodesk", pid=9))
     assert not own.owns(Target(window=5, wm_class="XTerm", pid=9))
     assert not own.owns(Target(window=5, wm_class="", pid=None))
-
-
-def test_the_program_in_front_of_a_terminal_is_the_shells_foreground_job(
-        proc: FakeProc) -> None:
-    proc.add(700, "xterm", 1)
-    # bash leads its own session on the pty (tty 34816); vim is the foreground group.
-    proc.add(710, "bash", 700, session=710, tty=34816, tpgid=730)
-    proc.add(730, "vim", 710, session=710, tty=34816, tpgid=730)
-    assert child_pids(700, proc.root) == [710]
-    assert foreground_program([710], proc.root) == "vim"
-    # At the prompt, the shell itself is in front.
-    proc.add(800, "xterm", 1)
-    proc.add(810, "zsh", 800, session=810, tty=34817, tpgid=810)
-    assert foreground_program([810], proc.root) == "zsh"
-
-
-def test_an_apps_helpers_are_not_what_runs_inside_it(proc: FakeProc) -> None:
-    # A browser started from a terminal: its children share that tty but lead no session.
-    proc.add(700, "firefox", 1, session=300, tty=34816, tpgid=300)
-    proc.add(710, "Socket Process", 700, session=300, tty=34816, tpgid=300)
-    assert foreground_program([710], proc.root) == ""
-
-
-def test_children_are_found_by_parent_where_the_kernel_keeps_no_list(proc: FakeProc) -> None:
-    proc.add(700, "xterm", 1)
-    proc.add(710, "bash", 700)
-    for children in proc.root.glob("*/task/*/children"):
-        children.unlink()
-    assert child_pids(700, proc.root) == [710]
 
 
 def test_a_display_that_cannot_be_opened_is_an_unknown_target_not_an_error() -> None:

@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from control.procfs import TerminalSign, child_pids
 from control.target import Target, TargetKind
-from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder, child_pids
+from control.target_x11 import HOLODESK_WM_CLASS, OwnProcess, X11TargetFinder
 from model.coords import Rect
+from tests.support.gui import poll
 from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.terminal import wait_until
 from tests.support.wm import WindowManager
@@ -58,17 +60,19 @@ def centre(target: Target) -> tuple[int, int]:
 class Xterm:
     """A real xterm running bash, mapped and managed."""
 
-    def __init__(self, xvfb: Xvfb, *args: str, geometry: str = TERM_GEOMETRY) -> None:
+    def __init__(self, xvfb: Xvfb, *args: str, geometry: str = TERM_GEOMETRY,
+                 command: tuple[str, ...] = ("bash", "--norc", "--noprofile")) -> None:
         env = xvfb.env()
         env.pop("WINDOWID", None)
         self.proc = subprocess.Popen(
-            ["xterm", *args, "-geometry", geometry, "-e", "bash", "--norc", "--noprofile"],
+            ["xterm", *args, "-geometry", geometry, "-e", *command],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         # --sync: xdotool waits for a window with this pid (xterm sets _NET_WM_PID).
         self.window = int(xdotool(xvfb, "search", "--sync", "--pid", str(self.proc.pid))
                           .split()[0])
-        wait_until(lambda: self.shell() is not None, "bash to run in the xterm")
+        if command[0] == "bash":
+            wait_until(lambda: self.shell() is not None, "bash to run in the xterm")
 
     def shell(self) -> int | None:
         for pid in child_pids(self.proc.pid):
@@ -131,7 +135,7 @@ def test_the_focused_terminal_is_named_with_the_shell_inside(
     assert target.window == term.window
     assert (target.wm_instance, target.wm_class) == ("xterm", "XTerm")
     assert target.pid == term.proc.pid and target.process == "xterm"
-    assert target.inside == "bash" and "bash" in target.children
+    assert target.inside == "bash" and target.terminal is TerminalSign.PTY_MASTER
     assert target.title  # xterm titles itself after its command
     assert target.kind is TargetKind.TERMINAL
     assert target.label() == "XTerm \u2014 bash"
@@ -146,7 +150,7 @@ def test_the_foreground_job_of_the_terminal_is_what_is_inside(
     xdotool(x11, "type", "--window", str(term.window), "sleep 600\n")
     try:
         wait_until(lambda: finder.focused().inside == "sleep", "sleep in front of bash")
-        assert finder.focused().kind is TargetKind.TERMINAL  # bash is still its child
+        assert finder.focused().kind is TargetKind.TERMINAL  # it still holds the pty
     finally:
         xdotool(x11, "key", "--window", str(term.window), "ctrl+c")
     wait_until(lambda: finder.focused().inside == "bash", "bash back in front")
@@ -161,7 +165,39 @@ def test_the_focused_tk_app_is_an_application(x11: Xvfb, app: App, term: Xterm) 
     assert target.pid == app.proc.pid
     assert target.process.startswith("python")
     assert target.inside == "" and target.kind is TargetKind.APPLICATION
+    assert target.terminal is None
     assert target.rect is not None and target.rect.left == 40 and target.rect.top == 40
+
+
+def test_a_terminal_under_another_name_running_no_shell_is_a_terminal(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    # xterm -class Notes -e python3: neither the name nor a shell says "terminal"; the pty it
+    # holds does, and the REPL is what is in front.
+    notes = Xterm(x11, "-class", "Notes", "-name", "notes", geometry="60x10+600+40",
+                  command=(sys.executable, "-q"))
+    try:
+        target = poll(lambda: (t := finder_for().at(650, 80)).inside and t, 30,
+                      "python3 in front of the renamed terminal")
+        assert target.wm_class == "Notes" and target.kind is TargetKind.TERMINAL
+        assert target.terminal is TerminalSign.PTY_MASTER
+        assert target.inside.startswith("python")
+    finally:
+        notes.stop()
+
+
+def test_an_application_named_like_a_terminal_is_an_application(
+        x11: Xvfb, app: App, tmp_path: Path) -> None:
+    # The Tk app under the class Konsole: it holds no terminal, so it is judged as what it is.
+    named = RunningApp(x11, tmp_path / "named", geometry="300x200+700+400",
+                       extra_args=("--class-name", "Konsole"))
+    try:
+        client = int(xdotool(x11, "search", "--sync", "--onlyvisible", "--class",
+                             "^Konsole$").split()[0])
+        target = poll(lambda: (t := finder_for().at(800, 480)).window == client and t, 30,
+                      "the renamed app under the point")
+        assert target.wm_class == "Konsole" and target.kind is TargetKind.APPLICATION
+    finally:
+        named.stop()
 
 
 def test_the_focus_goes_back_to_a_window_on_request(x11: Xvfb, app: App, term: Xterm) -> None:

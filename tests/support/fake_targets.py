@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import replace
 
+from control.procfs import TerminalSign
 from control.target import Target
 from model.coords import Rect
 
@@ -13,15 +14,25 @@ _IDS = itertools.count(0x400001)
 
 
 def window(name: str, *, inside: str = "", title: str = "", own: bool = False,
-           rect: Rect | None = None, window_id: int | None = None) -> Target:
+           rect: Rect | None = None, window_id: int | None = None,
+           terminal: TerminalSign | None = None) -> Target:
     """A found window of the application ``name`` (its class, instance and process); each
-    call makes another window (its own id) unless ``window_id`` says which."""
+    call makes another window (its own id) unless ``window_id`` says which. ``terminal`` is
+    what the finder found its processes hold (None: nothing that makes it a terminal)."""
     wid = next(_IDS) if window_id is None else window_id
     return Target(window=wid, wm_instance=name.lower(), wm_class=name, title=title or name,
-                  pid=4242, process=name.lower(), inside=inside, own=own, rect=rect)
+                  pid=4242, process=name.lower(), inside=inside, own=own, rect=rect,
+                  terminal=terminal)
 
 
-XTERM = window("XTerm", inside="bash", title="bash")
+def terminal(name: str, *, inside: str = "bash", title: str = "",
+             sign: TerminalSign = TerminalSign.PTY_MASTER, rect: Rect | None = None) -> Target:
+    """A window whose process holds a terminal (by default a pty master with ``inside`` in
+    front), whatever ``name`` it goes by."""
+    return window(name, inside=inside, title=title, rect=rect, terminal=sign)
+
+
+XTERM = terminal("XTerm", inside="bash", title="bash")
 FIREFOX = window("Firefox", title="Search - Mozilla Firefox")
 NAUTILUS = window("org.gnome.Nautilus", title="Home")
 NOTHING = Target(note="no window found")
