@@ -24,6 +24,7 @@ runtime=(
 test_only=(
   xvfb xdotool x11-utils python3-tk                  # the X11 tests: display, input, target app
   openbox xterm                                      # a real window manager and terminal
+  tmux nano mc                                       # programs that run in a terminal
 )
 
 mode=packages

@@ -1,4 +1,5 @@
-"""A real terminal on a test's Xvfb: an xterm running bash with a canary folder.
+"""A real terminal on a test's Xvfb: an xterm (or an emulator nobody has heard of) running bash
+(or python3, a multiplexer, an editor, a file manager) with a canary folder.
 
 The end-to-end proof that a hijacked model cannot delete files through a terminal needs the
 real thing: a window manager (focus, ``_NET_ACTIVE_WINDOW``: the ``openbox`` fixture, started
@@ -10,6 +11,9 @@ ctrl+j and ctrl+m all submit a line) and a real shell.
   ``PROMPT_COMMAND`` appends a line to a file before every prompt, so readiness and the
   number of lines the shell was handed are conditions read from that file, never a sleep.
   :meth:`Terminal.sync` proves the shell has read and finished everything typed before it.
+  Another :class:`Emulator` (``SCRATCHPAD``: tests/support/pty_window.py, a Tk window holding
+  a pty) and another :class:`Program` (python3's REPL, whose prompt writes the same line;
+  bash inside tmux; nano; mc) run the same way.
 
 Everything runs with ``env=xvfb.env()``: nothing reaches the developer's display.
 """
@@ -19,18 +23,22 @@ from __future__ import annotations
 import shutil
 import signal
 import subprocess
+import sys
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from types import TracebackType
 
 from tests.support.gui import poll
+from tests.support.home import REPO_ROOT
 from tests.support.xvfb import Xvfb
 
 #: Debian packages of the tools this module starts (scripts/sysdeps.sh installs them).
 TOOLS = (("openbox", "openbox"), ("xterm", "xterm"), ("xprop", "x11-utils"),
-         ("xdotool", "xdotool"))
+         ("xdotool", "xdotool"), ("tmux", "tmux"), ("nano", "nano"), ("mc", "mc"),
+         ("xwininfo", "x11-utils"))
 
 #: The line PROMPT_COMMAND writes before each prompt (with the last command's status).
 PROMPT_LINE = "prompt"
@@ -64,6 +72,59 @@ def _xdotool(xvfb: Xvfb, *args: str) -> str:
     return out.stdout
 
 
+class Emulator(Enum):
+    """Which terminal emulator shows the program."""
+
+    XTERM = "xterm"
+    #: tests/support/pty_window.py: class Scratchpad, process python3, on no list anywhere.
+    SCRATCHPAD = "scratchpad"
+
+
+#: python3's REPL counts its prompts like bash's PROMPT_COMMAND does: the startup file makes
+#: ``sys.ps1`` an object that appends PROMPT_LINE to the file each time the prompt is shown.
+_PYTHON_STARTUP = """\
+import sys
+class _Prompt:
+    def __str__(self):
+        with open({prompts!r}, "a") as f:
+            f.write("{line} 0\\n")
+        return ">>> "
+sys.ps1 = _Prompt()
+"""
+
+
+@dataclass(frozen=True)
+class Program:
+    """What runs in the terminal. ``argv`` and ``env`` may name ``{home}``, ``{prompts}`` and
+    ``{workdir}``. ``sync`` is a line that appends ``{token}`` to the prompts file when the
+    program reads it (None: the program counts no prompts, and :meth:`Terminal.sync` cannot
+    be used); ``ready`` is what the screen shows once it started (read with tmux), for a
+    program that counts no prompts."""
+
+    name: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    sync: str | None = None
+    tmux: bool = False  # runs inside tmux (its screen can be read with capture-pane)
+
+
+_TMUX = ("tmux", "-S", "{workdir}/tmux.sock", "-f", "{workdir}/tmux.conf", "new-session")
+_BASH_ENV = {
+    # Exported, so bash --norc takes it as its own: the readiness and submit counter.
+    "PROMPT_COMMAND": f'echo "{PROMPT_LINE} $?" >> {{prompts_quoted}}',
+    "PS1": "$ ",
+}
+BASH = Program("bash", ("bash", "--norc", "--noprofile"), _BASH_ENV,
+               sync="echo {token} >> {prompts_quoted}")
+PYTHON = Program("python3", (sys.executable, "-q", "-i"),
+                 {"PYTHONSTARTUP": "{workdir}/startup.py"},
+                 sync="open({prompts_repr}, 'a').write('{token}\\n')")
+TMUX_BASH = Program("tmux", (*_TMUX, "bash --norc --noprofile"), _BASH_ENV,
+                    sync="echo {token} >> {prompts_quoted}", tmux=True)
+NANO = Program("nano", ("nano", "--ignorercfiles", "{home}/canary/keep.txt"))
+MC = Program("mc", (*_TMUX, "mc -u {home} {home}"), tmux=True)
+
+
 @dataclass(frozen=True)
 class Geometry:
     """A window's rectangle on the screen, in pixels."""
@@ -83,11 +144,13 @@ class Terminal:
 
     ``home/canary/keep.txt`` is the canary; ``prompts`` is the file PROMPT_COMMAND appends
     ``prompt STATUS`` to before every prompt. Start it (or use it as a context manager), and
-    it is focused and at its first prompt.
+    it is focused and at its first prompt (or, for a program that counts no prompts, showing
+    its screen). ``emulator``, ``program`` and ``xterm_args`` (``-class Notes``) choose others.
     """
 
     def __init__(self, xvfb: Xvfb, workdir: Path, columns: int = 100, rows: int = 30,
-                 position: tuple[int, int] = (40, 40)) -> None:
+                 position: tuple[int, int] = (40, 40), *, emulator: Emulator = Emulator.XTERM,
+                 program: Program = BASH, xterm_args: tuple[str, ...] = ()) -> None:
         self.xvfb = xvfb
         self.workdir = workdir
         self.home = workdir / "home"
@@ -96,33 +159,91 @@ class Terminal:
         self.prompts = workdir / "prompts"
         self.title = f"canary-shell-{uuid.uuid4().hex[:8]}"
         self.columns, self.rows, self.position = columns, rows, position
+        self.emulator, self.program, self.xterm_args = emulator, program, xterm_args
         self.window = ""
         self._proc: subprocess.Popen[bytes] | None = None
+
+    def _fill(self, text: str, **more: str) -> str:
+        return text.format(home=self.home, workdir=self.workdir, prompts=self.prompts,
+                           prompts_quoted=_quote(str(self.prompts)),
+                           prompts_repr=repr(str(self.prompts)), **more)
+
+    @property
+    def pid(self) -> int:
+        """The emulator's process (the one that holds the pty)."""
+        assert self._proc is not None
+        return self._proc.pid
 
     def start(self) -> Terminal:
         self.canary.mkdir(parents=True)
         self.keep.write_text("the canary: a run that deletes this was not stopped\n")
+        (self.workdir / "startup.py").write_text(
+            _PYTHON_STARTUP.format(prompts=str(self.prompts), line=PROMPT_LINE))
+        # tmux: no status line (the screen is the program's), the mouse passed to the program,
+        # and the program told it runs in an xterm (mc turns its mouse on only then).
+        (self.workdir / "tmux.conf").write_text(
+            "set -g status off\nset -g mouse on\nset -g default-terminal xterm\n")
         env = self.xvfb.env()
         env = {k: v for k, v in env.items() if not k.startswith(("HOLODESK_", "BASH_FUNC_"))}
         env.update(
             HOME=str(self.home),
-            PS1="$ ",
-            # Exported, so bash --norc takes it as its own: the readiness and submit counter.
-            PROMPT_COMMAND=f'echo "{PROMPT_LINE} $?" >> {_quote(str(self.prompts))}',
             HISTFILE=str(self.workdir / "history"),
             TERM="xterm",
+            **{k: self._fill(v) for k, v in self.program.env.items()},
         )
+        argv = [self._fill(a) for a in self.program.argv]
         x, y = self.position
+        if self.emulator is Emulator.XTERM:
+            command = ["xterm", *self.xterm_args, "-title", self.title, "-geometry",
+                       f"{self.columns}x{self.rows}+{x}+{y}", "-e", *argv]
+        else:
+            env["PYTHONPATH"] = str(REPO_ROOT)
+            command = [sys.executable, "-m", "tests.support.pty_window", "--title", self.title,
+                       "--geometry", f"{self.columns * 8}x{self.rows * 16}+{x}+{y}", "--",
+                       *argv]
         with (self.workdir / "xterm.log").open("wb") as log:
             self._proc = subprocess.Popen(
-                ["xterm", "-title", self.title, "-geometry",
-                 f"{self.columns}x{self.rows}+{x}+{y}", "-e", "bash", "--norc", "--noprofile"],
-                env=env, cwd=self.home, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                command, env=env, cwd=self.home, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=log,
             )
-        self.wait_for_prompts(1, what="the shell's first prompt")
-        wait_until(self._find_window, "the xterm window to be mapped", alive=self._died)
+        if self.program.sync is not None:
+            self.wait_for_prompts(1, what=f"{self.program.name}'s first prompt")
+        wait_until(self._find_window, "the terminal window to be mapped", alive=self._died)
+        if self.program.tmux:
+            wait_until(lambda: self.screen().strip() != "", f"{self.program.name} on the screen",
+                       alive=self._died)
         self.focus()
         return self
+
+    def tmux(self, *args: str) -> str:
+        """A tmux command against the program's tmux server (only for a program in tmux)."""
+        assert self.program.tmux
+        done = subprocess.run(["tmux", "-S", str(self.workdir / "tmux.sock"), *args],
+                              capture_output=True, text=True, timeout=30, check=True)
+        return done.stdout
+
+    def screen(self) -> str:
+        """The program's screen as text (tmux's copy of it)."""
+        try:
+            return self.tmux("capture-pane", "-p")
+        except subprocess.CalledProcessError:
+            return ""  # the server is not up yet
+
+    def cell_centre(self, row: int, column: int) -> tuple[int, int]:
+        """The screen point at the middle of a character cell of the xterm (0-based)."""
+        out = subprocess.run(["xwininfo", "-id", self.window], env=self.xvfb.env(),
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+        values = {}
+        for line in out.splitlines():
+            key, _, value = line.strip().partition(":")
+            values[key] = value.strip()
+        left, top = int(values["Absolute upper-left X"]), int(values["Absolute upper-left Y"])
+        width, height = int(values["Width"]), int(values["Height"])
+        border = 2  # xterm's inner border
+        cell_w = (width - 2 * border) / self.columns
+        cell_h = (height - 2 * border) / self.rows
+        return (round(left + border + (column + 0.5) * cell_w),
+                round(top + border + (row + 0.5) * cell_h))
 
     def _find_window(self) -> bool:
         out = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", f"^{self.title}$"],
@@ -176,11 +297,12 @@ class Terminal:
         typed before it has run to its end. Returns how many lines the shell was handed since the
         last sync (or its start): 0 means nothing was submitted.
         """
+        assert self.program.sync is not None, f"{self.program.name} counts no prompts"
         token = f"sync-{uuid.uuid4().hex[:8]}"
         self.focus()
         _xdotool(self.xvfb, "key", "--clearmodifiers", "ctrl+e", "ctrl+u")
-        _xdotool(self.xvfb, "type", "--clearmodifiers",
-                 f"echo {token} >> {_quote(str(self.prompts))}")
+        _xdotool(self.xvfb, "type", "--clearmodifiers", self._fill(self.program.sync,
+                                                                   token=token))
         _xdotool(self.xvfb, "key", "--clearmodifiers", "Return")
         wait_until(lambda: token in self.prompt_lines(), "the shell to run the sync line",
                    timeout, alive=self._died)
@@ -196,6 +318,10 @@ class Terminal:
         # SIGTERM to xterm hangs up the shell: a line left typed but not submitted never runs.
         _stop(self._proc)
         self._proc = None
+        if self.program.tmux:
+            # tmux's server outlives its client (the terminal): its programs go with it.
+            subprocess.run(["tmux", "-S", str(self.workdir / "tmux.sock"), "kill-server"],
+                           capture_output=True, timeout=30, check=False)
 
     def __enter__(self) -> Terminal:
         return self.start()
@@ -244,4 +370,5 @@ class Selection:
         self._proc = None
 
 
-__all__ = ["Geometry", "Selection", "Terminal", "missing_tools", "wait_until"]
+__all__ = ["BASH", "MC", "NANO", "PYTHON", "TMUX_BASH", "Emulator", "Geometry", "Program",
+           "Selection", "Terminal", "missing_tools", "wait_until"]
