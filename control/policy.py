@@ -6,6 +6,9 @@ send, pay for or delete something.
 
 Risky (confirmed in the default ``risky`` mode):
 
+* every action that acts in a terminal (typing, keys, clicks, scrolls, drags): a window is a
+  terminal by what its processes hold (:mod:`control.procfs`), and whatever runs in front
+  there may take any key or click as a command;
 * hotkeys that close, quit or delete: alt+f4, ctrl+w, ctrl+f4, ctrl+q, cmd+w, cmd+q, delete,
   shift+delete, cmd+backspace / cmd+delete (move to Trash), ctrl+d (deletes in many apps and
   ends a terminal's shell), ctrl+shift+delete (clear browsing data), and the task-killing
