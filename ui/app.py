@@ -609,6 +609,8 @@ class HolodeskApp(QObject):
                 stop_hotkey=self.hotkeys.stop_combo or self.settings.stop_hotkey,
                 confirm=str(self.settings.confirm),
                 monitor=self.settings.monitor,
+                # The schedule's own clock: "next run" must agree with when it will run.
+                now=self.scheduler.clock.now,
             )
             dialog.saved.connect(self.set_automations)
             dialog.test_run_requested.connect(self.test_run_automation)
