@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 
@@ -23,10 +20,10 @@ from pytestqt.qtbot import QtBot
 
 from app.cli.terminal import TerminalFrontEnd
 from app.events import Outcome, StepProposed
-from app.logs import log_file_handler
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, ScriptItem
 from tests.support.home import isolate_home
+from tests.support.leaks import holodesk_log
 
 #: Looks like a password (three character classes); the quote is JSON-escaped in the raw
 #: answer, so both forms must be masked. Checks look for its distinctive start.
@@ -52,22 +49,6 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-@contextmanager
-def _log_file(path: Path) -> Iterator[None]:
-    """holodesk.log's handler (masking as holodesk installs it) on the root logger, at debug."""
-    root = logging.getLogger()
-    handler = log_file_handler(path)
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
-        handler.close()
-
-
 def test_a_typed_secrets_thought_is_never_stored_or_shown_unmasked(
         harness_for: HarnessFor, qtbot: QtBot, tmp_path: Path) -> None:
     from ui.task_window import TaskWindow
@@ -77,7 +58,7 @@ def test_a_typed_secrets_thought_is_never_stored_or_shown_unmasked(
     printed = io.StringIO()
     terminal = TerminalFrontEnd(out=printed, verbose=True)
     log_path = tmp_path / "holodesk.log"
-    with FakeVLLM(ScriptedPolicy(SCRIPT)) as server, _log_file(log_path):
+    with FakeVLLM(ScriptedPolicy(SCRIPT)) as server, holodesk_log(log_path):
         h = harness_for(server)
         finished = h.run("sign in")
     assert finished.outcome is Outcome.ANSWERED, finished

@@ -12,18 +12,13 @@ handler as holodesk installs it.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from app.automations import Automation, AutomationError
 from app.events import ModelText, Outcome, RunStarted, StepProposed
-from app.logs import log_file_handler
 from app.parameter_values import resolve, store_secret
 from app.parameters import ParameterError
 from app.secrets import MIN_REDACT_LEN
@@ -32,6 +27,7 @@ from app.settings import Settings
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, ScriptItem
 from tests.support.home import isolate_home
+from tests.support.leaks import holodesk_log, strings
 from tests.support.memory_secrets import MemoryStore
 
 SIX = "Qv7#kz"  # the shortest value a secret parameter may have
@@ -79,41 +75,13 @@ def _script() -> list[ScriptItem]:
     ]
 
 
-@contextmanager
-def _log_file(path: Path) -> Iterator[None]:
-    """holodesk.log's handler (masking as holodesk installs it) on the root logger, at debug."""
-    root = logging.getLogger()
-    handler = log_file_handler(path)
-    level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.DEBUG)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(level)
-        handler.close()
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def test_a_six_character_secret_parameter_is_masked_everywhere(
         harness_for: HarnessFor, tmp_path: Path) -> None:
     automation, store = _login(), MemoryStore()
     store_secret(automation, "password", SIX, store)
     filled = resolve(automation, {}, store=store)
     log_path = tmp_path / "holodesk.log"
-    with FakeVLLM(ScriptedPolicy(_script())) as server, _log_file(log_path):
+    with FakeVLLM(ScriptedPolicy(_script())) as server, holodesk_log(log_path):
         h = harness_for(server)
         session = Session(task=automation.task, settings=Settings(), dry_run=True,
                           parts=h.parts)
@@ -153,6 +121,6 @@ def test_a_six_character_secret_parameter_is_masked_everywhere(
     after = requests[1:]
     assert after
     for request in after:
-        texts = [text.replace(filled.task, "") for text in _strings(request.body)]
+        texts = [text.replace(filled.task, "") for text in strings(request.body)]
         assert not [text for text in texts if SIX in text or json.dumps(SIX)[1:-1] in text]
         assert f"[secret typed, {len(SIX)} characters]" in request.text
