@@ -134,6 +134,29 @@ def test_a_risky_click_waits_for_the_person_and_a_skip_is_told_to_the_model(
     assert "skipped by the person" in second_prompt
 
 
+def test_a_point_outside_the_monitor_is_clamped_and_asked_about(harness_for: HarnessFor) -> None:
+    """The model points past the image's right edge (norm1000 ends at 1000): the click is moved
+    to the monitor's edge, and in `risky` mode the person is asked first, saying so, though
+    nothing else about the click is risky (the same click inside the monitor is not asked)."""
+    script = ScriptedPolicy([_click("Save button", 500, 500), _click("Save button", 1400, 500),
+                             ANSWER])
+    with FakeVLLM(script) as server:
+        h = harness_for(server, mode=ConfirmMode.RISKY,
+                        answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    (asked,) = h.of(AwaitingConfirmation)
+    assert asked.step_no == 2
+    why = "aims outside the chosen monitor (the point was moved to its edge)"
+    assert asked.request.reasons == (why,)
+    assert [(p.x, p.y) for p in asked.request.points] == [(W - 1, H // 2)]
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.AUTO, Decision.APPROVED]
+    moves = [c.args for c in h.backend.calls if c.name == "move_to"]
+    assert moves == [(W // 2, H // 2), (W - 1, H // 2)]
+    steps = h.store.steps(finished.run_id)
+    assert steps[1].reason_for_confirm == why
+
+
 def test_approve_the_rest_asks_only_once(harness_for: HarnessFor) -> None:
     script = ScriptedPolicy([_click("Delete button"), _click("Remove button", 400, 400), ANSWER])
     with FakeVLLM(script) as server:

@@ -16,6 +16,7 @@ from app import runner
 from app.lock import DesktopBusyError
 from app.settings import Settings
 from control.stop import StopLatch
+from tests.support.fake_hotkeys import FakeHotkeys
 from tests.support.home import isolate_home
 
 
@@ -141,6 +142,26 @@ def test_foreground_stops_on_a_signal_and_closes_the_session(
         assert not session.closed
     assert session.closed and not listening
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_stop_hotkey_stops_a_foreground_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`holodesk run`'s global stop hotkey, as app/runner.py wires it to the desktop's
+    listener (a stand-in here: tests/support/fake_hotkeys.py): while the run is in the
+    foreground, the person's chord, in any spelling, pulls the run's stop; after it the
+    listener is let go. e2e/test_stop_hotkey_x11.py presses it for real."""
+    import control.hotkeys_desktop
+
+    listener = FakeHotkeys()
+    monkeypatch.setattr(control.hotkeys_desktop, "system_hotkeys",
+                        lambda *_args, **_kwargs: listener)
+    session = FakeSession(Settings(stop_hotkey="ctrl+shift+f9"))
+    with runner.foreground(session):  # type: ignore[arg-type]
+        assert not session.latch.is_set
+        assert listener.fire("Shift+Ctrl+F9")
+        assert session.latch.is_set
+        info = session.latch.info
+        assert info is not None and info.source == "hotkey"
+    assert not listener.running
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="the platform has no SIGHUP")

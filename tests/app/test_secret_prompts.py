@@ -7,7 +7,6 @@ stand-in server received after the secret was typed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from app.events import Outcome
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
+from tests.support.leaks import strings
 
 PASSWORD = 'Hunter2!x9"q'  # a quote: JSON-escaped inside the assistant turn's JSON
 
@@ -26,21 +26,9 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _carries(request: ChatRequest, secret: str) -> bool:
     forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
-    return any(form in text for text in _strings(request.body) for form in forms)
+    return any(form in text for text in strings(request.body) for form in forms)
 
 
 def _step(thought: str, action: dict[str, Any], note: str = "") -> dict[str, Any]:

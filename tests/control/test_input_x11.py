@@ -23,6 +23,7 @@ from control.stop import StopLatch, StoppedError
 from model.coords import Point
 from model.schema import ACTION_ADAPTER, Action
 from tests.support.fixtures import InputWorker
+from tests.support.gui import poll
 from tests.support.target_app import REPO_ROOT, RunningApp
 from tests.support.xvfb import Xvfb
 
@@ -410,6 +411,43 @@ def test_keys_held_at_a_stop_are_released(worker: InputWorker, target_app: Runni
     worker.send("reset")
     assert type_text(worker, app, "ok")["ok"]
     app.wait_for(lambda: app.text() == "ok", what=f"plain text, have {app.text()!r}")
+
+
+def _keys_down(xvfb: Xvfb, keysyms: list[str]) -> list[str]:
+    """Which of ``keysyms`` the X server holds down now (its keymap, whoever pressed them)."""
+    from Xlib import XK
+    from Xlib import display as xdisplay
+
+    with xvfb.activated():
+        d = xdisplay.Display(xvfb.display)
+        try:
+            keymap = d.query_keymap()
+            codes = {name: int(d.keysym_to_keycode(XK.string_to_keysym(name)))
+                     for name in keysyms}
+        finally:
+            d.close()
+    return [name for name, code in codes.items() if keymap[code // 8] >> (code % 8) & 1]
+
+
+@pytest.mark.x11
+def test_right_hand_modifiers_held_at_a_stop_are_released(
+        worker: InputWorker, target_app: RunningApp, xvfb: Xvfb) -> None:
+    right = ["Control_R", "Alt_R", "Shift_R", "Super_R"]
+    app = target_app
+    focus_field(worker, app)
+    mark = app.mark()
+    # The stop lands once the four right-hand modifiers are down, before the K.
+    reply = worker.execute({"action": "hotkey",
+                            "keys": ["ctrlright", "altright", "shiftright", "winright", "k"]},
+                           stop_after_calls=4)
+    assert not reply["ok"] and reply["error"] == "StoppedError", reply
+    assert reply["primitives"] == ["key_down"] * 4 + ["key_up"] * 4
+    assert reply["held_keys"] == []
+    poll(lambda: not _keys_down(xvfb, right), 30, "the right-hand modifiers up")
+    app.wait_for(lambda: app.events_since(mark, "key_up", keysym="Control_R"),
+                 what="Control_R released in the window")
+    assert not app.events_since(mark, "key_down", keysym="k")
+    assert not app.events_since(mark, "key_down", keysym="K")
 
 
 @pytest.mark.x11

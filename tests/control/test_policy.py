@@ -18,6 +18,7 @@ from control.policy import (
     normalize_keys,
     risky_element_word,
     shell_command_label,
+    submit_what,
 )
 from model.schema import ACTION_ADAPTER, Action
 from tests.support.fake_targets import FIREFOX, NOTHING, XTERM, window
@@ -261,6 +262,36 @@ def test_enter_right_after_typing_is_risky() -> None:
 def test_enter_equivalents_right_after_typing_are_risky(keys: tuple[str, ...]) -> None:
     verdict = assess(hotkey(*keys), typing("find ~ -delete"))
     assert verdict.confirm and "right after typing" in verdict.reasons[0]
+
+
+#: Every way to paste, in the spellings a model writes: each puts text in the field that the
+#: policy never saw, so an Enter after it may send it.
+PASTES = [
+    hotkey("ctrl", "v"),
+    hotkey("ctrl", "shift", "v"),  # terminals, and "paste as plain text" in many apps
+    hotkey("shift", "insert"),  # X11's paste, in any toolkit
+    hotkey("Shift", "Insert"),
+    hotkey("shift", "ins"),
+    hotkey("super", "v"),  # a clipboard manager's paste
+    hotkey("win", "v"),
+    hotkey("paste"),  # the keyboard's Paste key
+    click("message box", button="middle"),  # X11 pastes the selection on a middle click
+]
+CHAT = Aim(window("Slack", title="general - Slack"))
+
+
+@pytest.mark.parametrize("paste", PASTES, ids=lambda a: "+".join(getattr(a, "keys", ["middle"])))
+def test_enter_after_any_paste_asks_in_an_application(paste: Action) -> None:
+    what = submit_what(paste)
+    assert what is not None and ("pastes with" in what or "middle-clicks" in what)
+    assert not RISKY.assess(paste, aim=CHAT).confirm  # the paste alone sends nothing here
+    wait = act(action="wait", seconds=1)
+    for history in ([paste], [paste, wait]):
+        verdict = RISKY.assess(hotkey("enter"), history=history, aim=CHAT)
+        assert verdict.confirm, history
+        assert verdict.reasons == ("presses Enter right after typing, which may submit a form",)
+    # After a submit, the pasted text is gone: a second Enter sends nothing new.
+    assert not RISKY.assess(hotkey("enter"), history=[paste, hotkey("enter")], aim=CHAT).confirm
 
 
 @pytest.mark.parametrize("text", ["r\x00m -rf ~", "r\x7fm -rf ~", "r\x85m -rf ~", "rm\x1b -rf ~"])

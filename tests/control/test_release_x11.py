@@ -110,3 +110,35 @@ def test_nothing_held_means_nothing_sent(xvfb: Xvfb) -> None:
         released = X11Releaser(xvfb.display).release_everything()
     assert released == Released()
     assert not released
+
+
+#: The right-hand modifiers, by their X keysyms (pyautogui presses AltGr as Alt_R).
+RIGHT_HAND = ["Shift_R", "Control_R", "Alt_R", "Super_R"]
+
+
+def keycodes(xvfb: Xvfb, keysyms: list[str]) -> list[int]:
+    with xvfb.activated():
+        d = xdisplay.Display(xvfb.display)
+        try:
+            return [int(d.keysym_to_keycode(XK.string_to_keysym(name))) for name in keysyms]
+        finally:
+            d.close()
+
+
+def test_right_hand_modifiers_and_every_button_left_down_are_released(xvfb: Xvfb) -> None:
+    codes = keycodes(xvfb, RIGHT_HAND)
+    assert all(codes), dict(zip(RIGHT_HAND, codes, strict=True))  # each is on this keymap
+    try:
+        # xdotool presses through XTest and exits: the server keeps it all down.
+        subprocess.run(["xdotool", "keydown", *RIGHT_HAND, "mousedown", "1", "mousedown", "2",
+                        "mousedown", "3"], env=xvfb.env(), check=True, timeout=30)
+        before = held(xvfb)
+        assert set(codes) <= set(before.keys) and before.buttons == [1, 2, 3]
+        with xvfb.activated():
+            released = release_everything("linux")
+        assert released is not None
+        assert set(codes) <= set(released.keys) and released.buttons == (1, 2, 3)
+        assert held(xvfb) == Held([], [])
+    finally:
+        with xvfb.activated():
+            X11Releaser(xvfb.display).release_everything()

@@ -52,9 +52,12 @@ class Xvfb:
 
     def __init__(
         self, width: int = 1280, height: int = 800, depth: int = 24, *, start_timeout: float = 15.0,
-        without: tuple[str, ...] = (),
+        without: tuple[str, ...] = (), tcp: bool = False,
     ) -> None:
         self.without = without  # X extensions this server lacks (e.g. RECORD)
+        # Also listen on TCP (port 6000 + the display number), cookie-protected as ever: a
+        # client can then name it as a remote display (localhost:N, as ssh -X sets it).
+        self.tcp = tcp
         self.width = width
         self.height = height
         self.depth = depth
@@ -127,7 +130,7 @@ class Xvfb:
                     f"{self.width}x{self.height}x{self.depth}",
                     "-auth",
                     str(self.authority),
-                    "-nolisten",
+                    "-listen" if self.tcp else "-nolisten",
                     "tcp",
                     "-noreset",
                     *(arg for name in self.without for arg in ("-extension", name)),
