@@ -432,33 +432,54 @@ class X11TargetFinder:
 
         root = d.screen().root
         active = self._prop(d, root, "_NET_ACTIVE_WINDOW")
+        named: tuple[Any, Any] | None = None
         if active and int(active[0]):
+            # A window the manager names but that is gone raises here: unknown, not a guess.
             client, top = self._client_above(d, self._window(d, int(active[0])))
             if client is not None:
-                return self._describe(d, client, top)
+                named = client, top
         focus = d.get_input_focus().focus
         if focus == X.NONE:
-            return Target(note=_NO_FOCUS)
+            return self._describe(d, *named) if named else Target(note=_NO_FOCUS)
         if focus != X.PointerRoot and focus.id != root.id:
+            # X hands the keys to the input focus, whatever the manager calls active (an
+            # application may set the focus itself, or hold a window of another program
+            # embedded in its own): that window, and the process that made it, decide.
             client, top = self._client_above(d, focus)
             if client is None:
                 return Target(note=_NO_FOCUS)
             if top.id == self._wm_check(d) or top.get_attributes().map_state != X.IsViewable:
                 # The manager parks the focus on its own window when no window has it.
                 return Target(note=_NO_FOCUS)
-            return self._describe(d, client, top)
+            return self._describe(d, client, top, leaf=focus)
+        if named:
+            return self._describe(d, *named)
         # Focus on the root (or following the pointer): X sends keys to the window under it.
-        child = root.query_pointer().child
-        if not child:
+        pointer = root.query_pointer()
+        if not pointer.child:
             return Target(desktop=True, note="the desktop")
-        return self._describe(d, self._client_below(d, child), child)
+        return self._describe(d, self._client_below(d, pointer.child), pointer.child,
+                              leaf=self._leaf(d, pointer.child, pointer.root_x, pointer.root_y))
 
     def _at(self, d: Any, x: int, y: int) -> Target:
         root = d.screen().root
         child = root.translate_coords(root, x, y).child
         if not child:
             return Target(desktop=True, note="the desktop")
-        return self._describe(d, self._client_below(d, child), child)
+        return self._describe(d, self._client_below(d, child), child,
+                              leaf=self._leaf(d, child, x, y))
+
+    def _leaf(self, d: Any, top: Any, x: int, y: int) -> Any:
+        """The deepest window under ``(x, y)`` inside ``top``: the one the click goes to, which
+        another program may have made (a terminal embedded in an application's window)."""
+        root = d.screen().root
+        window = top
+        for _ in range(32):
+            child = window.translate_coords(root, x, y).child
+            if not child:
+                break
+            window = child
+        return window
 
     def _windows(self, d: Any) -> list[Target]:
         from Xlib import X
@@ -479,11 +500,14 @@ class X11TargetFinder:
             out.append(target)
         return out
 
-    def _describe(self, d: Any, client: Any, top: Any, *, deep: bool = True) -> Target:
+    def _describe(self, d: Any, client: Any, top: Any, *, deep: bool = True,
+                  leaf: Any = None) -> Target:
         """``deep=False`` leaves out what the window's processes hold (whether it is a terminal,
         and the program in front): that costs a walk of /proc, and the window list is asked
         for at every frame to paint windows out, which needs the names and the rectangle
-        only."""
+        only. ``leaf`` is the window the event itself goes to (the input focus, the deepest
+        window under the point): when another process made it, what that process holds
+        counts too."""
         wm_class = _text(self._prop(d, client, "WM_CLASS")).split("\0")
         instance = wm_class[0] if wm_class else ""
         klass = wm_class[1] if len(wm_class) > 1 else ""
@@ -491,6 +515,12 @@ class X11TargetFinder:
         pid = self._pid(d, client)
         process = process_name(pid, self.proc) if pid else ""
         view = look_into(pid, self.proc) if deep else None
+        if view is not None and leaf is not None and leaf.id != client.id:
+            maker = self._server_pid(d, leaf)
+            if maker and maker != pid:
+                inner = look_into(maker, self.proc)
+                if inner.sign is not None:
+                    view = inner
         types = self._prop(d, client, "_NET_WM_WINDOW_TYPE") or ()
         desktop = d.get_atom("_NET_WM_WINDOW_TYPE_DESKTOP") in types
         geometry = top.get_geometry()
@@ -506,15 +536,22 @@ class X11TargetFinder:
                         desktop=desktop, rect=rect, terminal=terminal)
         return replace(target, own=True) if self.own.owns(target) else target
 
-    def _pid(self, d: Any, client: Any) -> int:
+    def _server_pid(self, d: Any, window: Any) -> int:
+        """The process that made ``window``, as the X server knows it (0: not known)."""
         if self._local and d.has_extension("X-Resource"):
             from Xlib.ext import res
 
-            reply = d.res_query_client_ids([{"client": client.id,
+            reply = d.res_query_client_ids([{"client": window.id,
                                              "mask": res.LocalClientPIDMask}])
             for item in reply.ids:
                 if item.spec.mask == res.LocalClientPIDMask and item.value:
                     return int(item.value[0])
+        return 0
+
+    def _pid(self, d: Any, client: Any) -> int:
+        pid = self._server_pid(d, client)
+        if pid:
+            return pid
         # The application's own claim: a pid on the machine it names.
         claimed = self._prop(d, client, "_NET_WM_PID")
         if not claimed:

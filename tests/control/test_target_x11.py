@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -391,8 +392,25 @@ def test_an_active_window_that_no_longer_exists_is_unknown(
     assert target.window == 0 and target.kind is TargetKind.UNKNOWN
     assert "closed" in target.note
     # The connection is still good for the next question.
-    set_active(x11, term.window)
+    activate(x11, term.window)
     assert finder.focused().wm_class == "XTerm"
+
+
+def test_keys_go_where_the_input_focus_is_whatever_the_manager_calls_active(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """An application may set the X input focus itself (or hold another program's window
+    embedded in its own): X hands the keys to the focus, so the focus decides, not
+    _NET_ACTIVE_WINDOW."""
+    finder = finder_for()
+    activate(x11, app.client)
+    assert finder.focused().wm_class == "Holodesktarget"
+    # The focus moves to the terminal behind the manager's back; the manager still names the
+    # app active.
+    xdotool(x11, "windowfocus", "--sync", str(term.window))
+    set_active(x11, app.client)
+    target = finder.focused()
+    assert target.window == term.window and target.kind is TargetKind.TERMINAL
+    activate(x11, app.client)
 
 
 def set_active(xvfb: Xvfb, window: int) -> None:
@@ -527,3 +545,71 @@ def test_the_application_window_inside_a_frame_is_looked_for_again_after_any_cha
         brief.stop()
     wait_until(lambda: finder.at(*point).window == term.window, "the xterm below again")
     finder.close()
+
+
+_HOST = """\
+import sys, time
+from Xlib import X, display
+d = display.Display()
+host = d.screen().root.create_window(0, 0, 400, 250, 0, X.CopyFromParent, X.InputOutput,
+                                     X.CopyFromParent, background_pixel=d.screen().white_pixel)
+host.set_wm_class("host", "EmbedHost")
+host.set_wm_name("embed host")
+host.map()
+d.sync()
+print(host.id, flush=True)
+while True:
+    d.next_event()
+"""
+
+
+def test_a_terminal_embedded_in_an_applications_window_is_a_terminal(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """XEmbed: an xterm made inside another program's top-level window (``xterm -into``). The
+    top-level is the other program's, which holds no terminal and has none below it; the
+    window the click and the keys go to is the xterm's, and the process that made it holds the
+    pty."""
+    from Xlib import X
+
+    host_proc = subprocess.Popen([sys.executable, "-c", _HOST], env=x11.env(),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    assert host_proc.stdout is not None
+    host_id = int(host_proc.stdout.readline())
+    # Started by a process that then exits: the xterm is no child of the host's process.
+    argv = ["xterm", "-into", str(host_id), "-geometry", "40x10+0+0", "-e", "bash", "--norc",
+            "--noprofile"]
+    launcher = subprocess.run(
+        [sys.executable, "-c", "import subprocess, sys; print(subprocess.Popen(sys.argv[1:], "
+         "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, "
+         "start_new_session=True).pid)", *argv],
+        env=x11.env(), capture_output=True, text=True, timeout=30, check=True)
+    embedded = int(launcher.stdout)
+    finder = finder_for()
+    try:
+        d = finder._connection()
+        host = d.create_resource_object("window", host_id)
+        wait_until(lambda: bool(host.query_tree().children), "the xterm inside the host")
+        inner = host.query_tree().children[0]
+        wait_until(lambda: inner.get_attributes().map_state == X.IsViewable,
+                   "the embedded xterm mapped")
+        # Where the manager put the host: the xterm fills its top left corner.
+        origin = host.translate_coords(d.screen().root, 0, 0)
+        left, top_y = -origin.x, -origin.y
+        inside = poll(lambda: (t := finder_for().at(left + 20, top_y + 20)).wm_class
+                      == "EmbedHost" and t, 30, "the host window under the point")
+        assert inside.kind is TargetKind.TERMINAL and inside.terminal is TerminalSign.PTY_MASTER
+        # The host's own part (outside the embedded xterm) is an application.
+        outside = finder_for().at(left + 390, top_y + 240)
+        assert outside.wm_class == "EmbedHost" and outside.kind is TargetKind.APPLICATION
+        # Keys: the input focus on the embedded xterm.
+        activate(x11, host_id)
+        inner.set_input_focus(X.RevertToParent, X.CurrentTime)
+        d.sync()
+        focused = poll(lambda: (t := finder_for().focused()).wm_class == "EmbedHost" and t, 30,
+                       "the host focused")
+        assert focused.kind is TargetKind.TERMINAL
+    finally:
+        finder.close()
+        os.kill(embedded, signal.SIGTERM)
+        host_proc.kill()
+        host_proc.wait(10)
