@@ -300,7 +300,10 @@ def _cmd_edit(args: argparse.Namespace) -> int:
         return fail("nothing to change; give --name, --task, --confirm, --monitor, "
                     "--hotkey, --no-hotkey, --param, --secret-param or --drop-param", EXIT_USAGE)
     new = old.changed(**changes)
-    replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey)
+    # --confirm is the person's choice for the automation as edited; without it, the mode
+    # approved before carries over (an edit of something else approves nothing).
+    replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey,
+                       confirm_chosen=args.confirm is not None)
     from app.parameter_values import rename_secrets
     from app.trajectory import follow_edit
 
@@ -431,6 +434,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return fail(f"no value given for {', '.join(e.names)}: a run never fills a "
                         "placeholder with nothing; nothing was run", EXIT_USAGE)
         return fail(_missing_text(e, automation), EXIT_USAGE)
+    from app.cli.approve import settle_before_run
+
+    settle_before_run(automation=automation.name)
+    automation = find_automation(load_automations(), automation.name)  # as the answer left it
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
