@@ -319,10 +319,14 @@ def write_record(path: Path, record: Record, store: SecretStore | None = None) -
     try:
         key = _read_key(store)
         if key is None:
-            key = secrets.token_bytes(_KEY_BYTES)
-            store.set(KEY_ENTRY, key.hex())
+            store.set(KEY_ENTRY, secrets.token_bytes(_KEY_BYTES).hex())
             log.info("created the key of the approved safety settings in the keyring (%s)",
                      store.backend_name())
+            # Read back: another holodesk making its first approval at the same moment may
+            # have stored its own, and the last one stored is the one every reader gets.
+            key = _read_key(store)
+            if key is None:
+                raise SecretsError("the keyring did not keep the key")
     except SecretsError:
         raise ApprovalUnavailable(
             f"the change cannot be remembered as approved: {_keyring_words(store)}",

@@ -129,6 +129,8 @@ def test_automation_edit_approves_a_mode_only_when_given(home: Home) -> None:
     path = home.config / "holodesk" / "automations.toml"
     path.write_text(path.read_text(encoding="utf-8").replace('confirm = "risky"',
                                                              'confirm = "never"'))
+    listed = run_holodesk(home, "automation", "list")
+    assert "risky*" in listed.stdout and "* the file says mail: never" in listed.stdout
     edited = run_holodesk(home, "automation", "edit", "mail", "--monitor", "2")
     assert edited.returncode == 0, str(edited)
     waiting = run_holodesk(home, "config", "approve")
