@@ -65,6 +65,20 @@ from pydantic import (
 )
 
 from app import paths
+from app.approval import (
+    Approvals,
+    ApprovalUnavailable,
+    ApprovedAutomation,
+    PendingChange,
+    Record,
+    RecordState,
+    automation_digest,
+    confirm_rank,
+    no_keyring_fix,
+    read_record,
+    record_path,
+    write_record,
+)
 from app.lock import editing
 from app.parameters import (
     Filled,
@@ -78,7 +92,8 @@ from app.parameters import (
     placeholders,
 )
 from app.schedule import Schedule, ScheduleError, parse_schedule
-from app.settings import Settings, app_list, normalize_monitor
+from app.secrets import SecretStore
+from app.settings import Settings, SettingsError, app_list, load_settings, normalize_monitor
 from app.toml_text import toml_data
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
@@ -93,11 +108,15 @@ __all__ = [
     "AutomationError",
     "NewerFileError",
     "add_automation",
+    "approve_confirm",
     "automation_table",
     "automations_path",
     "check_name",
+    "confirm_in_effect",
     "find_automation",
+    "keep_confirm",
     "load_automations",
+    "pending_confirms",
     "remove_automation",
     "replace_automation",
     "run_limits",
@@ -319,14 +338,50 @@ class Automation(BaseModel):
                                **{**self.model_dump(mode="json"), **values})
 
 
-def run_settings(settings: Settings, automation: Automation) -> Settings:
+def run_settings(settings: Settings, automation: Automation, *,
+                 approvals: Approvals | None = None) -> Settings:
     """``settings`` with the automation's confirmation mode, monitor and the applications it
-    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`)."""
+    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`). The mode
+    is the one approved for what the automation does (:func:`confirm_in_effect`; ``approvals``
+    defaults to the record beside the automations file, read only when the mode asks less than
+    ``settings``)."""
+    confirm = automation.confirm
+    if confirm_rank(confirm) < confirm_rank(settings.confirm):
+        if approvals is None:
+            approvals = read_record(record_path(automations_path().parent))
+        confirm = confirm_in_effect(automation, settings.confirm, approvals)[0]
     return settings.with_overrides(
         {"monitor": automation.monitor,
-         **run_limits(settings, automation.confirm, automation.only_in, automation.name)},
+         **run_limits(settings, confirm, automation.only_in, automation.name)},
         source=f"automation {automation.name!r}",
     )
+
+
+def confirm_in_effect(automation: Automation, baseline: ConfirmMode | str,
+                      approvals: Approvals) -> tuple[ConfirmMode, PendingChange | None]:
+    """The confirmation mode a run of ``automation`` gets, and the change waiting for the
+    person's approval when the file's mode is not that one.
+
+    The approved mode holds for what the automation did when it was approved (its digest,
+    :func:`app.approval.automation_digest`); one never approved, or changed outside holodesk
+    since, has ``baseline`` (the settings' mode) approved. The file's mode is used when it asks
+    at least as much as the approved one.
+    """
+    entry = approvals.automation(automation.key) if approvals.state is RecordState.VALID \
+        else None
+    approved = ConfirmMode(baseline)
+    if entry is not None and entry.digest == automation_digest(automation_table(automation)):
+        approved = entry.confirm
+    if confirm_rank(automation.confirm) >= confirm_rank(approved):
+        return automation.confirm, None
+    return approved, PendingChange("confirm", str(approved), str(automation.confirm),
+                                   automation=automation.name)
+
+
+def pending_confirms(items: Sequence[Automation], baseline: ConfirmMode | str,
+                     approvals: Approvals) -> list[PendingChange]:
+    """The automations' confirmation modes changed outside holodesk and not approved."""
+    return [c for a in items if (c := confirm_in_effect(a, baseline, approvals)[1]) is not None]
 
 
 #: Confirmation modes from the loosest to the strictest.
@@ -460,9 +515,13 @@ def save_automations(
 
 
 def add_automation(
-    automation: Automation, *, path: Path | None = None, stop_hotkey: str | None = None
+    automation: Automation, *, path: Path | None = None, stop_hotkey: str | None = None,
+    store: SecretStore | None = None,
 ) -> list[Automation]:
-    """Append ``automation`` to the file; the new list. Refuses a taken name or hotkey."""
+    """Append ``automation`` to the file; the new list. Refuses a taken name or hotkey.
+
+    Its confirmation mode is the person's choice: approved for what it does (``store`` holds
+    the record's key, :mod:`app.approval`)."""
     path = automations_path() if path is None else path
     with editing(path):
         items = load_automations(path)
@@ -474,6 +533,8 @@ def add_automation(
                 )
         items.append(automation)
         _check_new(items, automation, stop_hotkey)
+        _refuse_newer(path)
+        _remember(path, None, automation, chosen=True, store=store)
         save_automations(items, path)
     return items
 
@@ -484,8 +545,15 @@ def replace_automation(
     *,
     path: Path | None = None,
     stop_hotkey: str | None = None,
+    confirm_chosen: bool = False,
+    store: SecretStore | None = None,
 ) -> list[Automation]:
-    """Replace the automation called ``name`` (it may be renamed); the new list."""
+    """Replace the automation called ``name`` (it may be renamed); the new list.
+
+    ``confirm_chosen``: the person chose the new confirmation mode in this change (an edit's
+    ``--confirm``, the window's field as shown), so it is approved for what the automation now
+    does. Otherwise the mode approved before carries over, and a file's mode that asks less
+    than that stays waiting for approval: an edit of something else approves nothing."""
     path = automations_path() if path is None else path
     with editing(path):
         items = load_automations(path)
@@ -497,19 +565,119 @@ def replace_automation(
                     f"an automation named {other.name!r} exists already; choose another name"
                 )
         _check_new(items, automation, stop_hotkey)
+        _refuse_newer(path)
+        _remember(path, old, automation, chosen=confirm_chosen, store=store)
         save_automations(items, path)
     return items
 
 
-def remove_automation(name: str, *, path: Path | None = None) -> list[Automation]:
-    """Delete the automation called ``name``; the list left."""
+def remove_automation(name: str, *, path: Path | None = None,
+                      store: SecretStore | None = None) -> list[Automation]:
+    """Delete the automation called ``name`` (and its approved confirmation mode); the list
+    left."""
     path = automations_path() if path is None else path
     with editing(path):
         items = load_automations(path)
         old = find_automation(items, name)
         items = [a for a in items if a is not old]
+        _refuse_newer(path)
+        _remember(path, old, None, chosen=False, store=store)
         save_automations(items, path)
     return items
+
+
+def approve_confirm(change: PendingChange, *, path: Path | None = None,
+                    store: SecretStore | None = None) -> bool:
+    """Approve an automation's confirmation mode the person was shown (``change``), while the
+    file still holds it; False when it does not any more (nothing approved).
+
+    :class:`app.approval.ApprovalUnavailable` when there is no keyring to remember it.
+    """
+    path = automations_path() if path is None else path
+    with editing(path):
+        current = _still(change, load_automations(path))
+        if current is None:
+            return False
+        _remember(path, current, current, chosen=True, store=store, strict=True)
+    return True
+
+
+def keep_confirm(change: PendingChange, *, path: Path | None = None,
+                 store: SecretStore | None = None) -> bool:
+    """Write the approved confirmation mode back into the file for an automation whose change
+    the person refused (while the file still holds the mode shown); the refused mode goes to
+    the log only. False when the file holds something else by now."""
+    path = automations_path() if path is None else path
+    with editing(path):
+        items = load_automations(path)
+        current = _still(change, items)
+        if current is None:
+            return False
+        log.info("refused by you, not applied: automation %r confirm = %s in %s (the approved "
+                 "%s stays)", current.name, change.in_file, path, change.approved)
+        kept = current.changed(confirm=change.approved)
+        items = [kept if a is current else a for a in items]
+        _refuse_newer(path)
+        _remember(path, current, kept, chosen=True, store=store)
+        save_automations(items, path)
+    return True
+
+
+def _still(change: PendingChange, items: Sequence[Automation]) -> Automation | None:
+    """The automation of ``change`` if the file still gives it the mode the person was shown."""
+    if change.automation is None:
+        return None
+    try:
+        current = find_automation(items, change.automation)
+    except AutomationError:
+        return None
+    return current if str(current.confirm) == change.in_file else None
+
+
+def _remember(path: Path, old: Automation | None, new: Automation | None, *, chosen: bool,
+              store: SecretStore | None, strict: bool = False) -> None:
+    """Update the record of approved confirmation modes for a change the person made with
+    holodesk (``old`` replaced by ``new``; either may be None), before the file is written.
+
+    ``new``'s mode is approved for what it does when the person chose it (``chosen``, or a new
+    automation); otherwise ``old``'s approved mode carries over unless the new one asks more.
+    Without a keyring nothing is remembered: a mode that asks less than the settings' is then
+    refused (AutomationError, nothing written), as is any approval with ``strict``.
+    """
+    record_file = record_path(path.parent)
+    approvals = read_record(record_file, store)
+    valid = approvals.state is RecordState.VALID
+    entries = dict(approvals.record.automations) if valid else {}
+    baseline = _settings_confirm(path)
+    looser = False
+    if old is not None:
+        entries.pop(old.key, None)
+    if new is not None:
+        mode = new.confirm
+        if old is not None and not chosen:
+            before = confirm_in_effect(old, baseline, approvals)[0]
+            if confirm_rank(mode) < confirm_rank(before):
+                mode = before
+        entries[new.key] = ApprovedAutomation(mode, automation_digest(automation_table(new)))
+        looser = confirm_rank(mode) < confirm_rank(baseline)
+    try:
+        write_record(record_file, Record(approvals.record.settings if valid else {}, entries),
+                     store)
+    except ApprovalUnavailable as e:
+        if (looser or strict) and new is not None:
+            raise AutomationError(
+                f"{new.name!r} was not saved: its confirmation mode {new.confirm} asks less than "
+                f"the settings' ({baseline}), and {e.message}", no_keyring_fix("confirm")) from None
+        log.info("automations saved without a record of approval: %s", e.message)
+
+
+def _settings_confirm(path: Path) -> ConfirmMode:
+    """The settings' confirmation mode beside the automations file (risky when they cannot be
+    read: they are reported where they are used)."""
+    try:
+        return load_settings(path.parent / paths.SETTINGS_FILE).confirm
+    except SettingsError:
+        return ConfirmMode.RISKY
 
 
 def _check_new(items: Sequence[Automation], new: Automation, stop_hotkey: str | None) -> None:

@@ -20,7 +20,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -39,6 +39,21 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from app import paths
+from app.approval import (
+    SAFETY_KEYS,
+    Approvals,
+    ApprovalUnavailable,
+    PendingChange,
+    Record,
+    RecordState,
+    ValueState,
+    judge,
+    no_keyring_fix,
+    read_record,
+    record_path,
+    show_value,
+    write_record,
+)
 from app.secrets import (
     SecretsError,
     SecretStore,
@@ -255,6 +270,11 @@ class Settings(BaseModel):
     _transient: frozenset[str] = PrivateAttr(default_factory=frozenset)
     # What the person should be told about the file: a stored value replaced by its default.
     _notes: tuple[str, ...] = PrivateAttr(default=())
+    # Safety values the file holds that the person has not approved (not in effect: the
+    # approved ones are), and what reading the record of approved values found (app/approval.py).
+    _pending: tuple[PendingChange, ...] = PrivateAttr(default=())
+    _approval: RecordState = PrivateAttr(default=RecordState.MISSING)
+    _approval_note: str = PrivateAttr(default="")
 
     @field_validator("endpoint", mode="before")
     @classmethod
@@ -365,6 +385,23 @@ class Settings(BaseModel):
         shows these."""
         return self._notes
 
+    @property
+    def pending(self) -> tuple[PendingChange, ...]:
+        """The safety values changed in the file outside holodesk and not approved: each
+        holds the approved value, which is the one in effect (app/approval.py)."""
+        return self._pending
+
+    @property
+    def approval_state(self) -> RecordState:
+        """What reading the record of approved safety values found."""
+        return self._approval
+
+    @property
+    def approval_note(self) -> str:
+        """What the person should know about that record ("" when nothing): not trusted,
+        or no keyring to check it."""
+        return self._approval_note
+
     def with_overrides(
         self, overrides: Mapping[str, object], source: str = "command line"
     ) -> Settings:
@@ -376,6 +413,8 @@ class Settings(BaseModel):
         result = _validate(merged, lambda _name: source)
         result._sources = {**self._sources, **{name: source for name in overrides}}
         result._transient = self._transient | set(overrides)
+        result._pending, result._approval = self._pending, self._approval
+        result._approval_note = self._approval_note
         return result
 
 
@@ -453,8 +492,14 @@ def load_with_overrides(overrides: Mapping[str, object]) -> Settings:
     return settings.with_overrides(given) if given else settings
 
 
-def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None, *,
+                  store: SecretStore | None = None) -> Settings:
     """The settings in effect: defaults, then the file (missing = defaults), then environment.
+
+    A safety value (:data:`app.approval.SAFETY_KEYS`) that the file changed outside holodesk
+    and that is not stricter than the approved one is not used: the approved value is, and
+    :attr:`Settings.pending` lists the change. ``store`` holds the key of the record of approved
+    values (default: the system keyring). The environment is the person's own, as today.
 
     Raises :class:`SettingsError` naming the file or variable, the key and the bad value.
     """
@@ -465,21 +510,36 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
         _log.warning("%s", note)
     label = str(path)
     from_file = _validate(file_values, lambda _name: label)
-    from_file._notes = notes
+    approvals = read_record(record_path(path.parent), store)
+    pending = _pending_changes(from_file, approvals)
     sources = {name: path.name for name in file_values}
+    used = dict(file_values)
+    if pending:
+        for change in pending:
+            used[change.key] = change.approved
+            sources[change.key] = f"approved; the change in {path.name} is not applied"
+            _log.info("not applied (changed outside holodesk, not approved): %s",
+                      change.describe())
+        from_file = _validate(used, lambda _name: label)
+    if approvals.problem:
+        _warn_once(approvals.problem)
     env_values = {
         name: env[var]
         for name in Settings.model_fields
         if (var := env_var(name)) in env and env[var]
     }
-    if not env_values:
-        from_file._sources = sources
-        return from_file
-    merged = {**file_values, **env_values}
-    result = _validate(merged, lambda name: "$" + env_var(name) if name in env_values else label)
-    result._sources = {**sources, **{name: "$" + env_var(name) for name in env_values}}
-    result._transient = frozenset(env_values)
+    result = from_file
+    if env_values:
+        merged = {**used, **env_values}
+        result = _validate(
+            merged, lambda name: "$" + env_var(name) if name in env_values else label)
+        sources.update({name: "$" + env_var(name) for name in env_values})
+    result._sources = sources
+    # The approved value in effect is not the file's: a save keeps the file's as it is.
+    result._transient = frozenset(env_values) | {c.key for c in pending}
     result._notes = notes
+    result._pending, result._approval = pending, approvals.state
+    result._approval_note = approvals.problem
     return result
 
 
@@ -535,8 +595,9 @@ def set_value(
     merged = {**file_values, name: value}
     validated = _validate(merged, lambda n: "config set" if n == name else str(path))
     validated._sources = {n: path.name for n in merged}
+    _remember(validated, path, {name}, store)
     save_settings(validated, path)
-    effective = load_settings(path, environ)
+    effective = load_settings(path, environ, store=store)
     if effective._sources.get(name, "").startswith("$"):
         _log.warning("%s was saved, but %s in the environment overrides it", name, env_var(name))
     return effective
@@ -566,17 +627,22 @@ def set_values(
     path: Path | None = None,
     environ: Mapping[str, str] | None = None,
     source: str = "settings dialog",
+    store: SecretStore | None = None,
 ) -> Settings:
     """Validate ``values`` together and save them (all or none); returns the settings in effect.
 
-    Like :func:`set_value` for several keys at once (the settings dialog's Save).
+    Like :func:`set_value` for several keys at once (the settings dialog's Save): the safety
+    values among them are approved as given, the others are left as they were approved.
     """
     path = paths.settings_path() if path is None else path
-    save_settings(validate_values(values, path=path, source=source), path)
-    return load_settings(path, environ)
+    validated = validate_values(values, path=path, source=source)
+    _remember(validated, path, set(values), store)
+    save_settings(validated, path)
+    return load_settings(path, environ, store=store)
 
 
-def unset_value(key: str, *, path: Path | None = None) -> Settings:
+def unset_value(key: str, *, path: Path | None = None,
+                store: SecretStore | None = None) -> Settings:
     """Return ``key`` to its default by removing it from the file; returns the file's settings."""
     path = paths.settings_path() if path is None else path
     name = setting_name(key)
@@ -588,8 +654,51 @@ def unset_value(key: str, *, path: Path | None = None) -> Settings:
     file_values.pop(name, None)
     validated = _validate(file_values, lambda _n: str(path))
     validated._sources = {n: path.name for n in file_values}
+    _remember(validated, path, {name}, store)
     save_settings(validated, path)
     return validated
+
+
+def approve_changes(changes: Iterable[PendingChange], *, path: Path | None = None,
+                    store: SecretStore | None = None) -> list[PendingChange]:
+    """Approve the settings' ``changes`` the person was shown (an automation's are not these),
+    each only while the file still holds the value shown; the ones approved.
+
+    :class:`app.approval.ApprovalUnavailable` when there is no keyring to remember them.
+    """
+    path = paths.settings_path() if path is None else path
+    file_values, _notes = _read_file_noting(path)
+    validated = _validate(file_values, lambda _n: str(path))
+    current = _field_values(validated)
+    approved = [c for c in changes if c.automation is None and c.key in current
+                and current[c.key] == c.in_file]
+    _remember(validated, path, {c.key for c in approved}, store, rewrite=True, strict=True)
+    return approved
+
+
+def keep_approved(changes: Iterable[PendingChange], *, path: Path | None = None,
+                  store: SecretStore | None = None) -> list[PendingChange]:
+    """Write the approved value back into the file for each of the settings' ``changes`` the
+    person refused (while the file still holds the value shown), so the question is not asked
+    again; the refused values go to the log only. The ones written back."""
+    path = paths.settings_path() if path is None else path
+    file_values, _notes = _read_file_noting(path)
+    current = _field_values(_validate(file_values, lambda _n: str(path)))
+    defaults = _field_values(Settings())
+    kept = [c for c in changes if c.automation is None and c.key in current
+            and current[c.key] == c.in_file]
+    for change in kept:
+        _log.info("refused by you, not applied: %s = %s in %s (the approved %s stays)",
+                  change.key, show_value(change.in_file), path, show_value(change.approved))
+        if change.approved == defaults[change.key]:
+            file_values.pop(change.key, None)
+        else:
+            file_values[change.key] = change.approved
+    validated = _validate(file_values, lambda _n: str(path))
+    validated._sources = {n: path.name for n in file_values}
+    _remember(validated, path, {c.key for c in kept}, store)
+    save_settings(validated, path)
+    return kept
 
 
 def setting_name(key: str) -> str:
@@ -630,10 +739,16 @@ def describe_settings(
     lines = [f"settings file: {path}" + ("" if path.exists() else " (not created yet)"), ""]
     width = max(len(name) for name in Settings.model_fields)
     values = _field_values(settings)
+    pending = {c.key: c for c in settings.pending}
     for name in Settings.model_fields:
         shown = _display(name, values[name])
         source = settings._sources.get(name, "default")
         lines.append(f"  {name:<{width}} = {shown:<28} ({source})")
+        if name in pending:
+            lines.append(f"  {'':<{width}}   not applied: {path.name} says "
+                         f"{show_value(pending[name].in_file)} (holodesk config approve)")
+    if settings.approval_note:
+        lines += ["", f"note: {settings.approval_note}"]
     key = lookup_api_key(settings.endpoint, store, environ)
     lines += [
         "",
@@ -645,6 +760,86 @@ def describe_settings(
 
 
 # --- internals ---------------------------------------------------------------------------
+
+
+def _safety_keys() -> list[str]:
+    return [key for key in SAFETY_KEYS if key in Settings.model_fields]
+
+
+def _approved_value(key: str, approvals: Approvals, defaults: Mapping[str, Any]) -> Any:
+    """The approved value of ``key``: the record's when it is trusted and still valid (a rule
+    may have become stricter since), else the default."""
+    if approvals.state is not RecordState.VALID or key not in approvals.record.settings:
+        return defaults[key]
+    try:
+        return _field_values(Settings.model_validate({key: approvals.setting(key, None)}))[key]
+    except ValidationError:
+        return defaults[key]
+
+
+def _pending_changes(from_file: Settings, approvals: Approvals) -> tuple[PendingChange, ...]:
+    defaults = _field_values(Settings())
+    current = _field_values(from_file)
+    changes = []
+    for key in _safety_keys():
+        approved = _approved_value(key, approvals, defaults)
+        if judge(key, approved, current[key]) is ValueState.NEEDS_APPROVAL:
+            changes.append(PendingChange(key, approved, current[key]))
+    return tuple(changes)
+
+
+def _remember(validated: Settings, path: Path, approve: set[str], store: SecretStore | None,
+              *, rewrite: bool = False, strict: bool = False) -> None:
+    """Update the record of approved safety values for a write of ``validated`` (the file's
+    values after a change the person made with holodesk), before the file is written.
+
+    The safety keys in ``approve`` are approved as ``validated`` has them; every other keeps its
+    approved value, or the stricter one in effect. Without a keyring only a change that loosens
+    nothing may be written (SettingsError otherwise, nothing written); ``strict``: not even
+    that (an approval that cannot be remembered is no approval). ``rewrite``: sign the record
+    again even when nothing in it changes (a record not trusted becomes what is in effect).
+    """
+    keys = _safety_keys()
+    approve = approve & set(keys)
+    approvals = read_record(record_path(path.parent), store)
+    defaults = _field_values(Settings())
+    current = _field_values(validated)
+    values: dict[str, Any] = {}
+    looser: list[str] = []
+    for key in keys:
+        approved = _approved_value(key, approvals, defaults)
+        state = judge(key, approved, current[key])
+        if key in approve:
+            values[key] = current[key]
+            if state is ValueState.NEEDS_APPROVAL:
+                looser.append(key)
+        else:
+            values[key] = approved if state is ValueState.NEEDS_APPROVAL else current[key]
+    valid = approvals.state is RecordState.VALID
+    if valid and dict(approvals.record.settings) == values and not rewrite:
+        return
+    if not valid and not approve and not rewrite:
+        return  # nothing approved here: a record is made by the first approval
+    record = Record(values, approvals.record.automations if valid else {})
+    try:
+        write_record(record_path(path.parent), record, store)
+    except ApprovalUnavailable as e:
+        if looser or strict:
+            raise SettingsError(
+                f"{', '.join(looser or sorted(approve)) or 'the change'} was not changed: "
+                f"{e.message}", no_keyring_fix(looser[0] if looser else None)) from None
+        _log.info("the safety settings were saved without a record of approval: %s", e.message)
+
+
+_told: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    # Settings are read many times per command: a notice about the record is logged once.
+    if text not in _told:
+        _told.add(text)
+        _log.warning("%s", text)
+
 
 
 def _field_values(settings: Settings) -> dict[str, Any]:

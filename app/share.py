@@ -513,10 +513,12 @@ def import_automation(
     if existing is not None and not replace:
         raise NameTaken(automation.name)
     try:
+        # The person imports it: its mode (never `never`, above) is approved for its task.
         if existing is not None:
-            replace_automation(existing.name, automation, path=file, stop_hotkey=stop_hotkey)
+            replace_automation(existing.name, automation, path=file, stop_hotkey=stop_hotkey,
+                               confirm_chosen=True, store=store)
         else:
-            add_automation(automation, path=file, stop_hotkey=stop_hotkey)
+            add_automation(automation, path=file, stop_hotkey=stop_hotkey, store=store)
     except AutomationError as e:
         raise ShareError(f"{e}; nothing was imported") from None
     if existing is not None:

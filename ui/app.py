@@ -14,10 +14,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.approval import confirm_rank, read_record, record_path
 from app.automations import (
     Automation,
     AutomationError,
     automations_path,
+    confirm_in_effect,
     find_automation,
     load_automations,
     run_limits,
@@ -40,6 +42,9 @@ from app.parameters import Filled
 from app.pause import PauseGate
 from app.report import collect_report
 from app.runner import stop_signals
+from app.safety_review import Review, review
+from app.safety_review import apply as apply_changes
+from app.safety_review import keep as keep_approved
 from app.scheduler import Clock, Missed
 from app.secrets import api_key, redact
 from app.session import Session
@@ -67,6 +72,7 @@ from ui.panel_place import move_clear_of
 from ui.parameters_dialog import ParametersDialog
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
+from ui.safety_changes_dialog import SafetyChangesDialog
 from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu, failure_text
@@ -258,6 +264,11 @@ class HolodeskApp(QObject):
         self._background.run(lambda: _prune(settings.retention_days),
                              lambda removed: log.info("pruned %d old run(s)", len(removed)))
 
+        # Safety settings changed outside holodesk: looked for now and before each run.
+        self.safety_dialog: SafetyChangesDialog | None = None
+        self._safety_notes: set[str] = set()
+        self.check_safety_changes()
+
         self.status_changed.connect(self._on_status)
         self._poller: StatusPoller | None = None
         self._poller_started = False
@@ -289,6 +300,8 @@ class HolodeskApp(QObject):
         if self.calibration.running:
             self.report_error("A calibration is running: let it finish or press Esc first.")
             return False
+        # The run uses the approved values meanwhile: the question never holds it up.
+        self.check_safety_changes()
         # From here on the window shows this run, or why it did not start, under its name.
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         self.task_window.expect_run(
@@ -469,11 +482,30 @@ class HolodeskApp(QObject):
         starts a moment later (True here: a later refusal is told). A missing value is asked in
         a small form when the person started it (the tray, the Automations window); a hotkey or
         a trigger asks nothing and refuses, saying how to give it."""
-        if not automation.secret_parameters():
+        # A mode that asks less than the settings' holds only as approved for what the
+        # automation does (app/approval.py): the record's key is in the keyring, read off
+        # this thread like the secrets.
+        asks_less = confirm_rank(confirm) < confirm_rank(self.settings.confirm)
+        if not automation.secret_parameters() and not asks_less:
             return self._fill_and_start(automation, source, confirm, {})
+        try:  # refused at once when it may act nowhere, not after the look-up
+            run_limits(self.settings, "", automation.only_in, automation.name)
+        except AutomationError as e:
+            self.report_error(str(e))
+            return False
+        baseline = self.settings.confirm
+
+        def look_up() -> tuple[dict[str, str], str]:
+            found = stored_secrets(automation) if automation.secret_parameters() else {}
+            mode = confirm
+            if asks_less:
+                approvals = read_record(record_path(self._automations_file.path.parent))
+                mode = str(confirm_in_effect(automation, baseline, approvals)[0])
+            return found, mode
+
         self._background.run(
-            lambda: stored_secrets(automation),
-            lambda found: self._started_later(automation, source, confirm, found),
+            look_up,
+            lambda found: self._started_later(automation, source, found[1], found[0]),
             lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
         return True
 
@@ -705,11 +737,68 @@ class HolodeskApp(QObject):
         guide's Connect to a server elsewhere)."""
         dialog = SettingsDialog(server_only=server_only)
         if dialog.exec():
-            self.settings = dialog.settings
-            self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
-            self._retarget_probe()
-            self.server_menu.update()  # the endpoint may have moved to or off this machine
-            self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
+            self._settings_changed(dialog.settings)
+
+    def _settings_changed(self, settings: Settings) -> None:
+        """Use ``settings`` (saved, or approved): the task window, the probe, the hotkeys."""
+        self.settings = settings
+        self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
+        self._retarget_probe()
+        self.server_menu.update()  # the endpoint may have moved to or off this machine
+        self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
+
+    # -- safety settings changed outside holodesk ----------------------------------------
+
+    def check_safety_changes(self) -> None:
+        """Look for safety settings changed outside holodesk (off this thread: the keyring
+        may wait to be unlocked) and ask about them in a small window (app/safety_review.py).
+        At start and before each run; never holds anything up."""
+        if self._closed:
+            return
+        self._background.run(
+            lambda: review(every_automation=True,
+                           automations_file=self._automations_file.path),
+            self._ask_safety_changes,
+            lambda e: log.warning("the safety settings could not be checked: %s", e))
+
+    def _ask_safety_changes(self, done: Review) -> None:
+        if self._closed:
+            return
+        if done.note and done.note not in self._safety_notes:
+            self._safety_notes.add(done.note)  # told once per start
+            self.report_error(done.note[:1].upper() + done.note[1:] + ".")
+        if not done.changes:
+            return
+        if self.safety_dialog is not None:
+            self.safety_dialog.show_review(done)  # the newest look at the files
+            return
+        dialog = SafetyChangesDialog(done)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.answered.connect(lambda apply: self._answer_safety_changes(dialog.review, apply))
+        dialog.finished.connect(lambda _result: self._safety_dialog_closed(dialog))
+        self._keep_out_of_capture(dialog)  # never seen, never clicked by the model
+        self.safety_dialog = dialog
+        dialog.open()
+        dialog.raise_()
+
+    def _safety_dialog_closed(self, dialog: SafetyChangesDialog) -> None:
+        if self.safety_dialog is dialog:
+            self.safety_dialog = None  # deleted on close: never touched again
+
+    def _answer_safety_changes(self, done: Review, apply: bool) -> None:
+        what = "applied" if apply else "kept"
+
+        def work() -> Settings:
+            if apply:
+                apply_changes(done)
+            else:
+                keep_approved(done)
+            return load_settings()
+
+        def failed(e: BaseException) -> None:
+            self.report_error(f"The safety settings could not be {what}: {e}")
+
+        self._background.run(work, self._settings_changed, failed)
 
     def show_connect(self) -> None:
         """The server's address, key and Test connection (the first-run guide's button)."""

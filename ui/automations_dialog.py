@@ -789,10 +789,15 @@ class AutomationsDialog(QDialog):
         before = self._loaded
         notes: list[str] = []
 
+        # The mode in the form is the person's choice when they changed it (or for a new
+        # one); otherwise the mode approved before carries over (app/approval.py).
+        chosen = before is None or automation.confirm != before.confirm
+
         def work() -> list[Automation]:
             if old is None:
                 return add_automation(automation, path=path, stop_hotkey=stop)
-            items = replace_automation(old, automation, path=path, stop_hotkey=stop)
+            items = replace_automation(old, automation, path=path, stop_hotkey=stop,
+                                       confirm_chosen=chosen)
             if before is not None:
                 rename_secrets(before, automation)  # renamed: its kept secrets follow it
                 kept = follow_edit(before, automation)  # and its saved steps, for the same task

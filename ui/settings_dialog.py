@@ -142,7 +142,7 @@ class SettingsDialog(QDialog):
 
         load_error = ""
         try:
-            self._loaded = load_settings(settings_path, environ)
+            self._loaded = load_settings(settings_path, environ, store=self._store)
         except SettingsError as exc:
             # Show the dialog anyway: it is where the person fixes things. Save reports the
             # file's problem again if it is still there.
@@ -428,7 +428,7 @@ class SettingsDialog(QDialog):
                 store_api_key(endpoint, key, store)
             elif forget:
                 delete_api_key(endpoint, store)
-            saved = set_values(changed, path=path, environ=environ)
+            saved = set_values(changed, path=path, environ=environ, store=store)
             if autostart is not None:
                 autostart.set(start_at_login)
             return saved

@@ -209,14 +209,26 @@ def _cmd_list(args: argparse.Namespace) -> int:
     from app.scheduler import next_runs
     from app.settings import load_settings
     from app.trajectory import has_trajectory
+    from app.visible import visible_line
 
     items = load_automations()
     if not items:
         print(f"no automations yet ({automations_path()}); add one with\n"
               "  holodesk automation add NAME --task \"what to do\" --hotkey ctrl+alt+1")
         return EXIT_OK
+    from app.safety_review import review
+    from app.settings import SettingsError
+
+    # A mode changed outside holodesk and not approved: the one that runs is shown.
+    try:
+        changes = review(every_automation=True).changes
+    except SettingsError:
+        changes = ()  # the file's problem is reported where the settings are read below
+    waiting = {c.automation.casefold(): c for c in changes if c.automation is not None}
     header = ["NAME", "HOTKEY", "CONFIRM", "MONITOR"]
-    rows = [[a.name, a.hotkey_label() or "-", str(a.confirm), a.monitor] for a in items]
+    rows = [[a.name, a.hotkey_label() or "-",
+             f"{waiting[a.key].approved}*" if a.key in waiting else str(a.confirm), a.monitor]
+            for a in items]
     if any(a.schedule for a in items):  # the columns only when something is scheduled
         zone = local_zone()
         upcoming = next_runs(items, datetime.now(zone), zone)
@@ -233,6 +245,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
         task = task if len(task) <= 60 else task[:57] + "..."
         print("  ".join([*cells, task.replace("\n", " ")]).rstrip())
+    if waiting:
+        print("* the file says " + ", ".join(
+            f"{visible_line(c.automation or '')}: {c.in_file}" for c in waiting.values())
+            + "; changed outside holodesk, not applied until you approve it "
+            "(holodesk config approve)")
     for problem in stop_conflicts(items, load_settings().stop_hotkey):
         error(f"warning: {problem}")
     return EXIT_OK
@@ -300,7 +317,10 @@ def _cmd_edit(args: argparse.Namespace) -> int:
         return fail("nothing to change; give --name, --task, --confirm, --monitor, "
                     "--hotkey, --no-hotkey, --param, --secret-param or --drop-param", EXIT_USAGE)
     new = old.changed(**changes)
-    replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey)
+    # --confirm is the person's choice for the automation as edited; without it, the mode
+    # approved before carries over (an edit of something else approves nothing).
+    replace_automation(old.name, new, stop_hotkey=load_settings().stop_hotkey,
+                       confirm_chosen=args.confirm is not None)
     from app.parameter_values import rename_secrets
     from app.trajectory import follow_edit
 
@@ -431,6 +451,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return fail(f"no value given for {', '.join(e.names)}: a run never fills a "
                         "placeholder with nothing; nothing was run", EXIT_USAGE)
         return fail(_missing_text(e, automation), EXIT_USAGE)
+    from app.cli.approve import settle_before_run
+
+    settle_before_run(automation=automation.name)
+    automation = find_automation(load_automations(), automation.name)  # as the answer left it
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})

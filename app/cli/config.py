@@ -1,5 +1,5 @@
 """The `holodesk config` command: show the settings and where they come from, read one, change
-one, return one to its default.
+one, return one to its default, approve safety settings changed outside holodesk.
 
 The API key is never taken from the command line: argv is visible to every local user in
 ``ps`` and lands in the shell history. ``config set api_key`` (or ``-``) reads it without echo
@@ -34,6 +34,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "unset", help="return one setting to its default (api_key: forget the stored key)")
     cunset.add_argument("key")
     cunset.set_defaults(func=_cmd_config_unset)
+    capprove = cfgsub.add_parser(
+        "approve", help="show the safety settings changed outside holodesk and ask whether to "
+        "apply them",
+        description="A safety setting (confirm, never_touch, only_in, protected_paths, "
+                    "stop_hotkey, tls_fingerprint, plain_http_ok, an automation's confirm) "
+                    "changed in the files by anything but holodesk is not applied until you "
+                    "approve it here; refusing writes the approved value back.")
+    capprove.set_defaults(func=_cmd_config_approve)
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
@@ -70,6 +78,12 @@ def _cmd_config_set(args: argparse.Namespace) -> int:
     set_value(args.key, value)
     print(f"{args.key} set")
     return EXIT_OK
+
+
+def _cmd_config_approve(args: argparse.Namespace) -> int:
+    from app.cli.approve import approve_command
+
+    return approve_command()
 
 
 def _cmd_config_get(args: argparse.Namespace) -> int:

@@ -56,6 +56,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "the task is empty: nothing was run",
             Fix('say what to do in plain words: `holodesk run "open the Downloads folder"`')),
             EXIT_USAGE)
+    from app.cli.approve import settle_before_run
+
+    settle_before_run()  # safety settings changed outside holodesk: asked, or not applied
     return run_task(_run_settings(args), args.task, dry_run=args.dry_run, verbose=args.verbose)
 
 

@@ -164,19 +164,7 @@ class TerminalFrontEnd:
 
     def _discard_typeahead(self) -> None:
         """Drop what was typed before the question: it was meant for something else."""
-        if sys.platform == "win32":
-            return
-        try:
-            fileno = self.answers.fileno()
-        except (AttributeError, OSError, ValueError):
-            return  # not a real file (tests): nothing typed ahead
-        if not os.isatty(fileno):
-            return  # a pipe or file holds answers on purpose
-        import termios
-
-        # On failure the question is still asked; only this guard is missing.
-        with contextlib.suppress(termios.error):
-            termios.tcflush(fileno, termios.TCIFLUSH)
+        discard_typeahead(self.answers)
 
     def _read_line(self, request: ConfirmRequest) -> str | None:
         """A line of input, or None once the run is stopped; a stop never waits for typing."""
@@ -209,6 +197,51 @@ class TerminalFrontEnd:
         # character that got here anyway is shown, not sent to the terminal.
         self.out.write(without_controls(text) + "\n")
         self.out.flush()
+
+
+def discard_typeahead(answers: TextIO) -> None:
+    """Drop what was typed on the terminal ``answers`` before a question: it was meant for
+    something else (a pipe or a file holds answers on purpose and is left alone)."""
+    if sys.platform == "win32":
+        return
+    try:
+        fileno = answers.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests): nothing typed ahead
+    if not os.isatty(fileno):
+        return
+    import termios
+
+    # On failure the question is still asked; only this guard is missing.
+    with contextlib.suppress(termios.error):
+        termios.tcflush(fileno, termios.TCIFLUSH)
+
+
+def ask_yes_no(question: str, *, answers: TextIO | None = None,
+               out: TextIO | None = None) -> bool:
+    """Ask ``question`` (ending in ``[y/N]``) on the terminal; True only for y or yes typed
+    after it was shown. Keys typed before are dropped, Enter alone or the end of input is no."""
+    answers = answers or sys.stdin
+    out = out or sys.stdout
+    discard_typeahead(answers)
+    out.write(question)
+    out.flush()
+    try:
+        fileno = answers.fileno()
+    except (AttributeError, OSError, ValueError):
+        line = answers.readline()  # not a real file (tests)
+    else:
+        # The descriptor itself, byte by byte: a buffered read could keep what follows.
+        raw = b""
+        while not raw.endswith(b"\n"):
+            byte = os.read(fileno, 1)
+            if not byte:
+                break
+            raw += byte
+        line = raw.decode(errors="replace")
+    if not line.endswith("\n"):
+        out.write("\n")
+    return line.strip().lower() in ("y", "yes")
 
 
 def _v(text: str) -> str:

@@ -69,6 +69,10 @@ def _trigger_automation(name: str, extra: str) -> int:
             return fail(e, EXIT_USAGE)
         error(f"the desktop app is not running; running {automation.name!r} here "
               "(Ctrl+C stops)")
+        from app.cli.approve import settle_before_run
+
+        settle_before_run(automation=automation.name)
+        automation = find_automation(load_automations(), automation.name)
         return run_task(run_settings(load_settings(), automation), filled.task,
                         parameters=filled, automation=automation)
     if not reply.get("ok"):

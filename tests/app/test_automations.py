@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.approval import read_record, record_path
 from app.automations import (
     Automation,
     AutomationError,
@@ -27,6 +28,7 @@ from control.policy import ConfirmMode
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home
+from tests.support.memory_secrets import MemoryStore
 
 STOP = "ctrl+alt+shift+escape"
 ANSWER = {"thought": "done", "action": {"action": "answer", "text": "ok"}}
@@ -143,12 +145,16 @@ def test_an_automation_limited_to_named_applications_limits_its_runs() -> None:
     assert "only_in" in limited._transient
 
 
-def test_an_automation_never_widens_the_applications() -> None:
+def test_an_automation_never_widens_the_applications(tmp_path: Path) -> None:
     """An automation (an imported one too) only narrows the applications: those both allow,
     and none in common refuses the run. Its confirmation mode is its own (the person's choice
     for this task; an import never brings never)."""
     strict = Settings(only_in="Firefox, gedit", confirm=ConfirmMode.ALWAYS)
-    ran = run_settings(strict, _a(only_in="firefox, xterm", confirm="risky"))
+    own = _a(only_in="firefox, xterm", confirm="risky")
+    store = MemoryStore()
+    add_automation(own, path=tmp_path / "automations.toml", store=store)  # the person's choice
+    approvals = read_record(record_path(tmp_path), store)
+    ran = run_settings(strict, own, approvals=approvals)
     assert ran.only_in == ("firefox",) and ran.confirm is ConfirmMode.RISKY
     with pytest.raises(AutomationError, match=r"may act only in xterm.*allow only Firefox, gedit"):
         run_settings(strict, _a(only_in="xterm"))

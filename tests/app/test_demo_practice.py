@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from app import paths
 from app.demo.look import PRACTICE_WM_CLASS
 from app.demo.practice import PRACTICE_OPTION, PracticeState, practice_command, practice_env
 from app.demo.run import MARGIN, demo_settings
 from app.demo.server import DEMO_MODEL_NAME
-from app.settings import load_settings, save_settings
+from app.settings import load_settings, save_settings, set_values
 from model.coords import Rect
 from tests.support.home import isolate_home
 
@@ -48,12 +47,11 @@ def test_a_missing_or_half_written_state_is_none(tmp_path: Path) -> None:
 
 
 def test_demo_settings_are_the_persons_with_the_demos_on_top(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file_keyring: object) -> None:
     isolate_home(monkeypatch, tmp_path)
-    path = paths.settings_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('confirm = "always"\nstop_hotkey = "ctrl+alt+k"\n'
-                    'endpoint = "https://gpu.example:8000/v1"\n', encoding="utf-8")
+    # The person's own: a stop hotkey written by hand would wait for their approval.
+    set_values({"confirm": "always", "stop_hotkey": "ctrl+alt+k",
+                "endpoint": "https://gpu.example:8000/v1"}, source="test")
     person = load_settings()
     state = PracticeState(ready=True, window=Rect(300, 200, 760, 520), steps={}, done=False,
                           events=())

@@ -50,7 +50,7 @@ def test_https_and_an_agreed_endpoint_go_ahead() -> None:
 
 
 def test_the_setting_takes_endpoints_as_the_endpoint_setting_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, file_keyring: object
 ) -> None:
     path = tmp_path / "settings.toml"
     set_value("plain_http_ok", "http://10.1.2.3:8000, http://gpu.lan:8000/v1/", path=path)

@@ -255,8 +255,9 @@ def test_with_overrides_validates_and_names_the_source(home: Home) -> None:
     ],
 )
 def test_set_value_parses_per_type(
-    home: Home, key: str, value: str, attr: str, expected: object
+    home: Home, file_keyring: object, key: str, value: str, attr: str, expected: object
 ) -> None:
+    # A keyring: `confirm never` asks less than the default, an approval it must remember.
     settings = set_value(key, value)
     assert getattr(settings, attr) == expected
     assert getattr(load_settings(), attr) == expected
@@ -313,8 +314,9 @@ def test_a_stored_stop_hotkey_the_rule_refuses_falls_back_with_a_notice(
     assert [r.getMessage() for r in caplog.records] == [note]
 
 
-def test_settings_without_a_refused_stop_hotkey_have_no_notice(home: Home) -> None:
-    write_toml('stop_hotkey = "f9"\n')
+def test_settings_without_a_refused_stop_hotkey_have_no_notice(
+        home: Home, file_keyring: object) -> None:
+    set_value("stop_hotkey", "f9")  # a hand-written one would wait for approval
     settings = load_settings()
     assert settings.stop_hotkey == "f9"
     assert settings.notes == ()

@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.automations import Automation, add_automation, load_automations
+from app.approval import read_record, record_path
+from app.automations import Automation, add_automation, load_automations, run_settings
 from app.parameter_values import load_secret, store_secret
+from app.settings import Settings
 from app.share import (
     MAX_PICTURE,
     ExportPlan,
@@ -80,7 +82,7 @@ def store() -> MemoryStore:
 
 def _recorded(side: Side, store: MemoryStore, **values: object) -> Automation:
     automation = _automation(**values)
-    add_automation(automation, path=side.file)
+    add_automation(automation, path=side.file, store=store)
     store_secret(automation, "password", SECRET, store)  # planted: must never be exported
     trajectory, pictures = saved_steps(automation.task)
     save_trajectory(automation.key, trajectory, pictures, side.data)
@@ -349,6 +351,21 @@ def test_the_schedule_is_kept_only_when_asked_and_never_confirm_becomes_risky(
     kept = import_automation(shared, as_name="t2", keep_schedule=True, drop_hotkey=True,
                              automations=there.file, root=there.data)
     assert kept.automation.schedule == "daily at 09:00"
+
+
+def test_an_import_never_approves_never(here: Side, there: Side, store: MemoryStore,
+                                        tmp_path: Path) -> None:
+    """The mode an import writes is approved as risky: `never` put back by hand afterwards (or
+    by a hostile program) is not applied (app/approval.py)."""
+    _recorded(here, store, confirm="never")
+    shared = read_share(_export(here, tmp_path / "t.zip", store))
+    import_automation(shared, automations=there.file, root=there.data, store=store)
+    there.file.write_text(there.file.read_text().replace('confirm = "risky"',
+                                                          'confirm = "never"'))
+    edited = load_automations(there.file)[0]
+    assert edited.confirm is ConfirmMode.NEVER
+    approvals = read_record(record_path(there.file.parent), store)
+    assert run_settings(Settings(), edited, approvals=approvals).confirm is ConfirmMode.RISKY
 
 
 # -- the command line ---------------------------------------------------------------------------

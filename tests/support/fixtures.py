@@ -6,6 +6,8 @@
 * ``target_app``: the Tk target window (tests/support/target_app.py) on that ``xvfb``.
 * ``input_worker``: the real executor in a subprocess on that ``xvfb`` (input_worker.py).
 * ``openbox``: a window manager on that ``xvfb`` (wm.py), for real focus, frames and stacking.
+* ``file_keyring``: the tests' file keyring (keyring_backend.py) as this process's keyring, for
+  in-process tests that approve a safety setting (app/approval.py keeps its key there).
 
 Nothing here imports pyautogui or mss: whatever touches X runs in a child process with
 ``env=xvfb.env()``, or is handed the display name explicitly.
@@ -71,6 +73,25 @@ def openbox(xvfb: Xvfb) -> Iterator[WindowManager]:
         pytest.skip("openbox is not installed (apt-get install openbox)")
     with window_manager(xvfb) as manager:
         yield manager
+
+
+@pytest.fixture
+def file_keyring(tmp_path: Path) -> Iterator[Any]:
+    """The keyring of :func:`keyring.get_keyring` (what ``KeyringStore()`` uses) is the tests'
+    file backend in ``tmp_path/keyring`` (a home's keyring folder, which a holodesk subprocess
+    of that home uses too) for the test. Imported here only: once imported, keyring's own
+    backend discovery would meet the backend everywhere."""
+    import keyring
+
+    from tests.support.keyring_backend import FileBackend
+
+    before = keyring.get_keyring()
+    folder = tmp_path / "keyring"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    backend = FileBackend(folder)  # its folder fixed: isolate_home drops HOLODESK_* variables
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(before)
 
 
 @pytest.fixture

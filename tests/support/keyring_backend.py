@@ -37,20 +37,27 @@ class FileBackend(KeyringBackend):
             raise RuntimeError(f"{DIR_ENV} is not set")
         return 1.0
 
+    def __init__(self, folder: Path | None = None) -> None:
+        super().__init__()
+        self._folder = folder  # None: the environment's, at each call
+
     @staticmethod
     def path() -> Path:
         """The JSON file (its directory comes from the environment at call time)."""
         return Path(os.environ[DIR_ENV]) / FILE_NAME
 
+    def _file(self) -> Path:
+        return self._folder / FILE_NAME if self._folder is not None else self.path()
+
     def _load(self) -> dict[str, dict[str, str]]:
         try:
-            data: dict[str, dict[str, str]] = json.loads(self.path().read_text(encoding="utf-8"))
+            data: dict[str, dict[str, str]] = json.loads(self._file().read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
         return data
 
     def _save(self, data: dict[str, dict[str, str]]) -> None:
-        path = self.path()
+        path = self._file()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")

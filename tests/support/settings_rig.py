@@ -14,9 +14,14 @@ from ui.settings_dialog import SettingsDialog
 
 
 def keyring_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Home:
-    """An isolated home whose keyring is the tests' file backend."""
+    """An isolated home whose keyring is the tests' file backend: the dialog's and this
+    process's (``KeyringStore()``, which keeps the key of the approved safety settings), as a
+    desktop has one keyring."""
+    import keyring
+
     home = isolate_home(monkeypatch, tmp_path)
     monkeypatch.setenv(DIR_ENV, str(home.keyring))
+    monkeypatch.setattr(keyring.core, "_keyring_backend", FileBackend(home.keyring))
     return home
 
 

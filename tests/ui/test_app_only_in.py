@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.automations import Automation
+from app.automations import Automation, add_automation
 from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy
 from tests.support.home import isolate_home
@@ -41,12 +41,16 @@ def test_the_test_run_keeps_only_in(qtbot: QtBot, make_app: MakeApp) -> None:
         assert str(rig.settings[0].confirm) == "always"
 
 
-def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: MakeApp) -> None:
+def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: MakeApp,
+                                                     file_keyring: object) -> None:
     """An automation (an imported one too) never acts in more applications than the settings
-    allow: those both allow, none in common refuses the run; its confirmation mode is its own."""
+    allow: those both allow, none in common refuses the run; its confirmation mode is its own
+    (saved by the person with holodesk, so approved for its task: app/approval.py)."""
     auto = Automation.make(name="term", task="press the red box", only_in=["xterm", "gedit"],
                            confirm="risky")
     elsewhere = Automation.make(name="calc", task="press the red box", only_in=["kcalc"])
+    add_automation(auto)
+    add_automation(elsewhere)
     with FakeVLLM(SeeingPolicy([])) as server:
         app, rig = make_app(server, only_in="firefox, xterm", confirm="always")
         app.set_automations([auto, elsewhere])

@@ -275,8 +275,9 @@ def test_the_app_follows_the_file_and_keeps_the_stop_hotkey_first(
 
 
 def test_the_window_from_the_tray_saves_and_test_runs(
-        qtbot: QtBot, path: Path, make_app: MakeApp
+        qtbot: QtBot, path: Path, make_app: MakeApp, file_keyring: object
 ) -> None:
+    # A keyring: a mode of never is the person's choice to remember (app/approval.py).
     hotkeys = FakeHotkeys()
     hotkeys.start()
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:

@@ -99,7 +99,7 @@ def test_fields_load_from_settings(qtbot: QtBot, home: Home, store: KeyringStore
 
 
 def test_save_round_trips_and_stores_the_key_in_the_keyring_only(
-    qtbot: QtBot, home: Home, store: KeyringStore
+    qtbot: QtBot, home: Home, store: KeyringStore, file_keyring: object
 ) -> None:
     endpoint = down_endpoint()
     dialog = make_dialog(qtbot, store)
