@@ -7,8 +7,9 @@ decide what holodesk may do without asking (:data:`SAFETY_KEYS`, and each automa
 confirmation mode, bound to what that automation does) are kept a second time, in
 ``approved.json`` beside the settings, with an HMAC-SHA256 tag. Its key is 32 random bytes in the
 system keyring (service ``holodesk``, entry :data:`KEY_ENTRY`), under the rules of the API key:
-only a secure keyring, never a plain file (:mod:`app.secrets`). It is created on the first
-approval. Only holodesk's own writers update the record (`config set`/`unset`, the Settings
+only a secure keyring, never a plain file (:mod:`app.secrets`). Every write makes a new key, so
+a record written before (one that approved ``never``, kept by a program and put back after the
+person went back to ``risky``) no longer verifies. Only holodesk's own writers update the record (`config set`/`unset`, the Settings
 dialog, the automation commands and window, an import, and the person's answer when asked).
 
 Reading compares each value of the file with the approved one (:func:`judge`):
@@ -311,22 +312,23 @@ def read_record(path: Path, store: SecretStore | None = None) -> Approvals:
 
 
 def write_record(path: Path, record: Record, store: SecretStore | None = None) -> None:
-    """Sign ``record`` and replace the file; the key is created in the keyring the first time.
+    """Sign ``record`` with a new key and replace the file.
 
+    A new key at every write: every record written before stops verifying, so an old one put
+    back (approving what the person has since taken back) is not trusted. A crash between the
+    keyring and the file leaves a record that does not verify: the defaults, asked again.
     :class:`ApprovalUnavailable` (nothing written) when the keyring cannot be used.
     """
     store = KeyringStore() if store is None else store
     try:
+        store.set(KEY_ENTRY, secrets.token_bytes(_KEY_BYTES).hex())
+        log.debug("new key of the approved safety settings in the keyring (%s)",
+                  store.backend_name())
+        # Read back: another holodesk writing at the same moment may have stored its own, and
+        # the last one stored is the one every reader gets.
         key = _read_key(store)
         if key is None:
-            store.set(KEY_ENTRY, secrets.token_bytes(_KEY_BYTES).hex())
-            log.info("created the key of the approved safety settings in the keyring (%s)",
-                     store.backend_name())
-            # Read back: another holodesk making its first approval at the same moment may
-            # have stored its own, and the last one stored is the one every reader gets.
-            key = _read_key(store)
-            if key is None:
-                raise SecretsError("the keyring did not keep the key")
+            raise SecretsError("the keyring did not keep the key")
     except SecretsError:
         raise ApprovalUnavailable(
             f"the change cannot be remembered as approved: {_keyring_words(store)}",

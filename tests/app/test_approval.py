@@ -227,6 +227,20 @@ def test_a_record_from_elsewhere_is_not_trusted(home: Home, file_keyring: Any,
     assert settings.confirm is ConfirmMode.RISKY
 
 
+def test_an_older_record_put_back_is_not_trusted(home: Home, file_keyring: Any) -> None:
+    # The person approved never once, then went back to risky; a program kept the old record
+    # and puts it back with the file it approved.
+    set_value("confirm", "never")
+    record = record_path(paths.config_dir())
+    kept = record.read_bytes()
+    set_value("confirm", "risky")
+    record.write_bytes(kept)
+    edit_by_hand(confirm="never")
+    settings = load_settings()
+    assert settings.approval_state is RecordState.TAMPERED
+    assert settings.confirm is ConfirmMode.RISKY
+
+
 def test_a_forged_record_is_not_trusted(home: Home, file_keyring: Any) -> None:
     set_value("max_steps", "20")
     set_value("stop_hotkey", "f9")  # a key exists in the keyring now
