@@ -9,8 +9,9 @@ confirmation mode, bound to what that automation does) are kept a second time, i
 system keyring (service ``holodesk``, entry :data:`KEY_ENTRY`), under the rules of the API key:
 only a secure keyring, never a plain file (:mod:`app.secrets`). Every write makes a new key, so
 a record written before (one that approved ``never``, kept by a program and put back after the
-person went back to ``risky``) no longer verifies. Only holodesk's own writers update the record (`config set`/`unset`, the Settings
-dialog, the automation commands and window, an import, and the person's answer when asked).
+person went back to ``risky``) no longer verifies. Only holodesk's own writers update the
+record (`config set`/`unset`, the Settings dialog, the automation commands and window, an
+import, and the person's answer when asked).
 
 Reading compares each value of the file with the approved one (:func:`judge`):
 
