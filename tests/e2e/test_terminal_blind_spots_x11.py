@@ -15,10 +15,16 @@ The cases:
 * **an X relay** (``ssh -X``): the X server names the process that opened the connection, and
   over ``ssh -X`` that is the local ssh client, which holds no terminal and has no child; the
   xterm, its pty and its shell are on the other side (tests/support/x_relay.py);
+* **an embedding window** (suckless tabbed, ``urxvt -embed``, ``st -w``, ``xterm -into``): the
+  top-level window is the embedder's, the terminal is a child window of another process
+  started on its own (tests/support/embed_window.py); the embedder passes the keyboard focus
+  to it, as tabbed does.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +37,7 @@ from tests.support.e2e import start_holodesk, wait_exit
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import poll
-from tests.support.home import Home
+from tests.support.home import REPO_ROOT, Home
 from tests.support.terminal import BASH, Terminal, missing_tools
 from tests.support.wm import WindowManager
 from tests.support.x_relay import RelayedDisplay, XRelay
@@ -118,3 +124,62 @@ def test_a_terminal_whose_x_connection_goes_through_a_relay_is_a_terminal(
     assert look_into(relayed.pid).sign is not None
     ran = _run(mode, xvfb, home, tmp_path / "run")
     _judge(ran, mode, relayed)
+
+
+# -- a terminal embedded in another program's window (tabbed) -----------------------------------
+
+
+class EmbeddedTerminal(Terminal):
+    """An xterm drawn inside ``container`` (``xterm -into``): the window manager manages the
+    container; the xterm has the keyboard focus inside it."""
+
+    def __init__(self, xvfb: Xvfb, workdir: Path, container: str) -> None:
+        super().__init__(xvfb, workdir, position=(0, 0), program=BASH,
+                         xterm_args=("-into", container))
+        self.container = container
+
+    def focus(self) -> None:
+        # The manager activates the container; the container gives the focus to the xterm.
+        subprocess.run(["xdotool", "windowactivate", "--sync", self.container],
+                       env=self.xvfb.env(), check=True, timeout=30)
+
+        def focused() -> bool:
+            out = subprocess.run(["xdotool", "getwindowfocus", "-f"], env=self.xvfb.env(),
+                                 capture_output=True, text=True, timeout=30).stdout.strip()
+            return out == self.window
+
+        poll(focused, 30, "the embedded xterm to have the keyboard focus")
+
+
+@pytest.fixture
+def embedded(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[Terminal]:
+    workdir = tmp_path / "tabs"
+    workdir.mkdir()
+    id_file = workdir / "id"
+    env = xvfb.env()
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    with (workdir / "log").open("wb") as log:
+        tabs = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.embed_window", "--title", "tabs",
+             "--geometry", "800x480+40+40", str(id_file)],
+            env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        poll(lambda: id_file.exists() and id_file.read_text().endswith("\n"), 30,
+             "the embedding window to be mapped")
+        term = EmbeddedTerminal(xvfb, tmp_path / "terminal", id_file.read_text().strip())
+        term.start()
+        try:
+            yield term
+        finally:
+            term.stop()
+    finally:
+        tabs.terminate()
+        tabs.wait(10)
+
+
+@pytest.mark.parametrize("mode", ["never", "risky"])
+def test_a_terminal_embedded_in_another_window_is_a_terminal(
+        mode: str, embedded: Terminal, xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
+    assert look_into(embedded.pid).sign is not None
+    ran = _run(mode, xvfb, home, tmp_path / "run")
+    _judge(ran, mode, embedded)
