@@ -18,7 +18,11 @@ The cases:
 * **an embedding window** (suckless tabbed, ``urxvt -embed``, ``st -w``, ``xterm -into``): the
   top-level window is the embedder's, the terminal is a child window of another process
   started on its own (tests/support/embed_window.py); the embedder passes the keyboard focus
-  to it, as tabbed does.
+  to it, as tabbed does;
+* **a pty held by a daemon** (an emulator whose multiplexer server holds the terminals:
+  ``wezterm connect`` with ``wezterm-mux-server --daemonize``): the window's process holds a
+  socket to a daemon that is nobody's child here, which holds the pty and runs bash
+  (tests/support/pty_window.py ``--detached``).
 """
 
 from __future__ import annotations
@@ -32,13 +36,13 @@ from typing import Any
 
 import pytest
 
-from control.procfs import look_into
+from control.procfs import descendants, holds_pty_master, look_into
 from tests.support.e2e import start_holodesk, wait_exit
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import poll
 from tests.support.home import REPO_ROOT, Home
-from tests.support.terminal import BASH, Terminal, missing_tools
+from tests.support.terminal import BASH, Emulator, Terminal, missing_tools
 from tests.support.wm import WindowManager
 from tests.support.x_relay import RelayedDisplay, XRelay
 from tests.support.xvfb import Xvfb
@@ -183,3 +187,27 @@ def test_a_terminal_embedded_in_another_window_is_a_terminal(
     assert look_into(embedded.pid).sign is not None
     ran = _run(mode, xvfb, home, tmp_path / "run")
     _judge(ran, mode, embedded)
+
+
+# -- a pty held by a daemon the window talks to (a multiplexer server) --------------------------
+
+
+@pytest.fixture
+def detached(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(xvfb, tmp_path / "terminal", emulator=Emulator.DETACHED, program=BASH)
+    term.start()
+    try:
+        yield term
+    finally:
+        term.stop()
+
+
+@pytest.mark.parametrize("mode", ["never", "risky"])
+def test_a_terminal_whose_pty_a_daemon_holds_is_a_terminal(
+        mode: str, detached: Terminal, xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
+    # The design under test: the window's process holds no pty and has no child; bash runs
+    # (its first prompt was seen) on a pty the daemon holds.
+    assert not holds_pty_master(detached.pid)
+    assert descendants(detached.pid) == ([], True)
+    ran = _run(mode, xvfb, home, tmp_path / "run")
+    _judge(ran, mode, detached)
