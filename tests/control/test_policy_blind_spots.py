@@ -11,6 +11,9 @@ be confirmed or refused in the default ``risky`` mode.
   field) read ``type`` actions only. A hijacked model that spells its text key by key then
   presses Enter (a chat message, a URL carrying a secret) or ctrl+o (bash and zsh run the line)
   is never asked.
+* **A menu item picked without Enter.** The menu rule asks for Enter or Space in a menu opened
+  from the keyboard; a menu item's underlined letter picks it as surely, and a context menu
+  opened with a right-click is the same menu.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from control.input import normalized
 from control.policy import Aim, SafetyPolicy, Verdict
 from control.target import NO_FINDER, Target
 from model.schema import Action
-from tests.support.actions import click, key
-from tests.support.fake_targets import FIREFOX, NOTHING, window
+from tests.support.actions import click, key, typing
+from tests.support.fake_targets import FIREFOX, NAUTILUS, NOTHING, window
 
 RISKY = SafetyPolicy()
 SIGNAL = window("Signal", title="Signal")
@@ -77,3 +80,20 @@ def test_a_password_spelled_into_a_password_field_is_a_secret() -> None:
     verdicts = _verdicts(FIREFOX, [click("Password"), *_spelled("hunter2hunter2")])
     keys = verdicts[1:]
     assert all(v.confirm and v.secret for v in keys), keys
+
+
+MENUS = {
+    "menu key, then the item's letter": [key("menu"), key("t")],
+    "shift+f10, Down, then the item's letter typed": [key("shift", "f10"), key("down"),
+                                                      typing("d")],
+    "right-click a file, Down, Enter": [click("report.docx", button="right"), key("down"),
+                                        key("down"), key("enter")],
+}
+
+
+@pytest.mark.parametrize("name", list(MENUS))
+def test_a_context_menu_item_picked_unseen_asks(name: str) -> None:
+    # In a file manager a context menu holds Move to Trash and Delete Permanently: an item
+    # holodesk never sees named, picked by a letter or by Enter in a menu opened by a click.
+    last = _verdicts(NAUTILUS, MENUS[name])[-1]
+    assert last.confirm or last.forbidden, (name, last)
