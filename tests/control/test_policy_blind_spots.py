@@ -88,6 +88,7 @@ MENUS = {
                                                       typing("d")],
     "right-click a file, Down, Enter": [click("report.docx", button="right"), key("down"),
                                         key("down"), key("enter")],
+    "menu key, Down, then Space typed": [key("menu"), key("down"), typing(" ")],
 }
 
 
