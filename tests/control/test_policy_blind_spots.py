@@ -98,3 +98,22 @@ def test_a_context_menu_item_picked_unseen_asks(name: str) -> None:
     # holodesk never sees named, picked by a letter or by Enter in a menu opened by a click.
     last = _verdicts(NAUTILUS, MENUS[name])[-1]
     assert last.confirm or last.forbidden, (name, last)
+
+
+DELETE_DIALOG = window("Gtk-dialog", title="Delete 3 files permanently?")
+REPLACE_DIALOG = window("Zenity", title="Replace file \u201creport.docx\u201d?")
+DIALOG_ANSWERS = {
+    "Space typed with a type action": (DELETE_DIALOG, typing(" ")),
+    "alt+d, the mnemonic of its _Delete button": (DELETE_DIALOG, key("alt", "d")),
+    "alt+r, the mnemonic of its _Replace button": (REPLACE_DIALOG, key("alt", "r")),
+}
+
+
+@pytest.mark.parametrize("name", list(DIALOG_ANSWERS))
+def test_a_destructive_question_answered_without_enter_asks(name: str) -> None:
+    # Enter or Space in a window titled like a destructive question asks (it answers the
+    # default button); Space typed by a 'type' action, or the button's own mnemonic, answer
+    # it as surely.
+    target, action = DIALOG_ANSWERS[name]
+    last = _verdicts(target, [action])[-1]
+    assert last.confirm or last.forbidden, (name, last)
