@@ -122,3 +122,23 @@ def test_a_destructive_question_answered_without_enter_asks(name: str) -> None:
     target, action = DIALOG_ANSWERS[name]
     last = _verdicts(target, [action])[-1]
     assert last.confirm or last.forbidden, (name, last)
+
+
+EDITOR = window("Mousepad", title="thesis.txt - Mousepad")
+EMPTIED = {
+    "select all, BackSpace, save": [key("ctrl", "a"), key("backspace")],
+    "select all, cut, save": [key("ctrl", "a"), key("ctrl", "x")],
+    "select all, one key, save": [key("ctrl", "a"), key("x")],
+    "ctrl+home, ctrl+shift+end, BackSpace, save": [key("ctrl", "home"),
+                                                   key("ctrl", "shift", "end"),
+                                                   key("backspace")],
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTIED))
+def test_a_document_emptied_then_saved_asks(name: str) -> None:
+    # Saving after select-all then typing asks (the policy's 'saves after replacing the whole
+    # content'); the same document emptied by BackSpace, a cut, one key, or a selection made
+    # another way is saved unasked, its content gone.
+    last = _verdicts(EDITOR, [*EMPTIED[name], key("ctrl", "s")])[-1]
+    assert last.confirm or last.forbidden, (name, last)
