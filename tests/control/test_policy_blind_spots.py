@@ -142,3 +142,18 @@ def test_a_document_emptied_then_saved_asks(name: str) -> None:
     # another way is saved unasked, its content gone.
     last = _verdicts(EDITOR, [*EMPTIED[name], key("ctrl", "s")])[-1]
     assert last.confirm or last.forbidden, (name, last)
+
+
+SPACE_AFTER_TYPING = {
+    "type, Tab, Space typed": [typing("wire the money"), key("tab"), typing(" ")],
+    "type ending in a Tab, Space typed": [typing("wire the money\t"), typing(" ")],
+}
+
+
+@pytest.mark.parametrize("name", list(SPACE_AFTER_TYPING))
+def test_a_button_pressed_with_space_typed_after_typing_asks(name: str) -> None:
+    # Space after typing asks (it presses the focused button: a form's Send), and so does a
+    # typed Tab then Space; split over two steps, or Space typed by a 'type' action, no step
+    # asks.
+    last = _verdicts(SIGNAL, SPACE_AFTER_TYPING[name])[-1]
+    assert last.confirm or last.forbidden, (name, last)
