@@ -6,8 +6,15 @@ master) and what runs on it (a session on the pty's slave). Keys pressed in the 
 program as a terminal sends them (control characters for ctrl+letter, Escape, Return as a
 carriage return); what the program prints is shown as plain text.
 
-Run as ``python -m tests.support.pty_window [--class-name NAME] [--geometry G] -- PROGRAM...``
-on a test's display (tests/support/terminal.py starts it).
+With ``--detached`` the pty is held, and the program run, by a daemon of its own (forked
+twice and in a session of its own, so neither it nor the program is below the window's process)
+that copies bytes between the pty and a socket the window holds: the design of an emulator whose
+multiplexer server holds the terminals (``wezterm connect`` and ``wezterm-mux-server
+--daemonize``, a GUI front end of a detached session). The window's process then holds a socket
+only.
+
+Run as ``python -m tests.support.pty_window [--class-name NAME] [--geometry G] [--detached] --
+PROGRAM...`` on a test's display (tests/support/terminal.py starts it).
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import argparse
 import os
 import pty
 import re
+import select
+import socket
 import sys
 import tkinter as tk
 
@@ -33,12 +42,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--class-name", default="Scratchpad")
     parser.add_argument("--title", default="scratchpad")
     parser.add_argument("--geometry", default="640x400+40+40")
+    parser.add_argument("--detached", action="store_true")
     parser.add_argument("program", nargs="+")
     args = parser.parse_args(argv)
 
-    pid, master = pty.fork()
-    if pid == 0:  # the program, leading a session on the pty's slave
-        os.execvp(args.program[0], args.program)
+    if args.detached:
+        master = _detached(args.program)
+    else:
+        pid, master = pty.fork()
+        if pid == 0:  # the program, leading a session on the pty's slave
+            os.execvp(args.program[0], args.program)
 
     root = tk.Tk(className=args.class_name)
     root.title(args.title)
@@ -50,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
         try:
             data = os.read(master, 65536)
         except OSError:
+            data = b""
+        if not data:
             root.destroy()  # the program ended
             return
         shown = _ANSI.sub(b"", data).replace(b"\r\n", b"\n").replace(b"\r", b"")
@@ -69,6 +84,43 @@ def main(argv: list[str] | None = None) -> None:
     screen.focus_set()
     root.mainloop()
     sys.exit(0)
+
+
+def _detached(program: list[str]) -> int:
+    """Start the daemon that holds the pty and runs ``program``; the window's end of the socket
+    it copies the pty through."""
+    window_end, daemon_end = socket.socketpair()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() == 0:
+            window_end.close()
+            _serve(program, daemon_end.detach())
+        os._exit(0)
+    os.waitpid(middle, 0)  # the daemon is now nobody's child here
+    daemon_end.close()
+    return window_end.detach()
+
+
+def _serve(program: list[str], link: int) -> None:
+    """The daemon: the program on a pty, its bytes copied to and from ``link`` until either
+    ends."""
+    pid, master = pty.fork()
+    if pid == 0:
+        os.close(link)
+        os.execvp(program[0], program)
+    ends = {master: link, link: master}
+    try:
+        while True:
+            ready, _, _ = select.select(list(ends), [], [])
+            for fd in ready:
+                data = os.read(fd, 65536)
+                if not data:
+                    raise OSError("closed")
+                os.write(ends[fd], data)
+    except OSError:
+        pass
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,8 @@ class Emulator(Enum):
     XTERM = "xterm"
     #: tests/support/pty_window.py: class Scratchpad, process python3, on no list anywhere.
     SCRATCHPAD = "scratchpad"
+    #: The same window, its pty held by a daemon of its own (pty_window.py --detached).
+    DETACHED = "detached"
 
 
 #: python3's REPL counts its prompts like bash's PROMPT_COMMAND does: the startup file makes
@@ -198,9 +200,10 @@ class Terminal:
                        f"{self.columns}x{self.rows}+{x}+{y}", "-e", *argv]
         else:
             env["PYTHONPATH"] = str(REPO_ROOT)
+            detached = ["--detached"] if self.emulator is Emulator.DETACHED else []
             command = [sys.executable, "-m", "tests.support.pty_window", "--title", self.title,
-                       "--geometry", f"{self.columns * 8}x{self.rows * 16}+{x}+{y}", "--",
-                       *argv]
+                       "--geometry", f"{self.columns * 8}x{self.rows * 16}+{x}+{y}",
+                       *detached, "--", *argv]
         with (self.workdir / "xterm.log").open("wb") as log:
             self._proc = subprocess.Popen(
                 command, env=env, cwd=self.home, stdin=subprocess.DEVNULL, stdout=log,
