@@ -671,6 +671,10 @@ class Tripwire:
             if self._started:
                 return
             self._started = True
+            # Known to own_write before the snapshot: a write under way waits for it, and is
+            # taken afresh when it ends.
+            with _active_lock:
+                _active.append(self)
             for index, entry in enumerate(self._entries):
                 walk = _walk(entry, self._limits, self._budget,
                              skip=_inner(entry, self._entries))
@@ -688,8 +692,6 @@ class Tripwire:
                     self._problem(f"{extra.name} cannot be read ({e}): it is not protected")
             if self._want_watch:
                 self._start_watching()
-        with _active_lock:
-            _active.append(self)
         self._say_notes()
 
     def _start_watching(self) -> None:
