@@ -534,39 +534,40 @@ def _keep_copy(path: Path, stamp: str, kept: list[Path]) -> None:
         _private(dfd, aside)
 
 
-def _put_file(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` at ``path`` all at once: a new file beside it, renamed over it (a rename
-    replaces whatever is there, a link included, never what it points to)."""
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[tuple[int, str]]:
+    """A free temporary name beside ``path`` (with its folder's descriptor) to make the new
+    entry under: renamed over ``path`` when the block ends (a rename replaces whatever is
+    there, a link included, never what it points to), removed if anything fails."""
     with _parent(path) as dfd:
         tmp = f".{path.name}.holodesk-restore-{secrets.token_hex(4)}"
+        try:
+            yield dfd, tmp
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+
+
+def _put_file(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` at ``path`` all at once."""
+    with _replacing(path) as (dfd, tmp):
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o600, dir_fd=dfd)
         try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _put_link(path: Path, target: str) -> None:
-    with _parent(path) as dfd:
-        tmp = f".{path.name}.holodesk-restore-{secrets.token_hex(4)}"
+    with _replacing(path) as (dfd, tmp):
         os.symlink(target, tmp, dir_fd=dfd)
-        try:
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
 
 
 def _put_folder(path: Path, mode: int) -> None:

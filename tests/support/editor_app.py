@@ -145,17 +145,14 @@ class RunningEditor:
         return out
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if self.proc.poll() is not None:
-                raise AssertionError(f"the editor died while waiting for {what}: "
-                                     f"{self._stderr_path.read_text(errors='replace')}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-            time.sleep(0.02)
+        from tests.support.gui import poll  # not in the editor's own process
+
+        return poll(predicate, timeout, what, alive=self._died)
+
+    def _died(self) -> str | None:
+        if self.proc.poll() is None:
+            return None
+        return f"the editor died: {self._stderr_path.read_text(errors='replace')}"
 
     def stop(self) -> None:
         if self.proc.poll() is None:
