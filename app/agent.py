@@ -168,6 +168,9 @@ class AgentParts:
     finder: TargetFinder = field(default_factory=NoTargetFinder)
     #: Asked for each step before the model, until it cannot give one (a replay).
     replay: ActionSource | None = None
+    #: Called after each action's settle wait and once as the run ends, on the run's thread;
+    #: it may pull the stop latch (the protected files' tripwire compares them here).
+    after_settle: Callable[[], object] | None = None
 
 
 @dataclass
@@ -275,6 +278,7 @@ class Agent:
             except Exception:
                 log.exception("could not release held keys and buttons")
         if run_id:
+            end = self._last_look(end)
             try:
                 p.store.finish_run(run_id, end.outcome.value, end.reason)
             except Exception:  # the person must still hear how the run ended
@@ -283,6 +287,25 @@ class Agent:
                                self._masked(end.answer), fix=end.fix)
         self._emit(finished)
         return finished
+
+    def _last_look(self, end: _Ended) -> _Ended:
+        """The check after each action once more as the run ends (what changed since the last
+        one, while the model thought, is seen too): a stop it pulls is how the run ended."""
+        latch = self.parts.latch
+        if self.parts.after_settle is None or latch.is_set:
+            return end
+        self._after_settle()
+        info = latch.info
+        return end if info is None else _Ended(Outcome.STOPPED, _stop_reason(StoppedError(info)))
+
+    def _after_settle(self) -> None:
+        hook = self.parts.after_settle
+        if hook is None:
+            return
+        try:
+            hook()
+        except Exception:  # a check that fails must not end the run it guards
+            log.exception("the check after the action failed")
 
     def _loop(self, run_id: str, config: RunConfig) -> _Ended:
         p = self.parts
@@ -616,6 +639,9 @@ class Agent:
             self._finish_step(cur, StepResult.OK, f"done, then while the screen settled: {why}")
             raise
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
+        # Before the next step: a protected file the action changed stops the run there,
+        # whether or not an event about it arrived.
+        self._after_settle()
         self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
                                   cur.timings["settle_ms"], settle.settled))
         return grab_small if settle.settled else None

@@ -163,10 +163,12 @@ class Autostart:
     def enable(self) -> None:
         """Write the entry (replacing any older one, whose program may have moved)."""
         try:
-            # Not paths.ensure_private_dir: ~/.config/autostart is the desktop's, not ours,
-            # and a new one gets the usual mode, as the desktop's own tools make it.
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            paths.write_atomic(self.path, entry_text(self.command))
+            # A protected folder: the folder made for it is holodesk's own change too.
+            with paths.own_write(self.path):
+                # Not paths.ensure_private_dir: ~/.config/autostart is the desktop's, not
+                # ours, and a new one gets the usual mode, as the desktop's own tools make it.
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                paths.write_atomic(self.path, entry_text(self.command))
         except OSError as exc:
             raise AutostartError(
                 f"cannot write the autostart entry {self.path}: {exc.strerror or exc}. "
@@ -177,7 +179,8 @@ class Autostart:
     def disable(self) -> None:
         """Remove the entry; nothing to do when it is not there."""
         try:
-            self.path.unlink(missing_ok=True)
+            with paths.own_write(self.path):  # a protected folder: holodesk's own change
+                self.path.unlink(missing_ok=True)
         except OSError as exc:
             raise AutostartError(
                 f"cannot remove the autostart entry {self.path}: {exc.strerror or exc}. "

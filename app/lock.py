@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from app import paths
 from model.problem import HolodeskError
 
 
@@ -89,7 +90,11 @@ def editing(path: Path) -> Iterator[None]:
     """
     lock_path = path.with_name(f".{path.name}.lock")
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+", encoding="utf-8") as f:
+    # A run's tripwire protects the folder: the lock (made the first time) and the change of
+    # ``path`` are holodesk's own. Not while waiting for the lock: nothing would be judged.
+    with paths.own_write(lock_path):
+        f = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 (closed below)
+    with f:
         if sys.platform == "win32":
             import msvcrt
 
@@ -99,4 +104,5 @@ def editing(path: Path) -> Iterator[None]:
             import fcntl
 
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        yield  # closing the file drops the lock
+        with paths.own_write(path):
+            yield  # closing the file drops the lock

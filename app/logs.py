@@ -18,6 +18,7 @@ from pathlib import Path
 from app import paths
 from app.secrets import RedactingFilter
 from app.version import version
+from control.tripwire import own_write
 
 #: Attached to every handler we install; :func:`mask` adds secrets to it.
 _REDACTOR = RedactingFilter()
@@ -28,11 +29,24 @@ LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
 
 
+class _RotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """Rotates as its parent does, as holodesk's own write: a run's tripwire protects the log
+    folder (a log file removed, replaced or made shorter trips it), and rotating does all
+    three."""
+
+    def doRollover(self) -> None:
+        base = Path(self.baseFilename)
+        names = [base, *(base.with_name(f"{base.name}.{n}")
+                         for n in range(1, self.backupCount + 1))]
+        with own_write(*names):
+            super().doRollover()
+
+
 def log_file_handler(
     path: Path, max_bytes: int = LOG_MAX_BYTES, backups: int = LOG_BACKUPS
 ) -> logging.Handler:
     """The handler of the program's log file at ``path``: rotating, secrets masked."""
-    handler = logging.handlers.RotatingFileHandler(
+    handler = _RotatingFileHandler(
         path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
     )
     handler.setLevel(logging.DEBUG)

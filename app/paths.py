@@ -23,10 +23,14 @@ import logging
 import os
 import sys
 import tempfile
+import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import platformdirs
+
+from control import tripwire
 
 APP_NAME = "holodesk"
 SETTINGS_FILE = "settings.toml"
@@ -34,6 +38,7 @@ DB_FILE = "holodesk.db"
 LOG_FILE = "holodesk.log"
 LOCK_FILE = "holodesk.lock"
 RUNS_DIR = "runs"
+OWN_WRITES_FILE = "own-writes.txt"
 
 _log = logging.getLogger(__name__)
 
@@ -112,6 +117,51 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
+_writing = threading.local()
+
+
+@contextlib.contextmanager
+def own_write(*targets: Path) -> Iterator[None]:
+    """Inside, holodesk itself writes ``targets`` (files or folders): a run's tripwire does not
+    take it for a change (:mod:`control.tripwire`), and the paths are noted in
+    :func:`own_writes_path`, so the next run does not report holodesk's own change as one made
+    since the last run (:mod:`app.protected`). Every holodesk writer of a protected file uses
+    it; :func:`write_atomic` does. Nested, they are noted once, as the outer one ends (saved
+    steps write many pictures)."""
+    pending: list[Path] | None = getattr(_writing, "targets", None)
+    outer = pending is None
+    if pending is None:
+        pending = _writing.targets = []
+    pending.extend(targets)
+    try:
+        with tripwire.own_write(*targets):
+            yield
+    finally:
+        if outer:
+            del _writing.targets
+            _note_own_writes(pending)
+
+
+def own_writes_path() -> Path:
+    """The paths holodesk wrote since the protected files were last recorded, one a line."""
+    return data_dir() / OWN_WRITES_FILE
+
+
+def _note_own_writes(targets: list[Path]) -> None:
+    lines = "".join(f"{os.path.abspath(t)}\n" for t in targets if "\n" not in str(t))
+    try:
+        journal = own_writes_path()
+        ensure_private_dir(journal.parent)
+        # One append of a few lines: whole even with another holodesk appending too.
+        fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, lines.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+    except OSError as e:
+        _log.debug("could not note holodesk's own write of %s: %s", targets, e)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` all at once: a crash leaves the old file or the new one.
 
@@ -123,6 +173,11 @@ def write_atomic(path: Path, text: str) -> None:
 def write_atomic_bytes(path: Path, data: bytes, *, private_dir: bool = True) -> None:
     """:func:`write_atomic` for bytes. ``private_dir``: create a missing folder private
     (holodesk's own folders); False for a folder the person chose (an export)."""
+    with own_write(path):
+        _write_atomic_bytes(path, data, private_dir)
+
+
+def _write_atomic_bytes(path: Path, data: bytes, private_dir: bool) -> None:
     if private_dir:
         ensure_private_dir(path.parent)
     else:

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app import protected
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
@@ -28,6 +29,7 @@ from control.stop import StopLatch
 from control.target import TargetFinder
 from control.target_x11 import make_target_finder
 from control.touch import TouchDetector
+from control.tripwire import STOP_SOURCE, Trip
 from model.client import HolotronClient
 from model.coords import Rect
 
@@ -51,6 +53,9 @@ class Session:
 
     #: Saves the run's steps as the automation's trajectory when it ends answered.
     recorder: Recorder | None = None
+    #: What the person is told once before the run starts (the protected files are only
+    #: compared after each action, not watched).
+    notices: list[str] = field(default_factory=list)
 
     def for_automation(self, key: str, name: str, *, replay: bool = True,
                        template: str | None = None) -> None:
@@ -141,6 +146,38 @@ class Session:
         policy = self.parts.policy
         policy.secrets = policy.secrets | frozenset(values)
 
+    def watch_protected_files(self, finder: TargetFinder, *, watch: bool = True) -> None:
+        """Guard the protected files through the run (:mod:`app.protected`): a change stops it
+        at once, naming the files, what happened to them and the application in front
+        (``finder``'s focused window then); they are compared after each action too (with
+        ``watch`` False only then). The record for the next run is taken as the session
+        closes. Never raises: what limits the watch is in :attr:`notices`."""
+        latch = self.latch
+
+        def on_trip(trip: Trip) -> None:
+            try:
+                front = finder.focused().label()
+            except Exception:
+                log.warning("could not find the window in front", exc_info=True)
+                front = "an application holodesk could not find"
+            reason = f"protected files changed while {front} was in front: {trip.describe()}"
+            if latch.stop(STOP_SOURCE, reason):
+                log.info("%s", reason)  # the run's end says it
+            else:  # stopped already, for another reason: this is the only place it is said
+                log.warning("%s", reason)
+
+        try:
+            wire = protected.start_tripwire(self.settings, on_trip, watch=watch)
+        except Exception as e:  # never a reason not to run: said, and nothing is compared
+            log.exception("the protected files are not watched")
+            self.notices.append(f"the protected files are not watched in this run: {e}")
+            return
+        self.notices += [f"protected files: {problem}" for problem in wire.problems]
+        self.parts.after_settle = wire.check
+        self.on_close(wire.close)
+        settings = self.settings
+        self.on_close(lambda: protected.record(settings))
+
     def on_close(self, closer: Callable[[], None], *, last: bool = False) -> None:
         """Also call ``closer`` when the session closes (e.g. a listener tied to the run):
         before the parts close, or with ``last`` after them (e.g. the desktop lock, freed only
@@ -216,6 +253,8 @@ def build_session(
         finder=finder,
     )
     session = Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
+    if not dry_run:
+        session.watch_protected_files(finder)  # closed first: its callback asks the finder
     finder_close = getattr(finder, "close", None)
     if callable(finder_close):
         session.on_close(finder_close)

@@ -109,6 +109,22 @@ def app_list(value: object) -> object:
     return value
 
 
+def path_list(value: object) -> object:
+    """"~/notes, /srv/papers" as a command line or `config set` gives it, or a list: full
+    paths (``~`` allowed, expanded where they are used)."""
+    if isinstance(value, str):
+        value = [v for v in (p.strip() for p in value.split(",")) if v]
+    if isinstance(value, list | tuple):
+        names = [str(v).strip() for v in value]
+        for name in names:
+            if not name or any(c in name for c in "\n\t\0"):
+                raise ValueError("a path is empty or holds a line break")
+            if not os.path.isabs(os.path.expanduser(name)):
+                raise ValueError(f"{name!r} is not a full path: start it with / or ~/")
+        return tuple(dict.fromkeys(names))
+    return value
+
+
 class Settings(BaseModel):
     """Everything a person can configure, validated.
 
@@ -197,6 +213,11 @@ class Settings(BaseModel):
         default=(),
         description="when set, the only applications a run may act in (comma-separated; "
         "empty: any)",
+    )
+    protected_paths: tuple[str, ...] = Field(
+        default=(),
+        description="files and folders a run must never change, besides the built-in set "
+        "(comma-separated; ~ allowed)",
     )
     retention_days: int = Field(
         default=30,
@@ -354,6 +375,11 @@ class Settings(BaseModel):
     @classmethod
     def _check_app_lists(cls, value: object) -> object:
         return app_list(value)
+
+    @field_validator("protected_paths", mode="before")
+    @classmethod
+    def _check_path_list(cls, value: object) -> object:
+        return path_list(value)
 
     @model_validator(mode="after")
     def _check_settle(self) -> Settings:

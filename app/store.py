@@ -52,6 +52,7 @@ from typing import Any
 
 from app import paths
 from app.secrets import redact, scrub_settings
+from control.tripwire import own_write
 from model.coords import FrameGeometry, Point
 from model.problem import HolodeskError
 
@@ -849,15 +850,18 @@ def _sniff_ext(data: bytes) -> str | None:
 def _write_file(path: Path, data: bytes) -> None:
     # No fsync: a killed process loses nothing the OS already has, and fsync per frame would cost
     # tens of milliseconds on a busy disk for protection only against power loss.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    # The run folders are protected during a run (a screenshot removed trips it): holodesk's
+    # own. Not paths.own_write: they are no part of the record kept between runs.
+    with own_write(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def _still_running(pid: int | None, host: str | None, proc_start: str | None) -> bool:
@@ -874,8 +878,10 @@ def _remove_tree(folder: Path) -> None:
         if not isinstance(exc_info[1], FileNotFoundError):
             _log.warning("could not delete %s: %s", path, exc_info[1])
 
-    # onerror (not 3.12's onexc): holodesk supports Python 3.11.
-    shutil.rmtree(folder, onerror=report)
+    # onerror (not 3.12's onexc): holodesk supports Python 3.11. Holodesk's own deletion, which
+    # a run's tripwire must not take for someone removing its screenshots.
+    with own_write(folder):
+        shutil.rmtree(folder, onerror=report)
 
 
 def _process_start(pid: int) -> str | None:

@@ -299,17 +299,20 @@ def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes]
                     root: Path | None = None) -> Path:
     """Write ``trajectory`` and its ``pictures`` (file name: PNG bytes) for automation ``key``,
     replacing the one before; returns the JSON file's path."""
-    folder = paths.ensure_private_dir(_own_folder(key, root))
-    for name, data in pictures.items():
-        paths.write_atomic_bytes(folder / name, data)
-    path = folder / TRAJECTORY_FILE
-    paths.write_atomic(path, json.dumps(trajectory.model_dump(mode="json"), indent=1,
-                                        ensure_ascii=False))
-    keep = _pictures(trajectory) | {TRAJECTORY_FILE}
-    for old in folder.iterdir():
-        if old.name not in keep and PICTURE_NAME.fullmatch(old.name) and not old.is_symlink():
-            with contextlib.suppress(OSError):
-                old.unlink()
+    folder = _own_folder(key, root)
+    with paths.own_write(folder):
+        paths.ensure_private_dir(folder)
+        for name, data in pictures.items():
+            paths.write_atomic_bytes(folder / name, data)
+        path = folder / TRAJECTORY_FILE
+        paths.write_atomic(path, json.dumps(trajectory.model_dump(mode="json"), indent=1,
+                                            ensure_ascii=False))
+        keep = _pictures(trajectory) | {TRAJECTORY_FILE}
+        for old in folder.iterdir():
+            if (old.name not in keep and PICTURE_NAME.fullmatch(old.name)
+                    and not old.is_symlink()):
+                with contextlib.suppress(OSError):
+                    old.unlink()
     log.info("recorded %d step(s) for automation %r", len(trajectory.steps),
              trajectory.automation)
     return path
@@ -332,17 +335,18 @@ def move_trajectory(old_key: str, new_key: str, name: str, root: Path | None = N
     old, new = _own_folder(old_key, root), _own_folder(new_key, root)
     if old_key == new_key or not old.exists():
         return False
-    if new.exists():  # steps of a removed automation of that name: not this one's
-        shutil.rmtree(new)
-    os.replace(old, new)
-    path = new / TRAJECTORY_FILE
-    try:  # the file names its automation: the new name (a damaged file is left as it is)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            data["automation"] = name
-            paths.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
-    except (OSError, ValueError) as e:
-        log.warning("the moved steps of automation %r keep their old name: %s", name, e)
+    with paths.own_write(old, new):
+        if new.exists():  # steps of a removed automation of that name: not this one's
+            shutil.rmtree(new)
+        os.replace(old, new)
+        path = new / TRAJECTORY_FILE
+        try:  # the file names its automation: the new name (a damaged file is left as it is)
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                data["automation"] = name
+                paths.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
+        except (OSError, ValueError) as e:
+            log.warning("the moved steps of automation %r keep their old name: %s", name, e)
     return True
 
 
@@ -366,7 +370,8 @@ def forget_trajectory(key: str, root: Path | None = None) -> bool:
     folder = _own_folder(key, root)
     if not folder.exists():
         return False
-    shutil.rmtree(folder)
+    with paths.own_write(folder):
+        shutil.rmtree(folder)
     return True
 
 

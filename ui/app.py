@@ -40,6 +40,7 @@ from app.logs import setup_logging
 from app.parameter_values import MissingValues, resolve, store_secret, stored_secrets
 from app.parameters import Filled
 from app.pause import PauseGate
+from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
 from app.runner import stop_signals
 from app.safety_review import Review, review
@@ -53,6 +54,7 @@ from app.status import ServerStatus, StatusPoller
 from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
+from control.tripwire import STOP_SOURCE as TRIPWIRE
 from model.serving.launcher import ServeError
 from ui.about_dialog import AboutDialog
 from ui.app_icon import app_icon
@@ -193,6 +195,7 @@ class HolodeskApp(QObject):
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
         c.failed.connect(self._on_failed)
+        c.notice.connect(self.report_error)
         self.task_window.start_requested.connect(self.start_task)
         self.task_window.stop_requested.connect(lambda: c.stop("task window"))
         self.task_window.pause_requested.connect(c.pause)
@@ -914,6 +917,17 @@ class HolodeskApp(QObject):
         self.tray.menu.deleteLater()
         self.tray.run_menu.deleteLater()
 
+    def report_changed_files(self) -> None:
+        """Tell the person which protected files changed since the last run ended (at start;
+        each run's start says it too), off the GUI thread: it reads every one of them."""
+        settings = self.settings
+
+        def told(noticed: list[Noticed]) -> None:
+            if noticed:
+                self.report_error(changed_message(noticed))
+
+        self._background.run(lambda: changed_since_last_run(settings), told)
+
     def report_error(self, text: str) -> None:
         """Tell the person: a notification where the desktop has them, else a dialog."""
         log.warning("%s", text)
@@ -972,6 +986,10 @@ class HolodeskApp(QObject):
                 TrayState.STOPPED if stopped else TrayState.IDLE,
                 f"holodesk: {event.outcome.value}: {event.reason}",
             )
+            info = self.controller.latch.info
+            if stopped and info is not None and info.source == TRIPWIRE:
+                # The person may not be looking at the task window: a protected file changed.
+                self.report_error(f"The run was stopped: {event.reason}")
 
     def _on_failed(self, text: str) -> None:
         self.task_window.set_running(False)
@@ -1136,6 +1154,7 @@ def run_gui(*, at_login: bool = False) -> int:
     holder.append(main)
     for note in settings.notes:
         main.report_error(note)
+    main.report_changed_files()
     hotkeys = _listen_for_stop_hotkey(main)
     if hotkeys is not None:
         main.hotkeys.set_listener(hotkeys, main.settings.stop_hotkey)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app import protected
 from app.automations import Automation
 from app.events import (
     AwaitingConfirmation,
@@ -20,6 +21,7 @@ from app.events import (
     ConfirmRequest,
     Event,
     RunFinished,
+    RunStarted,
     StepDecided,
 )
 from app.parameters import Filled
@@ -85,12 +87,16 @@ class RunController(QObject):
 
     ``run_event`` carries every :mod:`app.events` event, delivered on the GUI thread (a signal
     emitted from the worker crosses threads as a queued connection). ``failed`` carries a
-    sentence when a run could not even start (no display, bad monitor, ...).
+    sentence when a run could not even start (no display, bad monitor, ...), ``notice`` one to
+    say as it starts.
     """
 
     run_event = Signal(object)
     running_changed = Signal(bool)
     failed = Signal(str)
+    #: Something to tell the person as a run starts (protected files changed since the last
+    #: run, or watched less closely in this one); delivered on the GUI thread.
+    notice = Signal(str)
 
     def __init__(
         self, session_factory: SessionFactory = real_session, parent: QObject | None = None
@@ -103,6 +109,7 @@ class RunController(QObject):
         self._pending: ConfirmRequest | None = None
         self._session: Session | None = None
         self._touch_token = 0  # bumped by each confirmation: a late "listen again" is dropped
+        self._notices: list[str] = []  # said as the run starts (on the worker)
         self.run_event.connect(self._track)
 
     @property
@@ -187,6 +194,9 @@ class RunController(QObject):
                 said = view(e).text() if isinstance(e, HolodeskError) else str(e)
                 self.failed.emit(f"Cannot start the run: {said}")
                 return
+            noticed = protected.changed_since_last_run(settings)
+            self._notices = ([protected.changed_message(noticed)] if noticed else []) + [
+                f"This run: {text}" for text in session.notices]
             try:
                 session.run(self._relay)
             except Exception as e:  # Agent.run reports everything; this is the last net
@@ -199,6 +209,11 @@ class RunController(QObject):
 
     def _relay(self, event: Event) -> None:
         self.run_event.emit(event)  # from the worker: delivered queued, on the GUI thread
+        if isinstance(event, RunStarted | RunFinished):
+            # After the start, which clears what the task window showed before it.
+            notices, self._notices = self._notices, []
+            for text in notices:
+                self.notice.emit(text)
 
     def _track(self, event: Event) -> None:
         # On the GUI thread, first of the run_event slots: ``pending`` is what the person sees.

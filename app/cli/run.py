@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, fail
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, error, fail
 from app.cli.render import reason_line
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     stop (another part that may end the run pulls it, as `holodesk demo` does). With
     ``parameters`` (an automation's), their filled task is the one run, its secrets masked.
     """
+    from app import protected
     from app.cli.terminal import TerminalFrontEnd
     from app.events import Outcome
     from app.lock import DesktopBusyError
@@ -90,6 +91,12 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         return fail(e)  # rendered with the exact `holodesk config set` command of its fix
     except Exception as e:
         return fail(f"cannot start the run: {e}")
+    # Before the run: what changed since the last one (a program it started may have gone on
+    # after it), and what limits this run's watch over the protected files. Paths only.
+    for noticed in protected.changed_since_last_run(settings):
+        error(f"warning: {noticed.describe()}")
+    for notice in session.notices:
+        error(f"warning: {notice}")
     if parameters is not None:
         session.use_parameters(parameters)
     if automation is not None:

@@ -1,0 +1,309 @@
+"""holodesk's protected files: what a run's tripwire watches, and what changed between runs.
+
+A run must never change how the person's session starts, what holodesk itself will do next
+time, or how the person logs in elsewhere. :func:`protected_entries` lists those paths;
+:func:`start_tripwire` watches them through a run (:mod:`control.tripwire`: a change stops the
+run and is put back).
+
+* holodesk's own: the whole config folder (settings, automations, and whatever else is kept
+  there), the saved steps (``trajectories``), this record of the files; and, judged by what
+  holodesk never does during a run, the log folder and the action log (the database and the
+  run folders may grow; one removed, replaced or made shorter trips).
+* the shell's and the session's start-up files, the folders that start programs at login or
+  put programs first on ``PATH``, ``~/.ssh`` and ``~/.gnupg``, the crontab, and the
+  ``protected_paths`` setting.
+
+Between runs nothing watches: a program a run started may change a file after the run ended.
+So every run's end (and the desktop app's start) records a digest of each protected file
+(``data_dir()/protected.json``, the *manifest*), and the next run (and the next start of the
+app) reports what changed since, once: :func:`changed_since_last_run`. holodesk's own writes
+between runs (a setting saved, an automation edited) are noted as they happen
+(:func:`app.paths.own_write`), and what changed there is not reported: only other changes
+are. The action log and the log folder are left out of the record: holodesk writes them
+between runs too (the desktop app's log, old runs pruned).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from app import paths
+from app.settings import Settings
+from control.crontab import find_crontab
+from control.tripwire import (
+    ChangeKind,
+    Guard,
+    Node,
+    NodeKind,
+    Protected,
+    Trip,
+    Tripwire,
+    compare,
+    scan,
+)
+
+log = logging.getLogger(__name__)
+
+MANIFEST_FILE = "protected.json"
+MANIFEST_VERSION = 1
+#: Under the data folder: the kept copies of what is no file beside its place (the crontab).
+KEPT_DIR = "kept"
+CRONTAB = "crontab"
+
+#: In the home folder, read by a shell, the X session or PAM at every start.
+HOME_FILES = (
+    ".bashrc", ".profile", ".bash_profile", ".bash_login", ".bash_logout",
+    ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+    ".xprofile", ".xsessionrc", ".xsession", ".xinitrc", ".Xresources", ".Xdefaults",
+    ".inputrc",  # readline macros run commands
+    ".pam_environment",
+)  # fmt: skip
+#: In the home folder: programs first on PATH (Debian's ~/.profile puts them there: a `sudo`
+#: there would be asked for the password), keys, and what trusts them.
+HOME_FOLDERS = (".local/bin", "bin", ".ssh", ".gnupg")
+#: Under the XDG config folder: the fish shell's start-up, the session's environment
+#: (HOLODESK_* and PATH for every program), programs started at login, user services.
+CONFIG_FOLDERS = ("fish", "environment.d", "autostart", "systemd/user")
+#: Under the XDG data folder: desktop entries, which menus and file types start.
+DATA_FOLDERS = ("applications",)
+
+
+def manifest_path() -> Path:
+    """The record of the protected files between runs."""
+    return paths.data_dir() / MANIFEST_FILE
+
+
+def _xdg(name: str, default: str, home: Path, environ: Mapping[str, str]) -> list[Path]:
+    """Where the XDG base folder ``name`` is: the variable's folder, and the default too when
+    it differs (a session started without the variable reads the default)."""
+    folders = [home / default]
+    value = environ.get(name, "")
+    if value and os.path.isabs(value) and Path(value) != folders[0]:
+        folders.insert(0, Path(value))
+    return folders
+
+
+def startup_paths(home: Path | None = None,
+                  environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The person's start-up files and folders, keys and PATH folders (not holodesk's own)."""
+    env = os.environ if environ is None else environ
+    home = Path(env.get("HOME") or os.path.expanduser("~")) if home is None else home
+    out = [home / name for name in HOME_FILES]
+    zdotdir = env.get("ZDOTDIR", "")
+    if zdotdir and os.path.isabs(zdotdir) and Path(zdotdir) != home:
+        out += [Path(zdotdir) / n for n in (".zshrc", ".zshenv", ".zprofile", ".zlogin")]
+    out += [home / name for name in HOME_FOLDERS]
+    gnupg = env.get("GNUPGHOME", "")
+    if gnupg and os.path.isabs(gnupg):
+        out.append(Path(gnupg))
+    for config in _xdg("XDG_CONFIG_HOME", ".config", home, env):
+        out += [config / name for name in CONFIG_FOLDERS]
+    for data in _xdg("XDG_DATA_HOME", ".local/share", home, env):
+        out += [data / name for name in DATA_FOLDERS]
+    return list(dict.fromkeys(out))
+
+
+def user_paths(settings: Settings) -> list[Path]:
+    """The ``protected_paths`` setting, ``~`` expanded."""
+    return [Path(os.path.expanduser(p)) for p in settings.protected_paths]
+
+
+def _remembered(settings: Settings) -> list[Protected]:
+    """What the manifest records: every protected path whose change holodesk never makes
+    between runs except through :func:`app.paths.own_write`."""
+    from app.trajectory import TRAJECTORIES_DIR
+
+    whole = [paths.config_dir(), paths.data_dir() / TRAJECTORIES_DIR, *startup_paths(),
+             *user_paths(settings)]
+    return [Protected(p) for p in whole]
+
+
+def protected_entries(settings: Settings) -> list[Protected]:
+    """Everything a run's tripwire watches (see the module doc)."""
+    growing = [paths.log_dir(), paths.db_path(), paths.runs_dir()]
+    return [*_remembered(settings), Protected(manifest_path()),
+            *(Protected(p, Guard.GROWING) for p in growing)]
+
+
+def start_tripwire(settings: Settings, on_trip: Callable[[Trip], None], *,
+                   watch: bool = True) -> Tripwire:
+    """Snapshot the protected set and watch it (``watch`` False: compare at :meth:`check`
+    only). Never raises for what it cannot watch: see the tripwire's ``problems``."""
+    crontab = find_crontab()
+    wire = Tripwire(protected_entries(settings), on_trip,
+                    extras=[crontab] if crontab is not None else [],
+                    keep_dir=paths.data_dir() / KEPT_DIR, watch=watch)
+    wire.start()
+    return wire
+
+
+# -- between runs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Noticed:
+    """A protected file that changed since the last run ended."""
+
+    path: str
+    kind: ChangeKind
+
+    def describe(self) -> str:
+        return (f"{self.path} {self.kind.value} since the last holodesk run ended (if you did "
+                "not change it, look at it)")
+
+
+@dataclass
+class _Manifest:
+    roots: list[str]
+    nodes: dict[Path, Node]
+    crontab: str | None  # sha256 of `crontab -l`, "" for none; None: not known
+
+
+def changed_since_last_run(settings: Settings) -> list[Noticed]:
+    """The protected files that changed since the last run ended (or the app last started),
+    then the record taken anew: each change is reported once. [] the first time, and when the
+    files cannot be looked at (logged; never raises)."""
+    try:
+        return _changed_since_last_run(settings)
+    except Exception:
+        log.warning("could not compare the protected files with the last run's record",
+                    exc_info=True)
+        return []
+
+
+def changed_message(noticed: Sequence[Noticed]) -> str:
+    """All of ``noticed`` in one message (for a notification)."""
+    what = "; ".join(f"{n.path} {n.kind.value}" for n in noticed)
+    return (f"Protected files changed since the last holodesk run ended: {what}. If you did "
+            "not change them, look at them.")
+
+
+def _changed_since_last_run(settings: Settings) -> list[Noticed]:
+    entries = _remembered(settings)
+    with _own_writes() as own:
+        now = scan(entries)
+        crontab = _crontab_digest()
+        old = _load()
+        noticed: list[Noticed] = []
+        if old is not None:
+            common = [e.path for e in entries if str(e.path) in old.roots]
+            before = _within(old.nodes, common)
+            after = _within(now, common)
+            noticed = [Noticed(str(p), k) for p, k in compare(before, after)
+                       if not _written_by_holodesk(p, k, own)]
+            if old.crontab is not None and crontab is not None and old.crontab != crontab:
+                kind = (ChangeKind.CREATED if not old.crontab else
+                        ChangeKind.DELETED if not crontab else ChangeKind.MODIFIED)
+                noticed.append(Noticed(CRONTAB, kind))
+        _save(_Manifest([str(e.path) for e in entries], now, crontab))
+    for note in noticed:
+        log.warning("protected files: %s", note.describe())
+    return noticed
+
+
+def record(settings: Settings) -> None:
+    """Take the record of the protected files now (as a run ends); never raises."""
+    try:
+        entries = _remembered(settings)
+        with _own_writes():
+            _save(_Manifest([str(e.path) for e in entries], scan(entries), _crontab_digest()))
+    except Exception:
+        log.warning("could not record the protected files: the next run cannot tell what "
+                    "changed since this one", exc_info=True)
+
+
+@contextlib.contextmanager
+def _own_writes() -> Iterator[set[Path]]:
+    """The paths holodesk wrote since the last record (:func:`app.paths.own_write`), forgotten
+    once the new record is saved. Taken aside first: a write meanwhile is noted for the next
+    time."""
+    journal = paths.own_writes_path()
+    taken = journal.with_name(journal.name + ".taken")
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(journal, taken)
+    try:
+        text = taken.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    yield {Path(line) for line in text.splitlines() if line.startswith("/")}
+    taken.unlink(missing_ok=True)
+
+
+def _written_by_holodesk(path: Path, kind: ChangeKind, own: set[Path]) -> bool:
+    """Whether holodesk's own writes explain the change of ``path``: it is (or is in) a path
+    holodesk wrote, one of the temporary files of such a write, or a folder holodesk created
+    for one."""
+    for target in own:
+        if path == target or target in path.parents:
+            return True
+        if path.parent == target.parent and path.name.startswith(f".{target.name}."):
+            return True
+        if kind is ChangeKind.CREATED and path in target.parents:
+            return True
+    return False
+
+
+def _within(nodes: Mapping[Path, Node], roots: Sequence[Path]) -> dict[Path, Node]:
+    return {p: n for p, n in nodes.items()
+            if any(p == r or r in p.parents for r in roots)}
+
+
+def _crontab_digest() -> str | None:
+    crontab = find_crontab()
+    if crontab is None:
+        return None
+    try:
+        data = crontab.read()
+    except OSError as e:
+        log.info("the crontab cannot be read: %s", e)
+        return None
+    return "" if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _load() -> _Manifest | None:
+    path = manifest_path()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        log.warning("the record of the protected files %s cannot be read (%s); it is taken "
+                    "anew", path, e)
+        return None
+    try:
+        if raw.get("version") != MANIFEST_VERSION:
+            return None
+        nodes = {Path(p): _node_from(n) for p, n in raw["nodes"].items()}
+        crontab = raw.get("crontab")
+        return _Manifest([str(r) for r in raw["roots"]], nodes,
+                         crontab if isinstance(crontab, str) else None)
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        log.warning("the record of the protected files %s is damaged (%s); it is taken anew",
+                    path, e)
+        return None
+
+
+def _node_from(raw: dict[str, Any]) -> Node:
+    return Node(NodeKind(raw["kind"]), int(raw["mode"]), int(raw["size"]), int(raw["ino"]),
+                int(raw["dev"]), (int(raw["stamp"][0]), int(raw["stamp"][1])),
+                str(raw["digest"]), str(raw["target"]))
+
+
+def _save(manifest: _Manifest) -> None:
+    nodes = {}
+    for path, node in sorted(manifest.nodes.items()):
+        fields = asdict(node)
+        fields.pop("data", None)
+        fields["kind"] = node.kind.value
+        nodes[str(path)] = fields
+    data = {"version": MANIFEST_VERSION, "roots": manifest.roots, "crontab": manifest.crontab,
+            "nodes": nodes}
+    paths.write_atomic(manifest_path(), json.dumps(data, indent=0, sort_keys=True) + "\n")

@@ -1,0 +1,1079 @@
+"""The tripwire: files that must not change while a run drives the desktop.
+
+A :class:`Tripwire` takes a snapshot of a protected set of paths (files and folders, folders
+down to :attr:`Limits.max_depth` and :attr:`Limits.max_files`), watches them with inotify while
+it is open, and compares them with the snapshot whenever anything there moves (and whenever
+:meth:`Tripwire.check` is called: a run calls it after each action, so nothing depends on an
+event arriving). A difference is a *trip*: what changed is put back as it was, the changed copy
+kept beside it as ``<name>.holodesk-changed-<YYYYmmdd-HHMMSS>`` (mode 0600: a name no shell,
+autostart, systemd or fish loader reads, and nothing that can be run from ``PATH``), and the
+``on_trip`` callback hears of it with every change, typed.
+
+Two kinds of protection (:class:`Guard`):
+
+* ``WHOLE``: any difference trips, and the snapshot is put back. Regular files keep their
+  content in memory (up to :attr:`Limits.file_bytes` each and :attr:`Limits.total_bytes` in
+  all; beyond that only a SHA-256, which tells a change but cannot undo it), symbolic links
+  their target; sockets and fifos are skipped.
+* ``GROWING``: for files the program itself adds to (a log, a database): they may grow and new
+  files may appear, but a file removed, replaced by another or made shorter trips. Nothing of
+  them is kept in memory, so nothing is put back.
+
+**The program's own writes** are not changes: code that writes a protected path does it inside
+:func:`own_write` (process-wide: every open tripwire honours it). While one is held, nothing is
+judged; when it ends, the snapshot of exactly those paths is taken again from disk (with any
+``.<name>.*`` temporary file beside them), then everything else is compared as usual.
+
+Events are only a wake-up: the comparison with the snapshot decides. Where inotify cannot be
+used, only :meth:`Tripwire.check` compares (the log says so once, and :attr:`Tripwire.problems`
+tells the person). Other things to protect that are no files (a crontab, read through a
+command) are :class:`Extra` sources, compared by :meth:`Tripwire.check` only.
+
+Nothing here knows which paths a program protects: the program passes them in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import hashlib
+import logging
+import os
+import secrets
+import stat
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from control.inotify import CHANGES, IN_DONT_FOLLOW, IN_ONLYDIR, Inotify, InotifyEvent
+
+log = logging.getLogger(__name__)
+
+#: What the kept copy of a changed file is called: ``<name>`` + this + the time.
+KEPT_INFIX = ".holodesk-changed-"
+#: The stop latch's source when a trip stops a run.
+STOP_SOURCE = "tripwire"
+
+
+class Guard(StrEnum):
+    """How a protected path is judged."""
+
+    WHOLE = "whole"  # any change trips; the snapshot is put back
+    GROWING = "growing"  # may grow and gain files; removed, replaced or shortened trips
+
+
+class NodeKind(StrEnum):
+    """What is at a path."""
+
+    FILE = "file"
+    FOLDER = "folder"
+    LINK = "link"
+
+
+class ChangeKind(StrEnum):
+    """How a protected path changed (the words the person reads)."""
+
+    CREATED = "created"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    REPLACED = "replaced"
+    MODE_CHANGED = "mode changed"
+    TYPE_CHANGED = "type changed"
+    SHORTENED = "made shorter"
+
+
+@dataclass(frozen=True)
+class Protected:
+    """One protected path (a file or a folder, existing or not) and how it is judged."""
+
+    path: Path
+    guard: Guard = Guard.WHOLE
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of the protected set is looked at and kept."""
+
+    max_depth: int = 8  # folders below a protected folder
+    max_files: int = 20_000  # entries under one protected folder
+    file_bytes: int = 1024 * 1024  # a file's content kept for putting it back
+    total_bytes: int = 64 * 1024 * 1024  # all the content kept
+
+
+@dataclass(frozen=True)
+class Node:
+    """What is at a path: its kind, permission bits, identity and content.
+
+    ``digest`` is the SHA-256 of a file's content ("" when it could not be read, or for
+    ``GROWING`` files, whose content is never read); ``data`` the content itself when it is
+    kept for putting it back; ``target`` a link's target.
+    """
+
+    kind: NodeKind
+    mode: int = 0
+    size: int = 0
+    ino: int = 0
+    dev: int = 0
+    stamp: tuple[int, int] = (0, 0)  # mtime_ns, ctime_ns: unchanged means unwritten
+    digest: str = ""
+    target: str = ""
+    data: bytes | None = field(default=None, repr=False, compare=False)
+
+    def same_file(self, other: Node) -> bool:
+        """The same inode, untouched since: no need to read it again."""
+        return (self.ino, self.dev, self.size, self.stamp) == (
+            other.ino, other.dev, other.size, other.stamp) and self.ino != 0
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change: the path (or the name of an :class:`Extra`), how it changed, where the changed
+    copy was kept (None: nothing to keep, or not kept), and whether it was put back (else why
+    not)."""
+
+    path: str
+    kind: ChangeKind
+    kept: Path | None = None
+    restored: bool = False
+    why_not: str = ""
+
+    def describe(self) -> str:
+        """In words: "/home/a/.bashrc modified, restored; the changed copy is kept as …"."""
+        text = f"{self.path} {self.kind.value}"
+        if self.kind is ChangeKind.CREATED and self.kept is not None:
+            return f"{text}, moved aside to {self.kept}"
+        if self.restored:
+            text += ", restored"
+        elif self.why_not:
+            text += f", not restored ({self.why_not})"
+        if self.kept is not None:
+            text += f"; the changed copy is kept as {self.kept}"
+        return text
+
+
+@dataclass(frozen=True)
+class Trip:
+    """What one comparison found changed (and did about it)."""
+
+    changes: tuple[Change, ...]
+
+    def describe(self) -> str:
+        return "; ".join(c.describe() for c in self.changes)
+
+
+class Extra(Protocol):
+    """Something protected that is no file of ours to watch (the crontab): read it, write it."""
+
+    @property
+    def name(self) -> str:
+        """In words, e.g. "your crontab"; also the kept copy's name."""
+        ...
+
+    def read(self) -> bytes | None:
+        """The content, None when there is none; raises OSError when it cannot be read."""
+        ...
+
+    def write(self, data: bytes | None) -> None:
+        """Put ``data`` back (None: remove it); raises OSError on failure."""
+        ...
+
+
+# -- holodesk's own writes ------------------------------------------------------------------
+
+_active_lock = threading.Lock()
+_active: list[Tripwire] = []
+
+
+@contextlib.contextmanager
+def own_write(*paths: Path | str) -> Iterator[None]:
+    """Inside, this process writes ``paths`` (files or folders, and temporary files beside them
+    named ``.<name>.*``): no open tripwire takes that for a change. Their snapshot is taken
+    again when the block ends; changes anywhere else are judged as usual then."""
+    targets = tuple(Path(os.path.abspath(p)) for p in paths)
+    with _active_lock:
+        wires = list(_active)
+    for wire in wires:
+        wire._hold()
+    try:
+        yield
+    finally:
+        for wire in wires:
+            wire._release(targets)
+
+
+# -- looking at the files -------------------------------------------------------------------
+
+
+@dataclass
+class _Budget:
+    """How many bytes of content may still be kept in memory."""
+
+    left: int
+
+
+def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
+               budget: _Budget | None, seen: Node | None) -> Node:
+    """The node of the regular file ``path`` (lstat ``st``); its content read unless ``seen``
+    is the same untouched inode (then its digest is reused)."""
+    node = Node(NodeKind.FILE, stat.S_IMODE(st.st_mode), st.st_size, st.st_ino, st.st_dev,
+                (st.st_mtime_ns, st.st_ctime_ns))
+    if guard is Guard.GROWING:
+        return node
+    if seen is not None and seen.kind is NodeKind.FILE and seen.same_file(node) and (
+            seen.data is not None or budget is None or st.st_size > limits.file_bytes):
+        return replace(node, digest=seen.digest, data=seen.data)
+    keep = (budget is not None and st.st_size <= limits.file_bytes
+            and st.st_size <= budget.left)
+    digest = hashlib.sha256()
+    chunks: list[bytes] = []
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return node  # unreadable: only its identity can be compared
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return node  # swapped under us: the next look sees what it is now
+        while True:
+            chunk = os.read(fd, 256 * 1024)
+            if not chunk:
+                break
+            digest.update(chunk)
+            if keep:
+                chunks.append(chunk)
+    except OSError:
+        return node
+    finally:
+        os.close(fd)
+    data = b"".join(chunks) if keep else None
+    if data is not None and budget is not None:
+        if len(data) > budget.left:
+            data = None
+        else:
+            budget.left -= len(data)
+    return replace(node, digest=digest.hexdigest(), data=data)
+
+
+def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
+          seen: Node | None) -> Node | None:
+    """What is at ``path`` now (not following a link); None when nothing, or a socket, a fifo
+    or a device (skipped)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return _read_node(path, st, guard, limits, budget, seen)
+    if stat.S_ISDIR(mode):
+        return Node(NodeKind.FOLDER, stat.S_IMODE(mode), 0, st.st_ino, st.st_dev)
+    if stat.S_ISLNK(mode):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = ""
+        return Node(NodeKind.LINK, 0, st.st_size, st.st_ino, st.st_dev, target=target)
+    return None
+
+
+@dataclass
+class _Walk:
+    """One look at a protected path: every node under it, and what the bounds cut."""
+
+    nodes: dict[Path, Node] = field(default_factory=dict)
+    cut: list[str] = field(default_factory=list)
+    unreadable: list[Path] = field(default_factory=list)
+
+
+def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
+          known: Mapping[Path, Node] | None = None, seen: Mapping[Path, Node] | None = None,
+          skip: frozenset[Path] = frozenset(), start: Path | None = None) -> _Walk:
+    """Look at ``entry`` (or only the part of it at ``start``), down to the limits.
+
+    ``known`` paths (the snapshot's) are always looked at, whatever the count, so a folder that
+    grew past :attr:`Limits.max_files` never shows a known file as gone; new ones beyond the
+    count are not seen (and the cut is said). ``skip``: paths left out (other protected paths
+    inside this one, the copies the tripwire kept).
+    """
+    known = known or {}
+    seen = seen or {}
+    out = _Walk()
+    top = start if start is not None else entry.path
+    base_depth = len(entry.path.parts)
+    count = 0
+    pending = [top]
+    while pending:
+        path = pending.pop()
+        if path in skip:
+            continue
+        node = _node(path, entry.guard, limits, budget, seen.get(path) or known.get(path))
+        if node is None:
+            continue
+        out.nodes[path] = node
+        if node.kind is not NodeKind.FOLDER:
+            continue
+        depth = len(path.parts) - base_depth
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            out.unreadable.append(path)
+            continue
+        for name in names:
+            child = path / name
+            if child in skip:
+                continue
+            if child not in known:
+                cut = ""
+                if depth + 1 > limits.max_depth:
+                    cut = (f"{entry.path}: what lies more than {limits.max_depth} folders "
+                           "down is not protected")
+                elif count >= limits.max_files:
+                    cut = (f"{entry.path}: holds more than {limits.max_files} files; those "
+                           "beyond are not protected")
+                if cut:
+                    if cut not in out.cut:
+                        out.cut.append(cut)
+                    continue
+            count += 1
+            pending.append(child)
+    return out
+
+
+def scan(entries: Sequence[Protected], limits: Limits = Limits()) -> dict[Path, Node]:
+    """Every node of ``entries`` now, with digests but no content kept (for a record of them
+    between runs, such as holodesk's manifest)."""
+    roots = _distinct(entries)
+    nodes: dict[Path, Node] = {}
+    for entry in roots:
+        nodes.update(_walk(entry, limits, None, skip=_inner(entry, roots)).nodes)
+    return nodes
+
+
+def compare(before: Mapping[Path, Node],
+            after: Mapping[Path, Node]) -> list[tuple[Path, ChangeKind]]:
+    """How ``after`` differs from ``before``, as a ``WHOLE`` guard judges, one entry per change
+    (what lies inside a created, deleted or retyped folder is part of that change)."""
+    found = _differences(before, after)
+    return [(p, k) for p, k in found.items() if not _inside_reported(p, found)]
+
+
+def _differences(before: Mapping[Path, Node],
+                 after: Mapping[Path, Node]) -> dict[Path, ChangeKind]:
+    out: dict[Path, ChangeKind] = {}
+    for path in sorted(set(before) | set(after), key=_depth_key):
+        old, new = before.get(path), after.get(path)
+        kind = _change(old, new)
+        if kind is not None:
+            out[path] = kind
+    return out
+
+
+def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
+    if old is None and new is None:
+        return None
+    if old is None:
+        return ChangeKind.CREATED
+    if new is None:
+        return ChangeKind.DELETED
+    if old.kind is not new.kind:
+        return ChangeKind.TYPE_CHANGED
+    if old.kind is NodeKind.FILE:
+        same = old.same_file(new) or bool(old.digest and old.digest == new.digest)
+        if not same and not new.digest and old.mode != new.mode and (
+                (old.ino, old.dev, old.size) == (new.ino, new.dev, new.size)):
+            return ChangeKind.MODE_CHANGED  # made unreadable: its mode is what is known changed
+        if not same:
+            replaced = old.ino and new.ino and (old.ino, old.dev) != (new.ino, new.dev)
+            return ChangeKind.REPLACED if replaced else ChangeKind.MODIFIED
+    if old.kind is NodeKind.LINK and old.target != new.target:
+        return ChangeKind.MODIFIED
+    if old.kind is not NodeKind.LINK and old.mode != new.mode:
+        return ChangeKind.MODE_CHANGED
+    return None
+
+
+def _growing_change(old: Node | None, new: Node | None) -> ChangeKind | None:
+    """What a ``GROWING`` guard holds against a change: never a new file, nor growth."""
+    if old is None:
+        return None
+    if new is None:
+        return ChangeKind.DELETED
+    if old.kind is not new.kind:
+        return ChangeKind.TYPE_CHANGED
+    if old.kind is NodeKind.FILE:
+        if (old.ino, old.dev) != (new.ino, new.dev):
+            return ChangeKind.REPLACED
+        if new.size < old.size:
+            return ChangeKind.SHORTENED
+    return None
+
+
+def _inside_reported(path: Path, found: Mapping[Path, ChangeKind]) -> bool:
+    """Whether an ancestor's change already says what happened to ``path``."""
+    whole = (ChangeKind.CREATED, ChangeKind.DELETED, ChangeKind.TYPE_CHANGED)
+    return any(found.get(parent) in whole for parent in path.parents)
+
+
+def _depth_key(path: Path) -> tuple[int, str]:
+    return len(path.parts), str(path)
+
+
+def _distinct(entries: Sequence[Protected]) -> list[Protected]:
+    """``entries`` made absolute, each path once (the first entry for it wins)."""
+    out: dict[Path, Protected] = {}
+    for entry in entries:
+        path = Path(os.path.abspath(entry.path))
+        out.setdefault(path, replace(entry, path=path))
+    return list(out.values())
+
+
+def _inner(entry: Protected, roots: Sequence[Protected]) -> frozenset[Path]:
+    """The other protected paths inside ``entry``: judged by their own guard, not by its."""
+    return frozenset(r.path for r in roots if r.path != entry.path
+                     and entry.path in r.path.parents)
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+# -- putting things back --------------------------------------------------------------------
+
+
+def _open_dir(path: Path) -> int:
+    """A descriptor of the folder ``path``, refusing a link in its place."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+@contextlib.contextmanager
+def _parent(path: Path) -> Iterator[int]:
+    """The folder holding ``path`` (created private when missing), open without following a
+    link the changer may have put in its place."""
+    if not os.path.lexists(path.parent):
+        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+    fd = _open_dir(path.parent)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _free_name(dir_fd: int, name: str) -> str:
+    """``name`` or ``name-2``, ``name-3``…: one nothing in the folder has."""
+    candidate, n = name, 1
+    while True:
+        try:
+            os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return candidate
+        n += 1
+        candidate = f"{name}-{n}"
+
+
+def _chmod(dir_fd: int, name: str, mode: int) -> None:
+    """Set the mode of the file or folder ``name`` without following a link in its place."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        # Made unreadable (mode 000): only a chmod by name can reach it; it is no link (lstat
+        # said so just before, and a link in its place would have opened).
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            raise
+        os.chmod(name, mode, dir_fd=dir_fd)
+        return
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _private(dir_fd: int, name: str) -> None:
+    """Owner-only for what was kept: 0600 for a file (nothing to run from PATH any more),
+    0700 for a folder; a link has no mode of its own."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        _chmod(dir_fd, name, 0o700 if stat.S_ISDIR(st.st_mode) else 0o600)
+
+
+def _move_aside(path: Path, stamp: str, kept: list[Path]) -> None:
+    """Rename what is at ``path`` to its kept name (never following a link), added to
+    ``kept``."""
+    with _parent(path) as dfd:
+        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
+        os.rename(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
+        kept.append(path.with_name(aside))
+        _private(dfd, aside)
+
+
+def _keep_copy(path: Path, stamp: str, kept: list[Path]) -> None:
+    """Keep the file at ``path`` under its kept name (added to ``kept``), leaving ``path`` in
+    place to be replaced: a second link to it (whoever still writes to it writes there), else
+    a copy."""
+    with _parent(path) as dfd:
+        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
+        try:
+            os.link(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        except OSError:
+            src = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            try:
+                dst = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                              | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+                try:
+                    while chunk := os.read(src, 256 * 1024):
+                        os.write(dst, chunk)
+                finally:
+                    os.close(dst)
+            finally:
+                os.close(src)
+        kept.append(path.with_name(aside))
+        _private(dfd, aside)
+
+
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[tuple[int, str]]:
+    """A free temporary name beside ``path`` (with its folder's descriptor) to make the new
+    entry under: renamed over ``path`` when the block ends (a rename replaces whatever is
+    there, a link included, never what it points to), removed if anything fails."""
+    with _parent(path) as dfd:
+        tmp = f".{path.name}.holodesk-restore-{secrets.token_hex(4)}"
+        try:
+            yield dfd, tmp
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+
+
+def _put_file(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` at ``path`` all at once."""
+    with _replacing(path) as (dfd, tmp):
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600, dir_fd=dfd)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _put_link(path: Path, target: str) -> None:
+    with _replacing(path) as (dfd, tmp):
+        os.symlink(target, tmp, dir_fd=dfd)
+
+
+def _put_folder(path: Path, mode: int) -> None:
+    with _parent(path) as dfd:
+        os.mkdir(path.name, 0o700, dir_fd=dfd)
+        fd = os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=dfd)
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+
+def _put_mode(path: Path, node: Node) -> None:
+    with _parent(path) as dfd:
+        _chmod(dfd, path.name, node.mode)
+
+
+def _put_back(path: Path, node: Node) -> str:
+    """Recreate ``node`` at ``path`` (nothing there now); "" or why it cannot be."""
+    if node.kind is NodeKind.FOLDER:
+        _put_folder(path, node.mode)
+    elif node.kind is NodeKind.LINK:
+        _put_link(path, node.target)
+    elif node.data is None:
+        return _not_kept(node)
+    else:
+        _put_file(path, node.data, node.mode)
+    return ""
+
+
+def _not_kept(node: Node) -> str:
+    return (f"its content ({node.size} bytes) was too large to keep, so only its digest was "
+            "known" if node.digest else "it could not be read when the run started")
+
+
+# -- the tripwire ---------------------------------------------------------------------------
+
+_EVERY = -1  # "every protected path", in a set of entry indexes
+
+
+class Tripwire:
+    """Watches ``entries`` between :meth:`start` and :meth:`close`; see the module doc.
+
+    ``on_trip`` is called (from the watcher's thread, or from the thread calling
+    :meth:`check`) once per comparison that found changes, after they were put back.
+    ``keep_dir`` is where the kept copies of :class:`Extra` sources go (none kept without it).
+    ``watch`` False never starts inotify (only :meth:`check` compares).
+    """
+
+    def __init__(self, entries: Sequence[Protected], on_trip: Callable[[Trip], None], *,
+                 extras: Sequence[Extra] = (), limits: Limits = Limits(),
+                 keep_dir: Path | None = None, watch: bool = True,
+                 now: Callable[[], dt.datetime] = dt.datetime.now) -> None:
+        self._entries = _distinct(entries)
+        self._on_trip = on_trip
+        self._extras = list(extras)
+        self._limits = limits
+        self._keep_dir = keep_dir
+        self._want_watch = watch
+        self._now = now
+        self._lock = threading.RLock()
+        self._snapshot: list[dict[Path, Node]] = [{} for _ in self._entries]
+        self._seen: list[dict[Path, Node]] = [{} for _ in self._entries]
+        self._extra_snapshot: dict[int, bytes | None] = {}
+        self._budget = _Budget(limits.total_bytes)
+        self._kept: set[Path] = set()
+        self._holds = 0
+        self._pending: set[int] = set()
+        self._closed = False
+        self._started = False
+        self._cuts_said: set[str] = set()
+        self._notes: list[str] = []
+        self._problems: list[str] = []
+        self._inotify: Inotify | None = None
+        self._watches: dict[Path, int] = {}
+        self._watched: dict[int, Path] = {}
+        self._wake_r = self._wake_w = -1
+        self._thread: threading.Thread | None = None
+
+    # -- life ---------------------------------------------------------------------------
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What limits the protection (no inotify, a folder that cannot be read, a bound that
+        cut): for the person, once."""
+        return tuple(self._problems)
+
+    @property
+    def watching(self) -> bool:
+        """Whether changes wake a comparison (else only :meth:`check` compares)."""
+        return self._thread is not None
+
+    @property
+    def protected(self) -> tuple[Protected, ...]:
+        return tuple(self._entries)
+
+    def start(self) -> None:
+        """Take the snapshot and start watching; never raises for a file or inotify problem
+        (it becomes one of :attr:`problems`, and :meth:`check` still compares)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            # Known to own_write before the snapshot: a write under way waits for it, and is
+            # taken afresh when it ends.
+            with _active_lock:
+                _active.append(self)
+            for index, entry in enumerate(self._entries):
+                walk = _walk(entry, self._limits, self._budget,
+                             skip=_inner(entry, self._entries))
+                self._snapshot[index] = walk.nodes
+                self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
+                for path in walk.unreadable:
+                    self._problem(f"{path} cannot be read: what is in it is not protected")
+                for cut in walk.cut:
+                    self._problem(cut)
+                    self._cuts_said.add(cut)
+            for index, extra in enumerate(self._extras):
+                try:
+                    self._extra_snapshot[index] = extra.read()
+                except OSError as e:
+                    self._problem(f"{extra.name} cannot be read ({e}): it is not protected")
+            if self._want_watch:
+                self._start_watching()
+        self._say_notes()
+
+    def _start_watching(self) -> None:
+        try:
+            self._inotify = Inotify()
+        except OSError as e:
+            self._problem(f"changes are not watched as they happen ({e}); the protected files "
+                          "are compared after each action instead")
+            return
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._arm()
+        self._thread = threading.Thread(target=self._watch, name="tripwire", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop watching and forget the snapshot; safe to call twice."""
+        with _active_lock:
+            if self in _active:
+                _active.remove(self)
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._wake()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        with self._lock:
+            if self._inotify is not None:
+                self._inotify.close()
+            for fd in (self._wake_r, self._wake_w):
+                if fd >= 0:
+                    os.close(fd)
+            self._wake_r = self._wake_w = -1
+            self._snapshot = [{} for _ in self._entries]
+            self._seen = [{} for _ in self._entries]
+
+    def __enter__(self) -> Tripwire:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- comparing ----------------------------------------------------------------------
+
+    def check(self) -> Trip | None:
+        """Compare everything (the :class:`Extra` sources too) with the snapshot now; what
+        changed was put back and ``on_trip`` heard of it. None when nothing changed (or while
+        an own write is under way: it is compared when that ends)."""
+        return self._judge({_EVERY}, extras=True)
+
+    def _judge(self, which: set[int], *, extras: bool = False) -> Trip | None:
+        with self._lock:
+            if self._closed or not self._started:
+                return None
+            if self._holds:
+                self._pending |= which
+                return None
+            which |= self._pending
+            self._pending = set()
+            indexes = (range(len(self._entries)) if _EVERY in which
+                       else sorted(i for i in which if i >= 0))
+            changes: list[Change] = []
+            for _attempt in range(3):
+                for index in indexes:
+                    changes += self._compare_entry(index)
+                # Folders that appeared get their watches now; what happened in them before
+                # that is seen by looking at them once more.
+                again = self._arm()
+                if not again:
+                    break
+                indexes = sorted(again)
+            if extras:
+                changes += self._compare_extras()
+        self._say_notes()
+        if not changes:
+            return None
+        trip = Trip(tuple(changes))
+        try:
+            self._on_trip(trip)
+        except Exception:
+            log.exception("the tripwire's callback failed")
+        return trip
+
+    def _compare_entry(self, index: int) -> list[Change]:
+        entry = self._entries[index]
+        snap = self._snapshot[index]
+        walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
+                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+        self._seen[index] = walk.nodes
+        for cut in walk.cut:
+            if cut not in self._cuts_said:
+                self._cuts_said.add(cut)
+                self._notes.append(cut)
+        if entry.guard is Guard.GROWING:
+            return self._judge_growing(index, walk.nodes)
+        found = _differences(snap, walk.nodes)
+        if not found:
+            return []
+        return self._restore(index, found, walk.nodes)
+
+    def _judge_growing(self, index: int, now: dict[Path, Node]) -> list[Change]:
+        snap = self._snapshot[index]
+        changes = []
+        found: dict[Path, ChangeKind] = {}
+        for path in sorted(snap, key=_depth_key):
+            kind = _growing_change(snap[path], now.get(path))
+            if kind is not None:
+                found[path] = kind
+        for path, kind in found.items():
+            if not _inside_reported(path, found):
+                changes.append(Change(str(path), kind, why_not=(
+                    "holodesk itself writes there during a run, so it keeps no copy")))
+        # What it is now is what the next look compares with: it may grow from here.
+        self._snapshot[index] = dict(now)
+        return changes
+
+    def _restore(self, index: int, found: dict[Path, ChangeKind],
+                 now: Mapping[Path, Node]) -> list[Change]:
+        """Put back every difference of ``found`` (shallowest first); the changes reported."""
+        snap = self._snapshot[index]
+        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        results: dict[Path, Change] = {}
+        moved: set[Path] = set()  # moved aside whole: nothing under them is looked at again
+        for path, kind in found.items():
+            old, new = snap.get(path), now.get(path)
+            if any(p in moved for p in path.parents):
+                # What was there went aside with the folder it was in: only what the snapshot
+                # held there comes back.
+                if old is None:
+                    continue
+                kind, new = ChangeKind.DELETED, None
+            kept: list[Path] = []
+            try:
+                change = self._undo(path, kind, old, new, stamp, moved, kept)
+            except OSError as e:
+                change = Change(str(path), kind, kept[0] if kept else None,
+                                why_not=e.strerror or str(e))
+            self._kept.update(kept)
+            results[path] = change
+            if not change.restored:
+                # Not put back: it is what it is now; only a further change trips again.
+                self._replace_part(index, path)
+        # What was put back is looked at afresh next time (new inodes, same content).
+        self._seen[index] = {}
+        return [c for p, c in results.items() if not _inside_reported(p, found)]
+
+    def _undo(self, path: Path, kind: ChangeKind, old: Node | None, new: Node | None,
+              stamp: str, moved: set[Path], kept: list[Path]) -> Change:
+        where = str(path)
+        if kind is ChangeKind.CREATED:
+            _move_aside(path, stamp, kept)
+            moved.add(path)
+            return Change(where, kind, kept[0], restored=True)
+        assert old is not None
+        if kind is ChangeKind.DELETED:
+            why = _put_back(path, old)
+            return Change(where, kind, restored=not why, why_not=why)
+        assert new is not None
+        if kind is ChangeKind.MODE_CHANGED:
+            _put_mode(path, old)
+            return Change(where, kind, restored=True)
+        if kind is ChangeKind.TYPE_CHANGED or old.kind is NodeKind.LINK:
+            if old.kind is NodeKind.FILE and old.data is None:
+                return Change(where, kind, why_not=_not_kept(old))
+            _move_aside(path, stamp, kept)
+            moved.add(path)
+            why = _put_back(path, old)
+            return Change(where, kind, kept[0], restored=not why, why_not=why)
+        # A file's content changed (in place, or replaced by another file).
+        if old.data is None:
+            return Change(where, kind, why_not=_not_kept(old))
+        _keep_copy(path, stamp, kept)
+        _put_file(path, old.data, old.mode)
+        return Change(where, kind, kept[0], restored=True)
+
+    def _compare_extras(self) -> list[Change]:
+        changes = []
+        for index, extra in enumerate(self._extras):
+            if index not in self._extra_snapshot:
+                continue
+            try:
+                now = extra.read()
+            except OSError as e:
+                self._notes.append(f"{extra.name} cannot be read now ({e})")
+                continue
+            old = self._extra_snapshot[index]
+            if now == old:
+                continue
+            kind = (ChangeKind.CREATED if old is None else
+                    ChangeKind.DELETED if now is None else ChangeKind.MODIFIED)
+            kept = None
+            try:
+                if now is not None and self._keep_dir is not None:
+                    kept = self._keep_bytes(extra.name, now)
+                extra.write(old)
+                changes.append(Change(extra.name, kind, kept, restored=True))
+            except OSError as e:
+                self._extra_snapshot[index] = now
+                changes.append(Change(extra.name, kind, kept, why_not=e.strerror or str(e)))
+        return changes
+
+    def _keep_bytes(self, name: str, data: bytes) -> Path:
+        assert self._keep_dir is not None
+        os.makedirs(self._keep_dir, mode=0o700, exist_ok=True)
+        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        fd_dir = _open_dir(self._keep_dir)
+        try:
+            safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+            kept = _free_name(fd_dir, f"{safe}{KEPT_INFIX}{stamp}")
+            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600, dir_fd=fd_dir)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(fd_dir)
+        return self._keep_dir / kept
+
+    # -- own writes ---------------------------------------------------------------------
+
+    def _hold(self) -> None:
+        with self._lock:
+            self._holds += 1
+
+    def _release(self, targets: Sequence[Path]) -> None:
+        with self._lock:
+            try:
+                if not self._closed and self._started:
+                    for target in targets:
+                        self._refresh(target)
+            finally:
+                self._holds -= 1
+                wake = not self._holds and bool(self._pending)
+        if wake:
+            self._wake()
+
+    def _refresh(self, target: Path) -> None:
+        """Take the snapshot of ``target`` (and what it holds, the folders above it up to its
+        protected path, and temporary files named after it) again from disk."""
+        for index, entry in enumerate(self._entries):
+            if entry.path in target.parents:
+                # The whole protected path was written (a folder above it): all of it afresh.
+                self._replace_part(index, entry.path)
+            elif _under(target, entry.path):
+                self._replace_part(index, target)
+                for folder in target.parents:
+                    if not _under(folder, entry.path):
+                        break
+                    self._replace_node(index, folder)
+                self._forget_temporaries(index, target)
+
+    def _replace_part(self, index: int, start: Path) -> None:
+        entry = self._entries[index]
+        snap = self._snapshot[index]
+        for known in [p for p in snap if _under(p, start)]:
+            node = snap.pop(known)
+            if node.data is not None:
+                self._budget.left += len(node.data)
+        walk = _walk(entry, self._limits, self._budget, start=start,
+                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+        snap.update(walk.nodes)
+        seen = self._seen[index]
+        for known in [p for p in seen if _under(p, start)]:
+            del seen[known]
+        seen.update({p: replace(n, data=None) for p, n in walk.nodes.items()})
+
+    def _replace_node(self, index: int, path: Path) -> None:
+        node = _node(path, self._entries[index].guard, self._limits, None, None)
+        if node is None:
+            self._snapshot[index].pop(path, None)
+        elif node.kind is NodeKind.FOLDER:
+            self._snapshot[index][path] = node
+
+    def _forget_temporaries(self, index: int, target: Path) -> None:
+        prefix = f".{target.name}."
+        for known in [p for p in self._snapshot[index]
+                      if p.parent == target.parent and p.name.startswith(prefix)]:
+            self._replace_part(index, known)
+        with contextlib.suppress(OSError):
+            for name in os.listdir(target.parent):
+                if name.startswith(prefix):
+                    self._replace_part(index, target.parent / name)
+
+    # -- watching -----------------------------------------------------------------------
+
+    def _arm(self) -> set[int]:
+        """Watch every protected folder, the folder of every protected path and, for a missing
+        one, the nearest folder above it that exists; drop the watches no longer needed. The
+        indexes of the entries whose new watches came after their last look."""
+        ino = self._inotify
+        if ino is None or self._closed:
+            return set()
+        wanted: dict[Path, set[int]] = {}
+        for index, entry in enumerate(self._entries):
+            anchor = entry.path.parent
+            while not os.path.isdir(anchor) and anchor != anchor.parent:
+                anchor = anchor.parent
+            wanted.setdefault(anchor, set()).add(index)
+            for path, node in self._seen[index].items() or self._snapshot[index].items():
+                if node.kind is NodeKind.FOLDER:
+                    wanted.setdefault(path, set()).add(index)
+        late: set[int] = set()
+        for path in [p for p in self._watches if p not in wanted]:
+            with contextlib.suppress(OSError):
+                ino.rm_watch(self._watches[path])
+            self._watched.pop(self._watches.pop(path), None)
+        for path, indexes in wanted.items():
+            if path in self._watches:
+                continue
+            try:
+                wd = ino.add_watch(path, CHANGES | IN_ONLYDIR | IN_DONT_FOLLOW)
+            except OSError as e:
+                if e.errno == errno.ENOSPC:
+                    self._problem(f"{path} is not watched: the limit of inotify watches is "
+                                  "reached (raise fs.inotify.max_user_watches); it is compared "
+                                  "after each action instead")
+                elif e.errno not in (errno.ENOENT, errno.ENOTDIR):
+                    self._problem(f"{path} is not watched ({e.strerror}); it is compared "
+                                  "after each action instead")
+                continue
+            self._watches[path] = wd
+            self._watched[wd] = path
+            late |= indexes
+        return late if self._thread is not None else set()
+
+    def _watch(self) -> None:
+        ino = self._inotify
+        assert ino is not None
+        while True:
+            try:
+                events = ino.read(None, wake=self._wake_r)
+            except (OSError, ValueError):
+                if not self._closed:
+                    log.exception("the tripwire stopped watching; it compares after each "
+                                  "action only")
+                return
+            if self._closed:
+                return
+            with contextlib.suppress(OSError):
+                while os.read(self._wake_r, 4096):
+                    pass
+            self._judge(self._entries_of(events))
+
+    def _entries_of(self, events: Sequence[InotifyEvent]) -> set[int]:
+        """The protected entries the events may concern (all of them after a lost event)."""
+        which: set[int] = set()
+        for event in events:
+            if event.overflow:
+                return {_EVERY}
+            folder = self._watched.get(event.wd)
+            if event.ignored:
+                with self._lock:
+                    if folder is not None and self._watches.get(folder) == event.wd:
+                        del self._watches[folder]
+                    self._watched.pop(event.wd, None)
+            if folder is None:
+                continue
+            path = folder / event.name if event.name else folder
+            for index, entry in enumerate(self._entries):
+                if _under(path, entry.path) or path in entry.path.parents:
+                    which.add(index)
+        return which
+
+    def _wake(self) -> None:
+        if self._wake_w >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"x")
+
+    # -- telling ------------------------------------------------------------------------
+
+    def _problem(self, text: str) -> None:
+        if text not in self._problems:
+            self._problems.append(text)
+            self._notes.append(text)
+
+    def _say_notes(self) -> None:
+        # Never under the lock: a log handler may hold its own lock and wait for ours (a log
+        # file's rotation is an own write).
+        with self._lock:
+            notes, self._notes = self._notes, []
+        for note in notes:
+            log.warning("protected files: %s", note)

