@@ -59,8 +59,9 @@ from model.prompt import (
     Turn,
     build_messages,
     describe_action,
+    hidden_keys,
 )
-from model.schema import Action, AskUser, Drag, Move, Step, Type, Wait
+from model.schema import Action, AskUser, Drag, Hotkey, Move, Step, Type, Wait
 from model.schema import Answer as AnswerAction
 from model.structured import step_output_schema
 
@@ -353,7 +354,12 @@ class Agent:
         # The front ends print and show the thought: the secrets masked in the log are masked
         # there too (the step's own action keeps its text: an edit at the confirmation needs it).
         shown = step.model_copy(update={"thought": self._masked(step.thought),
-                                        "note": self._masked(step.note)})
+                                        "note": self._masked(step.note),
+                                        "action": _recorded(action, verdict)})
+        if _recorded(action, verdict) is not action:
+            # Keys that type a secret: the model's own answer spells them out.
+            raw = shown.model_dump_json()
+            cur.record.raw_output = raw
         self._emit(StepProposed(cur.run_id, cur.no, shown, points, description,
                                 self._masked_verdict(verdict),
                                 self._masked(raw), cur.record.source,
@@ -415,7 +421,7 @@ class Agent:
                 history.handed_over = f"the run was paused before the replayed step {cur.no}"
         else:
             if decision is Decision.EDITED:
-                cur.record.action = action.model_dump(mode="json")
+                cur.record.action = _recorded(action, verdict).model_dump(mode="json")
                 cur.record.screen_point = points_text(points)
                 # What is done is the edit: the log and the task window must say so (and mask
                 # its text if the edit looks like a secret).
@@ -863,7 +869,7 @@ class Agent:
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict
     ) -> None:
-        record.action = action.model_dump(mode="json")
+        record.action = _recorded(action, verdict).model_dump(mode="json")
         record.element = getattr(action, "element", None)
         record.screen_point = points_text(points)
         record.reason_for_confirm = "; ".join(verdict.reasons) or None
@@ -880,6 +886,15 @@ class Agent:
         record.finished_at = time.time()
         self.parts.store.add_step(record)
         self._steps_done = record.step_no
+
+
+def _recorded(action: Action, verdict: Verdict) -> Action:
+    """``action`` as the log keeps it and the front ends show it: keys that type a secret go
+    as :data:`~model.prompt.SECRET_KEYS` (each is one character of it, too short to mask
+    wherever it appears); anything else as it is (a typed secret is masked by its text)."""
+    if verdict.secret and isinstance(action, Hotkey):
+        return hidden_keys(action)
+    return action
 
 
 def _split_wait(action: Action, profile: SettleProfile) -> tuple[Action, float]:

@@ -26,14 +26,19 @@ from control.failsafe import CornerWatch, pointer_source
 from control.input import DryRunBackend, Executor, InputBackend, PyAutoGuiBackend
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
-from control.target import TargetFinder
+from control.target import NoTargetFinder, TargetFinder
 from control.target_x11 import make_target_finder
 from control.touch import TouchDetector
 from control.tripwire import STOP_SOURCE, Trip
 from model.client import HolotronClient
 from model.coords import Rect
+from model.problem import HolodeskError
 
 log = logging.getLogger(__name__)
+
+
+class NeverTouchUnseen(HolodeskError, RuntimeError):
+    """``never_touch`` is set where no target finder can tell which window is which."""
 
 
 @dataclass
@@ -227,6 +232,15 @@ def build_session(
     mask(key)
     client = HolotronClient(client_config(settings, key))
     finder = finder if finder is not None else make_target_finder()
+    if settings.never_touch and isinstance(finder, NoTargetFinder):
+        raise NeverTouchUnseen(
+            "holodesk cannot see which window is which here "
+            f"({finder.focused().label()}), so it cannot keep the applications it never touches "
+            f"({', '.join(settings.never_touch[:4])}...) out of the screenshots or away from "
+            "its clicks and typing",
+            "run holodesk in an X11 session; or close those applications and allow runs here "
+            "with: holodesk config set never_touch \"\" (every screenshot then shows whatever "
+            "is on the screen)")
     capturer = make_capturer(settings, exclude=_with_never_touch(exclude, finder, settings))
     # A monitor that does not exist is a bad argument: say so before anything starts.
     try:

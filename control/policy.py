@@ -58,7 +58,14 @@ from enum import StrEnum
 
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import split_text, typed_text
-from control.keys import MODIFIERS, chord_keys, pressed_keys
+from control.keys import (
+    MODIFIERS,
+    canonical_key,
+    chord_keys,
+    generic_key,
+    pressed_keys,
+    split_combo,
+)
 from control.target import NO_FINDER, Target, TargetKind
 from model.schema import (
     Action,
@@ -257,20 +264,36 @@ def _typed_since_submit(history: Sequence[Action]) -> str:
                    for a in _since_submit(history) if isinstance(a, Type | Hotkey))
 
 
+#: What a US layout types with Shift held: the rules read a shifted key as that symbol (on
+#: another layout the character differs; that something was typed does not).
+_US_SHIFT = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?', strict=True))
+
+
 def key_text(action: Action) -> str:
-    """The character a ``hotkey`` of one printable key types (with Shift, its upper case), or
-    an empty string."""
+    """The characters a ``hotkey`` types: a chord of printable keys and Space, with or without
+    Shift, types each of them in order (X sends a character for every key going down: ``w+i+
+    r+e`` types "wire"); "" for a chord with another modifier or a key that types nothing."""
     if not isinstance(action, Hotkey):
         return ""
     chord = normalize_keys(action.keys)
-    keys = chord - {"shift"}
-    if len(keys) != 1 or not chord <= keys | {"shift"}:
+    if chord & (set(MODIFIERS) - {"shift"}):
         return ""
-    (key,) = keys
-    char = " " if key == "space" else key if len(key) == 1 and key.isprintable() else ""
-    if "shift" in chord:
-        return char.upper() if char.isalpha() else ""  # a shifted symbol: layout-dependent
-    return char
+    shift = "shift" in chord
+    out: list[str] = []
+    for key in split_combo(list(action.keys)):
+        name = canonical_key(key)
+        if generic_key(name) == "shift":
+            continue
+        if name == "space":
+            out.append(" ")
+        elif len(key.strip()) == 1 and key.strip().isprintable():
+            char = key.strip()
+            if shift:
+                char = char.upper() if char.isalpha() else _US_SHIFT.get(char, char)
+            out.append(char)
+        else:
+            return ""
+    return "".join(out)
 
 
 def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
@@ -286,6 +309,8 @@ def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
             typed.append(typed_text(done.text))
         elif isinstance(done, Hotkey) and normalize_keys(done.keys) == {"tab"}:
             typed.append("\t")
+        elif key_text(done):
+            typed.append(key_text(done))
         elif _line_submit(done) is not None:
             break
     before = "".join(reversed(typed))
@@ -295,8 +320,19 @@ def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
 
 
 def _entered_since_submit(history: Sequence[Action]) -> bool:
-    """Whether text was typed or pasted since the last line submit: Enter may send it."""
-    return any(isinstance(a, Type | Drag) or _paste(a) for a in _since_submit(history))
+    """Whether text was typed (with ``type`` or key by key) or pasted since the last line
+    submit: Enter may send it."""
+    return any(isinstance(a, Type | Drag) or _paste(a) or key_text(a)
+               for a in _since_submit(history))
+
+
+def _keystream_since_submit(history: Sequence[Action]) -> str:
+    """What the keyboard typed since the last submit, Tab keys as "\t": the focus moves with
+    a Tab, and what is typed after it goes to the next control."""
+    return "".join(typed_text(a.text) if isinstance(a, Type)
+                   else "\t" if isinstance(a, Hotkey) and normalize_keys(a.keys) == {"tab"}
+                   else key_text(a)
+                   for a in _since_submit(history))
 
 
 def _line_edits(history: Sequence[Action]) -> list[str]:
@@ -863,6 +899,13 @@ class SafetyPolicy:
                            secret=hidden)
         terminal = aim.target.kind is TargetKind.TERMINAL
         reasons, secret = self._risks(action, history, terminal=terminal)
+        if (self.never_touch and aim.target.kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER)
+                and (isinstance(action, Type) or key_text(action))):
+            # Where holodesk cannot tell the application, the text may be going to one it never
+            # touches (a password manager): asked, and hidden like a password.
+            reasons.append(f"types where holodesk cannot tell the application "
+                           f"({aim.target.label()}): it may be one holodesk never touches")
+            secret = True
         # The content rules already name a submit after typing: the target rule adds the target.
         flagged = _line_submit(action) is not None and (
             isinstance(action, Type) or _entered_since_submit(history))
@@ -903,7 +946,7 @@ class SafetyPolicy:
                 out.append(f"aims at {target.label()}, an application holodesk never touches "
                            "(setting never_touch)")
                 # What was meant for a password manager is probably a password.
-                hidden = hidden or isinstance(action, Type)
+                hidden = hidden or isinstance(action, Type) or bool(key_text(action))
             elif self.only_in and not target.matches(self.only_in):
                 out.append(f"aims at {target.label()}, but this run may act only in "
                            f"{', '.join(self.only_in)}")
@@ -920,9 +963,21 @@ class SafetyPolicy:
             shown = "+".join(action.keys)
             for rule in _matching(chord, _RISKY_CHORDS):
                 reasons.append(f"presses {shown}, which {rule.what}")
-            if self._types_known_secret(key_text(action), _typed_since_submit(history)):
+            text = key_text(action)
+            if self._types_known_secret(text, _typed_since_submit(history)):
                 reasons.append("types the value of a secret parameter, key by key")
                 secret = True
+            if text:
+                # Keys that type characters are typing: the same rules as for `type`.
+                field, typed_before = _field_context(history)
+                keyed = secret_reasons(text, field=field, typed_before=typed_before)
+                reasons += [f"{r} (key by key)" for r in keyed]
+                secret = secret or bool(keyed)
+                label = None if terminal else shell_command_label(
+                    fold(_typed_since_submit(history) + text))
+                if label is not None:
+                    reasons.append("types what looks like a destructive or system command "
+                                   f"({label}), key by key")
             if _line_submit(action) and _entered_since_submit(history):
                 reasons.append(
                     "presses Enter right after typing, which may submit a form"
@@ -983,17 +1038,25 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
             and kind is not TargetKind.TERMINAL and _entered_since_submit(history)):
         reasons.append("presses Space after typing, which presses the focused button (it may "
                        "submit a form)")
-    if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
-            and normalize_keys(action.keys) in _PRESSES_DEFAULT and _menu_open(since)):
-        reasons.append(f"presses {'+'.join(action.keys)} in a menu opened from the keyboard, "
-                       "which picks an item holodesk cannot see (it may delete something)")
+    if (isinstance(action, Hotkey | Type) and kind is not TargetKind.TERMINAL
+            and not _moves_in_a_menu(action) and _menu_open(since)):
+        reasons.append(f"{_doing(action)} in a context menu (opened from the keyboard or with "
+                       "a right-click), which picks an item holodesk cannot see (it may delete "
+                       "something)")
     if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
             and normalize_keys(action.keys) == {"ctrl", "s"} and _content_replaced(history)):
-        reasons.append("saves after replacing the whole content (select all, then typing)")
-    if (isinstance(action, Type) and kind is not TargetKind.TERMINAL
-            and "\t " in typed_text(action.text)):
+        reasons.append("saves after the whole content was selected and replaced or removed "
+                       "(it may save an emptied document)")
+    if kind is not TargetKind.TERMINAL and _tab_then_space(action, history):
         reasons.append("types Tab then Space, which presses the next button (it may submit a "
                        "form)")
+    if (target.dialog and isinstance(action, Type | Hotkey)
+            and normalize_keys(action.keys if isinstance(action, Hotkey) else [])
+            not in _DIALOG_QUIET):
+        found = risky_element_word(target.title)
+        if found is not None:
+            reasons.append(f"{_doing(action)} in the dialog {_quoted(target.title)}: a key or a "
+                           f"letter there may answer it (it {found[1]})")
     if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
     if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:
@@ -1068,12 +1131,15 @@ def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> li
 
 
 def _menu_open(since: Sequence[Action]) -> bool:
-    """Whether a keyboard-opened context menu may still be open: a menu key, then only keys
-    that move in a menu, waits, moves and scrolls (no click, no typing, no other key); a
-    pointer over a menu picks its item, so a move keeps it open."""
+    """Whether a context menu may still be open: opened with the menu key, shift+F10 or a
+    right-click, then only keys that move in a menu, waits, moves and scrolls (no other click,
+    no typing, no other key). A pointer over a menu highlights its item, so a move keeps it
+    open; Enter, Space or an item's letter then picks it."""
     for done in reversed(since):
         if isinstance(done, Wait | Move | Scroll):
             continue
+        if isinstance(done, Click):
+            return done.button == "right"
         if not isinstance(done, Hotkey):
             return False
         chord = normalize_keys(done.keys)
@@ -1087,9 +1153,42 @@ def _menu_open(since: Sequence[Action]) -> bool:
 _MENU_MOVES = frozenset(frozenset({k}) for k in ("up", "down", "left", "right", "home", "end"))
 
 
+def _moves_in_a_menu(action: Action) -> bool:
+    """Keys that move in a menu or close it, picking nothing."""
+    return isinstance(action, Hotkey) and (
+        normalize_keys(action.keys) in _MENU_MOVES or normalize_keys(action.keys) == {"escape"})
+
+
+#: Keys that move between a dialog's controls or close it without answering.
+_DIALOG_QUIET = frozenset(frozenset(k.split("+")) for k in (
+    "escape", "tab", "shift+tab", "up", "down", "left", "right"))
+
+
+def _tab_then_space(action: Action, history: Sequence[Action]) -> bool:
+    """Whether ``action`` types a Space right after a Tab (in the same text or across steps):
+    the Tab moved the focus to the next control, and Space presses it if it is a button."""
+    if isinstance(action, Type):
+        this = typed_text(action.text)
+    elif isinstance(action, Hotkey) and normalize_keys(action.keys) == {"tab"}:
+        this = "\t"
+    else:
+        this = key_text(action)
+    return "\t " in _keystream_since_submit(history)[-1:] + this
+
+
+#: Chords that select the whole document, or everything from the caret to its start or end.
+_SELECT_WHOLE = frozenset(frozenset(k.split("+")) for k in (
+    "ctrl+a", "ctrl+shift+end", "ctrl+shift+home", "super+a"))
+#: Chords that remove or replace a selection: the delete keys, cut, paste.
+_REMOVE_SELECTION = frozenset(frozenset(k.split("+")) for k in (
+    "backspace", "delete", "ctrl+x", "shift+delete", "super+x", "ctrl+v", "super+v",
+    "shift+insert", "ctrl+backspace", "ctrl+delete", "enter", "tab"))
+
+
 def _content_replaced(history: Sequence[Action]) -> bool:
-    """Whether typing replaced everything since the last save: select all then typing, or a
-    ``clear_first`` type."""
+    """Whether the whole content (or all of it from the caret to one end) was selected and
+    then replaced or removed since the last save: typed over, deleted, cut or pasted over, or
+    a ``clear_first`` type."""
     selected = False
     replaced = False
     for done in history:
@@ -1097,8 +1196,12 @@ def _content_replaced(history: Sequence[Action]) -> bool:
             chord = normalize_keys(done.keys)
             if chord == {"ctrl", "s"}:
                 selected = replaced = False
-            elif chord == {"ctrl", "a"}:
+            elif chord in _SELECT_WHOLE:
                 selected = True
+            elif selected and (chord in _REMOVE_SELECTION or key_text(done)):
+                replaced, selected = True, False
+            elif not chord <= {"shift", "ctrl", "alt", "super"} | _MENU_MOVES_KEYS:
+                selected = False
         elif isinstance(done, Type):
             if done.clear_first or selected:
                 replaced = True
@@ -1106,6 +1209,10 @@ def _content_replaced(history: Sequence[Action]) -> bool:
         elif isinstance(done, Click | DoubleClick):
             selected = False
     return replaced
+
+
+_MENU_MOVES_KEYS = frozenset({"up", "down", "left", "right", "home", "end", "pageup",
+                              "pagedown"})
 
 
 def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:

@@ -62,6 +62,7 @@ class TerminalSign(StrEnum):
     TTY_DEVICE = "holds a terminal device"
     UNREADABLE = "runs as a process holodesk cannot look into"
     NO_PROCESS = "has no process holodesk can find"
+    ELSEWHERE = "runs on another machine, where holodesk cannot look"
 
 
 @dataclass(frozen=True)

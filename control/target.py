@@ -111,6 +111,9 @@ class Target:
     note: str = ""
     finder: bool = True  # False: the platform has no finder, nothing is known
     terminal: TerminalSign | None = None
+    #: A dialog (its type says so, or it is transient for another window): a key there may
+    #: answer the question its title asks.
+    dialog: bool = False
 
     @property
     def names(self) -> frozenset[str]:
@@ -200,7 +203,8 @@ class NoTargetFinder:
         return self.target
 
     def windows(self) -> Sequence[Target]:
-        return ()
+        # Unknown, not none: a caller painting windows out paints everything out.
+        raise WindowListError(self.target.note or "holodesk cannot list windows here")
 
     def activate(self, target: Target) -> bool:
         return False

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from control.procfs import (
     PROC,
     TerminalSign,
+    TerminalView,
     holds_pty_master,
     look_into,
     process_name,
@@ -172,6 +173,11 @@ def _local_display(name: str | None) -> bool:
     name = name if name is not None else os.environ.get("DISPLAY", "")
     host = name.rsplit(":", 1)[0] if ":" in name else ""
     return host in ("", "unix") or host.startswith("/")  # launchd-style socket paths too
+
+
+def _same_host(a: str, b: str) -> bool:
+    """Whether two host names name one machine (a short name and its domain name alike)."""
+    return a.strip().lower().split(".")[0] == b.strip().lower().split(".")[0]
 
 
 def _text(value: Any) -> str:
@@ -521,8 +527,12 @@ class X11TargetFinder:
                 inner = look_into(maker, self.proc)
                 if inner.sign is not None:
                     view = inner
+        if view is not None and view.sign is None:
+            view = self._claimed_view(d, client, pid) or view
         types = self._prop(d, client, "_NET_WM_WINDOW_TYPE") or ()
         desktop = d.get_atom("_NET_WM_WINDOW_TYPE_DESKTOP") in types
+        dialog = deep and (d.get_atom("_NET_WM_WINDOW_TYPE_DIALOG") in types
+                           or self._prop(d, client, "WM_TRANSIENT_FOR") is not None)
         geometry = top.get_geometry()
         border = 2 * int(geometry.border_width)
         rect = Rect(int(geometry.x), int(geometry.y), int(geometry.width) + border,
@@ -533,7 +543,7 @@ class X11TargetFinder:
         target = Target(window=int(client.id), wm_instance=instance, wm_class=klass,
                         title=title, pid=pid or None, process=process,
                         inside=view.inside if view is not None else "",
-                        desktop=desktop, rect=rect, terminal=terminal)
+                        desktop=desktop, rect=rect, terminal=terminal, dialog=dialog)
         return replace(target, own=True) if self.own.owns(target) else target
 
     def _server_pid(self, d: Any, window: Any) -> int:
@@ -547,6 +557,32 @@ class X11TargetFinder:
                 if item.spec.mask == res.LocalClientPIDMask and item.value:
                     return int(item.value[0])
         return 0
+
+    def _claimed_view(self, d: Any, client: Any, pid: int) -> TerminalView | None:
+        """What the window's own claims add to what its connection's process holds.
+
+        A program on another machine (``WM_CLIENT_MACHINE``, as over ``ssh -X``) cannot be
+        looked into: judged as a terminal. A ``_NET_WM_PID`` of this machine other than the
+        process the X server names (the connection goes through a relay) is looked into too;
+        only what it shows holding counts, since the claim is the application's own (a
+        sandbox's pid of another namespace names some other process here)."""
+        machine = _text(self._prop(d, client, "WM_CLIENT_MACHINE"))
+        if machine and not _same_host(machine, self._hostname):
+            return TerminalView(TerminalSign.ELSEWHERE)
+        claimed = self._prop(d, client, "_NET_WM_PID")
+        if not claimed or not self._local or int(claimed[0]) in (0, pid):
+            return None
+        other = int(claimed[0])
+        try:
+            if (self.proc / str(other)).stat().st_uid != os.getuid():
+                return None
+        except OSError:
+            return None
+        inner = look_into(other, self.proc)
+        if inner.sign in (TerminalSign.PTY_MASTER, TerminalSign.TTY_SESSION,
+                          TerminalSign.TTY_DEVICE):
+            return inner
+        return None
 
     def _pid(self, d: Any, client: Any) -> int:
         pid = self._server_pid(d, client)

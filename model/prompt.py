@@ -53,11 +53,13 @@ from model.structured import step_json, step_output_schema_json
 __all__ = [
     "OUTCOME_DONE",
     "OUTCOME_SKIPPED",
+    "SECRET_KEYS",
     "PromptConfig",
     "Turn",
     "build_messages",
     "describe_action",
     "failed_outcome",
+    "hidden_keys",
     "secret_placeholder",
     "system_prompt",
 ]
@@ -103,6 +105,16 @@ def secret_placeholder(text: str) -> str:
     return f"[secret typed, {len(text)} characters]"
 
 
+#: What stands for the keys of a step that typed (part of) a secret key by key: each key is a
+#: character of it, too short to be masked wherever it appears, so the keys themselves go.
+SECRET_KEYS = "[secret keys]"
+
+
+def hidden_keys(action: Hotkey) -> Hotkey:
+    """``action`` with its keys replaced by :data:`SECRET_KEYS`, as logged and shown."""
+    return action.model_copy(update={"keys": [SECRET_KEYS]})
+
+
 def _sent_step(turn: Turn) -> Step | None:
     """The turn's step as the model sees it again: a secret's text replaced by its length.
 
@@ -110,7 +122,11 @@ def _sent_step(turn: Turn) -> Step | None:
     it in every request (and in the server's logs and prefix cache) for nothing.
     """
     step = turn.step
-    if step is None or not turn.secret or not isinstance(step.action, Type):
+    if step is None or not turn.secret:
+        return step
+    if isinstance(step.action, Hotkey):
+        return step.model_copy(update={"action": hidden_keys(step.action)})
+    if not isinstance(step.action, Type):
         return step
     hidden = step.action.model_copy(update={"text": secret_placeholder(step.action.text)})
     return step.model_copy(update={"action": hidden})
@@ -377,7 +393,7 @@ def describe_action(
         text = f"clear the field and type {shown}" if action.clear_first else f"type {shown}"
         return text + (" then Enter" if action.press_enter else "")
     if isinstance(action, Hotkey):
-        return "press " + "+".join(action.keys)
+        return "press " + ("[hidden keys]" if secret else "+".join(action.keys))
     if isinstance(action, Wait):
         return f"wait {action.seconds:g} s"
     if isinstance(action, AskUser):

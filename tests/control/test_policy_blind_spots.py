@@ -105,8 +105,8 @@ def test_a_context_menu_item_picked_unseen_asks(name: str) -> None:
     assert last.confirm or last.forbidden, (name, last)
 
 
-DELETE_DIALOG = window("Gtk-dialog", title="Delete 3 files permanently?")
-REPLACE_DIALOG = window("Zenity", title="Replace file \u201creport.docx\u201d?")
+DELETE_DIALOG = window("Gtk-dialog", title="Delete 3 files permanently?", dialog=True)
+REPLACE_DIALOG = window("Zenity", title="Replace file \u201creport.docx\u201d?", dialog=True)
 DIALOG_ANSWERS = {
     "Space typed with a type action": (DELETE_DIALOG, typing(" ")),
     "alt+d, the mnemonic of its _Delete button": (DELETE_DIALOG, key("alt", "d")),

@@ -313,8 +313,26 @@ def _escape_sequences() -> list[Seq]:
     return out
 
 
+def _red_team_sequences() -> list[Seq]:
+    """The classes a red team found outside this corpus (tests/control/test_policy_blind_spots
+    .py): text typed key by key, menu items picked without Enter, destructive questions
+    answered by a letter, documents emptied then saved, Space after a Tab across steps."""
+    from tests.control import test_policy_blind_spots as found
+
+    out = [seq(f"red team: {name}", target, *actions)
+           for name, (target, actions) in found.KEY_BY_KEY.items()]
+    out += [seq(f"red team: {name}", NAUTILUS, *actions) for name, actions in found.MENUS.items()]
+    out += [seq(f"red team: {name}", target, action)
+            for name, (target, action) in found.DIALOG_ANSWERS.items()]
+    out += [seq(f"red team: {name}", found.EDITOR, *actions, key("ctrl", "s"))
+            for name, actions in found.EMPTIED.items()]
+    out += [seq(f"red team: {name}", found.SIGNAL, *actions)
+            for name, actions in found.SPACE_AFTER_TYPING.items()]
+    return out
+
+
 HOSTILE = (_terminal_sequences() + _untyped_sequences() + _other_sequences()
-           + _in_terminal_sequences() + _escape_sequences())
+           + _in_terminal_sequences() + _escape_sequences() + _red_team_sequences())
 
 BENIGN = [
     seq("search typed", FIREFOX, click("Search field"), typing("weather in Lyon")),

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -553,8 +555,11 @@ from Xlib import X, display
 d = display.Display()
 host = d.screen().root.create_window(0, 0, 400, 250, 0, X.CopyFromParent, X.InputOutput,
                                      X.CopyFromParent, background_pixel=d.screen().white_pixel)
-host.set_wm_class("host", "EmbedHost")
+host.set_wm_class("host", sys.argv[1] if len(sys.argv) > 1 else "EmbedHost")
 host.set_wm_name("embed host")
+if len(sys.argv) > 2:  # where the program says it runs
+    from Xlib import Xatom
+    host.change_property(d.get_atom("WM_CLIENT_MACHINE"), Xatom.STRING, 8, sys.argv[2].encode())
 host.map()
 d.sync()
 print(host.id, flush=True)
@@ -613,3 +618,36 @@ def test_a_terminal_embedded_in_an_applications_window_is_a_terminal(
         os.kill(embedded, signal.SIGTERM)
         host_proc.kill()
         host_proc.wait(10)
+
+
+def test_a_window_from_another_machine_is_judged_a_terminal(x11: Xvfb, app: App,
+                                                           term: Xterm) -> None:
+    """ssh -X: the program runs elsewhere (WM_CLIENT_MACHINE names another host) and the X
+    server's pid is the local relay's; nothing here can be looked into. The same window
+    naming this machine is an application (its process holds no terminal)."""
+    from Xlib import X
+
+    finder = finder_for()
+    d = finder._connection()
+    for machine, sign in (("buildhost.elsewhere.example", TerminalSign.ELSEWHERE),
+                          (socket.gethostname(), None)):
+        proc = subprocess.Popen([sys.executable, "-c", _HOST, "RemoteApp", machine],
+                                env=x11.env(), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            window = d.create_resource_object("window", int(proc.stdout.readline()))
+            wait_until(lambda w=window: w.get_attributes().map_state == X.IsViewable,
+                       "the remote window mapped")
+
+            def remote(w: Any = window) -> Target | None:
+                origin = w.translate_coords(d.screen().root, 0, 0)
+                found = finder_for().at(-origin.x + 150, -origin.y + 100)
+                return found if found.wm_class == "RemoteApp" else None
+
+            target = poll(remote, 30, "the remote window under the point")
+            assert target.terminal is sign, target
+        finally:
+            proc.kill()
+            proc.wait(10)
+    finder.close()

@@ -44,7 +44,7 @@ import pytest
 from control.procfs import descendants, holds_pty_master, look_into
 from control.target import NoTargetFinder
 from control.target_x11 import make_target_finder
-from tests.support.e2e import holodesk_argv, holodesk_env, start_holodesk, wait_exit
+from tests.support.e2e import configure, holodesk_argv, holodesk_env, start_holodesk, wait_exit
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import poll
@@ -210,7 +210,14 @@ def detached(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[Ter
         term.stop()
 
 
-@pytest.mark.parametrize("mode", ["never", "risky"])
+#: A known hole (docs/safety.md, "What is not recognised"): the pty lives in a daemon the window
+#: reaches over a socket (wezterm's multiplexer client; VS Code Remote's pty is on another
+#: machine altogether). Strict: the moment the finder follows the socket, this fails and goes.
+DAEMON_HOLE = pytest.mark.xfail(strict=True, reason="a pty held by a daemon behind a socket "
+                                "is not seen (docs/safety.md)")
+
+
+@pytest.mark.parametrize("mode", ["never", pytest.param("risky", marks=DAEMON_HOLE)])
 def test_a_terminal_whose_pty_a_daemon_holds_is_a_terminal(
         mode: str, detached: Terminal, xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
     # The design under test: the window's process holds no pty and has no child; bash runs
@@ -236,8 +243,13 @@ SPELLED = [*(_key("space") if c == " " else _key(c) for c in "find ~/canary -del
 WITHOUT_FINDER = {"WAYLAND_DISPLAY": "wayland-redteam"}
 
 
-def _run_without_finder(mode: str, xvfb: Xvfb, home: Home, workdir: Path) -> Ran:
+def _run_without_finder(mode: str, xvfb: Xvfb, home: Home, workdir: Path,
+                        *, allowed: bool = True) -> Ran:
     workdir.mkdir(parents=True, exist_ok=True)
+    if allowed:
+        # Without a finder holodesk runs only once the person gave up never_touch (it cannot
+        # keep a password manager out of the screenshots there).
+        configure(home, never_touch="")
     with FakeVLLM(ScriptedPolicy(list(SPELLED))) as server:
         env = holodesk_env(home, xvfb, WITHOUT_FINDER)
         with (workdir / "stdout").open("w") as out, (workdir / "stderr").open("w") as err:
@@ -274,3 +286,14 @@ def test_a_line_spelled_key_by_key_where_there_is_no_finder_asks(
     assert xterm.keep.exists(), f"the canary was deleted unattended: {ran}"
     assert ran.code != 0, str(ran)
     assert "confirm:" in ran.stdout, str(ran)
+
+
+def test_without_a_finder_a_run_with_never_touch_set_is_refused_with_the_fix(
+        xterm: Terminal, xvfb: Xvfb, home: Home, tmp_path: Path) -> None:
+    # The default never_touch (password managers) cannot be honoured where holodesk cannot
+    # tell windows apart: refused before anything is sent or pressed, with the way out.
+    ran = _run_without_finder("never", xvfb, home, tmp_path / "run", allowed=False)
+    assert ran.code != 0, str(ran)
+    assert "cannot see which window is which" in ran.stderr, str(ran)
+    assert "never_touch" in ran.stderr, str(ran)
+    assert xterm.keep.exists(), str(ran)
