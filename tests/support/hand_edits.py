@@ -1,0 +1,40 @@
+"""holodesk's own files changed as another program would change them (a text editor run by a
+hijacked model): rewritten from outside holodesk's code, never through its writers."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+import tomli_w
+
+from app import paths
+from app.automations import automations_path
+
+
+def edit_settings_by_hand(**values: Any) -> None:
+    """settings.toml changed in an editor; a value None deletes that line."""
+    path = paths.settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for key, value in values.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
+
+
+def edit_automation_by_hand(name: str, **values: Any) -> None:
+    """The automation called ``name`` changed in automations.toml in an editor; a value None
+    deletes that line."""
+    path = automations_path()
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    tables = [t for t in data["automation"] if t["name"] == name]
+    assert tables, f"no automation {name!r} in {path}"
+    for key, value in values.items():
+        if value is None:
+            tables[0].pop(key, None)
+        else:
+            tables[0][key] = value
+    path.write_text(tomli_w.dumps(data), encoding="utf-8")
