@@ -3,13 +3,21 @@ hijacked model): rewritten from outside holodesk's code, never through its write
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from app import paths
 from app.automations import automations_path
+from tests.support.home import Home
+
+#: What a systemd desktop session runs to make its environment from ~/.config/environment.d.
+ENVIRONMENT_D_GENERATOR = Path("/usr/lib/systemd/user-environment-generators/"
+                               "30-systemd-environment-d-generator")
 
 
 def edit_settings_by_hand(**values: Any) -> None:
@@ -38,3 +46,17 @@ def edit_automation_by_hand(name: str, **values: Any) -> None:
         else:
             tables[0][key] = value
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
+
+
+def session_environment(home: Home, conf: str) -> dict[str, str]:
+    """The environment a systemd session gives its programs (the desktop app's autostart, each
+    terminal) once ``conf`` was saved by an editor as ~/.config/environment.d/60-notes.conf:
+    the output of systemd's own generator."""
+    folder = home.config / "environment.d"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "60-notes.conf").write_text(conf, encoding="utf-8")
+    out = subprocess.run([str(ENVIRONMENT_D_GENERATOR)],
+                         env={"HOME": str(home.root), "XDG_CONFIG_HOME": str(home.config),
+                              "PATH": os.environ.get("PATH", "")},
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
