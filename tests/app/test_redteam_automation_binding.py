@@ -41,12 +41,17 @@ def test_an_automation_approved_always_and_edited_to_risky_by_hand_still_asks_al
         home: Home, file_keyring: Any) -> None:
     """The person made "pay" confirm every step (always) under the global risky. The editor
     changes its confirm line to risky: run_settings (and the desktop app's _start_automation)
-    look at the record only when the file's mode is below the settings' one, so risky runs."""
+    look at the record only when the file's mode is below the settings' one, so risky runs,
+    while the review tells the person the opposite ("not applied, always (approved) is used"):
+    a hotkey, a schedule, a trigger or a run without a terminal runs risky."""
     set_value("max_steps", "40")
     add_automation(Automation.make(name="pay", task="pay the open invoices in the bank's site",
                                    confirm="always"))
     edit_automation_by_hand("pay", confirm="risky")
     automation = find_automation(load_automations(), "pay")
+    told = [c.describe() for c in review(every_automation=True).changes]
+    assert told == ["automation 'pay': confirm = risky in the file; not applied, always "
+                    "(approved) is used"]
     assert run_settings(load_settings(), automation).confirm is ConfirmMode.ALWAYS
 
 
