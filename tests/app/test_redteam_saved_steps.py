@@ -21,6 +21,7 @@ import pytest
 
 from app.automations import Automation, add_automation, run_settings
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Outcome
+from app.replay import Replayer
 from app.session import Session
 from app.settings import Settings, load_settings, set_value
 from app.share import Shared, import_automation
@@ -85,8 +86,8 @@ def _replay(harness_for: HarnessFor, automation: Automation, mode: ConfirmMode
         h = harness_for(server, mode=mode, answer=approve,
                         screen=lambda: window_screen(MOVED_TO))
         session = _wired(h, automation)
-        assert session.parts.replay is not None and session.parts.replay.active, \
-            session.parts.replay and session.parts.replay.problem
+        replay = session.parts.replay
+        assert isinstance(replay, Replayer) and replay.active, replay
         assert h.run(session.task).outcome is Outcome.ANSWERED
     return h, asked
 
