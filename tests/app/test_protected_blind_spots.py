@@ -26,13 +26,22 @@ import pytest
 
 from app import paths, protected
 from app.events import (
+    Answer,
+    AwaitingConfirmation,
+    ConfirmReply,
+    Event,
+    Outcome,
     RunFinished,
 )
 from app.session import Session
 from app.settings import Settings
+from control import tripwire
+from control.inotify import InotifyUnavailable
+from control.policy import ConfirmMode
 from control.tripwire import KEPT_INFIX, Trip, Tripwire
-from tests.support.agent_harness import AgentHarness
-from tests.support.fake_targets import window
+from tests.support.agent_harness import AgentHarness, HarnessFor
+from tests.support.fake_targets import FakeTargetFinder, window
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 
 TIMEOUT = 60.0
@@ -411,6 +420,82 @@ def test_an_own_write_in_a_protected_folder_leaves_other_changes_there_judged(
     finally:
         w.close()
     assert trips, f"{victim} changed during holodesk's own write nearby and nothing tripped"
+
+
+# -- 4. the record the run leaves takes in what the tripwire never judged ---------------------
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["watched", "inotify-unavailable"])
+def test_a_change_after_the_last_look_is_told_before_the_next_run(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch,
+        watch: bool) -> None:
+    """docs/safety.md: a change made after the run ended by a program started during it "is
+    not stopped or put back, only told before the next run". The session closes the tripwire
+    and *then* records the protected files as they are (app/session.py): a change that lands
+    after the last comparison and before that record (watched: right as the watch ends;
+    unwatched: anywhere after the last look) is the new baseline, so it is never told."""
+    rc = home.root / ".bashrc"
+    if watch:
+        real_close = Tripwire.close
+
+        def close_then_write(self: Tripwire) -> None:
+            real_close(self)
+            rc.write_text(PAYLOAD)  # the program's write lands as the watch ends
+
+        monkeypatch.setattr(Tripwire, "close", close_then_write)
+
+    with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
+        h = harness_for(server)
+        h.parts.finder = FakeTargetFinder(focus=EDITOR)
+        if not watch:
+            def act(event: Event) -> None:
+                if isinstance(event, RunFinished):  # after the last look
+                    rc.write_text(PAYLOAD)
+            h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(h.parts.finder, watch=watch)
+        finished = _run(session, h)
+    assert rc.read_text() == PAYLOAD  # the change landed (nothing claims to stop this one)
+    noticed = protected.changed_since_last_run(Settings())
+    assert [n.path for n in noticed] == [str(rc)], (
+        f"{rc} changed after the run's last look and the next run is told nothing "
+        f"({finished.outcome.value}: {finished.reason})")
+
+
+def test_a_run_stopped_at_a_question_still_compares_as_it_ends(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """inotify cannot be used (no watch left, a folder that cannot be watched): docs/safety.md
+    says the files are compared "after every action and as the run ends". A run that ends
+    stopped (Stop at a question; with nobody at the terminal, any question; the failsafe
+    corner the model can move to) skips that last look (Agent._last_look returns at once when
+    the latch is set), and the session's record then takes the change as the baseline: the
+    editor's save that landed while the question waited is never put back and never told."""
+
+    def no_inotify() -> None:
+        raise InotifyUnavailable("inotify is off in this test")
+
+    monkeypatch.setattr(tripwire, "Inotify", no_inotify)
+    rc = home.root / ".bashrc"
+
+    def act(event: Event) -> None:
+        if isinstance(event, AwaitingConfirmation) and event.step_no == 2:
+            rc.write_text(PAYLOAD)  # the save the previous action started lands now
+
+    with FakeVLLM(ScriptedPolicy([CLICK, CLICK, ANSWER])) as server:
+        h = harness_for(server, mode=ConfirmMode.ALWAYS,
+                        answer=lambda e: ConfirmReply(
+                            Answer.APPROVE if e.step_no == 1 else Answer.STOP))
+        h.on_event = act
+        h.parts.finder = FakeTargetFinder(focus=EDITOR)
+        session = _session(h, confirm="always")
+        session.watch_protected_files(h.parts.finder)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.STOPPED
+    restored = rc.read_text() == BASHRC
+    told = protected.changed_since_last_run(Settings())
+    assert restored or told, (
+        f"{rc} changed while the question waited: not put back as the run ended, and the "
+        f"next run is told nothing ({finished.reason})")
 
 
 # -- the damage is real (these pass today) ----------------------------------------------------
