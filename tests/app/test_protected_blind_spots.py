@@ -498,6 +498,22 @@ def test_a_run_stopped_at_a_question_still_compares_as_it_ends(
         f"next run is told nothing ({finished.reason})")
 
 
+def test_a_forged_own_write_journal_hides_nothing_from_the_next_run(home: Home) -> None:
+    """The journal of holodesk's own writes (data_dir/own-writes.txt) is a plain text file
+    outside the protected set; one line "/" in it makes every change since the last run
+    holodesk's own (protected._written_by_holodesk: ``target in path.parents``). Easier than
+    rewriting protected.json, which docs/safety.md names: no digest to compute, and it hides
+    every file at once."""
+    protected.record(Settings())
+    (home.root / ".bashrc").write_text(PAYLOAD)
+    (home.config / "autostart").mkdir(parents=True)
+    (home.config / "autostart" / "evil.desktop").write_text("[Desktop Entry]\n")
+    with paths.own_writes_path().open("a") as f:
+        f.write("/\n")
+    noticed = {n.path for n in protected.changed_since_last_run(Settings())}
+    assert noticed == {str(home.root / ".bashrc"), str(home.config / "autostart")}, noticed
+
+
 # -- the damage is real (these pass today) ----------------------------------------------------
 
 
