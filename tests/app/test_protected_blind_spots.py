@@ -514,6 +514,32 @@ def test_a_forged_own_write_journal_hides_nothing_from_the_next_run(home: Home) 
     assert noticed == {str(home.root / ".bashrc"), str(home.config / "autostart")}, noticed
 
 
+# -- 5. the restore: what it leaves where a loader reads, what it cannot put back -------------
+
+
+def test_a_changed_copy_kept_beside_it_is_not_read_by_ssh(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]],
+        tmp_path: Path) -> None:
+    """`Include config.d/*` in ~/.ssh/config is common (OrbStack, Colima, many dotfiles). A
+    file created in ~/.ssh/config.d is "moved aside" to <name>.holodesk-changed-<time> in the
+    *same folder*: the glob still reads it, and its `Match exec` runs at the next `ssh`."""
+    ssh_dir = home.root / ".ssh"
+    (ssh_dir / "config.d").mkdir()
+    (ssh_dir / "config").write_text(f"Include {ssh_dir}/config.d/*\n")
+    ran = tmp_path / "match-exec-ran"
+    w, trips = wire()
+    (ssh_dir / "config.d" / "work").write_text(f'Match exec "touch {ran}"\n  User x\n')
+    w.check()
+    assert trips  # it trips, and moves the file aside...
+    left = [p.name for p in (ssh_dir / "config.d").iterdir()]
+    if shutil.which("ssh", path="/usr/bin:/bin"):
+        subprocess.run(["ssh", "-G", "-F", str(ssh_dir / "config"), "example.org"],
+                       capture_output=True, timeout=60, check=False,
+                       env={"HOME": str(home.root), "PATH": "/usr/bin:/bin"})
+        assert not ran.exists(), f"ssh ran the kept copy's Match exec: {left}"
+    assert left == [], f"the kept copy stays where `Include config.d/*` reads it: {left}"
+
+
 # -- the damage is real (these pass today) ----------------------------------------------------
 
 
