@@ -540,6 +540,27 @@ def test_a_changed_copy_kept_beside_it_is_not_read_by_ssh(
     assert left == [], f"the kept copy stays where `Include config.d/*` reads it: {left}"
 
 
+def test_copies_kept_by_an_earlier_trip_leave_the_next_runs_files_restorable(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]]) -> None:
+    """The content kept for putting back is bounded to 64 MiB in all, filled in the order of
+    the set: holodesk's settings folder first, ~/.bashrc after it. A first run's paste of 65
+    files of 1 MiB into ~/.config/holodesk trips and moves them aside, *into that folder*,
+    where they stay. The next run's snapshot spends the whole budget on them, so ~/.bashrc
+    changed in that run is "not restored (its content (16 bytes) was too large to keep)"."""
+    config = paths.ensure_private_dir(paths.config_dir())
+    first, trips = wire()
+    for n in range(65):
+        (config / f"cache-{n:02}.bin").write_bytes(bytes([n]) * (1024 * 1024))
+    first.check()
+    first.close()
+    assert trips and len(_kept(config)) == 65  # the first run was stopped and "put back"
+    second, trips = wire()
+    (home.root / ".bashrc").write_text(PAYLOAD)
+    second.check()
+    [trip] = trips
+    assert (home.root / ".bashrc").read_text() == BASHRC, trip.describe()
+
+
 # -- the damage is real (these pass today) ----------------------------------------------------
 
 
