@@ -14,7 +14,9 @@ failing test really runs the file).
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -707,3 +709,20 @@ def test_a_crontab_change_is_put_back_even_when_its_copy_cannot_be_kept(
         w.close()
     assert trips
     assert spool.read_bytes() == b"0 3 * * * backup\n", trips[0].describe()
+
+
+@pytest.mark.parametrize("name", [".xsessionrc", ".bash_profile"])
+def test_a_fifo_made_where_a_protected_start_up_file_was_missing_trips(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]], name: str) -> None:
+    """Sockets and fifos are skipped (control/tripwire._node returns None), so one made where
+    a protected file did not exist is no change at all, during the run or between runs. An
+    archive manager extracts fifos (tar and cpio archives carry them). Debian's Xsession
+    sources ~/.xsessionrc when it is readable, and bash a readable ~/.bash_profile before
+    ~/.profile: a fifo there blocks every graphical login (or every login shell) until a
+    program writes the commands they then run."""
+    path = home.root / name
+    w, trips = wire()
+    os.mkfifo(path)
+    w.check()
+    assert trips, f"a fifo appeared at {path} and nothing tripped"
+    assert not path.exists() or not stat.S_ISFIFO(os.lstat(path).st_mode)
