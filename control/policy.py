@@ -1024,7 +1024,7 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
     submit = submit_what(action)
     maybe_terminal = kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER)
     if kind is TargetKind.TERMINAL and isinstance(action, _ACTING):
-        reasons += _in_terminal(action, target, history, submit)
+        reasons += _in_terminal(action, target, history, since, submit)
     elif maybe_terminal and submit and not has_submit_reason:
         reasons.append(f"{submit} in {target.label()}: it may run or send something")
     elif (maybe_terminal and isinstance(action, Hotkey)
@@ -1070,7 +1070,7 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
 
 
 def _in_terminal(action: Action, target: Target, history: Sequence[Action],
-                 submit: str | None) -> list[str]:
+                 since: Sequence[Action], submit: str | None) -> list[str]:
     """Every action in a terminal asks: whatever runs in front there (a shell, a REPL, an
     editor, a file manager, a multiplexer) may take any key, click or scroll as a command, and
     which ones do is the program's business, not something a list of names can know."""
@@ -1087,6 +1087,11 @@ def _in_terminal(action: Action, target: Target, history: Sequence[Action],
                    "before the paste)")
     if isinstance(action, Type | Hotkey) or submit is not None:
         out += _terminal_line(action, history)
+    # Typed without a question in between (the person approved the rest of the run, or it was
+    # typed elsewhere first): what this question is the first to show.
+    unseen = "".join(typed_text(a.text) if isinstance(a, Type) else key_text(a) for a in since)
+    if unseen and unseen != _typed_since_submit(history):
+        out.append(f"typed since you were last asked: {_quoted(unseen)}")
     return out
 
 

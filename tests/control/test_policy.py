@@ -886,3 +886,14 @@ def test_a_password_typed_after_a_wait_still_goes_into_the_password_field() -> N
     moved = RISKY.assess(typing("Lovelace"), history=[click("Password"), typing("x"),
                                                       hotkey("tab")], aim=IN_AN_APP)
     assert not moved.secret
+
+
+def test_a_terminal_question_shows_what_was_typed_since_the_person_was_last_asked() -> None:
+    # The line since the last submit, and apart from it what no question showed yet.
+    done = [typing("ls "), typing("-la; "), typing("rm -rf ~/x")]
+    verdict = RISKY.assess(hotkey("enter"), history=done, aim=Aim(XTERM), asked_at=2)
+    assert 'holodesk typed since the last submit: "ls -la; rm -rf ~/x"' in verdict.reasons
+    assert 'typed since you were last asked: "rm -rf ~/x"' in verdict.reasons
+    # Nothing new to show when every piece was asked about.
+    shown = RISKY.assess(hotkey("enter"), history=done, aim=Aim(XTERM), asked_at=3)
+    assert not any(r.startswith("typed since you were last asked") for r in shown.reasons)
