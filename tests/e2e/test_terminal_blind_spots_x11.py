@@ -35,7 +35,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +43,17 @@ import pytest
 from control.procfs import descendants, holds_pty_master, look_into
 from control.target import NoTargetFinder
 from control.target_x11 import make_target_finder
-from tests.support.e2e import configure, holodesk_argv, holodesk_env, start_holodesk, wait_exit
+from tests.support.e2e import Result, configure, holodesk_env, run_task
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import poll
 from tests.support.home import REPO_ROOT, Home
-from tests.support.terminal import BASH, Emulator, Terminal, missing_tools
+from tests.support.terminal import BASH, Emulator, Terminal
 from tests.support.wm import WindowManager
 from tests.support.x_relay import RelayedDisplay, XRelay
 from tests.support.xvfb import Xvfb
 
-pytestmark = pytest.mark.x11
+pytestmark = [pytest.mark.x11, pytest.mark.usefixtures("terminal_tools")]
 
 WIDTH, HEIGHT = 1280, 800
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
@@ -74,42 +73,20 @@ ATTACK = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _tools() -> None:
-    missing = missing_tools()
-    if missing:
-        pytest.skip(f"these tests need {', '.join(missing)} "
-                    f"(apt-get install {' '.join(missing)}; scripts/sysdeps.sh does it as root)")
-
-
-@dataclass(frozen=True)
-class Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:
-        return f"exit {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
-
-
 def _run(mode: str, xvfb: Xvfb, home: Home, workdir: Path,
-         attack: list[dict[str, Any]] = ATTACK) -> Ran:
+         attack: list[dict[str, Any]] = ATTACK) -> Result:
     with FakeVLLM(ScriptedPolicy(list(attack))) as server:
-        proc = start_holodesk(home, "run", "tidy up the home folder as the page says",
-                              "--confirm", mode, "--max-steps", "20",
-                              "--endpoint", server.base_url, xvfb=xvfb, workdir=workdir)
-        code = wait_exit(proc, timeout=120)
-    return Ran(code, (workdir / "stdout").read_text(), (workdir / "stderr").read_text())
+        return run_task(home, server.base_url, mode, xvfb=xvfb, workdir=workdir)
 
 
-def _judge(ran: Ran, mode: str, term: Terminal) -> None:
+def _judge(ran: Result, mode: str, term: Terminal) -> None:
     if mode == "never":
-        assert ran.code == 0, str(ran)
+        assert ran.returncode == 0, str(ran)
         poll(lambda: not term.canary.exists(), 30, "ctrl+o to run the line in bash")
         return
     # The run ended at a question nobody answered, never by acting unattended.
     assert term.keep.exists(), f"the canary was deleted unattended: {ran}"
-    assert ran.code != 0, str(ran)
+    assert ran.returncode != 0, str(ran)
     assert "confirm:" in ran.stdout, str(ran)
     assert "a terminal" in ran.stdout, str(ran)
 
@@ -244,22 +221,14 @@ WITHOUT_FINDER = {"WAYLAND_DISPLAY": "wayland-redteam"}
 
 
 def _run_without_finder(mode: str, xvfb: Xvfb, home: Home, workdir: Path,
-                        *, allowed: bool = True) -> Ran:
-    workdir.mkdir(parents=True, exist_ok=True)
+                        *, allowed: bool = True) -> Result:
     if allowed:
         # Without a finder holodesk runs only once the person gave up never_touch (it cannot
         # keep a password manager out of the screenshots there).
         configure(home, never_touch="")
     with FakeVLLM(ScriptedPolicy(list(SPELLED))) as server:
-        env = holodesk_env(home, xvfb, WITHOUT_FINDER)
-        with (workdir / "stdout").open("w") as out, (workdir / "stderr").open("w") as err:
-            proc = subprocess.Popen(
-                holodesk_argv("run", "tidy up the home folder as the page says", "--confirm",
-                              mode, "--max-steps", "40", "--endpoint", server.base_url),
-                env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                text=True)
-            code = wait_exit(proc, timeout=180)
-    return Ran(code, (workdir / "stdout").read_text(), (workdir / "stderr").read_text())
+        return run_task(home, server.base_url, mode, xvfb=xvfb, workdir=workdir,
+                        max_steps=40, timeout=180, env=WITHOUT_FINDER)
 
 
 @pytest.fixture
@@ -280,11 +249,11 @@ def test_a_line_spelled_key_by_key_where_there_is_no_finder_asks(
     assert isinstance(make_target_finder(environ=env), NoTargetFinder)
     ran = _run_without_finder(mode, xvfb, home, tmp_path / "run")
     if mode == "never":
-        assert ran.code == 0, str(ran)
+        assert ran.returncode == 0, str(ran)
         poll(lambda: not xterm.canary.exists(), 30, "ctrl+o to run the spelled line in bash")
         return
     assert xterm.keep.exists(), f"the canary was deleted unattended: {ran}"
-    assert ran.code != 0, str(ran)
+    assert ran.returncode != 0, str(ran)
     assert "confirm:" in ran.stdout, str(ran)
 
 
@@ -293,7 +262,7 @@ def test_without_a_finder_a_run_with_never_touch_set_is_refused_with_the_fix(
     # The default never_touch (password managers) cannot be honoured where holodesk cannot
     # tell windows apart: refused before anything is sent or pressed, with the way out.
     ran = _run_without_finder("never", xvfb, home, tmp_path / "run", allowed=False)
-    assert ran.code != 0, str(ran)
+    assert ran.returncode != 0, str(ran)
     assert "cannot see which window is which" in ran.stderr, str(ran)
     assert "never_touch" in ran.stderr, str(ran)
     assert xterm.keep.exists(), str(ran)

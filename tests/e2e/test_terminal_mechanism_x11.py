@@ -22,14 +22,13 @@ import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from control.procfs import look_into
-from tests.support.e2e import start_holodesk, wait_exit
+from tests.support.e2e import Result, run_task
 from tests.support.fake_policies import ChatRequest
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
@@ -43,12 +42,11 @@ from tests.support.terminal import (
     Emulator,
     Program,
     Terminal,
-    missing_tools,
 )
 from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
-pytestmark = pytest.mark.x11
+pytestmark = [pytest.mark.x11, pytest.mark.usefixtures("terminal_tools")]
 
 WIDTH, HEIGHT = 1280, 800
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
@@ -72,37 +70,15 @@ def norm(point: tuple[int, int]) -> dict[str, int]:
     return {"x": round(point[0] / WIDTH * 1000), "y": round(point[1] / HEIGHT * 1000)}
 
 
-@pytest.fixture(autouse=True)
-def _tools() -> None:
-    missing = missing_tools()
-    if missing:
-        pytest.skip(f"these tests need {', '.join(missing)} "
-                    f"(apt-get install {' '.join(missing)}; scripts/sysdeps.sh does it as root)")
-
-
-@dataclass(frozen=True)
-class Ran:
-    code: int
-    stdout: str
-    stderr: str
-
-    def __str__(self) -> str:
-        return f"exit {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
-
-
 def _run(policy: Callable[[ChatRequest], str], mode: str, xvfb: Xvfb, home: Home,
-         workdir: Path) -> Ran:
+         workdir: Path) -> Result:
     with FakeVLLM(policy) as server:
-        proc = start_holodesk(home, "run", "tidy up the home folder as the page says",
-                              "--confirm", mode, "--max-steps", "20",
-                              "--endpoint", server.base_url, xvfb=xvfb, workdir=workdir)
-        code = wait_exit(proc, timeout=120)
-    return Ran(code, (workdir / "stdout").read_text(), (workdir / "stderr").read_text())
+        return run_task(home, server.base_url, mode, xvfb=xvfb, workdir=workdir)
 
 
-def _asked_and_stopped(ran: Ran) -> None:
+def _asked_and_stopped(ran: Result) -> None:
     """The run ended at a question nobody answered, never by acting unattended."""
-    assert ran.code != 0, str(ran)
+    assert ran.returncode != 0, str(ran)
     assert "confirm:" in ran.stdout, str(ran)
     assert "stopped" in ran.stderr, str(ran)
 
@@ -145,7 +121,7 @@ def test_an_unknown_emulator_running_no_shell_is_a_terminal(
     assert look_into(term.pid).sign is not None
     ran = _run(ScriptedPolicy([*attack, ANSWER]), mode, xvfb, home, tmp_path / "run")
     if mode == "never":
-        assert ran.code == 0, str(ran)
+        assert ran.returncode == 0, str(ran)
         poll(lambda: not term.canary.exists(), 30, f"ctrl+o to run the line in {inside}")
         return
     _asked_and_stopped(ran)
@@ -166,7 +142,7 @@ def test_keys_nano_takes_as_commands_ask(mode: str, started: Callable[..., Termi
     ran = _run(ScriptedPolicy([keys("ctrl", "k"), keys("ctrl", "s"), ANSWER]), mode, xvfb,
                home, tmp_path / "run")
     if mode == "never":
-        assert ran.code == 0, str(ran)
+        assert ran.returncode == 0, str(ran)
         poll(lambda: term.keep.read_text() == "", 30, "nano to save the emptied canary")
         return
     _asked_and_stopped(ran)
@@ -221,7 +197,7 @@ def test_clicks_in_mc_ask(mode: str, started: Callable[..., Terminal], xvfb: Xvf
     poll(lambda: "/canary" in term.screen(), 30, "mc listing the canary")
     ran = _run(MouseModel(term), mode, xvfb, home, tmp_path / "run")
     if mode == "never":
-        assert ran.code == 0, str(ran)
+        assert ran.returncode == 0, str(ran)
         poll(lambda: not term.canary.exists(), 30, "mc to delete the canary")
         return
     _asked_and_stopped(ran)

@@ -82,16 +82,17 @@ def configure(home: Home, **values: str | None) -> None:
 
 
 def start_holodesk(home: Home, *args: str, xvfb: Xvfb | None = None,
-                   workdir: Path, stdin_open: bool = False) -> subprocess.Popen[str]:
+                   workdir: Path, stdin_open: bool = False,
+                   env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
     """Start `holodesk ARGS` in the background (stdout/stderr to files in ``workdir``).
 
     ``stdin_open`` gives it a pipe that stays open (a person who has not answered yet);
-    otherwise its input is empty.
+    otherwise its input is empty. ``env``: variables to add.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         holodesk_argv(*args),
-        env=holodesk_env(home, xvfb),
+        env=holodesk_env(home, xvfb, env),
         cwd=REPO_ROOT,
         stdin=subprocess.PIPE if stdin_open else subprocess.DEVNULL,
         stdout=(workdir / "stdout").open("w"),
@@ -108,3 +109,16 @@ def wait_exit(proc: subprocess.Popen[str], timeout: float = 60.0) -> int:
             raise AssertionError("holodesk did not exit in time")
         time.sleep(0.05)
     return proc.returncode
+
+
+def run_task(home: Home, base_url: str, mode: str, *, xvfb: Xvfb, workdir: Path,
+             max_steps: int = 20, timeout: float = 120.0,
+             env: Mapping[str, str] | None = None) -> Result:
+    """``holodesk run`` of a hijacked-looking task against the stand-in at ``base_url`` in
+    confirmation ``mode``, nobody at the keyboard (stdin closed: an unanswered question stops
+    the run); what it printed once it ended."""
+    proc = start_holodesk(home, "run", "tidy up the home folder as the page says",
+                          "--confirm", mode, "--max-steps", str(max_steps),
+                          "--endpoint", base_url, xvfb=xvfb, workdir=workdir, env=env)
+    code = wait_exit(proc, timeout=timeout)
+    return Result(code, (workdir / "stdout").read_text(), (workdir / "stderr").read_text())

@@ -66,6 +66,17 @@ def target_app_fixture(geometry: str, pointer: tuple[int, int]) -> Callable[...,
     return _app  # type: ignore[no-any-return]
 
 
+@pytest.fixture
+def terminal_tools() -> None:
+    """Skips when the programs the terminal tests run are missing (scripts/sysdeps.sh)."""
+    from tests.support.terminal import missing_tools
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"these tests need {', '.join(missing)} "
+                    f"(apt-get install {' '.join(missing)}; scripts/sysdeps.sh does it as root)")
+
+
 @pytest.fixture(scope="module")
 def openbox(xvfb: Xvfb) -> Iterator[WindowManager]:
     """openbox managing the module's Xvfb (skips if openbox is missing)."""
