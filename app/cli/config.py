@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.output import EXIT_OK, EXIT_USAGE, fail
+from app.cli.output import EXIT_OK, EXIT_USAGE, fail, say
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _cmd_config_show(args: argparse.Namespace) -> int:
     from app.settings import describe_settings, load_settings
 
-    print(describe_settings(load_settings()))
+    say(describe_settings(load_settings()))
     return EXIT_OK
 
 
@@ -76,7 +76,7 @@ def _cmd_config_set(args: argparse.Namespace) -> int:
                 "every setting and its value"),
         )
     set_value(args.key, value)
-    print(f"{args.key} set")
+    say(f"{args.key} set")
     return EXIT_OK
 
 
@@ -97,7 +97,7 @@ def _cmd_config_get(args: argparse.Namespace) -> int:
         where = lookup_api_key(settings.endpoint).describe()
         return fail(Problem(f"the API key is never printed; for {settings.endpoint} it is "
                             f"{where}"), EXIT_USAGE)
-    print(value_text(settings, args.key))  # an unknown key: SettingsError, EXIT_USAGE
+    say(value_text(settings, args.key))  # an unknown key: SettingsError, EXIT_USAGE
     return EXIT_OK
 
 
@@ -114,12 +114,12 @@ def _cmd_config_unset(args: argparse.Namespace) -> int:
 
     if args.key.strip().lower().replace("-", "_") in API_KEY_NAMES:
         set_value("api_key", "")  # an empty key forgets the stored one
-        print(f"api_key forgotten for {load_settings().endpoint}")
+        say(f"api_key forgotten for {load_settings().endpoint}")
         return EXIT_OK
     name = setting_name(args.key)
     unset_value(name)
     effective = load_settings()
-    print(f"{name} unset: back to its default ({value_text(effective, name) or 'none'})"
+    say(f"{name} unset: back to its default ({value_text(effective, name) or 'none'})"
           if name not in effective.sources else
           f"{name} unset in the settings file, but {env_var(name)} in the environment "
           f"still sets it to {value_text(effective, name)}")

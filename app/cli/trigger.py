@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
     from app.automations import Automation
@@ -78,7 +78,7 @@ def _trigger_automation(name: str, extra: str) -> int:
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
-    print(f"automation {automation.name!r} started in the desktop app")
+    say(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
 
 
