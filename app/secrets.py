@@ -250,7 +250,7 @@ def default_backend() -> KeyringBackend:
         return _system
     from keyring.backends import fail
 
-    return fail.Keyring()
+    return fail.Keyring()  # type: ignore[no-untyped-call]
 
 
 def _best_secure() -> KeyringBackend | None:
