@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
+    from app.approval import PendingChange
     from app.automations import Automation
     from app.parameter_values import Ask, MissingValues
     from app.parameters import Parameter
@@ -226,8 +227,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         changes = ()  # the file's problem is reported where the settings are read below
     waiting = {c.automation.casefold(): c for c in changes if c.automation is not None}
     header = ["NAME", "HOTKEY", "CONFIRM", "MONITOR"]
-    rows = [[visible_line(a.name), a.hotkey_label() or "-",
-             f"{waiting[a.key].approved}*" if a.key in waiting else str(a.confirm), a.monitor]
+    rows = [[visible_line(a.name), a.hotkey_label() or "-", _mode_cell(a, waiting), a.monitor]
             for a in items]
     if any(a.schedule for a in items):  # the columns only when something is scheduled
         zone = local_zone()
@@ -245,13 +245,24 @@ def _cmd_list(args: argparse.Namespace) -> int:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
         say("  ".join([*cells, visible_line(task, 60)]).rstrip())
     if waiting:
-        say("* the file says " + ", ".join(
-            f"{visible_line(c.automation or '')}: {c.in_file}" for c in waiting.values())
-            + "; changed outside holodesk, not applied until you approve it "
-            "(holodesk config approve)")
+        say("* changed outside holodesk, not applied until you approve it (holodesk config "
+            "approve):")
+        for change in waiting.values():
+            say(f"  {visible_line(change.describe())}")
     for problem in stop_conflicts(items, load_settings().stop_hotkey):
         error(f"warning: {problem}")
     return EXIT_OK
+
+
+def _mode_cell(automation: Automation, waiting: dict[str, PendingChange]) -> str:
+    """The CONFIRM column: the mode a run gets; ``held*`` for one that does not run until the
+    person approves what it does now."""
+    from app.approval import AUTOMATION_CHANGE
+
+    change = waiting.get(automation.key)
+    if change is None:
+        return str(automation.confirm)
+    return "held*" if change.key == AUTOMATION_CHANGE else f"{change.approved}*"
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
@@ -435,7 +446,7 @@ def _read_hidden(prompt: str) -> str | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from app.automations import find_automation, load_automations, run_settings
+    from app.automations import find_automation, held_problem, load_automations, run_settings
     from app.cli.run import run_task
     from app.parameter_values import MissingValues, parse_assignment, resolve
     from app.settings import load_settings
@@ -454,6 +465,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     settle_before_run(automation=automation.name)
     automation = find_automation(load_automations(), automation.name)  # as the answer left it
+    held = held_problem(automation, load_settings())
+    if held is not None:
+        return fail(held, EXIT_USAGE)
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})

@@ -38,9 +38,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "approve", help="show the safety settings changed outside holodesk and ask whether to "
         "apply them",
         description="A safety setting (confirm, never_touch, only_in, protected_paths, "
-                    "stop_hotkey, tls_fingerprint, plain_http_ok, an automation's confirm) "
-                    "changed in the files by anything but holodesk is not applied until you "
-                    "approve it here; refusing writes the approved value back.")
+                    "stop_hotkey, tls_fingerprint, plain_http_ok, serve_model, an automation's "
+                    "confirm mode and what it does) changed in the files, or set in the "
+                    "environment, by anything but holodesk is not applied until you approve it "
+                    "here; refusing writes the approved value back into the file.")
     capprove.set_defaults(func=_cmd_config_approve)
 
 
