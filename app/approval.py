@@ -50,7 +50,7 @@ import logging
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,7 @@ __all__ = [
     "no_keyring_fix",
     "read_record",
     "record_path",
+    "remember_steps",
     "show_value",
     "write_record",
     "write_unsigned",
@@ -484,6 +485,35 @@ def write_unsigned(path: Path, record: Record) -> bool:
     data = {**_payload(record), "signed": False}
     paths.write_atomic(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
                        + "\n")
+    return True
+
+
+def remember_steps(folder: Path, key: str, steps: ApprovedSteps | None,
+                   store: SecretStore | None = None) -> bool:
+    """Record automation ``key``'s saved steps as holodesk wrote them (None: forget them) in
+    the signed record in ``folder``; whether it could. A record that verifies is updated, and
+    a first one made when there is none yet; one not trusted is left for the person's answer
+    (steps not recorded are replayed as if imported, every step asked)."""
+    path = record_path(folder)
+    approvals = read_record(path, store)
+    valid = approvals.state is RecordState.VALID
+    if not valid and (approvals.state is not RecordState.MISSING or approvals.binding):
+        log.info("the saved steps of %r are not signed: %s", key,
+                 approvals.problem or "the record of approved settings cannot be used")
+        return False
+    # A first record approves the defaults only: an unsigned one's values are no approval.
+    record = approvals.record if valid else Record()
+    updated = dict(record.steps)
+    if steps is None:
+        if updated.pop(key, None) is None:
+            return True
+    else:
+        updated[key] = steps
+    try:
+        write_record(path, replace(record, steps=updated), store)
+    except ApprovalUnavailable as e:
+        log.info("the saved steps of %r are not signed: %s", key, e.message)
+        return False
     return True
 
 
