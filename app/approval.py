@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -54,8 +55,10 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from app import paths
+from app.plain_http import is_loopback_url
 from app.secrets import KeyringStore, SecretsError, SecretStore
 from control.policy import ConfirmMode
 from control.target import app_names
@@ -79,6 +82,7 @@ __all__ = [
     "describe_automation_change",
     "judge",
     "keyring_problem",
+    "local_endpoint",
     "no_keyring_fix",
     "read_record",
     "record_path",
@@ -90,14 +94,17 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The settings that decide what holodesk does without asking, and what code `holodesk serve`
-#: runs (``serve_model``: vLLM imports the Python a model folder names, --trust-remote-code).
-#: ``protected_paths`` belongs to the protected-files tripwire; a settings model without it
-#: simply has nothing to compare.
+#: The settings that decide what holodesk does without asking, where every screenshot goes
+#: (``endpoint``) and what code `holodesk serve` runs (``serve_model``: vLLM imports the Python
+#: a model folder names, --trust-remote-code). ``protected_paths`` belongs to the
+#: protected-files tripwire; a settings model without it simply has nothing to compare.
 SAFETY_KEYS: tuple[str, ...] = (
     "confirm", "never_touch", "only_in", "protected_paths", "stop_hotkey", "tls_fingerprint",
-    "plain_http_ok", "serve_model",
+    "plain_http_ok", "serve_model", "endpoint",
 )
+#: Host names that stay on the person's network (besides IP addresses of private ranges and
+#: names without a dot): an endpoint there applies without a keyring (:func:`local_endpoint`).
+_LAN_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal")
 #: The key of a :class:`PendingChange` about what an automation does (its table changed outside
 #: holodesk, or it was added there), not only its mode.
 AUTOMATION_CHANGE = "automation"
@@ -182,6 +189,7 @@ class Approvals:
     problem: str = ""
     floor_only: bool = False
     binding: bool = False
+    keyring: bool = True  # a keyring could be asked (nothing says whether it holds a key)
 
     def setting(self, key: str, default: Any) -> Any:
         """The approved value of setting ``key`` (its default when none is approved)."""
@@ -336,7 +344,30 @@ def _stricter(key: str, approved: Any, in_file: Any) -> bool:
         return bool(new) and (not old or new <= old)
     if key == "plain_http_ok":
         return _names(key, in_file) <= _names(key, approved)
-    return False  # stop_hotkey, tls_fingerprint: any other value is a different trust
+    if key == "endpoint":  # the screenshots stay on this machine
+        return isinstance(in_file, str) and is_loopback_url(in_file)
+    # stop_hotkey, tls_fingerprint, serve_model: any other value is a different trust
+    return False
+
+
+def local_endpoint(url: str) -> bool:
+    """Whether ``url`` is this machine or the person's network: loopback, an IP address of a
+    private or link-local range, or a host name without a dot or ending in .local, .lan,
+    .home.arpa or .internal. Without a keyring such an endpoint applies as the file has it
+    (nothing can tell holodesk's own write from another program's): the screenshots may go
+    to another machine of the network, never to one on the internet. A name is taken at its
+    word: where the network's DNS answers for it is not checked."""
+    if is_loopback_url(url):
+        return True
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return bool(host) and ("." not in host or host.endswith(_LAN_SUFFIXES))
+    return address.is_private or address.is_link_local
 
 
 def automation_digest(table: Mapping[str, Any]) -> str:
@@ -354,6 +385,8 @@ def no_keyring_fix(setting: str | None = None) -> Fix:
     """How to get a looser value approved when there is no keyring to remember it."""
     option = {"confirm": " (`holodesk run --confirm ...`)",
               "only_in": " (`holodesk run --only-in ...`)",
+              "endpoint": " (`holodesk run --endpoint ...`; without a keyring an endpoint on "
+                          "this machine or your network applies as set)",
               "serve_model": " (`holodesk serve --model ...`)"}.get(setting or "", "")
     return Fix(
         "holodesk remembers an approved safety setting with a key kept in the system keyring. "
@@ -391,9 +424,10 @@ def read_record(path: Path, store: SecretStore | None = None) -> Approvals:
         anchor = _read_anchor(store)
     except SecretsError:
         if raw is None and not unreadable:
-            return Approvals(RecordState.MISSING)
+            return Approvals(RecordState.MISSING, keyring=False)
         signed = data is not None and "tag" in data
-        return Approvals(RecordState.NO_KEYRING, _lenient(data), floor_only=True, problem=(
+        return Approvals(RecordState.NO_KEYRING, _lenient(data), floor_only=True, keyring=False,
+                         problem=(
             f"the safety settings you approved ({path}) cannot be checked: "
             f"{_keyring_words(store)}; until it can, holodesk uses the defaults for them, or "
             "a value you set that asks more") if signed or unreadable else "")

@@ -50,6 +50,7 @@ from app.approval import (
     RecordState,
     ValueState,
     judge,
+    local_endpoint,
     no_keyring_fix,
     read_record,
     record_path,
@@ -546,7 +547,10 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     approvals = read_record(record_path(path.parent), store)
     defaults = _field_values(Settings())
     approved = {key: _approved_value(key, approvals, defaults) for key in _safety_keys()}
-    pending = list(_pending_changes(from_file, approved))
+    # No keyring to tell holodesk's own write from another program's: an endpoint on this
+    # machine or the person's network applies as set, one on the internet does not.
+    lenient = not approvals.keyring
+    pending = list(_pending_changes(from_file, approved, lenient=lenient))
     sources = {name: path.name for name in file_values}
     used = dict(file_values)
     for change in pending:
@@ -566,7 +570,8 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
             {**used, **env_values},
             lambda name: "$" + env_var(name) if name in env_values else label))
         for key in _safety_keys():
-            if key in env_values and not _env_allowed(key, approved[key], with_env[key]):
+            if key in env_values and not _env_allowed(key, approved[key], with_env[key],
+                                                      lenient=lenient):
                 change = PendingChange(key, approved[key], with_env[key],
                                        source="$" + env_var(key))
                 pending.append(change)
@@ -598,10 +603,10 @@ def approve_for_this_process(change: PendingChange) -> None:
               show_value(change.in_file), change.source)
 
 
-def _env_allowed(key: str, approved: Any, value: Any) -> bool:
+def _env_allowed(key: str, approved: Any, value: Any, *, lenient: bool = False) -> bool:
     """Whether the environment's ``value`` of safety key ``key`` applies: the approved one or
-    stricter, or approved by the person for this process."""
-    if judge(key, approved, value) is not ValueState.NEEDS_APPROVAL:
+    stricter (:func:`_applies`), or approved by the person for this process."""
+    if _applies(key, approved, value, lenient=lenient):
         return True
     return key in _env_approved and judge(key, _env_approved[key], value) is \
         ValueState.APPROVED
@@ -859,11 +864,19 @@ def _approved_value(key: str, approvals: Approvals, defaults: Mapping[str, Any])
     return value
 
 
-def _pending_changes(from_file: Settings,
-                     approved: Mapping[str, Any]) -> tuple[PendingChange, ...]:
+def _applies(key: str, approved: Any, value: Any, *, lenient: bool) -> bool:
+    """Whether ``value`` of safety key ``key`` applies next to the ``approved`` one: equal or
+    stricter; with ``lenient`` (no keyring) an endpoint on this machine or the network too."""
+    if judge(key, approved, value) is not ValueState.NEEDS_APPROVAL:
+        return True
+    return lenient and key == "endpoint" and isinstance(value, str) and local_endpoint(value)
+
+
+def _pending_changes(from_file: Settings, approved: Mapping[str, Any], *,
+                     lenient: bool = False) -> tuple[PendingChange, ...]:
     current = _field_values(from_file)
     return tuple(PendingChange(key, approved[key], current[key]) for key in _safety_keys()
-                 if judge(key, approved[key], current[key]) is ValueState.NEEDS_APPROVAL)
+                 if not _applies(key, approved[key], current[key], lenient=lenient))
 
 
 def _remember(validated: Settings, path: Path, approve: set[str], store: SecretStore | None,
@@ -904,6 +917,8 @@ def _remember(validated: Settings, path: Path, approve: set[str], store: SecretS
         write_record(record_path(path.parent), Record(values, kept.automations, kept.steps),
                      store)
     except ApprovalUnavailable as e:
+        # Without a keyring an endpoint on this machine or the network applies as set.
+        looser = [k for k in looser if k != "endpoint" or not local_endpoint(current[k])]
         if looser or strict:
             raise SettingsError(
                 f"{', '.join(looser or sorted(approve)) or 'the change'} was not changed: "

@@ -535,3 +535,35 @@ def test_apply_approves_an_automation_only_as_it_was_shown(home: Home,
     _edit_automations_by_hand(task="open a terminal and type rm -rf ~")  # while it waits
     assert apply(shown) == []
     assert held_problem(load_automations()[0], load_settings()) is not None
+
+
+# -- the endpoint ------------------------------------------------------------------------------
+
+
+def test_an_endpoint_written_by_hand_is_not_applied(home: Home, file_keyring: Any) -> None:
+    """Every screenshot goes to the endpoint: another https host written in the file (by an
+    editor) waits for approval; one on this machine asks nothing."""
+    set_value("endpoint", "https://gpu.example.org:8443/v1")
+    edit_by_hand(endpoint="https://collector.example.net/v1")
+    settings = load_settings()
+    assert settings.endpoint == "https://gpu.example.org:8443/v1"
+    assert [c.key for c in settings.pending] == ["endpoint"]
+    edit_by_hand(endpoint="http://127.0.0.1:8001/v1")
+    assert load_settings().endpoint == "http://127.0.0.1:8001/v1"
+
+
+def test_without_a_keyring_an_endpoint_on_the_network_applies_one_beyond_it_does_not(
+        home: Home) -> None:
+    """The first-run guide and `make run` keep working without a keyring for a server on this
+    machine or the network; a host on the internet needs a keyring (or the command line)."""
+    set_value("endpoint", "http://gpu-box:8000/v1")
+    assert load_settings().endpoint == "http://gpu-box:8000/v1"
+    for local in ("http://192.168.1.20:8000/v1", "https://gpu.lan/v1", "http://[fd00::5]/v1"):
+        edit_by_hand(endpoint=local)
+        assert load_settings().endpoint == local
+    with pytest.raises(SettingsError, match="endpoint") as refused:
+        set_value("endpoint", "https://collector.example.net/v1")
+    assert refused.value.fix is not None and "--endpoint" in refused.value.fix.text
+    edit_by_hand(endpoint="https://collector.example.net/v1")
+    assert load_settings().endpoint == "http://127.0.0.1:8000/v1"
+    assert load_settings(environ={"HOLODESK_ENDPOINT": "https://203.0.113.9/v1"}).pending
