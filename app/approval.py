@@ -3,15 +3,21 @@ forge, and the comparison that keeps a change made outside holodesk from being o
 
 A hijacked model working a text editor can open ``settings.toml`` and write
 ``confirm = "never"``; the person's next ordinary run would then ask nothing. So the values that
-decide what holodesk may do without asking (:data:`SAFETY_KEYS`, and each automation's
-confirmation mode, bound to what that automation does) are kept a second time, in
-``approved.json`` beside the settings, with an HMAC-SHA256 tag. Its key is 32 random bytes in the
-system keyring (service ``holodesk``, entry :data:`KEY_ENTRY`), under the rules of the API key:
-only a secure keyring, never a plain file (:mod:`app.secrets`). Every write makes a new key, so
-a record written before (one that approved ``never``, kept by a program and put back after the
-person went back to ``risky``) no longer verifies. Only holodesk's own writers update the
-record (`config set`/`unset`, the Settings dialog, the automation commands and window, an
-import, and the person's answer when asked).
+decide what holodesk may do without asking (:data:`SAFETY_KEYS`, each automation's confirmation
+mode and what it does, its saved steps) are kept a second time, in ``approved.json`` beside the
+settings, with an HMAC-SHA256 tag. Its key is 32 random bytes in the system keyring (service
+``holodesk``, entry :data:`KEY_ENTRY`), under the rules of the API key: only a secure keyring,
+never a plain file (:mod:`app.secrets`). Every write makes a new key, so a record written
+before (one that approved ``never``, kept by a program and put back after the person went back
+to ``risky``) no longer verifies. Only holodesk's own writers update the record (`config
+set`/`unset`, the Settings dialog, the automation commands and window, an import, the saved
+steps of an answered run, and the person's answer when asked).
+
+The keyring entry is also the record's *anchor*: beside the key it keeps the settings folder,
+a digest of the record and the approved settings themselves. A record deleted, damaged or left
+behind (``XDG_CONFIG_HOME`` pointed at another folder) is then no fresh install: the anchor's
+values are the approved ones, every automation waits for the person's approval again, and the
+person is told.
 
 Reading compares each value of the file with the approved one (:func:`judge`):
 
@@ -23,74 +29,93 @@ Reading compares each value of the file with the approved one (:func:`judge`):
 * anything else: not used. The approved value is, and the change is a :class:`PendingChange`
   that the front ends show and ask about.
 
-With no record (a fresh install, or one from before this check) the defaults are the approved
-values, so a looser value written by hand is asked about once. A record whose tag does not
-verify (edited, or copied from another machine or account) is not trusted: the defaults again,
-and the person is told. Without a usable keyring the record can neither be checked nor written:
-the defaults are the approved values, stricter values still apply, and a looser one can only
-be given for one process, through the environment.
+With no record and no key (a fresh install, or one from before this check) the defaults are the
+approved values, so a looser value written by hand is asked about once. Without a usable
+keyring nothing can be checked or signed: the record is kept unsigned and counts only where it
+is stricter than the defaults (a *floor*: a program that edits the settings file alone cannot
+loosen what the person set with holodesk; one that also edits the record can, down to the
+defaults).
 
-This module holds the record, its tag and the comparisons; :mod:`app.settings` and
-:mod:`app.automations` apply them when they read and write their files, and
-:mod:`app.safety_review` is what the front ends ask with.
+This module holds the record, its tag and anchor and the comparisons; :mod:`app.settings` and
+:mod:`app.automations` apply them when they read and write their files, :mod:`app.trajectory`
+for the saved steps, and :mod:`app.safety_review` is what the front ends ask with.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from app import paths
+from app.plain_http import is_loopback_url
 from app.secrets import KeyringStore, SecretsError, SecretStore
 from control.policy import ConfirmMode
 from control.target import app_names
 from model.problem import Fix, HolodeskError
 
 __all__ = [
+    "AUTOMATION_CHANGE",
     "KEY_ENTRY",
     "RECORD_FILE",
     "SAFETY_KEYS",
     "ApprovalUnavailable",
     "Approvals",
     "ApprovedAutomation",
+    "ApprovedSteps",
     "PendingChange",
     "Record",
     "RecordState",
     "ValueState",
     "automation_digest",
     "confirm_rank",
+    "describe_automation_change",
     "judge",
     "keyring_problem",
+    "local_endpoint",
     "no_keyring_fix",
     "read_record",
     "record_path",
+    "remember_steps",
     "show_value",
     "write_record",
+    "write_unsigned",
 ]
 
 log = logging.getLogger(__name__)
 
-#: The settings that decide what holodesk does without asking. ``protected_paths`` belongs to
-#: the protected-files tripwire; a settings model without it simply has nothing to compare.
+#: The settings that decide what holodesk does without asking, where every screenshot goes
+#: (``endpoint``) and what code `holodesk serve` runs (``serve_model``: vLLM imports the Python
+#: a model folder names, --trust-remote-code). ``protected_paths`` belongs to the
+#: protected-files tripwire; a settings model without it simply has nothing to compare.
 SAFETY_KEYS: tuple[str, ...] = (
     "confirm", "never_touch", "only_in", "protected_paths", "stop_hotkey", "tls_fingerprint",
-    "plain_http_ok",
+    "plain_http_ok", "serve_model", "endpoint",
 )
+#: Host names that stay on the person's network (besides IP addresses of private ranges and
+#: names without a dot): an endpoint there applies without a keyring (:func:`local_endpoint`).
+_LAN_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal")
+#: The key of a :class:`PendingChange` about what an automation does (its table changed outside
+#: holodesk, or it was added there), not only its mode.
+AUTOMATION_CHANGE = "automation"
 RECORD_FILE = "approved.json"
 #: The keyring entry (service ``holodesk``) of the tag's key. An API key's entry is named by its
 #: endpoint URL and a secret parameter's ``automation:...``: the names never meet.
 KEY_ENTRY = "safety-settings-approval-key"
 FORMAT = 1
 _KEY_BYTES = 32
+#: The most of approved.json that is read: far above any record (a link to /dev/zero is no file).
+MAX_RECORD = 4 * 1024 * 1024
 _ABOUT = ("holodesk's record of the safety settings you approved. It is signed with a key kept "
           "in your keyring: an edit here is noticed and the record is then not trusted.")
 
@@ -102,8 +127,8 @@ class RecordState(Enum):
 
     VALID = "valid"
     MISSING = "no record yet"          # the defaults are the approved values
-    TAMPERED = "record not trusted"    # the tag does not verify: the defaults again
-    NO_KEYRING = "no keyring"          # nothing can be verified or remembered
+    TAMPERED = "record not trusted"    # missing, damaged or left behind: the anchor's values
+    NO_KEYRING = "no keyring"          # nothing can be verified: the record is a floor only
 
 
 class ValueState(Enum):
@@ -121,30 +146,50 @@ class ApprovalUnavailable(HolodeskError):
 @dataclass(frozen=True)
 class ApprovedAutomation:
     """An automation's approved confirmation mode, for what it did when approved (``digest``,
-    :func:`automation_digest`)."""
+    :func:`automation_digest`, and ``table``, its TOML table then, to show what changed; None
+    in a record from before tables were kept)."""
 
     confirm: ConfirmMode
     digest: str
+    table: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ApprovedSteps:
+    """An automation's saved steps as holodesk wrote them: the digest of their file and
+    pictures (:func:`app.trajectory.steps_digest`), and whether they came with an import."""
+
+    digest: str
+    imported: bool = False
 
 
 @dataclass(frozen=True)
 class Record:
     """The approved values: settings by name (JSON values, as ``Settings.model_dump(mode=
-    "json")`` gives them; a key left out is at its default) and automations by key (the name
-    ignoring case)."""
+    "json")`` gives them; a key left out is at its default), automations by key (the name
+    ignoring case) and their saved steps by the same key."""
 
     settings: Mapping[str, Any] = field(default_factory=dict)
     automations: Mapping[str, ApprovedAutomation] = field(default_factory=dict)
+    steps: Mapping[str, ApprovedSteps] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Approvals:
-    """The record as read: trusted only when ``state`` is VALID (otherwise ``record`` is empty).
-    ``problem`` says what the person should know about it ("" when nothing)."""
+    """The record as read. ``record`` holds what counts as approved: the whole record when
+    ``state`` is VALID; the anchor's settings (no automation, no saved steps) when the keyring
+    holds a key and the record is missing or not trusted; with ``floor_only`` (no keyring to
+    check it, or a record kept without one) values that count only where they are stricter
+    than the defaults. ``binding``: the keyring holds the key of a record, so an automation
+    without an approved entry is not approved. ``problem`` says what the person should know
+    about it ("" when nothing)."""
 
     state: RecordState
     record: Record = field(default_factory=Record)
     problem: str = ""
+    floor_only: bool = False
+    binding: bool = False
+    keyring: bool = True  # a keyring could be asked (nothing says whether it holds a key)
 
     def setting(self, key: str, default: Any) -> Any:
         """The approved value of setting ``key`` (its default when none is approved)."""
@@ -153,29 +198,61 @@ class Approvals:
     def automation(self, key: str) -> ApprovedAutomation | None:
         return self.record.automations.get(key)
 
+    def steps(self, key: str) -> ApprovedSteps | None:
+        """The saved steps of automation ``key`` as holodesk wrote them: only from a record
+        that verifies."""
+        return self.record.steps.get(key) if self.state is RecordState.VALID else None
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """The keyring entry: the record's key, and (from entries written since anchors exist)
+    the settings folder, the digest of the record signed and the approved settings."""
+
+    key: bytes
+    folder: str | None = None
+    record: str | None = None
+    settings: Mapping[str, Any] | None = None
+
 
 @dataclass(frozen=True)
 class PendingChange:
-    """A safety value the file holds and the person has not approved: not in effect.
+    """A safety value the files (or the environment) hold and the person has not approved:
+    not in effect.
 
     ``key`` is the setting (``confirm`` also for an automation's mode, then ``automation`` is
-    the automation's name); ``approved`` is the value in effect instead and ``in_file`` the
-    one written in the file (JSON values).
+    the automation's name; :data:`AUTOMATION_CHANGE` for what an automation does, then
+    ``approved`` and ``in_file`` are its tables, ``approved`` None for one never approved);
+    ``approved`` is the value in effect instead and ``in_file`` the one written in the file
+    (JSON values). ``source`` is where ``in_file`` comes from: "" the file, ``$HOLODESK_X``
+    the environment. ``digest`` is, for an automation, what it does as shown
+    (:func:`automation_digest`): the answer holds only while the file still says so; ``task``
+    its task, shown with a change of its mode.
     """
 
     key: str
     approved: Any
     in_file: Any
     automation: str | None = None
+    source: str = ""
+    digest: str = ""
+    task: str = ""
 
     def label(self) -> str:
-        """``confirm``, or ``automation "timesheet": confirm``."""
-        return self.key if self.automation is None else \
-            f"automation {self.automation!r}: {self.key}"
+        """``confirm``, ``automation "timesheet": confirm``, or ``automation "timesheet"``."""
+        if self.automation is None:
+            return self.key
+        if self.key == AUTOMATION_CHANGE:
+            return f"automation {self.automation!r}"
+        return f"automation {self.automation!r}: {self.key}"
 
     def describe(self) -> str:
         """One line for the person: what the file says, and what is used instead."""
-        return (f"{self.label()} = {show_value(self.in_file)} in the file; not applied, "
+        if self.key == AUTOMATION_CHANGE:
+            return describe_automation_change(self.automation or "", self.approved,
+                                              self.in_file)
+        where = f"in the environment ({self.source})" if self.source else "in the file"
+        return (f"{self.label()} = {show_value(self.in_file)} {where}; not applied, "
                 f"{show_value(self.approved)} (approved) is used")
 
 
@@ -185,6 +262,33 @@ def show_value(value: Any) -> str:
         return "(none)"
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def describe_automation_change(name: str, approved: Mapping[str, Any] | None,
+                               in_file: Mapping[str, Any]) -> str:
+    """What the files say an automation does, next to what was approved (every field that
+    differs), and that it does not run until the person approves it."""
+    held = "it does not run until you approve it"
+    if approved is None:
+        what = "; ".join(f"{k} {_field(v)}" for k, v in in_file.items() if k != "name")
+        return f"automation {name!r} is not approved (added or changed outside holodesk): " \
+               f"{what}; {held}"
+    fields = [k for k in dict.fromkeys([*approved, *in_file]) if k != "name"]
+    diff = "; ".join(f"{k} {_field(approved.get(k))} -> {_field(in_file.get(k))}"
+                     for k in fields if approved.get(k) != in_file.get(k))
+    return f"automation {name!r} was changed outside holodesk: {diff or 'no field'}; {held}"
+
+
+def _field(value: Any) -> str:
+    if value is None or value == [] or value == {}:
+        return "(none)"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
 
 
@@ -240,7 +344,30 @@ def _stricter(key: str, approved: Any, in_file: Any) -> bool:
         return bool(new) and (not old or new <= old)
     if key == "plain_http_ok":
         return _names(key, in_file) <= _names(key, approved)
-    return False  # stop_hotkey, tls_fingerprint: any other value is a different trust
+    if key == "endpoint":  # the screenshots stay on this machine
+        return isinstance(in_file, str) and is_loopback_url(in_file)
+    # stop_hotkey, tls_fingerprint, serve_model: any other value is a different trust
+    return False
+
+
+def local_endpoint(url: str) -> bool:
+    """Whether ``url`` is this machine or the person's network: loopback, an IP address of a
+    private or link-local range, or a host name without a dot or ending in .local, .lan,
+    .home.arpa or .internal. Without a keyring such an endpoint applies as the file has it
+    (nothing can tell holodesk's own write from another program's): the screenshots may go
+    to another machine of the network, never to one on the internet. A name is taken at its
+    word: where the network's DNS answers for it is not checked."""
+    if is_loopback_url(url):
+        return True
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return bool(host) and ("." not in host or host.endswith(_LAN_SUFFIXES))
+    return address.is_private or address.is_link_local
 
 
 def automation_digest(table: Mapping[str, Any]) -> str:
@@ -256,12 +383,18 @@ def automation_digest(table: Mapping[str, Any]) -> str:
 
 def no_keyring_fix(setting: str | None = None) -> Fix:
     """How to get a looser value approved when there is no keyring to remember it."""
-    env = f" (HOLODESK_{setting.upper()})" if setting else " (HOLODESK_<KEY>)"
+    option = {"confirm": " (`holodesk run --confirm ...`)",
+              "only_in": " (`holodesk run --only-in ...`)",
+              "endpoint": " (`holodesk run --endpoint ...`; without a keyring an endpoint on "
+                          "this machine or your network applies as set)",
+              "serve_model": " (`holodesk serve --model ...`)"}.get(setting or "", "")
     return Fix(
         "holodesk remembers an approved safety setting with a key kept in the system keyring. "
         "Install or unlock one (Linux: `sudo apt-get install gnome-keyring` and a desktop "
-        "session that unlocks it; `holodesk doctor` checks it), or give the value for one "
-        f"process in the environment{env}, which a program cannot change in a file."
+        "session that unlocks it; `holodesk doctor` checks it), or give the value for one run "
+        f"on the command line{option}, where the command has an option for it. A value in "
+        "the environment (HOLODESK_<KEY>) that asks less is asked about like one in the file: "
+        "a file (~/.config/environment.d, ~/.profile) may have set it."
     )
 
 
@@ -276,75 +409,154 @@ def keyring_problem(store: SecretStore | None = None) -> str:
 
 
 def read_record(path: Path, store: SecretStore | None = None) -> Approvals:
-    """The record at ``path``, checked against its tag; never raises."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Approvals(RecordState.MISSING)
-    except OSError as e:
-        return _untrusted(path, f"it cannot be read ({e.strerror or e})")
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        tag = data.pop("tag")
-        if not isinstance(tag, str):
-            raise ValueError("no tag")
-    except (ValueError, KeyError) as e:
-        return _untrusted(path, f"it is not holodesk's record ({e})")
+    """The record at ``path``, checked against its tag and the keyring's anchor; never
+    raises. See :class:`Approvals` for what each outcome counts as approved."""
     store = KeyringStore() if store is None else store
     try:
-        key = _read_key(store)
-    except SecretsError:
-        words = _keyring_words(store)
-        return Approvals(RecordState.NO_KEYRING, problem=(
-            f"the safety settings you approved ({path}) cannot be checked: {words}; until it "
-            "can, holodesk uses the defaults for them"))
-    if key is None:
-        return _untrusted(path, "the keyring holds no key for it (a new keyring, or the record "
-                                "was copied from elsewhere)")
-    if not hmac.compare_digest(_tag(key, data), tag):
-        return _untrusted(path, "it was changed outside holodesk, or copied from elsewhere")
+        raw: bytes | None = paths.read_limited(path, MAX_RECORD)
+        unreadable = ""
+    except FileNotFoundError:
+        raw, unreadable = None, ""
+    except OSError as e:
+        raw, unreadable = None, f"it cannot be read ({e.strerror or e})"
+    data = _json_object(raw) if raw is not None else None
     try:
-        record = _parse(data)
-    except (ValueError, TypeError, KeyError) as e:
-        return _untrusted(path, f"it cannot be understood ({e})")
-    return Approvals(RecordState.VALID, record)
+        anchor = _read_anchor(store)
+    except SecretsError:
+        if raw is None and not unreadable:
+            return Approvals(RecordState.MISSING, keyring=False)
+        signed = data is not None and "tag" in data
+        return Approvals(RecordState.NO_KEYRING, _lenient(data), floor_only=True, keyring=False,
+                         problem=(
+            f"the safety settings you approved ({path}) cannot be checked: "
+            f"{_keyring_words(store)}; until it can, holodesk uses the defaults for them, or "
+            "a value you set that asks more") if signed or unreadable else "")
+    if anchor is None:
+        if raw is None and not unreadable:
+            return Approvals(RecordState.MISSING)
+        if data is not None and "tag" not in data and data.get("signed") is False:
+            # Kept without a keyring (before one was installed): a floor, nothing to tell.
+            return Approvals(RecordState.MISSING, _lenient(data), floor_only=True)
+        return Approvals(RecordState.TAMPERED, _lenient(data), floor_only=True,
+                         problem=_untrusted_text(path, unreadable or (
+                             "the keyring holds no key for it (a new keyring, or the record "
+                             "was copied from elsewhere)"), anchored=False))
+    why = unreadable or _why_untrusted(anchor, data, path)
+    if not why and data is not None:
+        try:
+            record = _parse(data)
+        except (ValueError, TypeError, KeyError) as e:
+            why = f"it cannot be understood ({e})"
+        else:
+            return Approvals(RecordState.VALID, record, binding=True)
+    anchored = anchor.settings is not None
+    return Approvals(RecordState.TAMPERED, Record(settings=dict(anchor.settings or {})),
+                     binding=True, problem=_untrusted_text(path, why, anchored=anchored))
+
+
+def _why_untrusted(anchor: _Anchor, data: dict[str, Any] | None, path: Path) -> str:
+    """Why the record does not hold what the anchor says ("" when it does)."""
+    moved = anchor.folder is not None and anchor.folder != str(path.parent)
+    if data is None:
+        if moved:
+            return (f"it is not there: the settings folder is {path.parent} now, and the "
+                    f"values you approved are those of {anchor.folder} (XDG_CONFIG_HOME "
+                    "changed?)")
+        return "it was deleted or is not holodesk's record"
+    tag = data.get("tag")
+    body = {k: v for k, v in data.items() if k != "tag"}
+    if not isinstance(tag, str) or not hmac.compare_digest(_tag(anchor.key, body), tag):
+        return "it was changed outside holodesk, or copied from elsewhere"
+    if anchor.record is not None and anchor.record != _digest(body):
+        return "it is not the record last written (an older one put back?)"
+    return ""
 
 
 def write_record(path: Path, record: Record, store: SecretStore | None = None) -> None:
-    """Sign ``record`` with a new key and replace the file.
+    """Sign ``record`` with a new key, anchor it in the keyring and replace the file.
 
     A new key at every write: every record written before stops verifying, so an old one put
     back (approving what the person has since taken back) is not trusted. A crash between the
-    keyring and the file leaves a record that does not verify: the defaults, asked again.
-    :class:`ApprovalUnavailable` (nothing written) when the keyring cannot be used.
+    keyring and the file leaves a record that does not match its anchor: the anchor's values,
+    asked again. :class:`ApprovalUnavailable` (nothing written) when the keyring cannot be used.
     """
     store = KeyringStore() if store is None else store
+    data = _payload(record)
+    key = secrets.token_bytes(_KEY_BYTES)
+    anchor = {"format": FORMAT, "key": key.hex(), "folder": str(path.parent),
+              "record": _digest(data), "settings": data["settings"]}
     try:
-        store.set(KEY_ENTRY, secrets.token_bytes(_KEY_BYTES).hex())
+        store.set(KEY_ENTRY, json.dumps(anchor, sort_keys=True, separators=(",", ":")))
         log.debug("new key of the approved safety settings in the keyring (%s)",
                   store.backend_name())
         # Read back: another holodesk writing at the same moment may have stored its own, and
-        # the last one stored is the one every reader gets.
-        key = _read_key(store)
-        if key is None:
+        # the last one stored is the one every reader gets (this record then does not match
+        # its anchor: asked again).
+        back = _read_anchor(store)
+        if back is None:
             raise SecretsError("the keyring did not keep the key")
     except SecretsError:
         raise ApprovalUnavailable(
             f"the change cannot be remembered as approved: {_keyring_words(store)}",
             no_keyring_fix()) from None
-    data = _payload(record)
-    text = json.dumps({**data, "tag": _tag(key, data)}, indent=1, sort_keys=True,
+    text = json.dumps({**data, "tag": _tag(back.key, data)}, indent=1, sort_keys=True,
                       ensure_ascii=False)
     paths.write_atomic(path, text + "\n")
 
 
-def _untrusted(path: Path, why: str) -> Approvals:
-    return Approvals(RecordState.TAMPERED, problem=(
-        f"the record of the safety settings you approved ({path}) is not trusted: {why}. "
-        "holodesk uses the defaults as the approved values; a safety setting you changed is "
-        "asked about again"))
+def write_unsigned(path: Path, record: Record) -> bool:
+    """Keep ``record`` unsigned (no keyring): a floor, see the module doc. Never over a signed
+    record (a keyring locked for now: it is checked again once unlocked); whether it was
+    written."""
+    try:
+        current = _json_object(paths.read_limited(path, MAX_RECORD))
+    except FileNotFoundError:
+        current = None
+    except OSError:
+        return False
+    if current is not None and "tag" in current:
+        return False
+    data = {**_payload(record), "signed": False}
+    paths.write_atomic(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+                       + "\n")
+    return True
+
+
+def remember_steps(folder: Path, key: str, steps: ApprovedSteps | None,
+                   store: SecretStore | None = None) -> bool:
+    """Record automation ``key``'s saved steps as holodesk wrote them (None: forget them) in
+    the signed record in ``folder``; whether it could. A record that verifies is updated, and
+    a first one made when there is none yet; one not trusted is left for the person's answer
+    (steps not recorded are replayed as if imported, every step asked)."""
+    path = record_path(folder)
+    approvals = read_record(path, store)
+    valid = approvals.state is RecordState.VALID
+    if not valid and (approvals.state is not RecordState.MISSING or approvals.binding):
+        log.info("the saved steps of %r are not signed: %s", key,
+                 approvals.problem or "the record of approved settings cannot be used")
+        return False
+    # A first record approves the defaults only: an unsigned one's values are no approval.
+    record = approvals.record if valid else Record()
+    updated = dict(record.steps)
+    if steps is None:
+        if updated.pop(key, None) is None:
+            return True
+    else:
+        updated[key] = steps
+    try:
+        write_record(path, replace(record, steps=updated), store)
+    except ApprovalUnavailable as e:
+        log.info("the saved steps of %r are not signed: %s", key, e.message)
+        return False
+    return True
+
+
+def _untrusted_text(path: Path, why: str, *, anchored: bool) -> str:
+    used = ("holodesk uses the values you approved, kept with its key in your keyring; every "
+            "automation is asked about again before it runs" if anchored else
+            "holodesk uses the defaults as the approved values (or a value of it that asks "
+            "more); a safety setting you changed is asked about again")
+    return f"the record of the safety settings you approved ({path}) is not trusted: {why}. {used}"
 
 
 def _keyring_words(store: SecretStore) -> str:
@@ -356,15 +568,41 @@ def _keyring_words(store: SecretStore) -> str:
     return f"the keyring ({name}) could not be used; if it is locked, unlock it"
 
 
-def _read_key(store: SecretStore) -> bytes | None:
+def _read_anchor(store: SecretStore) -> _Anchor | None:
+    """The keyring's entry (None when there is none, or it is not one holodesk wrote)."""
     text = store.get(KEY_ENTRY)
     if not text:
         return None
+    text = text.strip()
+    if not text.startswith("{"):  # an entry from before anchors: the key alone
+        key = _key(text)
+        return None if key is None else _Anchor(key)
+    try:
+        data = json.loads(text)
+        key = _key(str(data["key"]))
+        settings = data.get("settings")
+        if key is None or not isinstance(settings, dict):
+            return None
+        return _Anchor(key, str(data.get("folder") or "") or None,
+                       str(data.get("record") or "") or None, settings)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _key(text: str) -> bytes | None:
     try:
         key = bytes.fromhex(text.strip())
     except ValueError:
         return None
     return key if len(key) == _KEY_BYTES else None
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _canonical(data: Any) -> bytes:
@@ -375,15 +613,24 @@ def _tag(key: bytes, data: Mapping[str, Any]) -> str:
     return hmac.new(key, _canonical(dict(data)), hashlib.sha256).hexdigest()
 
 
+def _digest(data: Mapping[str, Any]) -> str:
+    return hashlib.sha256(_canonical(dict(data))).hexdigest()
+
+
 def _payload(record: Record) -> dict[str, Any]:
+    automations: dict[str, Any] = {}
+    for k, a in sorted(record.automations.items()):
+        entry: dict[str, Any] = {"confirm": str(a.confirm), "digest": a.digest}
+        if a.table is not None:
+            entry["table"] = dict(a.table)
+        automations[k] = entry
     return {
         "format": FORMAT,
         "about": _ABOUT,
         "settings": {k: record.settings[k] for k in sorted(record.settings)},
-        "automations": {
-            k: {"confirm": str(a.confirm), "digest": a.digest}
-            for k, a in sorted(record.automations.items())
-        },
+        "automations": automations,
+        "steps": {k: {"digest": v.digest, "imported": v.imported}
+                  for k, v in sorted(record.steps.items())},
     }
 
 
@@ -392,12 +639,28 @@ def _parse(data: Mapping[str, Any]) -> Record:
         raise ValueError(f"format {data.get('format')!r}, this holodesk writes {FORMAT}")
     settings = data["settings"]
     automations = data["automations"]
-    if not isinstance(settings, dict) or not isinstance(automations, dict):
-        raise TypeError("settings and automations must be tables")
+    steps = data.get("steps", {})
+    if not all(isinstance(x, dict) for x in (settings, automations, steps)):
+        raise TypeError("settings, automations and steps must be tables")
     return Record(
         settings={str(k): v for k, v in settings.items() if k in SAFETY_KEYS},
         automations={
-            str(k): ApprovedAutomation(ConfirmMode(v["confirm"]), str(v["digest"]))
+            str(k): ApprovedAutomation(ConfirmMode(v["confirm"]), str(v["digest"]),
+                                       dict(v["table"]) if isinstance(v.get("table"), dict)
+                                       else None)
             for k, v in automations.items()
         },
+        steps={str(k): ApprovedSteps(str(v["digest"]), v.get("imported") is True)
+               for k, v in steps.items()},
     )
+
+
+def _lenient(data: Mapping[str, Any] | None) -> Record:
+    """What an unverified record says (a floor at most); nothing when it cannot be read."""
+    if data is None:
+        return Record()
+    try:
+        record = _parse(data)
+    except (ValueError, TypeError, KeyError):
+        return Record()
+    return Record(record.settings, record.automations)  # saved steps: never from it

@@ -51,6 +51,7 @@ from __future__ import annotations
 import logging
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ from pydantic import (
 
 from app import paths
 from app.approval import (
+    AUTOMATION_CHANGE,
     Approvals,
     ApprovalUnavailable,
     ApprovedAutomation,
@@ -78,6 +80,7 @@ from app.approval import (
     read_record,
     record_path,
     write_record,
+    write_unsigned,
 )
 from app.lock import editing
 from app.parameters import (
@@ -97,7 +100,7 @@ from app.settings import Settings, SettingsError, app_list, load_settings, norma
 from app.toml_text import toml_data
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
-from model.problem import HolodeskError
+from model.problem import Fix, HolodeskError
 
 __all__ = [
     "AUTOMATIONS_FILE",
@@ -107,6 +110,7 @@ __all__ = [
     "Automation",
     "AutomationError",
     "NewerFileError",
+    "Verdict",
     "add_automation",
     "approve_confirm",
     "automation_table",
@@ -114,6 +118,8 @@ __all__ = [
     "check_name",
     "confirm_in_effect",
     "find_automation",
+    "held_problem",
+    "judge_automation",
     "keep_confirm",
     "load_automations",
     "pending_confirms",
@@ -338,49 +344,111 @@ class Automation(BaseModel):
                                **{**self.model_dump(mode="json"), **values})
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the person approved for a run of an automation (:func:`judge_automation`).
+
+    ``confirm`` is the mode a run gets: the approved one, or the file's when it asks more;
+    ``only_in`` the applications: the approved ones, or the file's when narrower. ``held``:
+    what it does was changed (or it was added) outside holodesk and is not approved, so it does
+    not run until the person approves it (a test run, every step confirmed, excepted).
+    ``change`` is the question waiting for the person, if any.
+    """
+
+    confirm: ConfirmMode
+    only_in: tuple[str, ...]
+    held: bool = False
+    change: PendingChange | None = None
+
+
+def judge_automation(automation: Automation, baseline: ConfirmMode | str,
+                     approvals: Approvals) -> Verdict:
+    """What the record approves for ``automation`` as the file has it.
+
+    The approved entry is the floor whenever there is one for what the automation does now
+    (its digest, :func:`app.approval.automation_digest`): its mode, unless the file's asks
+    more. One never approved, or changed outside holodesk since, has ``baseline`` (the
+    settings' mode) approved, or the entry's mode when that asks more, and the applications it
+    was approved with; while the keyring holds a record's key (``approvals.binding``) it is
+    also held. A record that cannot be checked counts only where it asks more than the baseline.
+    """
+    baseline = ConfirmMode(baseline)
+    table = automation_table(automation)
+    digest = automation_digest(table)
+    entry = approvals.automation(automation.key) \
+        if approvals.state is RecordState.VALID or approvals.floor_only else None
+    matches = entry is not None and entry.digest == digest
+    approved = baseline
+    only_in = automation.only_in
+    held = False
+    change: PendingChange | None = None
+    if matches and entry is not None:
+        if not approvals.floor_only or confirm_rank(entry.confirm) > confirm_rank(baseline):
+            approved = entry.confirm
+    elif approvals.binding:
+        held = True
+        if entry is not None and confirm_rank(entry.confirm) > confirm_rank(baseline):
+            approved = entry.confirm
+        before = entry.table if entry is not None else None
+        if before is not None:
+            was = tuple(str(a) for a in before.get("only_in", ()))
+            narrower = bool(only_in) and (not was or {a.casefold() for a in only_in}
+                                          <= {a.casefold() for a in was})
+            only_in = only_in if narrower or tuple(only_in) == was else was
+        change = PendingChange(AUTOMATION_CHANGE, dict(before) if before is not None else None,
+                               table, automation=automation.name, digest=digest)
+    confirm = automation.confirm if confirm_rank(automation.confirm) >= confirm_rank(approved) \
+        else approved
+    if change is None and confirm is not automation.confirm:
+        change = PendingChange("confirm", str(approved), str(automation.confirm),
+                               automation=automation.name, digest=digest, task=automation.task)
+    return Verdict(confirm, tuple(only_in), held, change)
+
+
 def run_settings(settings: Settings, automation: Automation, *,
                  approvals: Approvals | None = None) -> Settings:
     """``settings`` with the automation's confirmation mode, monitor and the applications it
-    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`). The mode
-    is the one approved for what the automation does (:func:`confirm_in_effect`; ``approvals``
-    defaults to the record beside the automations file, read only when the mode asks less than
-    ``settings``)."""
-    confirm = automation.confirm
-    if confirm_rank(confirm) < confirm_rank(settings.confirm):
-        if approvals is None:
-            approvals = read_record(record_path(automations_path().parent))
-        confirm = confirm_in_effect(automation, settings.confirm, approvals)[0]
+    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`), nor than
+    what the person approved for it (:func:`judge_automation`; ``approvals`` defaults to the
+    record beside the automations file). Whether it may run at all is :func:`held_problem`'s."""
+    if approvals is None:
+        approvals = read_record(record_path(automations_path().parent))
+    verdict = judge_automation(automation, settings.confirm, approvals)
     return settings.with_overrides(
         {"monitor": automation.monitor,
-         **run_limits(settings, confirm, automation.only_in, automation.name)},
+         **run_limits(settings, verdict.confirm, verdict.only_in, automation.name)},
         source=f"automation {automation.name!r}",
     )
+
+
+def held_problem(automation: Automation, settings: Settings,
+                 approvals: Approvals | None = None) -> AutomationError | None:
+    """Why ``automation`` does not run now: what it does was changed (or it was added)
+    outside holodesk and the person has not approved it; None when it may run."""
+    if approvals is None:
+        approvals = read_record(record_path(automations_path().parent))
+    verdict = judge_automation(automation, settings.confirm, approvals)
+    if not verdict.held:
+        return None
+    return AutomationError(
+        f"{automation.name!r} was not run: it was changed or added outside holodesk (not with "
+        "the automation commands or the Automations window), and what it does now is not "
+        "approved",
+        Fix("look at the change and approve or refuse it: `holodesk config approve` in a "
+            "terminal, or the window the desktop app shows"))
 
 
 def confirm_in_effect(automation: Automation, baseline: ConfirmMode | str,
                       approvals: Approvals) -> tuple[ConfirmMode, PendingChange | None]:
     """The confirmation mode a run of ``automation`` gets, and the change waiting for the
-    person's approval when the file's mode is not that one.
-
-    The approved mode holds for what the automation did when it was approved (its digest,
-    :func:`app.approval.automation_digest`); one never approved, or changed outside holodesk
-    since, has ``baseline`` (the settings' mode) approved. The file's mode is used when it asks
-    at least as much as the approved one.
-    """
-    entry = approvals.automation(automation.key) if approvals.state is RecordState.VALID \
-        else None
-    approved = ConfirmMode(baseline)
-    if entry is not None and entry.digest == automation_digest(automation_table(automation)):
-        approved = entry.confirm
-    if confirm_rank(automation.confirm) >= confirm_rank(approved):
-        return automation.confirm, None
-    return approved, PendingChange("confirm", str(approved), str(automation.confirm),
-                                   automation=automation.name)
+    person's approval (:func:`judge_automation`)."""
+    verdict = judge_automation(automation, baseline, approvals)
+    return verdict.confirm, verdict.change
 
 
 def pending_confirms(items: Sequence[Automation], baseline: ConfirmMode | str,
                      approvals: Approvals) -> list[PendingChange]:
-    """The automations' confirmation modes changed outside holodesk and not approved."""
+    """The automations' modes, and what they do, changed outside holodesk and not approved."""
     return [c for a in items if (c := confirm_in_effect(a, baseline, approvals)[1]) is not None]
 
 
@@ -588,8 +656,9 @@ def remove_automation(name: str, *, path: Path | None = None,
 
 def approve_confirm(change: PendingChange, *, path: Path | None = None,
                     store: SecretStore | None = None) -> bool:
-    """Approve an automation's confirmation mode the person was shown (``change``), while the
-    file still holds it; False when it does not any more (nothing approved).
+    """Approve what the person was shown for an automation (``change``: its mode, or what it
+    does), while the file still holds exactly that; False when it does not any more (nothing
+    approved: a task swapped while the question waited is asked about again).
 
     :class:`app.approval.ApprovalUnavailable` when there is no keyring to remember it.
     """
@@ -604,19 +673,27 @@ def approve_confirm(change: PendingChange, *, path: Path | None = None,
 
 def keep_confirm(change: PendingChange, *, path: Path | None = None,
                  store: SecretStore | None = None) -> bool:
-    """Write the approved confirmation mode back into the file for an automation whose change
-    the person refused (while the file still holds the mode shown); the refused mode goes to
-    the log only. False when the file holds something else by now."""
+    """Write the approved automation back into the file for a change the person refused (while
+    the file still holds what was shown): its approved mode, or everything it was approved
+    with; one never approved (added outside holodesk) is taken out of the file. What was
+    refused goes to the log only. False when the file holds something else by now."""
     path = automations_path() if path is None else path
     with editing(path):
         items = load_automations(path)
         current = _still(change, items)
         if current is None:
             return False
-        log.info("refused by you, not applied: automation %r confirm = %s in %s (the approved "
-                 "%s stays)", current.name, change.in_file, path, change.approved)
-        kept = current.changed(confirm=change.approved)
-        items = [kept if a is current else a for a in items]
+        kept: Automation | None
+        if change.key != AUTOMATION_CHANGE:
+            kept = current.changed(confirm=change.approved)
+        elif isinstance(change.approved, Mapping):
+            kept = Automation.make(f"automation {current.name!r}", **dict(change.approved))
+        else:
+            kept = None
+        log.info("refused by you, not applied: %s in %s (%s)", change.describe(), path,
+                 "the approved one is written back" if kept is not None else
+                 f"it is taken out of the file; it was {automation_table(current)}")
+        items = [k for a in items if (k := (kept if a is current else a)) is not None]
         _refuse_newer(path)
         _remember(path, current, kept, chosen=True, store=store)
         save_automations(items, path)
@@ -624,50 +701,67 @@ def keep_confirm(change: PendingChange, *, path: Path | None = None,
 
 
 def _still(change: PendingChange, items: Sequence[Automation]) -> Automation | None:
-    """The automation of ``change`` if the file still gives it the mode the person was shown."""
+    """The automation of ``change`` if the file still holds what the person was shown: the
+    same mode, and the same task, applications and all (its digest)."""
     if change.automation is None:
         return None
     try:
         current = find_automation(items, change.automation)
     except AutomationError:
         return None
+    table = automation_table(current)
+    if change.digest and automation_digest(table) != change.digest:
+        return None
+    if change.key == AUTOMATION_CHANGE:
+        return current if table == change.in_file else None
     return current if str(current.confirm) == change.in_file else None
 
 
 def _remember(path: Path, old: Automation | None, new: Automation | None, *, chosen: bool,
               store: SecretStore | None, strict: bool = False) -> None:
-    """Update the record of approved confirmation modes for a change the person made with
-    holodesk (``old`` replaced by ``new``; either may be None), before the file is written.
+    """Update the record of approved automations for a change the person made with holodesk
+    (``old`` replaced by ``new``; either may be None), before the file is written.
 
-    ``new``'s mode is approved for what it does when the person chose it (``chosen``, or a new
+    ``new`` is approved as it is, with its mode when the person chose it (``chosen``, or a new
     automation); otherwise ``old``'s approved mode carries over unless the new one asks more.
-    Without a keyring nothing is remembered: a mode that asks less than the settings' is then
-    refused (AutomationError, nothing written), as is any approval with ``strict``.
+    Without a keyring the record is kept unsigned (a floor): a mode that asks less than the
+    settings' is then refused (AutomationError, nothing written), as is any approval with
+    ``strict``.
     """
     record_file = record_path(path.parent)
     approvals = read_record(record_file, store)
     valid = approvals.state is RecordState.VALID
     entries = dict(approvals.record.automations) if valid else {}
+    floor = dict(approvals.record.automations) if approvals.floor_only else {}
+    steps = dict(approvals.record.steps) if valid else {}
     baseline = _settings_confirm(path)
     looser = False
     if old is not None:
         entries.pop(old.key, None)
+        floor.pop(old.key, None)
+        moved = steps.pop(old.key, None)
+        if moved is not None and new is not None:
+            steps[new.key] = moved  # renamed: the steps go along (app/trajectory.py signs them)
     if new is not None:
         mode = new.confirm
         if old is not None and not chosen:
             before = confirm_in_effect(old, baseline, approvals)[0]
             if confirm_rank(mode) < confirm_rank(before):
                 mode = before
-        entries[new.key] = ApprovedAutomation(mode, automation_digest(automation_table(new)))
+        table = automation_table(new.changed(confirm=mode) if mode is not new.confirm else new)
+        entries[new.key] = floor[new.key] = ApprovedAutomation(
+            ConfirmMode(mode), automation_digest(table), table)
         looser = confirm_rank(mode) < confirm_rank(baseline)
+    # The settings approved so far: the record's, or the anchor's when it is not trusted.
+    settings = approvals.record.settings if valid or approvals.binding else {}
     try:
-        write_record(record_file, Record(approvals.record.settings if valid else {}, entries),
-                     store)
+        write_record(record_file, Record(settings, entries, steps), store)
     except ApprovalUnavailable as e:
         if (looser or strict) and new is not None:
             raise AutomationError(
                 f"{new.name!r} was not saved: its confirmation mode {new.confirm} asks less than "
                 f"the settings' ({baseline}), and {e.message}", no_keyring_fix("confirm")) from None
+        write_unsigned(record_file, Record(approvals.record.settings, floor))
         log.info("automations saved without a record of approval: %s", e.message)
 
 
@@ -766,7 +860,7 @@ MIGRATIONS: dict[int, Callable[[list[dict[str, Any]], Path], list[dict[str, Any]
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = paths.read_limited(path)
     except FileNotFoundError:
         return {}
     except OSError as e:

@@ -19,8 +19,10 @@ directory holds screenshots of the person's desktop, so every directory is creat
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -200,3 +202,34 @@ def _write_atomic_bytes(path: Path, data: bytes, private_dir: bool) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+#: The most :func:`read_limited` reads by default: far above any file holodesk writes.
+READ_LIMIT = 8 * 1024 * 1024
+
+
+def read_limited(path: Path, limit: int = READ_LIMIT) -> bytes:
+    """The bytes of ``path``, a regular file (a link to one is followed) of at most ``limit``
+    bytes; OSError otherwise, FileNotFoundError when there is none.
+
+    holodesk's own files are text any program can replace: a link to ``/dev/zero`` or a fifo
+    would make a plain read hang or fill the memory. The file is opened without waiting (a
+    fifo never blocks the open) and checked to be a regular file before anything is read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # grew since the check
+                raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

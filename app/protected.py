@@ -70,10 +70,15 @@ HOME_FILES = (
 #: there would be asked for the password), keys, and what trusts them.
 HOME_FOLDERS = (".local/bin", "bin", ".ssh", ".gnupg")
 #: Under the XDG config folder: the fish shell's start-up, the session's environment
-#: (HOLODESK_* and PATH for every program), programs started at login, user services.
-CONFIG_FOLDERS = ("fish", "environment.d", "autostart", "systemd/user")
-#: Under the XDG data folder: desktop entries, which menus and file types start.
-DATA_FOLDERS = ("applications",)
+#: (HOLODESK_* and PATH for every program; Plasma's env scripts are sourced by its shell at
+#: login, its shutdown scripts run at logout), programs started at login, user services, and
+#: the keyring library's config (it names Python to import: app/secrets.py never reads it, other
+#: programs do).
+CONFIG_FOLDERS = ("fish", "environment.d", "plasma-workspace/env", "plasma-workspace/shutdown",
+                  "autostart", "systemd/user", "python_keyring")
+#: Under the XDG data folder: desktop entries, which menus and file types start; the keyring
+#: library's data folder (keyrings.alt's files).
+DATA_FOLDERS = ("applications", "python_keyring")
 
 
 def manifest_path() -> Path:

@@ -29,6 +29,7 @@ proposals are: the loop does all that (the text a replayed step types now is wha
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,15 +40,18 @@ from PIL import Image
 
 from app.agent import Cannot, Proposal, Seen
 from app.parameters import replayed_text
+from app.secrets import SecretStore
 from app.trajectory import (
     STATE_FACTOR,
     Anchor,
+    Loaded,
     Trajectory,
     TrajectoryError,
     anchor_problem,
     decode,
-    load_trajectory,
     read_picture,
+    read_steps,
+    signed_steps,
 )
 from control import match
 from model.coords import Convention, FrameGeometry
@@ -69,6 +73,12 @@ STATE_BLOCK = 4
 #: The largest mean difference of any :data:`CONTEXT_BLOCK` block between the area recorded
 #: around a pointing step's target and the same area now (a dialog's question reworded).
 MAX_CONTEXT_DIFF = 16.0
+#: Why every step of saved steps that came with an import is asked.
+IMPORTED_STEPS = ("these saved steps came with an imported automation: each is asked until a "
+                  "run of it is answered here")
+#: Why every step of saved steps holodesk did not sign (app/trajectory.py) is asked.
+UNSIGNED_STEPS = ("these saved steps are not signed as holodesk's own (changed outside "
+                  "holodesk, or saved without a keyring to sign them): each is asked")
 #: Screenshot pixels per block side in the context comparison.
 CONTEXT_BLOCK = 32
 #: How much larger or smaller the recorded crops may have to look on today's screen (a
@@ -95,35 +105,51 @@ class Replayer:
     secret_names: frozenset[str] = frozenset()
     #: A step of this replay typed other text than when recorded (another parameter value).
     _typed_otherwise: bool = False
+    #: Why every step is asked ("" when the steps are holodesk's own, signed: the policy
+    #: decides): they came with an import, or do not verify (see :meth:`load`).
+    untrusted: str = ""
+    #: The pictures as read and checked with the steps: never read from the files again.
+    _bytes: Mapping[str, bytes] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, key: str, task: str, root: Path | None = None, *,
              values: Mapping[str, str] | None = None,
-             secret_names: frozenset[str] = frozenset()) -> Replayer:
+             secret_names: frozenset[str] = frozenset(),
+             store: SecretStore | None = None) -> Replayer:
         """The replayer of automation ``key``; inactive when it has no usable trajectory (a
         broken one is logged and counts as none). ``secret_names``: which ``values`` are
-        secret."""
+        secret. Steps the signed record does not hold as holodesk wrote them (app/trajectory.py
+        :func:`~app.trajectory.signed_steps`; ``store`` holds its key), and steps that came
+        with an import, have every step asked."""
         values = dict(values or {})
 
-        def made(trajectory: Trajectory | None, problem: str = "") -> Replayer:
-            return cls(key, task, root, trajectory, problem, values=values,
-                       secret_names=secret_names)
+        def made(loaded: Loaded | None, problem: str = "", untrusted: str = "") -> Replayer:
+            return cls(key, task, root, loaded.trajectory if loaded is not None else None,
+                       problem, values=values, secret_names=secret_names, untrusted=untrusted,
+                       _bytes=dict(loaded.pictures) if loaded is not None else {})
 
         try:
-            trajectory = load_trajectory(key, root)
+            loaded = read_steps(key, root)
         except TrajectoryError as e:
             log.warning("the saved steps are not used: %s", e)
             return made(None, f"the saved steps cannot be used: {e}")
-        if trajectory is not None and trajectory.template != task:
+        if loaded is None:
+            return made(None)
+        trajectory = loaded.trajectory
+        if trajectory.template != task:
             return made(None, "the task changed since the steps were recorded")
         # A recorded value may only stand for a plain parameter: one kept under a secret's
         # name would have the secret typed wherever that text is (shown masked, unasked).
         plain = set(values) - secret_names
-        odd = sorted(set(trajectory.values) - plain) if trajectory is not None else []
+        odd = sorted(set(trajectory.values) - plain)
         if odd:
             return made(None, f"the saved steps hold a value for {odd[0]!r}, which is not a "
                         "plain parameter of this automation")
-        return made(trajectory)
+        signed = signed_steps(key, loaded, store)
+        if signed is None:
+            log.info("the saved steps of %r do not verify: every replayed step is asked", key)
+            return made(loaded, untrusted=UNSIGNED_STEPS)
+        return made(loaded, untrusted=IMPORTED_STEPS if signed.imported else "")
 
     @property
     def active(self) -> bool:
@@ -202,10 +228,7 @@ class Replayer:
     @property
     def _ask(self) -> str:
         """Why every replayed step is asked, or "" (the policy decides)."""
-        if self.trajectory is None or not self.trajectory.imported:
-            return ""
-        return ("these saved steps came with an imported automation: each is asked until a "
-                "run of it is answered here")
+        return self.untrusted if self.trajectory is not None else ""
 
     def _find_closer(self, screen: Image.Image, crop: Image.Image, anchor: Anchor,
                      missed: match.NoMatch) -> tuple[match.Match | match.NoMatch, float, float]:
@@ -254,7 +277,13 @@ class Replayer:
 
     def _picture(self, name: str) -> Image.Image:
         if name not in self._pictures:
-            self._pictures[name] = read_picture(self.key, name, self.root)
+            data = self._bytes.get(name)
+            if data is None:  # a replayer made without load(): from the file
+                self._pictures[name] = read_picture(self.key, name, self.root)
+            else:
+                with Image.open(io.BytesIO(data)) as image:
+                    self._pictures[name] = image.convert("RGB") if image.mode != "L" \
+                        else image.copy()
         return self._pictures[name]
 
     def _context_changed(self, anchor: Anchor, crop: Image.Image, screen: Image.Image,

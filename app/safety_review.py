@@ -1,16 +1,20 @@
 """What the front ends ask the person about the safety settings: the changes made outside
-holodesk that are not applied (:mod:`app.approval`), and the two answers.
+holodesk (in the files, or in the environment a file may have set) that are not applied
+(:mod:`app.approval`), and the two answers.
 
 :func:`review` reads the settings and automations files against the record of approved values.
 The person then applies the changes (:func:`apply`: approved, in effect from then on) or keeps
 the approved values (:func:`keep`: the files get them back, so the question is not asked
 forever; the refused values go to ``holodesk.log`` only). Either answer touches only the changes
 the person was shown, and only while the files still hold them: a file changed again meanwhile
-is asked about again.
+(an automation's task swapped while the question waited) is asked about again. A value from the
+environment is applied for the process that asked only, and cannot be written back: it is asked
+again while the environment sets it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +59,15 @@ class Review:
     automations_path: Path | None = None
 
     def lines(self) -> list[str]:
-        """One line per change, for a terminal or a window."""
-        return [change.describe() for change in self.changes]
+        """One line per change, for a terminal or a window; a mode's change is followed by
+        the task it would be approved for (a change of what an automation does shows it in
+        its own line)."""
+        out: list[str] = []
+        for change in self.changes:
+            out.append(change.describe())
+            if change.task:
+                out.append(f"    its task: {json.dumps(change.task, ensure_ascii=False)}")
+        return out
 
     def how_to_approve(self) -> str:
         """What the person can do when not asked now."""
@@ -86,7 +97,8 @@ def review(*, automation: str | None = None, every_automation: bool = False,
         if wanted:
             approvals = read_record(record_path(automations_file.parent), store)
             changes += pending_confirms(wanted, settings.confirm, approvals)
-    blocked = keyring_problem(store) if changes else ""
+    # A value from the environment is approved for this process: no keyring needed for it.
+    blocked = keyring_problem(store) if any(not c.source for c in changes) else ""
     return Review(tuple(changes), settings.approval_state, settings.approval_note, blocked,
                   settings_file, automations_file)
 
@@ -94,7 +106,7 @@ def review(*, automation: str | None = None, every_automation: bool = False,
 def apply(done: Review, store: SecretStore | None = None) -> list[PendingChange]:
     """Approve the changes of ``done``; the ones approved (a change the files no longer hold
     is left to the next question). :class:`ApprovalUnavailable` without a keyring."""
-    if done.blocked:
+    if done.blocked and any(not c.source for c in done.changes):
         raise ApprovalUnavailable(f"the changes cannot be approved: {done.blocked}",
                                   no_keyring_fix())
     applied = approve_changes(done.changes, path=done.settings_path, store=store)

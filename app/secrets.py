@@ -19,15 +19,33 @@ Decisions:
   refused for reading and storing alike, with :data:`UNAVAILABLE_HELP`: a key that silently
   lands in a plain file breaks the promise that it lives only in the keyring. When keyring
   chains several backends, the first secure one in the chain is used.
+* holodesk builds its keyring itself, from that allow-list (:func:`default_backend`): the best
+  of them that works here, as keyring would rank them. It never lets the ``keyring`` package
+  choose: keyring's own choice reads ``~/.config/python_keyring/keyringrc.cfg`` (a text file:
+  ``keyring-path`` goes onto ``sys.path`` and ``default-keyring`` names a module to import),
+  ``PYTHON_KEYRING_BACKEND`` and the installed packages' entry points, so a file written by any
+  program as the person would import that program's Python into holodesk and decide which
+  keyring holds the key of the approved safety settings.
+* The test suite's keyrings reach holodesk only by code that runs inside its process: in
+  process, :func:`use_keyring_backend` and :func:`vouch_for`; in a holodesk subprocess, the
+  Python option ``-X holodesk_test_keyring=tests.MODULE.CLASS`` (:data:`TEST_KEYRING_OPTION`),
+  honoured only for a class in the ``tests`` package of the checkout this holodesk runs from.
+  Neither is a file or an environment variable: a ``-X`` option exists only on the command
+  line that started Python, which a file in the home folder cannot add to the `holodesk`
+  command, and an installed holodesk has no ``tests`` package.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
 import logging
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from model.problem import HolodeskError
@@ -68,10 +86,15 @@ SECURE_BACKENDS = frozenset({
     "keyring.backends.macOS.Keyring",
     "keyring.backends.Windows.WinVaultKeyring",
 })
-# A backend class that sets this attribute to True is accepted too. Only the test suite's own
-# backend (tests/support/keyring_backend.py) does: the tests run holodesk in subprocesses with
-# a key stored, and keyring selects that backend only when the tests point it there.
-TEST_BACKEND_MARK = "holodesk_test_backend"
+#: ``python -X holodesk_test_keyring=tests.MODULE.CLASS``: the keyring of a holodesk the test
+#: suite runs in a subprocess (see the module doc); only a class of the ``tests`` package beside
+#: this holodesk's own ``app`` package.
+TEST_KEYRING_OPTION = "holodesk_test_keyring"
+
+# Chosen in this process by code running in it (the test suite's keyrings): never from a file.
+_chosen: KeyringBackend | None = None
+_vouched: frozenset[type] = frozenset()
+_system: KeyringBackend | None = None  # the allow-list's best, once found
 
 
 class SecretsError(HolodeskError):
@@ -109,10 +132,10 @@ class SecretStore(Protocol):
 class KeyringStore:
     """A :class:`SecretStore` on the ``keyring`` package (Secret Service, Keychain, ...).
 
-    ``keyring`` is imported on first use: its backend discovery talks to D-Bus, which costs
+    ``keyring`` is imported on first use: finding the backend talks to D-Bus, which costs
     time and may log noise, and most commands never need the key. ``backend`` injects a
-    specific keyring backend (tests); by default keyring's own choice is used, which honours
-    ``PYTHON_KEYRING_BACKEND`` and keyring's config file.
+    specific keyring backend (tests); by default :func:`default_backend`, never keyring's own
+    choice (see the module doc).
     """
 
     def __init__(self, backend: KeyringBackend | None = None, service: str = SERVICE) -> None:
@@ -121,9 +144,7 @@ class KeyringStore:
 
     def _resolve_backend(self) -> KeyringBackend:
         if self._backend is None:
-            import keyring
-
-            self._backend = keyring.get_keyring()
+            self._backend = default_backend()
         return self._backend
 
     def _usable_backend(self) -> KeyringBackend:
@@ -187,10 +208,96 @@ def _qualname(backend: object) -> str:
 
 
 def is_secure(backend: object) -> bool:
-    """Whether ``backend`` is one holodesk keeps a key in (:data:`SECURE_BACKENDS`)."""
-    return _qualname(backend) in SECURE_BACKENDS or (
-        getattr(type(backend), TEST_BACKEND_MARK, False) is True
-    )
+    """Whether ``backend`` is one holodesk keeps a key in (:data:`SECURE_BACKENDS`), or one
+    of a class this process vouched for (:func:`vouch_for`). Nothing the class says about
+    itself counts: any module a config file names could say it."""
+    return _qualname(backend) in SECURE_BACKENDS or type(backend) in _vouched
+
+
+def vouch_for(cls: type[KeyringBackend]) -> None:
+    """Accept backends of exactly ``cls`` as secure in this process: for the test suite's own
+    keyrings, called by the code that made them, never from anything read."""
+    global _vouched
+    _vouched = _vouched | {cls}
+
+
+def use_keyring_backend(backend: KeyringBackend | None) -> KeyringBackend | None:
+    """Make ``backend`` (vouched for) the keyring of every :class:`KeyringStore` made without
+    one in this process, or go back to :func:`default_backend`'s own choice with None; the one
+    chosen before. For the test suite: in-process code only."""
+    global _chosen
+    before, _chosen = _chosen, backend
+    if backend is not None:
+        vouch_for(type(backend))
+    return before
+
+
+def default_backend() -> KeyringBackend:
+    """The keyring holodesk uses: the one this process chose (:func:`use_keyring_backend`,
+    or the ``-X`` option of :data:`TEST_KEYRING_OPTION`), else the best of
+    :data:`SECURE_BACKENDS` that works here (the highest priority, as keyring ranks them),
+    else keyring's fail backend. Never keyring's own discovery: it imports what
+    ``keyringrc.cfg``, ``PYTHON_KEYRING_BACKEND`` or an entry point names."""
+    global _system
+    if _chosen is not None:
+        return _chosen
+    injected = _test_keyring()
+    if injected is not None:
+        return injected
+    if _system is None:
+        _system = _best_secure()
+    if _system is not None:
+        return _system
+    from keyring.backends import fail
+
+    return fail.Keyring()  # type: ignore[no-untyped-call]
+
+
+def _best_secure() -> KeyringBackend | None:
+    """The viable backend of the allow-list with the highest priority; only keyring's own
+    modules are imported (their names are in :data:`SECURE_BACKENDS`)."""
+    found: list[tuple[float, str, type[KeyringBackend]]] = []
+    for name in sorted(SECURE_BACKENDS):
+        module_name, _, class_name = name.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+            priority = float(cls.priority)  # raises when it cannot work here (no D-Bus...)
+        except Exception as exc:  # an import or a check of a platform's keyring failing
+            _log.debug("keyring backend %s is not usable here: %s", name, exc)
+            continue
+        found.append((priority, name, cls))
+    if not found:
+        return None
+    backend: KeyringBackend = max(found, key=lambda f: (f[0], f[1]))[2]()
+    return backend
+
+
+def _test_keyring() -> KeyringBackend | None:
+    """The test suite's keyring named by ``-X holodesk_test_keyring=MODULE.CLASS`` (None
+    without the option). Only a class of the ``tests`` package of the checkout holding this
+    holodesk: an installed holodesk has none, and the option is no file."""
+    name = sys._xoptions.get(TEST_KEYRING_OPTION)
+    if not isinstance(name, str) or not name:
+        return None
+    module_name, _, class_name = name.rpartition(".")
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    spec = importlib.machinery.PathFinder.find_spec("tests")  # found, not run
+    origin = Path(spec.origin).resolve() if spec is not None and spec.origin else None
+    if not module_name.startswith("tests.") or origin != tests / "__init__.py":
+        _log.warning("-X %s=%s is refused: not a class of %s", TEST_KEYRING_OPTION, name, tests)
+        return None
+    try:
+        module = importlib.import_module(module_name)
+        where = Path(module.__file__ or "").resolve()
+        if tests not in where.parents:
+            raise ImportError(f"{module_name} is {where}, outside {tests}")
+        cls = getattr(module, class_name)
+        backend = cls()
+    except Exception as exc:
+        _log.warning("-X %s=%s is refused: %s", TEST_KEYRING_OPTION, name, exc)
+        return None
+    vouch_for(type(backend))
+    return backend  # type: ignore[no-any-return]
 
 
 def secure_backend(backend: KeyringBackend) -> KeyringBackend | None:

@@ -3,7 +3,9 @@
 Precedence, lowest first: the defaults below, ``settings.toml``, ``HOLODESK_<KEY>``
 environment variables (e.g. ``HOLODESK_MAX_STEPS=50``; an empty variable counts as unset),
 then command-line options via :meth:`Settings.with_overrides`. Every layer is validated on its
-own, so an error names exactly where the bad value came from.
+own, so an error names exactly where the bad value came from. A safety value (app/approval.py)
+from the file or the environment applies only as approved, or stricter: both are files another
+program can write; the command line's options are the person's own.
 
 The API key is not a setting. ``holodesk config set api_key`` reads it without echo on a
 terminal, or one line of stdin (the command refuses a key given on its command line, which
@@ -48,11 +50,13 @@ from app.approval import (
     RecordState,
     ValueState,
     judge,
+    local_endpoint,
     no_keyring_fix,
     read_record,
     record_path,
     show_value,
     write_record,
+    write_unsigned,
 )
 from app.secrets import (
     SecretsError,
@@ -525,7 +529,11 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     A safety value (:data:`app.approval.SAFETY_KEYS`) that the file changed outside holodesk
     and that is not stricter than the approved one is not used: the approved value is, and
     :attr:`Settings.pending` lists the change. ``store`` holds the key of the record of approved
-    values (default: the system keyring). The environment is the person's own, as today.
+    values (default: the system keyring). The environment is judged the same way: on a desktop
+    it is made from files any program can write (``~/.config/environment.d``, ``~/.profile``),
+    so a safety value there that asks less than the approved one waits for the person's
+    approval too (:func:`approve_for_this_process`); only the command line's options
+    (:meth:`Settings.with_overrides`) are the person's one-off.
 
     Raises :class:`SettingsError` naming the file or variable, the key and the bad value.
     """
@@ -537,16 +545,19 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     label = str(path)
     from_file = _validate(file_values, lambda _name: label)
     approvals = read_record(record_path(path.parent), store)
-    pending = _pending_changes(from_file, approvals)
+    defaults = _field_values(Settings())
+    approved = {key: _approved_value(key, approvals, defaults) for key in _safety_keys()}
+    # No keyring to tell holodesk's own write from another program's: an endpoint on this
+    # machine or the person's network applies as set, one on the internet does not.
+    lenient = not approvals.keyring
+    pending = list(_pending_changes(from_file, approved, lenient=lenient))
     sources = {name: path.name for name in file_values}
     used = dict(file_values)
-    if pending:
-        for change in pending:
-            used[change.key] = change.approved
-            sources[change.key] = f"approved; the change in {path.name} is not applied"
-            _log.info("not applied (changed outside holodesk, not approved): %s",
-                      change.describe())
-        from_file = _validate(used, lambda _name: label)
+    for change in pending:
+        used[change.key] = change.approved
+        sources[change.key] = f"approved; the change in {path.name} is not applied"
+        _log.info("not applied (changed outside holodesk, not approved): %s",
+                  change.describe())
     if approvals.problem:
         _warn_once(approvals.problem)
     env_values = {
@@ -554,19 +565,51 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
         for name in Settings.model_fields
         if (var := env_var(name)) in env and env[var]
     }
-    result = from_file
     if env_values:
-        merged = {**used, **env_values}
-        result = _validate(
-            merged, lambda name: "$" + env_var(name) if name in env_values else label)
-        sources.update({name: "$" + env_var(name) for name in env_values})
+        with_env = _field_values(_validate(
+            {**used, **env_values},
+            lambda name: "$" + env_var(name) if name in env_values else label))
+        for key in _safety_keys():
+            if key in env_values and not _env_allowed(key, approved[key], with_env[key],
+                                                      lenient=lenient):
+                change = PendingChange(key, approved[key], with_env[key],
+                                       source="$" + env_var(key))
+                pending.append(change)
+                del env_values[key]
+                _log.info("not applied (from the environment, not approved): %s",
+                          change.describe())
+    result = _validate({**used, **env_values},
+                       lambda name: "$" + env_var(name) if name in env_values else label)
+    sources.update({name: "$" + env_var(name) for name in env_values})
     result._sources = sources
     # The approved value in effect is not the file's: a save keeps the file's as it is.
-    result._transient = frozenset(env_values) | {c.key for c in pending}
+    result._transient = frozenset(env_values) | {c.key for c in pending if not c.source}
     result._notes = notes
-    result._pending, result._approval = pending, approvals.state
+    result._pending, result._approval = tuple(pending), approvals.state
     result._approval_note = approvals.problem
     return result
+
+
+# Safety values from the environment the person approved while this process runs (their answer
+# to the question): remembered in memory only, never written anywhere.
+_env_approved: dict[str, Any] = {}
+
+
+def approve_for_this_process(change: PendingChange) -> None:
+    """The person approved ``change``, a value from the environment: it applies in this
+    process from now on (its next reads of the settings), and nowhere else."""
+    _env_approved[change.key] = change.in_file
+    _log.info("approved by you for this process: %s = %s from %s", change.key,
+              show_value(change.in_file), change.source)
+
+
+def _env_allowed(key: str, approved: Any, value: Any, *, lenient: bool = False) -> bool:
+    """Whether the environment's ``value`` of safety key ``key`` applies: the approved one or
+    stricter (:func:`_applies`), or approved by the person for this process."""
+    if _applies(key, approved, value, lenient=lenient):
+        return True
+    return key in _env_approved and judge(key, _env_approved[key], value) is \
+        ValueState.APPROVED
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
@@ -688,18 +731,25 @@ def unset_value(key: str, *, path: Path | None = None,
 def approve_changes(changes: Iterable[PendingChange], *, path: Path | None = None,
                     store: SecretStore | None = None) -> list[PendingChange]:
     """Approve the settings' ``changes`` the person was shown (an automation's are not these),
-    each only while the file still holds the value shown; the ones approved.
+    each only while the file still holds the value shown; the ones approved. A value from the
+    environment is approved for this process only (:func:`approve_for_this_process`).
 
     :class:`app.approval.ApprovalUnavailable` when there is no keyring to remember them.
     """
     path = paths.settings_path() if path is None else path
+    changes = [c for c in changes if c.automation is None]
+    from_env = [c for c in changes if c.source]
+    for change in from_env:
+        approve_for_this_process(change)
+    in_file = [c for c in changes if not c.source]
+    if from_env and not in_file:
+        return from_env
     file_values, _notes = _read_file_noting(path)
     validated = _validate(file_values, lambda _n: str(path))
     current = _field_values(validated)
-    approved = [c for c in changes if c.automation is None and c.key in current
-                and current[c.key] == c.in_file]
+    approved = [c for c in in_file if c.key in current and current[c.key] == c.in_file]
     _remember(validated, path, {c.key for c in approved}, store, rewrite=True, strict=True)
-    return approved
+    return approved + from_env
 
 
 def keep_approved(changes: Iterable[PendingChange], *, path: Path | None = None,
@@ -711,7 +761,13 @@ def keep_approved(changes: Iterable[PendingChange], *, path: Path | None = None,
     file_values, _notes = _read_file_noting(path)
     current = _field_values(_validate(file_values, lambda _n: str(path)))
     defaults = _field_values(Settings())
-    kept = [c for c in changes if c.automation is None and c.key in current
+    for change in changes:
+        if change.automation is None and change.source:
+            _log.info("refused by you, not applied: %s = %s from %s (the approved %s stays; "
+                      "it is asked again while the environment sets it: remove it where it is "
+                      "set, ~/.config/environment.d or a shell's start-up file)", change.key,
+                      show_value(change.in_file), change.source, show_value(change.approved))
+    kept = [c for c in changes if c.automation is None and not c.source and c.key in current
             and current[c.key] == c.in_file]
     for change in kept:
         _log.info("refused by you, not applied: %s = %s in %s (the approved %s stays)",
@@ -771,8 +827,9 @@ def describe_settings(
         source = settings._sources.get(name, "default")
         lines.append(f"  {name:<{width}} = {shown:<28} ({source})")
         if name in pending:
-            lines.append(f"  {'':<{width}}   not applied: {path.name} says "
-                         f"{show_value(pending[name].in_file)} (holodesk config approve)")
+            change = pending[name]
+            lines.append(f"  {'':<{width}}   not applied: {change.source or path.name} says "
+                         f"{show_value(change.in_file)} (holodesk config approve)")
     if settings.approval_note:
         lines += ["", f"note: {settings.approval_note}"]
     key = lookup_api_key(settings.endpoint, store, environ)
@@ -793,25 +850,33 @@ def _safety_keys() -> list[str]:
 
 
 def _approved_value(key: str, approvals: Approvals, defaults: Mapping[str, Any]) -> Any:
-    """The approved value of ``key``: the record's when it is trusted and still valid (a rule
-    may have become stricter since), else the default."""
-    if approvals.state is not RecordState.VALID or key not in approvals.record.settings:
+    """The approved value of ``key``: the record's (or the anchor's) when it is still valid (a
+    rule may have become stricter since), else the default. A record that cannot be checked
+    counts only where it asks at least as much as the default (``floor_only``)."""
+    if key not in approvals.record.settings:
         return defaults[key]
     try:
-        return _field_values(Settings.model_validate({key: approvals.setting(key, None)}))[key]
+        value = _field_values(Settings.model_validate({key: approvals.setting(key, None)}))[key]
     except ValidationError:
         return defaults[key]
+    if approvals.floor_only and judge(key, defaults[key], value) is ValueState.NEEDS_APPROVAL:
+        return defaults[key]
+    return value
 
 
-def _pending_changes(from_file: Settings, approvals: Approvals) -> tuple[PendingChange, ...]:
-    defaults = _field_values(Settings())
+def _applies(key: str, approved: Any, value: Any, *, lenient: bool) -> bool:
+    """Whether ``value`` of safety key ``key`` applies next to the ``approved`` one: equal or
+    stricter; with ``lenient`` (no keyring) an endpoint on this machine or the network too."""
+    if judge(key, approved, value) is not ValueState.NEEDS_APPROVAL:
+        return True
+    return lenient and key == "endpoint" and isinstance(value, str) and local_endpoint(value)
+
+
+def _pending_changes(from_file: Settings, approved: Mapping[str, Any], *,
+                     lenient: bool = False) -> tuple[PendingChange, ...]:
     current = _field_values(from_file)
-    changes = []
-    for key in _safety_keys():
-        approved = _approved_value(key, approvals, defaults)
-        if judge(key, approved, current[key]) is ValueState.NEEDS_APPROVAL:
-            changes.append(PendingChange(key, approved, current[key]))
-    return tuple(changes)
+    return tuple(PendingChange(key, approved[key], current[key]) for key in _safety_keys()
+                 if not _applies(key, approved[key], current[key], lenient=lenient))
 
 
 def _remember(validated: Settings, path: Path, approve: set[str], store: SecretStore | None,
@@ -821,9 +886,10 @@ def _remember(validated: Settings, path: Path, approve: set[str], store: SecretS
 
     The safety keys in ``approve`` are approved as ``validated`` has them; every other keeps its
     approved value, or the stricter one in effect. Without a keyring only a change that loosens
-    nothing may be written (SettingsError otherwise, nothing written); ``strict``: not even
-    that (an approval that cannot be remembered is no approval). ``rewrite``: sign the record
-    again even when nothing in it changes (a record not trusted becomes what is in effect).
+    nothing may be written (SettingsError otherwise, nothing written), and the record is kept
+    unsigned (a floor, app/approval.py); ``strict``: not even that (an approval that cannot be
+    remembered is no approval). ``rewrite``: sign the record again even when nothing in it
+    changes (a record not trusted becomes what is in effect).
     """
     keys = _safety_keys()
     approve = approve & set(keys)
@@ -846,15 +912,24 @@ def _remember(validated: Settings, path: Path, approve: set[str], store: SecretS
         return
     if not valid and not approve and not rewrite:
         return  # nothing approved here: a record is made by the first approval
-    record = Record(values, approvals.record.automations if valid else {})
+    kept = approvals.record if valid else Record()
     try:
-        write_record(record_path(path.parent), record, store)
+        write_record(record_path(path.parent), Record(values, kept.automations, kept.steps),
+                     store)
     except ApprovalUnavailable as e:
+        # Without a keyring an endpoint on this machine or the network applies as set.
+        looser = [k for k in looser if k != "endpoint" or not local_endpoint(current[k])]
         if looser or strict:
             raise SettingsError(
                 f"{', '.join(looser or sorted(approve)) or 'the change'} was not changed: "
                 f"{e.message}", no_keyring_fix(looser[0] if looser else None)) from None
-        _log.info("the safety settings were saved without a record of approval: %s", e.message)
+        floor = Record(values, approvals.record.automations)
+        if write_unsigned(record_path(path.parent), floor):
+            _log.info("the safety settings were saved without a keyring: the values that ask "
+                      "more than the defaults are kept unsigned (%s)", e.message)
+        else:
+            _log.info("the safety settings were saved without a record of approval: %s",
+                      e.message)
 
 
 _told: set[str] = set()
@@ -923,7 +998,7 @@ def _refused_stop_hotkey(data: dict[str, Any], path: Path) -> str | None:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = paths.read_limited(path)
     except FileNotFoundError:
         return {}
     except OSError as exc:

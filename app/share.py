@@ -70,6 +70,7 @@ from app.trajectory import (
     load_trajectory,
     picture_names,
     save_trajectory,
+    sign_steps,
     trajectory_dir,
 )
 from control.policy import ConfirmMode
@@ -534,6 +535,9 @@ def import_automation(
         trajectory = shared.trajectory.model_copy(update={"automation": automation.name,
                                                           "imported": True})
         save_trajectory(automation.key, trajectory, dict(shared.pictures), root)
+        # Kept as imported in the signed record too: the file's own mark can be cleared by
+        # hand (app/trajectory.py).
+        sign_steps(automation.key, imported=True, root=root, store=store)
         steps = len(trajectory.steps)
     for name in automation.secret_parameters():
         notes.append(f"its secret parameter {name} has no value here yet")

@@ -31,11 +31,19 @@ used (a replayed ``type`` step types this run's values in their place:
 :func:`app.parameters.replayed_text`); never a secret's value. A format 1 file (written before
 parameters reached the trajectory) loads as format 2 with its filled task as the template and
 no values: it replays only for an automation without placeholders, exactly as before.
+
+The file is plain JSON any program can change, and what a replay does comes from it. So holodesk
+keeps the digest of the steps it wrote (:func:`steps_digest`: the JSON and every picture) in the
+signed record of approved settings (:func:`sign_steps`, app/approval.py), with whether they came
+with an import; a replay trusts only steps that verify there (:func:`signed_steps`). Any other
+(edited, swapped, saved where no keyring could sign them) replays as an import's: every step
+asked. The ``imported`` field of the file itself is only a note.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -66,7 +74,7 @@ from app.events import (
     StepProposed,
 )
 from app.parameters import Filled, secret_typed
-from app.secrets import redact
+from app.secrets import SecretStore, redact
 from control import match
 from model.coords import Convention, FrameGeometry, to_image_point
 from model.problem import HolodeskError
@@ -74,6 +82,7 @@ from model.schema import ACTION_ADAPTER, Action, Drag, Type
 from model.schema import Answer as AnswerAction
 
 if TYPE_CHECKING:
+    from app.approval import ApprovedSteps
     from app.automations import Automation
 
 __all__ = [
@@ -83,6 +92,7 @@ __all__ = [
     "STATE_FACTOR",
     "TRAJECTORIES_DIR",
     "Anchor",
+    "Loaded",
     "Recorder",
     "Trajectory",
     "TrajectoryError",
@@ -94,8 +104,12 @@ __all__ = [
     "load_trajectory",
     "move_trajectory",
     "picture_names",
+    "read_steps",
     "save_trajectory",
+    "sign_steps",
+    "signed_steps",
     "state_thumbnail",
+    "steps_digest",
     "trajectory_dir",
     "trajectory_time",
 ]
@@ -115,6 +129,9 @@ CROP_SIDES = (96, 160, 256, 384)
 CONTEXT_SIZE = (480, 320)
 #: The names of the pictures a recording writes: saving deletes no other file.
 PICTURE_NAME = re.compile(r"r[0-9a-f]+-s[0-9]{2,}-[a-z0-9-]+\.png")
+#: The most read of a trajectory's JSON and of one picture (as a shared file bounds them).
+MAX_STEPS_FILE = 8 * 1024 * 1024
+MAX_PICTURE_FILE = 4 * 1024 * 1024
 
 
 class TrajectoryError(HolodeskError):
@@ -214,15 +231,43 @@ def trajectory_time(key: str, root: Path | None = None) -> float | None:
         return None
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A trajectory as read, with what it was read from: ``digest`` (:func:`steps_digest`) of
+    the file and ``pictures`` (file name: PNG bytes), the bytes that were checked. A replay
+    uses these bytes, never the files again: a picture swapped after the check is not seen."""
+
+    trajectory: Trajectory
+    digest: str
+    pictures: Mapping[str, bytes]
+
+
+def steps_digest(raw: bytes, pictures: Mapping[str, bytes]) -> str:
+    """The digest of saved steps: their JSON file's bytes and every picture it names, by name.
+    What the signed record keeps for steps holodesk wrote (app/approval.py)."""
+    whole = hashlib.sha256(hashlib.sha256(raw).digest())
+    for name in sorted(pictures):
+        whole.update(name.encode("utf-8") + b"\0" + hashlib.sha256(pictures[name]).digest())
+    return whole.hexdigest()
+
+
 def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
     """The saved trajectory of automation ``key``; None when there is none.
 
     Raises :class:`TrajectoryError` when there is one that cannot be used.
     """
+    loaded = read_steps(key, root)
+    return None if loaded is None else loaded.trajectory
+
+
+def read_steps(key: str, root: Path | None = None) -> Loaded | None:
+    """:func:`load_trajectory` with the bytes it read and their digest; None when there is no
+    trajectory. Raises :class:`TrajectoryError` when there is one that cannot be used."""
     folder = trajectory_dir(key, root)
     path = folder / TRAJECTORY_FILE
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw_bytes = paths.read_limited(path, MAX_STEPS_FILE)
+        raw = raw_bytes.decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as e:
@@ -249,11 +294,18 @@ def load_trajectory(key: str, root: Path | None = None) -> Trajectory | None:
             kind = step.action.get("action")
             raise TrajectoryError(f"{path}: is damaged (step {number} ({kind}) has "
                                   f"{len(step.anchors)} anchors, not {wanted})")
-    for name in _pictures(trajectory):
-        if not (folder / name).is_file() or Path(name).name != name:
-            raise TrajectoryError(f"{path}: names a picture that is missing: {name}")
-    _check_anchors(trajectory, folder, path)
-    return trajectory
+    pictures: dict[str, bytes] = {}
+    for name in sorted(_pictures(trajectory)):
+        try:
+            if Path(name).name != name:
+                raise FileNotFoundError(name)
+            pictures[name] = paths.read_limited(folder / name, MAX_PICTURE_FILE)
+        except FileNotFoundError:
+            raise TrajectoryError(f"{path}: names a picture that is missing: {name}") from None
+        except OSError as e:
+            raise TrajectoryError(f"{folder / name}: cannot be read ({e})") from None
+    _check_anchors(trajectory, pictures, folder, path)
+    return Loaded(trajectory, steps_digest(raw_bytes, pictures), pictures)
 
 
 def anchor_problem(anchor: Anchor, crop: tuple[int, int], context: tuple[int, int] | None,
@@ -276,23 +328,54 @@ def anchor_problem(anchor: Anchor, crop: tuple[int, int], context: tuple[int, in
     return ""
 
 
-def _check_anchors(trajectory: Trajectory, folder: Path, path: Path) -> None:
+def _check_anchors(trajectory: Trajectory, pictures: Mapping[str, bytes], folder: Path,
+                   path: Path) -> None:
     geometry = trajectory.frame_geometry
     for step in trajectory.steps:
         for anchor in step.anchors:
-            crop = _picture_size(folder / anchor.crop)
-            context = None if anchor.context is None else _picture_size(folder / anchor.context)
+            crop = _picture_size(pictures, anchor.crop, folder)
+            context = None if anchor.context is None else \
+                _picture_size(pictures, anchor.context, folder)
             problem = anchor_problem(anchor, crop, context, geometry)
             if problem:
                 raise TrajectoryError(f"{path}: is damaged ({problem})")
 
 
-def _picture_size(path: Path) -> tuple[int, int]:
+def _picture_size(pictures: Mapping[str, bytes], name: str, folder: Path) -> tuple[int, int]:
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(pictures[name])) as image:
             return image.size
     except (OSError, ValueError) as e:
-        raise TrajectoryError(f"{path}: cannot be read ({e})") from None
+        raise TrajectoryError(f"{folder / name}: cannot be read ({e})") from None
+
+
+def sign_steps(key: str, *, imported: bool, root: Path | None = None,
+               store: SecretStore | None = None) -> bool:
+    """Record automation ``key``'s saved steps, as they are now, as holodesk's own in the
+    signed record (app/approval.py), with whether they came with an import: only steps that
+    verify there replay as the person's, every other one is asked like an import's. Whether
+    they could be signed (no keyring, no record that verifies: not)."""
+    from app.approval import ApprovedSteps, remember_steps
+
+    try:
+        loaded = read_steps(key, root)
+    except TrajectoryError as e:
+        log.info("the saved steps of %r are not signed: %s", key, e)
+        return False
+    if loaded is None:
+        return False
+    return remember_steps(paths.config_dir(), key, ApprovedSteps(loaded.digest, imported),
+                          store)
+
+
+def signed_steps(key: str, loaded: Loaded, store: SecretStore | None = None
+                 ) -> ApprovedSteps | None:
+    """The record's entry for automation ``key``'s saved steps when it is for exactly
+    ``loaded`` (a record that verifies, the same digest); None otherwise."""
+    from app.approval import read_record, record_path
+
+    entry = read_record(record_path(paths.config_dir()), store).steps(key)
+    return entry if entry is not None and entry.digest == loaded.digest else None
 
 
 def save_trajectory(key: str, trajectory: Trajectory, pictures: dict[str, bytes],
@@ -335,6 +418,14 @@ def move_trajectory(old_key: str, new_key: str, name: str, root: Path | None = N
     old, new = _own_folder(old_key, root), _own_folder(new_key, root)
     if old_key == new_key or not old.exists():
         return False
+    # Steps holodesk signed stay signed under the new name (the edit's record update moved
+    # their entry); steps that do not verify stay unsigned: a rename launders nothing.
+    try:
+        loaded = read_steps(old_key, root)
+    except TrajectoryError:
+        loaded = None
+    signed = None if loaded is None else (signed_steps(new_key, loaded)
+                                          or signed_steps(old_key, loaded))
     with paths.own_write(old, new):
         if new.exists():  # steps of a removed automation of that name: not this one's
             shutil.rmtree(new)
@@ -347,6 +438,8 @@ def move_trajectory(old_key: str, new_key: str, name: str, root: Path | None = N
                 paths.write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False))
         except (OSError, ValueError) as e:
             log.warning("the moved steps of automation %r keep their old name: %s", name, e)
+    if signed is not None:
+        sign_steps(new_key, imported=signed.imported, root=root)
     return True
 
 
@@ -495,6 +588,8 @@ class Recorder:
             recorded_at=time.time(), geometry=done[0].geometry.to_dict(), steps=tuple(steps),
         )
         self.saved = save_trajectory(self.key, self._masked(trajectory), pictures, self.root)
+        # This machine's own answered run: its steps are the person's, signed as such.
+        sign_steps(self.key, imported=False, root=self.root)
 
     def _masked(self, trajectory: Trajectory) -> Trajectory:
         """``trajectory`` with every secret masked in every text it keeps (the answer, element

@@ -7,7 +7,9 @@ from collections.abc import Generator
 
 import pytest
 
+from app.secrets import vouch_for
 from tests.support.ci import describe, in_ci, missing_x11_tools
+from tests.support.keyring_backend import FileBackend
 
 # Qt widgets are tested offscreen; tests that need a real X display start their own Xvfb.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -17,6 +19,10 @@ os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
 
 pytest_plugins = ["tests.support.fixtures", "tests.support.app_rig",
                   "tests.support.agent_harness"]
+
+# The tests' file keyring is a secure keyring in this process (app/secrets.py): holodesk takes
+# no backend's word for it, and a holodesk subprocess gets it only from its -X option.
+vouch_for(FileBackend)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -14,13 +14,14 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.approval import confirm_rank, read_record, record_path
+from app.approval import read_record, record_path
 from app.automations import (
     Automation,
     AutomationError,
     automations_path,
-    confirm_in_effect,
     find_automation,
+    held_problem,
+    judge_automation,
     load_automations,
     run_limits,
 )
@@ -101,6 +102,8 @@ class HolodeskApp(QObject):
     """
 
     status_changed = Signal(object)
+    #: The settings read afresh as a run starts (on its worker): the app's own from then on.
+    settings_read = Signal(object)
     #: Something to tell the person from another thread (a hotkey the grab thread gave up):
     #: delivered to :meth:`report_error` on the GUI thread.
     notice = Signal(str)
@@ -118,9 +121,15 @@ class HolodeskApp(QObject):
         clock: Clock | None = None,
         schedule_state: Path | None = None,
         at_login: bool = False,
+        load: Callable[[], Settings] | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
+        # How each run reads the settings afresh (load_settings: judged, app/approval.py), so
+        # what the person changes with `config set` while the app runs applies to the next run;
+        # None: ``settings`` as given, for every run.
+        self._load = load
+        self.settings_read.connect(self._use_read_settings)
         # holodesk's icon on every window and dialog, whoever made the QApplication (the
         # default of every window's icon is the application's).
         QApplication.setWindowIcon(app_icon())
@@ -319,15 +328,48 @@ class HolodeskApp(QObject):
             self.report_error(text)
             return False
         try:
-            # An automation's limits only narrow the settings' (an imported one too).
-            overrides = run_limits(self.settings, confirm, only_in, automation or task)
-            if monitor:
-                overrides["monitor"] = monitor
-            settings = self.settings.with_overrides(overrides) if overrides else self.settings
+            # An automation's limits only narrow the settings' (an imported one too). Said now
+            # when they cannot; the run's own are made afresh as it starts (_run_settings).
+            run_limits(self.settings, confirm, only_in, automation or task)
         except (SettingsError, AutomationError) as e:
             self.report_error(str(e))
             return False
-        return self.controller.start(task, settings, parameters, saved)
+        prepare = self._run_settings(automation or task, confirm, monitor, tuple(only_in), saved)
+        return self.controller.start(task, prepare, parameters, saved)
+
+    def _run_settings(self, name: str, confirm: str, monitor: str, only_in: tuple[str, ...],
+                      saved: Automation | None) -> Callable[[], Settings]:
+        """What makes a run's settings, on its worker as it starts: the settings read afresh
+        and judged (a stricter value set with `config set` while the app runs applies, one
+        written by another program does not), then the run's own limits. A saved automation
+        gets what the person approved for it (app/automations.py judge_automation: the
+        approved mode is the floor, its approved applications), and does not run while what it
+        does is changed outside holodesk and not approved."""
+        load, current = self._load, self.settings
+        folder = self._automations_file.path.parent
+
+        def prepare() -> Settings:
+            fresh = load() if load is not None else current
+            if load is not None:
+                self.settings_read.emit(fresh)  # the app's (stop hotkey, windows) from now on
+            mode, apps = confirm, only_in
+            if saved is not None:
+                approvals = read_record(record_path(folder))
+                held = held_problem(saved, fresh, approvals)
+                if held is not None:
+                    raise held
+                verdict = judge_automation(saved, fresh.confirm, approvals)
+                mode, apps = str(verdict.confirm), verdict.only_in
+            overrides = run_limits(fresh, mode, apps, name)
+            if monitor:
+                overrides["monitor"] = monitor
+            return fresh.with_overrides(overrides) if overrides else fresh
+
+        return prepare
+
+    def _use_read_settings(self, settings: Settings) -> None:
+        if not self._closed and settings != self.settings:
+            self._settings_changed(settings)
 
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
@@ -485,30 +527,20 @@ class HolodeskApp(QObject):
         starts a moment later (True here: a later refusal is told). A missing value is asked in
         a small form when the person started it (the tray, the Automations window); a hotkey or
         a trigger asks nothing and refuses, saying how to give it."""
-        # A mode that asks less than the settings' holds only as approved for what the
-        # automation does (app/approval.py): the record's key is in the keyring, read off
-        # this thread like the secrets.
-        asks_less = confirm_rank(confirm) < confirm_rank(self.settings.confirm)
-        if not automation.secret_parameters() and not asks_less:
+        # What the person approved for it (its mode as the floor, its applications, whether
+        # it may run at all) is read as its run starts, on the run's worker: the record's key
+        # is in the keyring (_run_settings).
+        if not automation.secret_parameters():
             return self._fill_and_start(automation, source, confirm, {})
         try:  # refused at once when it may act nowhere, not after the look-up
             run_limits(self.settings, "", automation.only_in, automation.name)
         except AutomationError as e:
             self.report_error(str(e))
             return False
-        baseline = self.settings.confirm
-
-        def look_up() -> tuple[dict[str, str], str]:
-            found = stored_secrets(automation) if automation.secret_parameters() else {}
-            mode = confirm
-            if asks_less:
-                approvals = read_record(record_path(self._automations_file.path.parent))
-                mode = str(confirm_in_effect(automation, baseline, approvals)[0])
-            return found, mode
 
         self._background.run(
-            look_up,
-            lambda found: self._started_later(automation, source, found[1], found[0]),
+            lambda: stored_secrets(automation),
+            lambda found: self._started_later(automation, source, confirm, found),
             lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
         return True
 
@@ -758,11 +790,22 @@ class HolodeskApp(QObject):
         At start and before each run; never holds anything up."""
         if self._closed:
             return
+        load, path = self._load, self._automations_file.path
+
+        def look() -> tuple[Review, Settings | None]:
+            done = review(every_automation=True, automations_file=path)
+            # The settings in effect now, as judged (a stop hotkey set with `config set`).
+            return done, load() if load is not None else None
+
         self._background.run(
-            lambda: review(every_automation=True,
-                           automations_file=self._automations_file.path),
-            self._ask_safety_changes,
+            look, self._checked_safety_changes,
             lambda e: log.warning("the safety settings could not be checked: %s", e))
+
+    def _checked_safety_changes(self, result: tuple[Review, Settings | None]) -> None:
+        done, fresh = result
+        if fresh is not None:
+            self._use_read_settings(fresh)
+        self._ask_safety_changes(done)
 
     def _ask_safety_changes(self, done: Review) -> None:
         if self._closed:
@@ -1150,7 +1193,7 @@ def run_gui(*, at_login: bool = False) -> int:
         send({"cmd": "show"})
         print("holodesk is already running: its window was brought forward.", file=sys.stderr)
         return 0
-    main = HolodeskApp(settings, at_login=at_login)
+    main = HolodeskApp(settings, at_login=at_login, load=load_settings)
     holder.append(main)
     for note in settings.notes:
         main.report_error(note)

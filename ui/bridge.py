@@ -121,10 +121,13 @@ class RunController(QObject):
         """The latch of the current (or last) run: every stop path pulls this one."""
         return self._latch
 
-    def start(self, task: str, settings: Settings, parameters: Filled | None = None,
-              automation: Automation | None = None) -> bool:
+    def start(self, task: str, settings: Settings | Callable[[], Settings],
+              parameters: Filled | None = None, automation: Automation | None = None) -> bool:
         """Start a run on the worker; False (and nothing started) when one is running. With
         ``parameters`` (an automation's), their filled task is run, its secrets masked.
+        ``settings`` may be a function that makes them, called on the worker as the run starts
+        (the settings read afresh: the keyring may keep it waiting); what it raises is said as
+        a run that could not start.
 
         With ``automation``, the run is that automation's: its saved steps replay first and an
         answered run's steps are saved (:meth:`app.session.Session.for_automation`).
@@ -176,10 +179,12 @@ class RunController(QObject):
 
     # -- the worker side -----------------------------------------------------------------
 
-    def _work(self, task: str, settings: Settings, latch: StopLatch, gate: PauseGate,
-              parameters: Filled | None = None, automation: Automation | None = None) -> None:
+    def _work(self, task: str, prepare: Settings | Callable[[], Settings], latch: StopLatch,
+              gate: PauseGate, parameters: Filled | None = None,
+              automation: Automation | None = None) -> None:
         try:
             try:
+                settings = prepare if isinstance(prepare, Settings) else prepare()
                 session = self._factory(settings, task, latch, gate)
                 session.parts.pause = gate
                 if parameters is not None:

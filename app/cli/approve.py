@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail
+from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail, say
 from app.cli.terminal import ask_yes_no
 from app.safety_review import Review, apply, keep, review
 from app.visible import visible_line
@@ -48,16 +48,16 @@ def settle_before_run(*, automation: str | None = None) -> None:
 
 def answer_on_terminal(done: Review) -> bool:
     """List the changes of ``done`` and ask; apply them (True) or keep the approved values."""
-    print(_CHANGED)
+    say(_CHANGED)
     for line in done.lines():
-        print(f"  {visible_line(line)}")  # a file any program wrote: no escape sequences
+        say(f"  {visible_line(line)}")  # a file any program wrote: no escape sequences
     if ask_yes_no("Apply these changes? [y/N] "):
         applied = apply(done)
         names = ", ".join(c.label() for c in applied)
-        print(f"applied: {names or 'nothing (the files changed again meanwhile)'}")
+        say(f"applied: {names or 'nothing (the files changed again meanwhile)'}")
         return True
     names = ", ".join(c.label() for c in keep(done))
-    print("not applied: the approved values stay" +
+    say("not applied: the approved values stay" +
           (f" and are written back ({names})" if names else ""))
     return False
 
@@ -70,16 +70,16 @@ def approve_command() -> int:
     if not done.changes:
         if done.state is RecordState.TAMPERED:
             apply(done)  # nothing looser: the record is signed again with what is in effect
-            print(f"{done.note}.\nThe record now holds the safety settings in effect.")
+            say(f"{done.note}.\nThe record now holds the safety settings in effect.")
         else:
-            print("no safety setting is waiting for approval")
+            say("no safety setting is waiting for approval")
         return EXIT_OK
     if done.blocked:
         return fail(f"{len(done.changes)} change(s) cannot be approved: {done.how_to_approve()}",
                     EXIT_USAGE)
     if not interactive():
         for line in done.lines():
-            print(f"  {visible_line(line)}")
+            say(f"  {visible_line(line)}")
         return fail("stdin is not a terminal to ask on: run `holodesk config approve` in a "
                     "terminal, or set each value with `holodesk config set KEY VALUE`",
                     EXIT_USAGE)

@@ -12,9 +12,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail
+from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
+    from app.approval import PendingChange
     from app.automations import Automation
     from app.parameter_values import Ask, MissingValues
     from app.parameters import Parameter
@@ -213,7 +214,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
     items = load_automations()
     if not items:
-        print(f"no automations yet ({automations_path()}); add one with\n"
+        say(f"no automations yet ({automations_path()}); add one with\n"
               "  holodesk automation add NAME --task \"what to do\" --hotkey ctrl+alt+1")
         return EXIT_OK
     from app.safety_review import review
@@ -226,8 +227,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         changes = ()  # the file's problem is reported where the settings are read below
     waiting = {c.automation.casefold(): c for c in changes if c.automation is not None}
     header = ["NAME", "HOTKEY", "CONFIRM", "MONITOR"]
-    rows = [[a.name, a.hotkey_label() or "-",
-             f"{waiting[a.key].approved}*" if a.key in waiting else str(a.confirm), a.monitor]
+    rows = [[visible_line(a.name), a.hotkey_label() or "-", _mode_cell(a, waiting), a.monitor]
             for a in items]
     if any(a.schedule for a in items):  # the columns only when something is scheduled
         zone = local_zone()
@@ -243,16 +243,26 @@ def _cmd_list(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row, task in ((header, "TASK"), *((r, a.task) for r, a in zip(rows, items, strict=True))):
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
-        task = task if len(task) <= 60 else task[:57] + "..."
-        print("  ".join([*cells, task.replace("\n", " ")]).rstrip())
+        say("  ".join([*cells, visible_line(task, 60)]).rstrip())
     if waiting:
-        print("* the file says " + ", ".join(
-            f"{visible_line(c.automation or '')}: {c.in_file}" for c in waiting.values())
-            + "; changed outside holodesk, not applied until you approve it "
-            "(holodesk config approve)")
+        say("* changed outside holodesk, not applied until you approve it (holodesk config "
+            "approve):")
+        for change in waiting.values():
+            say(f"  {visible_line(change.describe())}")
     for problem in stop_conflicts(items, load_settings().stop_hotkey):
         error(f"warning: {problem}")
     return EXIT_OK
+
+
+def _mode_cell(automation: Automation, waiting: dict[str, PendingChange]) -> str:
+    """The CONFIRM column: the mode a run gets; ``held*`` for one that does not run until the
+    person approves what it does now."""
+    from app.approval import AUTOMATION_CHANGE
+
+    change = waiting.get(automation.key)
+    if change is None:
+        return str(automation.confirm)
+    return "held*" if change.key == AUTOMATION_CHANGE else f"{change.approved}*"
 
 
 def _cmd_add(args: argparse.Namespace) -> int:
@@ -271,7 +281,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
     )
     add_automation(automation, stop_hotkey=settings.stop_hotkey)
     key = f" on {automation.hotkey_label()}" if automation.hotkey else ""
-    print(f"automation {automation.name!r} saved{key}; run it with "
+    say(f"automation {automation.name!r} saved{key}; run it with "
           f"`holodesk trigger {_quoted(automation.name)}`")
     _tell_secrets(automation)
     return EXIT_OK
@@ -279,7 +289,7 @@ def _cmd_add(args: argparse.Namespace) -> int:
 
 def _tell_secrets(automation: Automation) -> None:
     for name in automation.secret_parameters():
-        print(f"store the value of {name} with "
+        say(f"store the value of {name} with "
               f"`holodesk automation set-secret {_quoted(automation.name)} {name}`")
 
 
@@ -311,7 +321,7 @@ def _cmd_edit(args: argparse.Namespace) -> int:
             dropped = [n for n in params if n not in used and n not in declared]
             for name in dropped:
                 del params[name]
-                print(f"the task no longer uses {{{name}}}: parameter {name} removed")
+                say(f"the task no longer uses {{{name}}}: parameter {name} removed")
         changes["parameters"] = params
     if not changes:
         return fail("nothing to change; give --name, --task, --confirm, --monitor, "
@@ -326,7 +336,7 @@ def _cmd_edit(args: argparse.Namespace) -> int:
 
     rename_secrets(old, new)
     kept = follow_edit(old, new)
-    print(f"automation {new.name!r} saved" + (f"; {kept}" if kept else ""))
+    say(f"automation {new.name!r} saved" + (f"; {kept}" if kept else ""))
     _tell_secrets(new)
     return EXIT_OK
 
@@ -340,7 +350,7 @@ def _cmd_remove(args: argparse.Namespace) -> int:
     remove_automation(old.name)
     forget_secrets(old)
     forget_trajectory(old.key)  # a new automation of that name starts afresh
-    print(f"automation {old.name!r} removed")
+    say(f"automation {old.name!r} removed")
     return EXIT_OK
 
 
@@ -381,13 +391,13 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     else:
         automation = set_schedule(args.name, text or None, now=now, tz=zone)
     if automation.schedule is None:
-        print(f"automation {automation.name!r} has no schedule" +
+        say(f"automation {automation.name!r} has no schedule" +
               (" now" if text is not None else "; give one, e.g. daily 09:00"))
         return EXIT_OK
     upcoming = next_runs([automation], now, zone)[automation.key]
     saved = "runs" if text is not None else "is scheduled:"
-    print(f"automation {automation.name!r} {saved} {automation.schedule}; next run: {upcoming}")
-    print("scheduled runs happen while the desktop app runs; one missed while it was not "
+    say(f"automation {automation.name!r} {saved} {automation.schedule}; next run: {upcoming}")
+    say("scheduled runs happen while the desktop app runs; one missed while it was not "
           "running or the computer slept is reported, not run late")
     if text is not None and send({"cmd": "ping"}, timeout=1.0) is None:
         error("note: the desktop app is not running now; start it (holodesk) for the schedule "
@@ -415,7 +425,7 @@ def _cmd_set_secret(args: argparse.Namespace) -> int:
                     f"(`holodesk automation set-secret {_quoted(automation.name)} {param} "
                     "< file`)", EXIT_USAGE)
     backend = store_secret(automation, param, value)
-    print(f"secret parameter {param} of {automation.name!r} stored in the keyring ({backend})")
+    say(f"secret parameter {param} of {automation.name!r} stored in the keyring ({backend})")
     return EXIT_OK
 
 
@@ -436,7 +446,7 @@ def _read_hidden(prompt: str) -> str | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from app.automations import find_automation, load_automations, run_settings
+    from app.automations import find_automation, held_problem, load_automations, run_settings
     from app.cli.run import run_task
     from app.parameter_values import MissingValues, parse_assignment, resolve
     from app.settings import load_settings
@@ -455,6 +465,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     settle_before_run(automation=automation.name)
     automation = find_automation(load_automations(), automation.name)  # as the answer left it
+    held = held_problem(automation, load_settings())
+    if held is not None:
+        return fail(held, EXIT_USAGE)
     settings = run_settings(load_settings(), automation)
     if args.confirm:
         settings = settings.with_overrides({"confirm": args.confirm})
@@ -500,10 +513,10 @@ def _cmd_forget(args: argparse.Namespace) -> int:
 
     automation = find_automation(load_automations(), args.name)
     if forget_trajectory(automation.key):
-        print(f"the saved steps of {automation.name!r} are forgotten; its next run asks the "
+        say(f"the saved steps of {automation.name!r} are forgotten; its next run asks the "
               "model at every step")
     else:
-        print(f"{automation.name!r} has no saved steps")
+        say(f"{automation.name!r} has no saved steps")
     return EXIT_OK
 
 
@@ -516,17 +529,17 @@ def _cmd_export(args: argparse.Namespace) -> int:
     plan = plan_export(args.name)
     if args.show_crops:
         if not plan.crops:
-            print(f"{plan.automation.name!r} has no saved screen crops")
+            say(f"{plan.automation.name!r} has no saved screen crops")
             return EXIT_OK
         written = write_pictures(plan, Path(args.show_crops))
-        print(f"{len(written)} screen crop(s) of {plan.automation.name!r} written to "
+        say(f"{len(written)} screen crop(s) of {plan.automation.name!r} written to "
               f"{args.show_crops}; look at them, then export with --with-steps or "
               "--without-steps")
         return EXIT_OK
     dest = Path(args.output) if args.output else default_output(plan.automation)
-    print(f"exporting to {dest}:")
+    say(f"exporting to {dest}:")
     for line in plan.summary():
-        print(f"  {line}")
+        say(f"  {line}")
     with_steps = bool(args.with_steps)
     if plan.trajectory is not None and args.with_steps is None:
         if sys.stdin is None or sys.stdin.closed or not sys.stdin.isatty():
@@ -541,7 +554,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
         with_steps = answer
     export_automation(plan, dest, with_steps=with_steps)
     what = "with its saved steps" if with_steps and plan.trajectory else "without saved steps"
-    print(f"automation {plan.automation.name!r} exported {what} to {dest}; import it with "
+    say(f"automation {plan.automation.name!r} exported {what} to {dest}; import it with "
           f"`holodesk automation import {dest.name}`")
     return EXIT_OK
 
@@ -569,8 +582,8 @@ def _ask_steps(plan: ExportPlan) -> bool | None:
         if choice == "s":
             folder = Path(tempfile.mkdtemp(prefix="holodesk-crops-"))
             for path in write_pictures(plan, folder):
-                print(f"  {path} ({path.stat().st_size // 1024 + 1} KB)")
-            print(f"the crops are in {folder}; open them, then answer")
+                say(f"  {path} ({path.stat().st_size // 1024 + 1} KB)")
+            say(f"the crops are in {folder}; open them, then answer")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -593,16 +606,16 @@ def _cmd_import(args: argparse.Namespace) -> int:
             return fail(f"{e} (or import it without its hotkey: --no-hotkey)", EXIT_USAGE)
         raise
     steps = f" with {done.steps} saved steps" if done.steps else " without saved steps"
-    print(f"automation {done.automation.name!r} imported{steps}:")
+    say(f"automation {done.automation.name!r} imported{steps}:")
     for line in ExportPlan(done.automation, shared.trajectory, shared.pictures).summary():
-        print(f"  {line}")
+        say(f"  {line}")
     for note in done.notes:
-        print(f"note: {note}")
+        say(f"note: {note}")
     if shared.automation.schedule and done.automation.schedule is None:
-        print(f"to schedule it: `holodesk automation schedule {_quoted(done.automation.name)} "
+        say(f"to schedule it: `holodesk automation schedule {_quoted(done.automation.name)} "
               f"{shared.automation.schedule}`")
     if done.steps:
-        print("its saved steps replay like your own: every action is checked and confirmed as "
+        say("its saved steps replay like your own: every action is checked and confirmed as "
               "the model's would be, and only where its screen crops are found")
     _tell_secrets(done.automation)
     return EXIT_OK

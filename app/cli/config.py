@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.output import EXIT_OK, EXIT_USAGE, fail
+from app.cli.output import EXIT_OK, EXIT_USAGE, fail, say
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,16 +38,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "approve", help="show the safety settings changed outside holodesk and ask whether to "
         "apply them",
         description="A safety setting (confirm, never_touch, only_in, protected_paths, "
-                    "stop_hotkey, tls_fingerprint, plain_http_ok, an automation's confirm) "
-                    "changed in the files by anything but holodesk is not applied until you "
-                    "approve it here; refusing writes the approved value back.")
+                    "stop_hotkey, tls_fingerprint, plain_http_ok, serve_model, an automation's "
+                    "confirm mode and what it does) changed in the files, or set in the "
+                    "environment, by anything but holodesk is not applied until you approve it "
+                    "here; refusing writes the approved value back into the file.")
     capprove.set_defaults(func=_cmd_config_approve)
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
     from app.settings import describe_settings, load_settings
 
-    print(describe_settings(load_settings()))
+    say(describe_settings(load_settings()))
     return EXIT_OK
 
 
@@ -76,7 +77,7 @@ def _cmd_config_set(args: argparse.Namespace) -> int:
                 "every setting and its value"),
         )
     set_value(args.key, value)
-    print(f"{args.key} set")
+    say(f"{args.key} set")
     return EXIT_OK
 
 
@@ -97,7 +98,7 @@ def _cmd_config_get(args: argparse.Namespace) -> int:
         where = lookup_api_key(settings.endpoint).describe()
         return fail(Problem(f"the API key is never printed; for {settings.endpoint} it is "
                             f"{where}"), EXIT_USAGE)
-    print(value_text(settings, args.key))  # an unknown key: SettingsError, EXIT_USAGE
+    say(value_text(settings, args.key))  # an unknown key: SettingsError, EXIT_USAGE
     return EXIT_OK
 
 
@@ -114,12 +115,12 @@ def _cmd_config_unset(args: argparse.Namespace) -> int:
 
     if args.key.strip().lower().replace("-", "_") in API_KEY_NAMES:
         set_value("api_key", "")  # an empty key forgets the stored one
-        print(f"api_key forgotten for {load_settings().endpoint}")
+        say(f"api_key forgotten for {load_settings().endpoint}")
         return EXIT_OK
     name = setting_name(args.key)
     unset_value(name)
     effective = load_settings()
-    print(f"{name} unset: back to its default ({value_text(effective, name) or 'none'})"
+    say(f"{name} unset: back to its default ({value_text(effective, name) or 'none'})"
           if name not in effective.sources else
           f"{name} unset in the settings file, but {env_var(name)} in the environment "
           f"still sets it to {value_text(effective, name)}")

@@ -256,6 +256,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         return _make_cert(args.host)
     if args.install:
         return _install(args.python)
+    from app.cli.approve import settle_before_run
+
+    settle_before_run()  # serve_model written by hand is code vLLM would run: asked, or not used
     settings = _settings(args)
     if args.print_command:
         from app.serving import planned_max_num_seqs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
     from app.automations import Automation
@@ -44,7 +44,13 @@ def _cmd_trigger(args: argparse.Namespace) -> int:
 
 def _trigger_automation(name: str, extra: str) -> int:
     """`holodesk trigger NAME`: in the running app when there is one, else here."""
-    from app.automations import AutomationError, find_automation, load_automations, run_settings
+    from app.automations import (
+        AutomationError,
+        find_automation,
+        held_problem,
+        load_automations,
+        run_settings,
+    )
     from app.cli.run import run_task
     from app.instance import send
     from app.parameter_values import MissingValues, resolve
@@ -73,12 +79,15 @@ def _trigger_automation(name: str, extra: str) -> int:
 
         settle_before_run(automation=automation.name)
         automation = find_automation(load_automations(), automation.name)
+        held = held_problem(automation, load_settings())
+        if held is not None:  # changed outside holodesk: it does not run by itself
+            return fail(held, EXIT_USAGE)
         return run_task(run_settings(load_settings(), automation), filled.task,
                         parameters=filled, automation=automation)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
-    print(f"automation {automation.name!r} started in the desktop app")
+    say(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
 
 

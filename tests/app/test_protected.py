@@ -81,6 +81,8 @@ def test_the_set_holds_holodesks_own_files_and_the_sessions_start_up(
                   r / ".bashrc", r / ".profile", r / ".zshrc", r / ".inputrc",
                   r / ".pam_environment", r / ".xsessionrc", r / ".local" / "bin", r / "bin",
                   r / ".ssh", r / ".gnupg", elsewhere / "fish", elsewhere / "environment.d",
+                  elsewhere / "plasma-workspace" / "env", r / ".config" / "environment.d",
+                  elsewhere / "python_keyring", home.data / "python_keyring",
                   elsewhere / "autostart", elsewhere / "systemd" / "user",
                   r / ".config" / "autostart",  # a session without the variable reads it
                   home.data / "applications", r / "notes", Path("/srv/papers")):

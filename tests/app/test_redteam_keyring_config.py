@@ -45,8 +45,8 @@ def test_a_keyring_config_written_by_an_editor_runs_no_code_in_holodesk(home: Ho
     (folder / "notes.py").write_text(MODULE, encoding="utf-8")
     # The person's desktop: no PYTHON_KEYRING_BACKEND (home.env() has none), so keyring reads
     # its config file as it does on every desktop.
-    result = subprocess.run(holodesk_argv("config", "show"), env=home.env(), cwd=REPO_ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(holodesk_argv("config", "show", keyring=None), env=home.env(),
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert not (home.root / "pwned").exists(), "the editor's Python ran inside holodesk"
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from app.automations import Automation, add_automation
+from app.automations import Automation, add_automation, replace_automation
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, Outcome, StepProposed
 from app.parameters import ParameterError, replayed_text
-from app.replay import RECORDED_ANSWER_NOTE, Replayer
+from app.replay import RECORDED_ANSWER_NOTE, UNSIGNED_STEPS, Replayer
 from app.session import Session
 from app.settings import Settings
 from app.share import Shared, import_automation
@@ -26,11 +26,13 @@ from app.trajectory import (
     FORMAT_VERSION,
     Recorder,
     TrajectoryError,
+    follow_edit,
     forget_trajectory,
     load_trajectory,
     move_trajectory,
     picture_names,
     read_picture,
+    sign_steps,
     trajectory_dir,
 )
 from control.policy import ConfirmMode
@@ -40,7 +42,6 @@ from tests.support.drawn_screens import window_screen
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.home import isolate_home, make_home
-from tests.support.memory_secrets import MemoryStore
 
 TASK = "press save and type hello"
 KEY = "save it"
@@ -51,7 +52,9 @@ ANSWER = {"note": "", "thought": "done", "action": {"action": "answer", "text": 
 
 
 @pytest.fixture(autouse=True)
-def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file_keyring: Any) -> None:
+    """An isolated home with a keyring: holodesk signs the steps it saves there, and replays
+    unasked only steps that verify (app/trajectory.py)."""
     isolate_home(monkeypatch, tmp_path)
 
 
@@ -474,12 +477,20 @@ def test_a_secret_step_naming_a_plain_parameter_hands_over(harness_for: HarnessF
                                 action={"action": "type", "text": ""})
     _edit_steps(automation, crafted)
     typed = {"note": "", "thought": "type", "action": {"action": "type", "text": "x"}}
+    asked: list[AwaitingConfirmation] = []
+
+    def approve(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        return ConfirmReply(Answer.APPROVE)
+
     with FakeVLLM(ScriptedPolicy([typed, ANSWER])) as server:
-        h = harness_for(server, screen=lambda: window_screen(MOVED_TO))
+        h = harness_for(server, answer=approve, screen=lambda: window_screen(MOVED_TO))
         session = _wired(h, automation, "Grace")
         finished = h.run(session.task)
     steps = h.store.steps(finished.run_id)
     assert [s.source for s in steps] == [Source.REPLAYED, Source.MODEL, Source.MODEL]
+    # Steps edited outside holodesk do not verify: the replayed one was asked.
+    assert any(r.startswith(UNSIGNED_STEPS) for r in asked[0].request.reasons)
     assert "typed a secret" in (steps[1].source_note or "")
 
 
@@ -499,7 +510,7 @@ def test_imported_steps_are_all_asked_until_a_run_of_them_is_answered_here(
     pictures = {n: (folder / n).read_bytes() for n in picture_names(recorded)}
     # As read_share hands over a shared file (its checks: tests/app/test_share.py).
     import_automation(Shared(tmp_path / "shared.zip", automation, recorded, pictures),
-                      replace=True, store=MemoryStore())
+                      replace=True)
     trajectory = load_trajectory(automation.key)
     assert trajectory is not None and trajectory.imported
 
@@ -645,6 +656,7 @@ def test_a_target_beside_the_retyped_text_is_found_without_that_text(
     # The same form with the Save button relabelled: still refused.
     shutil.rmtree(folder)
     shutil.copytree(kept, folder)
+    sign_steps(automation.key, imported=False)  # put back as holodesk's own, not by hand
     h = harness_for(_down())
     h.screen = lambda: _form_screen(MOVED_TO, h.backend.typed()) if not h.backend.typed() \
         else _relabelled(_form_screen(MOVED_TO, h.backend.typed()))
@@ -686,6 +698,7 @@ def test_the_recorded_answer_is_not_replayed_with_other_values(harness_for: Harn
     def answer_names_value(data: dict[str, Any]) -> None:
         data["steps"][-1]["action"]["text"] = "Saved the record of Ada"
     _edit_steps(automation, answer_names_value)
+    sign_steps(automation.key, imported=False)  # as if holodesk saved them so: asked nothing
     h = harness_for(_down(), screen=lambda: window_screen(MOVED_TO))
     session = _wired(h, automation, "Grace")
     finished = h.run(session.task)
@@ -707,3 +720,29 @@ def test_a_value_inside_a_longer_number_is_not_retyped() -> None:
     for text in ("1,100", "100.50", "5-100"):
         with pytest.raises(ParameterError):
             replayed_text(text, {"invoice": "100"}, {"invoice": "250"})
+
+
+def test_saved_steps_verify_only_as_holodesk_wrote_them(harness_for: HarnessFor) -> None:
+    """The signed record keeps the digest of the steps holodesk saved, their pictures too: a
+    crop swapped for another picture (a click aimed at another button) is asked at every
+    step; a rename with holodesk keeps them signed; a replay uses the pictures it checked."""
+    automation = _automation()
+    add_automation(automation)
+    _record_with(harness_for, automation, "Ada")
+    assert Replayer.load(automation.key, TEMPLATE, values={"name": "Grace"}).untrusted == ""
+    recorded = load_trajectory(automation.key)
+    assert recorded is not None
+    crop = trajectory_dir(automation.key) / recorded.steps[0].anchors[0].crop
+    loaded = Replayer.load(automation.key, TEMPLATE, values={"name": "Grace"})
+    with Image.open(crop) as image:
+        Image.new("RGB", image.size, (0, 255, 0)).save(crop)
+    swapped = Replayer.load(automation.key, TEMPLATE, values={"name": "Grace"})
+    assert swapped.active and swapped.untrusted == UNSIGNED_STEPS
+    # Read before the swap: the replay holds the bytes it checked, not the file now.
+    assert loaded._picture(recorded.steps[0].anchors[0].crop).getpixel((0, 0)) != (0, 255, 0)
+    _record_with(harness_for, automation, "Ada")  # signed anew
+    renamed = automation.changed(name="Save It Now")
+    replace_automation(automation.name, renamed)
+    follow_edit(automation, renamed)
+    moved = Replayer.load(renamed.key, TEMPLATE, values={"name": "Grace"})
+    assert moved.active and moved.untrusted == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -41,7 +42,9 @@ DANGER = "Remote has 4812 fewer files: sync will DELETE them."
 
 
 @pytest.fixture(autouse=True)
-def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file_keyring: Any) -> None:
+    """An isolated home with a keyring: the steps holodesk saves are signed there, and only
+    those replay unasked (app/trajectory.py)."""
     isolate_home(monkeypatch, tmp_path)
 
 

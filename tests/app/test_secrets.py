@@ -30,9 +30,10 @@ from app.secrets import (
     scrub_settings,
     store_api_key,
     validate_api_key,
+    vouch_for,
 )
 from tests.support.home import REPO_ROOT, Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, FileBackend, PlainFileBackend
+from tests.support.keyring_backend import DIR_ENV, OPTION, FileBackend, PlainFileBackend
 from tests.support.memory_secrets import MemoryStore
 
 KEY = "sk-holodesk-test-0123456789abcdef"
@@ -55,7 +56,6 @@ class LockedBackend(KeyringBackend):
     """A keyring whose collection stays locked (the person dismissed the unlock prompt)."""
 
     priority = -10  # type: ignore[assignment]  # never auto-selected
-    holodesk_test_backend = True  # stands for a Secret Service that stays locked
 
     def get_password(self, service: str, username: str) -> str | None:
         raise KeyringLocked("Failed to unlock the collection!")
@@ -65,6 +65,9 @@ class LockedBackend(KeyringBackend):
 
     def delete_password(self, service: str, username: str) -> None:
         raise KeyringLocked("Failed to unlock the collection!")
+
+
+vouch_for(LockedBackend)  # it stands for a Secret Service that stays locked
 
 
 def exercise(store: SecretStore) -> None:
@@ -266,11 +269,10 @@ def test_lookup_with_no_keyring_reports_instead_of_raising() -> None:
 # --- through keyring's own backend selection, in a subprocess -------------------------------
 
 
-def run_python(code: str, home: Home, stdin: str = "", backend: str = BACKEND_PATH) -> str:
+def run_python(code: str, home: Home, stdin: str = "") -> str:
     env = home.env()
-    env["PYTHON_KEYRING_BACKEND"] = backend
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-X", OPTION, "-c", code],
         input=stdin,
         capture_output=True,
         text=True,
@@ -283,7 +285,7 @@ def run_python(code: str, home: Home, stdin: str = "", backend: str = BACKEND_PA
     return done.stdout
 
 
-def test_subprocess_selects_the_file_backend_via_the_environment(home: Home) -> None:
+def test_subprocess_selects_the_file_backend_via_the_test_option(home: Home) -> None:
     out = run_python(
         "from app.secrets import KeyringStore\n"
         "s = KeyringStore()\n"
@@ -319,12 +321,19 @@ def test_config_set_api_key_from_stdin_in_a_subprocess(home: Home) -> None:
     assert KEY not in settings_text
 
 
-@pytest.mark.parametrize("backend", [
-    "keyring.backends.fail.Keyring", "tests.support.keyring_backend.PlainFileBackend",
-], ids=["no-keyring", "plain-file"])
-def test_subprocess_without_a_secure_keyring_explains(home: Home, backend: str) -> None:
+@pytest.mark.parametrize("chosen", ["none", "environment", "config-file"])
+def test_subprocess_without_a_secure_keyring_explains(home: Home, chosen: str) -> None:
+    """No secure keyring here (no D-Bus session): nothing chooses one for holodesk, neither
+    ``PYTHON_KEYRING_BACKEND`` nor keyring's config file naming a plain file backend."""
     env = home.env()
-    env["PYTHON_KEYRING_BACKEND"] = backend
+    if chosen == "environment":
+        env["PYTHON_KEYRING_BACKEND"] = "tests.support.keyring_backend.FileBackend"
+    elif chosen == "config-file":
+        folder = home.config / "python_keyring"
+        folder.mkdir(parents=True)
+        (folder / "keyringrc.cfg").write_text(
+            "[backend]\ndefault-keyring = tests.support.keyring_backend.FileBackend\n"
+            f"keyring-path = {REPO_ROOT}\n", encoding="utf-8")
     done = subprocess.run(
         [
             sys.executable,
@@ -386,3 +395,25 @@ def test_nothing_is_written_to_holodesk_folders_by_secret_operations(
     lookup_api_key(ENDPOINT, store, environ={})
     for folder in (paths.config_dir(), paths.data_dir(), paths.log_dir()):
         assert not folder.exists()
+
+
+def test_the_test_option_names_only_a_class_of_this_checkouts_tests(
+        home: Home, tmp_path: Path) -> None:
+    """The -X option is the test suite's, for its own package: a ``tests`` package found
+    elsewhere first on the path (another project's, or one a program wrote) is not loaded."""
+    other = tmp_path / "other" / "tests" / "support"
+    other.mkdir(parents=True)
+    for folder in (other.parent, other):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    (other / "keyring_backend.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('ran').write_text('yes')\n"
+        "from tests.support.keyring_backend_real import *\n", encoding="utf-8")
+    env = home.env()
+    env["PYTHONPATH"] = f"{tmp_path / 'other'}:{env['PYTHONPATH']}"
+    done = subprocess.run(
+        [sys.executable, "-X", OPTION, "-c",
+         "from app.secrets import KeyringStore; print(KeyringStore().backend_name())"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("unavailable"), done.stdout
+    assert not (other / "ran").exists()

@@ -37,6 +37,7 @@ from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import REPO_ROOT, Home, isolate_home
+from tests.support.keyring_backend import without_keyring
 
 KEY = "sk-test-serve-0123456789"
 
@@ -318,7 +319,7 @@ def test_not_linux_says_serving_is_linux_only(
     from app.cli.main import main
 
     isolate_home(monkeypatch, tmp_path)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     monkeypatch.setattr(sys, "platform", "win32")
     problems = preflight(ServeConfig(port=free_port()), "vllm")
     assert [p.fatal for p in problems] == [True]
@@ -413,7 +414,7 @@ def test_the_checks_warn_of_a_server_beyond_this_machine_without_a_key(
 
     isolate_home(monkeypatch, tmp_path)
     monkeypatch.setenv("PATH", shim_path(shims))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     settings = Settings(endpoint=f"http://127.0.0.1:{free_port()}/v1")
     exposed = check(plan_server(settings, host="0.0.0.0", executable=str(shims / "vllm")))
     assert exposed.verdict is Verdict.GO
@@ -431,7 +432,7 @@ def test_serve_warns_of_a_server_beyond_this_machine_without_a_key(
     home: Home, shims: Path, tmp_path: Path, started: list[Started]
 ) -> None:
     server = Started(home, shims, tmp_path / "run", "--host", "0.0.0.0", "--port",
-                     str(free_port()), PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
+                     str(free_port()))  # the tests' keyring, no key in it
     started.append(server)
     server.wait_output("ready at")
     assert ("holodesk: warning: vLLM will listen on 0.0.0.0 without an API key: anyone who can "

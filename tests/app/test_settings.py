@@ -190,12 +190,13 @@ def test_api_key_in_the_file_is_refused_without_echoing_it(home: Home) -> None:
 def test_environment_overrides_the_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     write_toml("max_steps = 40\nconfirm = 'always'\n")
     monkeypatch.setenv("HOLODESK_MAX_STEPS", "55")
-    monkeypatch.setenv("HOLODESK_ENDPOINT", "https://gpu-box.example:8443/")
+    # On the network (no keyring here: one on the internet would wait for approval).
+    monkeypatch.setenv("HOLODESK_ENDPOINT", "https://gpu-box.lan:8443/")
     monkeypatch.setenv("HOLODESK_THINKING", "yes")
     monkeypatch.setenv("HOLODESK_MODEL", "")  # empty counts as unset
     settings = load_settings()
     assert settings.max_steps == 55
-    assert settings.endpoint == "https://gpu-box.example:8443/v1"
+    assert settings.endpoint == "https://gpu-box.lan:8443/v1"
     assert settings.thinking is True
     assert settings.confirm == "always"
     assert settings.sources["max_steps"] == "$HOLODESK_MAX_STEPS"

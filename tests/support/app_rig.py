@@ -19,7 +19,7 @@ from app.agent import AgentParts
 from app.events import Event, RunFinished, RunStarted
 from app.pause import PauseGate
 from app.session import Session
-from app.settings import Settings
+from app.settings import Settings, load_settings
 from app.store import ActionLog
 from control.input import DryRunBackend, Executor
 from control.policy import SafetyPolicy
@@ -82,8 +82,15 @@ def make_app(qtbot: QtBot) -> Iterator[MakeApp]:
 
     def make(server: FakeVLLM, **settings: Any) -> tuple[HolodeskApp, Rig]:
         rig = Rig(server)
-        app = HolodeskApp(Settings(endpoint=server.base_url, **settings),
-                          session_factory=rig.factory, use_system_tray=False, probe=False)
+        given = {"endpoint": server.base_url, **settings}
+
+        def load() -> Settings:
+            # As run_gui's: the settings read afresh for each run, the test's on top (as a
+            # command line's options would be).
+            return load_settings().with_overrides(given, source="test")
+
+        app = HolodeskApp(Settings(**given), session_factory=rig.factory,
+                          use_system_tray=False, probe=False, load=load)
         app.controller.run_event.connect(rig.events.append)
         apps.append(app)
         return app, rig

@@ -10,15 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support.home import REPO_ROOT, Home
+from tests.support.keyring_backend import OPTION
 from tests.support.xvfb import Xvfb
 
 
-def holodesk_argv(*args: str) -> list[str]:
-    """The installed `holodesk` script when there is one, else the module."""
+def holodesk_argv(*args: str, keyring: str | None = OPTION) -> list[str]:
+    """The installed `holodesk` script when there is one, else the module; run with the tests'
+    file keyring (tests/support/keyring_backend.py) unless ``keyring`` is None: a holodesk
+    subprocess gets it only from this ``-X`` option (app/secrets.py), never from a variable."""
+    option = ["-X", keyring] if keyring else []
     script = Path(sys.executable).parent / "holodesk"
     if script.exists():
-        return [str(script), *args]
-    return [sys.executable, "-m", "app.cli", *args]
+        return [sys.executable, *option, str(script), *args]
+    return [sys.executable, *option, "-m", "app.cli", *args]
 
 
 def holodesk_env(home: Home, xvfb: Xvfb | None = None,
@@ -32,7 +36,6 @@ def holodesk_env(home: Home, xvfb: Xvfb | None = None,
         env = xvfb.env(env)
     else:
         env.pop("DISPLAY", None)
-    env["PYTHON_KEYRING_BACKEND"] = "tests.support.keyring_backend.FileBackend"
     env["PYTHONUNBUFFERED"] = "1"
     # Settle quickly: the target app draws at once, and a short floor keeps the tests brisk.
     env["HOLODESK_SETTLE_MIN"] = "0.05"

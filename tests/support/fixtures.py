@@ -88,21 +88,18 @@ def openbox(xvfb: Xvfb) -> Iterator[WindowManager]:
 
 @pytest.fixture
 def file_keyring(tmp_path: Path) -> Iterator[Any]:
-    """The keyring of :func:`keyring.get_keyring` (what ``KeyringStore()`` uses) is the tests'
-    file backend in ``tmp_path/keyring`` (a home's keyring folder, which a holodesk subprocess
-    of that home uses too) for the test. Imported here only: once imported, keyring's own
-    backend discovery would meet the backend everywhere."""
-    import keyring
-
+    """This process's keyring (what ``KeyringStore()`` uses: app.secrets.use_keyring_backend)
+    is the tests' file backend in ``tmp_path/keyring`` (a home's keyring folder, which a
+    holodesk subprocess of that home uses too) for the test."""
+    from app.secrets import use_keyring_backend
     from tests.support.keyring_backend import FileBackend
 
-    before = keyring.get_keyring()
     folder = tmp_path / "keyring"
     folder.mkdir(mode=0o700, exist_ok=True)
     backend = FileBackend(folder)  # its folder fixed: isolate_home drops HOLODESK_* variables
-    keyring.set_keyring(backend)
+    before = use_keyring_backend(backend)
     yield backend
-    keyring.set_keyring(before)
+    use_keyring_backend(before)
 
 
 @pytest.fixture

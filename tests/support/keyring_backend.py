@@ -1,13 +1,14 @@
 """A keyring backend that keeps secrets in a JSON file, for tests that run holodesk in a subprocess.
 
-Select it in the child's environment::
+holodesk never lets keyring choose a backend (app/secrets.py): a holodesk subprocess gets this
+one only from the Python option on its command line (tests/support/e2e.py ``holodesk_argv``)::
 
-    PYTHON_KEYRING_BACKEND=tests.support.keyring_backend.FileBackend
-    HOLODESK_TEST_KEYRING_DIR=/some/tmp/dir      # keyring.json goes here
+    python -X holodesk_test_keyring=tests.support.keyring_backend.FileBackend .../holodesk ...
+    HOLODESK_TEST_KEYRING_DIR=/some/tmp/dir      # in its environment: keyring.json goes here
 
-(the repository root must be importable, e.g. on PYTHONPATH). Without the directory variable the
-backend declares itself not viable, so merely importing this module never makes keyring pick it
-up: keyring registers every backend class it sees and auto-selects by priority.
+(the repository root must be importable, e.g. on PYTHONPATH); in this process,
+:func:`app.secrets.use_keyring_backend` (the ``file_keyring`` fixture). Without the directory
+variable the backend declares itself not viable.
 """
 
 from __future__ import annotations
@@ -16,20 +17,23 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from keyring.backend import KeyringBackend
+from keyring.backends import null
 from keyring.compat import properties
 from keyring.errors import PasswordDeleteError
 
 DIR_ENV = "HOLODESK_TEST_KEYRING_DIR"
 FILE_NAME = "keyring.json"
+#: The Python option that gives a holodesk subprocess this file keyring (app/secrets.py).
+OPTION = "holodesk_test_keyring=tests.support.keyring_backend.FileBackend"
 
 
 class FileBackend(KeyringBackend):
     """Secrets in ``$HOLODESK_TEST_KEYRING_DIR/keyring.json`` as {service: {username: secret}}."""
 
-    # app.secrets keeps keys only in secure keyrings (an allow-list); this mark lets the tests'
-    # own backend through, which keyring selects only when a test points it here.
-    holodesk_test_backend = True
+    # app.secrets keeps keys only in secure keyrings (an allow-list); tests/conftest.py vouches
+    # for this class in the test process, and the -X option in a holodesk subprocess.
 
     @properties.classproperty
     def priority(cls) -> float:
@@ -80,7 +84,22 @@ class FileBackend(KeyringBackend):
 
 
 class PlainFileBackend(FileBackend):
-    """The same JSON file without the test mark: what keyrings.alt's plaintext backend is to
+    """The same JSON file, not vouched for: what keyrings.alt's plaintext backend is to
     holodesk, a backend outside the allow-list that would write the key to a plain file."""
 
-    holodesk_test_backend = False
+
+def without_keyring(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process has no keyring for the test (keyring's null backend, which holodesk
+    refuses), whatever the machine has."""
+    import app.secrets
+
+    monkeypatch.setattr(app.secrets, "_chosen", null.Keyring())
+
+
+def with_file_keyring(monkeypatch: pytest.MonkeyPatch, folder: Path) -> FileBackend:
+    """This process's keyring is the file backend in ``folder`` for the test."""
+    import app.secrets
+
+    backend = FileBackend(folder)
+    monkeypatch.setattr(app.secrets, "_chosen", backend)
+    return backend

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app.secrets import KeyringStore
 from tests.support.home import Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, FileBackend
+from tests.support.keyring_backend import DIR_ENV, FileBackend, with_file_keyring
 from ui.settings_dialog import SettingsDialog
 
 
@@ -17,11 +17,9 @@ def keyring_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Home:
     """An isolated home whose keyring is the tests' file backend: the dialog's and this
     process's (``KeyringStore()``, which keeps the key of the approved safety settings), as a
     desktop has one keyring."""
-    import keyring
-
     home = isolate_home(monkeypatch, tmp_path)
     monkeypatch.setenv(DIR_ENV, str(home.keyring))
-    monkeypatch.setattr(keyring.core, "_keyring_backend", FileBackend(home.keyring))
+    with_file_keyring(monkeypatch, home.keyring)
     return home
 
 

@@ -18,6 +18,7 @@ from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import isolate_home
+from tests.support.keyring_backend import without_keyring
 from ui.app import HolodeskApp
 from ui.settings_dialog import SettingsDialog
 
@@ -30,7 +31,7 @@ READY = ServerStatus("ok", "The model server at http://127.0.0.1:8000/v1 is read
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     isolate_home(monkeypatch, tmp_path)
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     return tmp_path
 
 

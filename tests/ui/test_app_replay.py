@@ -4,11 +4,12 @@ replay needs no model), and still refuses a run that would need it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytestqt.qtbot import QtBot
 
-from app.automations import Automation
+from app.automations import Automation, add_automation
 from app.events import Outcome, RunFinished, StepProposed
 from app.status import ServerStatus
 from app.store import Source
@@ -23,7 +24,9 @@ TASK = "press the red box"
 
 
 @pytest.fixture(autouse=True)
-def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file_keyring: Any) -> None:
+    """An isolated home with a keyring: the steps holodesk saves are signed there, and only
+    those replay unasked (app/trajectory.py)."""
     isolate_home(monkeypatch, tmp_path)
 
 
@@ -31,6 +34,8 @@ def test_an_automation_with_saved_steps_replays_while_the_server_is_down(
         qtbot: QtBot, make_app: MakeApp, harness_for: HarnessFor) -> None:
     saved = Automation.make(name="press it", task=TASK)
     unsaved = Automation.make(name="other", task="something else")
+    for automation in (saved, unsaved):  # made with holodesk: approved as they are
+        add_automation(automation)
     # Recorded once with the model, on the screen the app's runs see.
     recorder = Recorder(saved.key, saved.name, TASK, Convention.NORM1000)
     with FakeVLLM(SeeingPolicy([Target("red box", (255, 0, 0))])) as server:

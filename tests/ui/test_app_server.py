@@ -12,6 +12,7 @@ from app.settings import Settings
 from tests.app.test_serve import alive, free_port
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import isolate_home
+from tests.support.keyring_backend import without_keyring
 from ui.app import HolodeskApp
 
 
@@ -24,7 +25,7 @@ def shims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", shim_path(folder))
     monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.5")
     monkeypatch.setenv("FAKE_VLLM_RECORD", str(tmp_path / "record.json"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     return folder
 
 

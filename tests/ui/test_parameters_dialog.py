@@ -33,14 +33,13 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
 
 @pytest.fixture
 def keyring_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> Iterator[FileBackend]:
-    import keyring
+    from app.secrets import use_keyring_backend
 
     monkeypatch.setenv(DIR_ENV, str(home.keyring))
-    before = keyring.get_keyring()
     backend = FileBackend()
-    keyring.set_keyring(backend)
+    before = use_keyring_backend(backend)
     yield backend
-    keyring.set_keyring(before)
+    use_keyring_backend(before)
 
 
 def _rename() -> Automation:

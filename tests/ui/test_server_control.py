@@ -16,6 +16,7 @@ from model.serving.launcher import ServeError
 from tests.app.test_serve import alive, free_port, http_status
 from tests.support.fake_vllm_cli import install_shims, shim_path
 from tests.support.home import Home, isolate_home
+from tests.support.keyring_backend import without_keyring
 from ui.problem_view import view
 from ui.server_control import ServerControl
 from ui.server_menu import failure_text
@@ -32,7 +33,7 @@ def shims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", shim_path(folder))  # the fake nvidia-smi
     monkeypatch.setenv("FAKE_VLLM_LOAD_SECONDS", "0.5")
     monkeypatch.setenv("FAKE_VLLM_RECORD", str(tmp_path / "record.json"))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     return folder
 
 
@@ -134,7 +135,7 @@ def test_missing_gpu_fails_with_the_fix(
 ) -> None:  # fmt: skip
     folder = install_shims(tmp_path / "nogpu", gpus=None)
     monkeypatch.setenv("PATH", shim_path(folder))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     control, _states = make(controls, folder, free_port())
     with qtbot.waitSignal(control.failed, timeout=30_000) as failed:
         control.start()
@@ -178,7 +179,7 @@ def test_stop_during_the_checks_ends_quietly(
     folder = install_shims(tmp_path / "nogpu", gpus="")  # nvidia-smi lists no GPU: fatal
     monkeypatch.setenv("PATH", shim_path(folder))
     monkeypatch.setenv("FAKE_NVIDIA_SMI_DELAY", "3")  # the check is still running at the stop
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    without_keyring(monkeypatch)
     control, states = make(controls, folder, free_port())
     failures: list[ServeError] = []
     control.failed.connect(failures.append)
