@@ -615,14 +615,22 @@ class Tripwire:
     ``on_trip`` is called (from the watcher's thread, or from the thread calling
     :meth:`check`) once per comparison that found changes, after they were put back.
     ``keep_dir`` is where the kept copies of :class:`Extra` sources go (none kept without it).
-    ``watch`` False never starts inotify (only :meth:`check` compares).
+    ``watch`` False never starts inotify (only :meth:`check` compares). The folders above
+    each protected path, up to ``home`` (default: the home folder; all of them for a path
+    outside it), are recorded too: a link put in place of one of them (everything under it
+    would be read through it) is moved aside as a change.
     """
 
     def __init__(self, entries: Sequence[Protected], on_trip: Callable[[Trip], None], *,
                  extras: Sequence[Extra] = (), limits: Limits = Limits(),
                  keep_dir: Path | None = None, watch: bool = True,
-                 now: Callable[[], dt.datetime] = dt.datetime.now) -> None:
+                 now: Callable[[], dt.datetime] = dt.datetime.now,
+                 home: Path | None = None) -> None:
         self._entries = _distinct(entries)
+        self._home = Path(os.path.abspath(home if home is not None
+                                          else os.path.expanduser("~")))
+        #: The folders above the protected paths (up to the home folder), as they were.
+        self._above: dict[Path, Node | None] = {}
         self._on_trip = on_trip
         self._extras = list(extras)
         self._limits = limits
@@ -686,6 +694,8 @@ class Tripwire:
                 for cut in walk.cut:
                     self._problem(cut)
                     self._cuts_said.add(cut)
+            self._above = {path: _node(path, Guard.GROWING, self._limits, None, None)
+                           for path in self._folders_above()}
             for index, extra in enumerate(self._extras):
                 try:
                     self._extra_snapshot[index] = extra.read()
@@ -755,7 +765,7 @@ class Tripwire:
             self._pending = set()
             indexes = (range(len(self._entries)) if _EVERY in which
                        else sorted(i for i in which if i >= 0))
-            changes: list[Change] = []
+            changes: list[Change] = self._judge_above()
             for _attempt in range(3):
                 for index in indexes:
                     changes += self._compare_entry(index)
@@ -776,6 +786,46 @@ class Tripwire:
         except Exception:
             log.exception("the tripwire's callback failed")
         return trip
+
+    def _folders_above(self) -> list[Path]:
+        """Every folder above a protected path, up to the home folder (excluded), shallowest
+        first."""
+        out: set[Path] = set()
+        for entry in self._entries:
+            for folder in entry.path.parents:
+                if folder == self._home or folder in self._home.parents or folder == folder.parent:
+                    break
+                out.add(folder)
+        return sorted(out, key=_depth_key)
+
+    def _judge_above(self) -> list[Change]:
+        """A link now where a folder above protected paths was (or was not, or another link
+        was): moved aside, and what was there put back; the protected paths under it are then
+        compared as usual (what they held comes back)."""
+        changes: list[Change] = []
+        moved: set[Path] = set()
+        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        for path, old in self._above.items():
+            if any(p in moved for p in path.parents):
+                continue
+            new = _node(path, Guard.GROWING, self._limits, None, None)
+            if new is None or new.kind is not NodeKind.LINK or (
+                    old is not None and old.kind is NodeKind.LINK and old.target == new.target):
+                continue
+            kind = (ChangeKind.CREATED if old is None else ChangeKind.MODIFIED
+                    if old.kind is NodeKind.LINK else ChangeKind.TYPE_CHANGED)
+            kept: list[Path] = []
+            try:
+                _move_aside(path, stamp, kept)
+                moved.add(path)
+                why = "" if old is None or old.kind is NodeKind.FILE else _put_back(path, old)
+                change = Change(str(path), kind, kept[0], restored=not why, why_not=why)
+            except OSError as e:
+                change = Change(str(path), kind, kept[0] if kept else None,
+                                why_not=e.strerror or str(e))
+            self._kept.update(kept)
+            changes.append(change)
+        return changes
 
     def _compare_entry(self, index: int) -> list[Change]:
         entry = self._entries[index]
@@ -817,6 +867,7 @@ class Tripwire:
         stamp = self._now().strftime("%Y%m%d-%H%M%S")
         results: dict[Path, Change] = {}
         moved: set[Path] = set()  # moved aside whole: nothing under them is looked at again
+        retake: list[Path] = []
         for path, kind in found.items():
             old, new = snap.get(path), now.get(path)
             if any(p in moved for p in path.parents):
@@ -834,8 +885,13 @@ class Tripwire:
             self._kept.update(kept)
             results[path] = change
             if not change.restored:
-                # Not put back: it is what it is now; only a further change trips again.
-                self._replace_part(index, path)
+                retake.append(path)
+        # Not put back: it is what it is now; only a further change trips again. Taken only
+        # now: what is under it must still be put back from the snapshot as it was (taken
+        # during the loop, a changed file under a folder that could not be moved aside would
+        # be "put back" with the changer's content).
+        for path in retake:
+            self._replace_part(index, path)
         # What was put back is looked at afresh next time (new inodes, same content).
         self._seen[index] = {}
         return [c for p, c in results.items() if not _inside_reported(p, found)]

@@ -8,6 +8,7 @@ one: the watcher handles changes in order, so a wrong trip would have come first
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -434,3 +435,60 @@ def test_a_file_named_like_an_own_writes_temporary_is_still_judged(
     trip = wire.check()
     assert trip is not None and trips.kinds(trip) == {str(planted): ChangeKind.CREATED}
     assert not planted.exists() and ours.exists()
+
+
+def test_a_link_put_above_a_protected_folder_is_moved_aside_and_nothing_written_through_it(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """~/.config/systemd did not exist; a link to a folder of the changer's own appears there.
+    The link goes (it is the change: everything under it would be read through it) and what
+    it points to is left as it was."""
+    home = tmp_path / "home"
+    config = home / ".config"
+    (config / "autostart").mkdir(parents=True)
+    (config / "autostart" / "mine.desktop").write_text("[Desktop Entry]\nExec=mine\n")
+    pack = tmp_path / "pack"
+    (pack / "user").mkdir(parents=True)
+    (pack / "user" / "evil.service").write_text("[Service]\nExecStart=evil\n")
+    wire = wire_for(config / "systemd" / "user", config / "autostart", watch=False, home=home)
+    (config / "systemd").symlink_to(pack)
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {
+        str(config / "systemd"): ChangeKind.CREATED}
+    assert not os.path.lexists(config / "systemd")
+    assert [p.name for p in (pack / "user").iterdir()] == ["evil.service"]
+    # The folder above a protected one swapped for a link: the link goes, the folder comes back.
+    os.rename(config, tmp_path / "config-old")
+    (tmp_path / "elsewhere" / "autostart").mkdir(parents=True)
+    config.symlink_to(tmp_path / "elsewhere")
+    trip = wire.check()
+    assert trip is not None and str(config) in trips.kinds(trip)
+    assert not config.is_symlink()
+    assert (config / "autostart" / "mine.desktop").read_text() == "[Desktop Entry]\nExec=mine\n"
+    assert list((tmp_path / "elsewhere" / "autostart").iterdir()) == []
+
+
+def test_what_could_not_be_put_back_never_brings_the_changers_files_back_under_it(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A created folder that cannot be moved aside (a mount point: EBUSY) is left; a folder in
+    it is moved aside, and the file that was in that one must not come back: the snapshot is
+    taken again only after the whole restore."""
+    from control import tripwire
+
+    units = tmp_path / "units"
+    units.mkdir()
+    wire = wire_for(units, watch=False)
+    stuck = units / "mnt"
+    (stuck / "app.service.d").mkdir(parents=True)
+    (stuck / "app.service.d" / "override.conf").write_text("[Service]\nExecStartPre=evil\n")
+    real_move = tripwire._move_aside
+
+    def move(path: Path, stamp: str, kept: list[Path]) -> None:
+        if path == stuck:
+            raise OSError(errno.EBUSY, "Device or resource busy")
+        real_move(path, stamp, kept)
+
+    monkeypatch.setattr(tripwire, "_move_aside", move)
+    trip = wire.check()
+    assert trip is not None and not trip.changes[0].restored
+    assert not (stuck / "app.service.d" / "override.conf").exists(), trip.describe()
