@@ -14,7 +14,8 @@ Two kinds of protection (:class:`Guard`):
 * ``WHOLE``: any difference trips, and the snapshot is put back. Regular files keep their
   content in memory (up to :attr:`Limits.file_bytes` each and :attr:`Limits.total_bytes` in
   all; beyond that only a SHA-256, which tells a change but cannot undo it), symbolic links
-  their target; sockets and fifos are skipped.
+  their target; sockets, fifos and devices their kind (one appearing is moved aside: a shell
+  sourcing a fifo waits for whoever writes the commands to it).
 * ``GROWING``: for files the program itself adds to (a log, a database): they may grow and new
   files may appear, but a file removed, replaced by another or made shorter trips. Nothing of
   them is kept in memory, so nothing is put back.
@@ -72,6 +73,7 @@ class NodeKind(StrEnum):
     FILE = "file"
     FOLDER = "folder"
     LINK = "link"
+    SPECIAL = "special file"  # a fifo, a socket or a device: nothing to keep, but not nothing
 
 
 class ChangeKind(StrEnum):
@@ -259,8 +261,7 @@ def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
 
 def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
           seen: Node | None) -> Node | None:
-    """What is at ``path`` now (not following a link); None when nothing, or a socket, a fifo
-    or a device (skipped)."""
+    """What is at ``path`` now (not following a link); None when nothing."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -276,7 +277,8 @@ def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
         except OSError:
             target = ""
         return Node(NodeKind.LINK, 0, st.st_size, st.st_ino, st.st_dev, target=target)
-    return None
+    return Node(NodeKind.SPECIAL, stat.S_IMODE(mode), 0, st.st_ino, st.st_dev,
+                target="fifo" if stat.S_ISFIFO(mode) else "")
 
 
 @dataclass
@@ -377,7 +379,8 @@ def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
     if old is None:
         return ChangeKind.CREATED
     if new is None:
-        return ChangeKind.DELETED
+        # A socket or fifo gone (an agent that ended) frees the name: nothing runs from that.
+        return None if old.kind is NodeKind.SPECIAL else ChangeKind.DELETED
     if old.kind is not new.kind:
         return ChangeKind.TYPE_CHANGED
     if old.kind is NodeKind.FILE:
@@ -592,6 +595,11 @@ def _put_back(path: Path, node: Node) -> str:
         _put_folder(path, node.mode)
     elif node.kind is NodeKind.LINK:
         _put_link(path, node.target)
+    elif node.kind is NodeKind.SPECIAL:
+        if node.target != "fifo":
+            return "a socket or a device cannot be made again; its program makes it anew"
+        with _replacing(path) as (dfd, tmp):
+            os.mkfifo(tmp, node.mode, dir_fd=dfd)
     elif node.data is None:
         return _not_kept(node)
     else:

@@ -492,3 +492,24 @@ def test_what_could_not_be_put_back_never_brings_the_changers_files_back_under_i
     trip = wire.check()
     assert trip is not None and not trip.changes[0].restored
     assert not (stuck / "app.service.d" / "override.conf").exists(), trip.describe()
+
+
+def test_a_fifo_in_place_of_a_file_is_moved_aside_and_one_that_goes_is_no_change(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """A shell sourcing a fifo waits for whoever writes the commands into it: a fifo where a
+    protected file was (or none was) is a change; a socket or fifo that was there and goes (an
+    agent ending) frees the name, which is no change."""
+    rc = tmp_path / ".bash_profile"
+    rc.write_text("[ -f ~/.bashrc ] && . ~/.bashrc\n")
+    agent = tmp_path / "S.gpg-agent"
+    os.mkfifo(agent)
+    wire = wire_for(rc, agent, watch=False)
+    rc.unlink()
+    os.mkfifo(rc)
+    agent.unlink()
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(rc): ChangeKind.TYPE_CHANGED}
+    assert rc.read_text() == "[ -f ~/.bashrc ] && . ~/.bashrc\n"
+    [kept] = _kept(tmp_path, ".bash_profile")
+    assert stat.S_ISFIFO(os.lstat(kept).st_mode)
+    assert wire.check() is None
