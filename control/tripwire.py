@@ -44,7 +44,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -288,17 +288,22 @@ class _Walk:
     nodes: dict[Path, Node] = field(default_factory=dict)
     cut: list[str] = field(default_factory=list)
     unreadable: list[Path] = field(default_factory=list)
+    #: What lay past :attr:`Limits.max_files` and was left out.
+    beyond: set[Path] = field(default_factory=set)
 
 
 def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
           known: Mapping[Path, Node] | None = None, seen: Mapping[Path, Node] | None = None,
-          skip: frozenset[Path] = frozenset(), start: Path | None = None) -> _Walk:
+          skip: frozenset[Path] = frozenset(), start: Path | None = None,
+          left_out: Set[Path] | None = None) -> _Walk:
     """Look at ``entry`` (or only the part of it at ``start``), down to the limits.
 
     ``known`` paths (the snapshot's) are always looked at, whatever the count, so a folder that
-    grew past :attr:`Limits.max_files` never shows a known file as gone; new ones beyond the
-    count are not seen (and the cut is said). ``skip``: paths left out (other protected paths
-    inside this one, the copies the tripwire kept).
+    grew past :attr:`Limits.max_files` never shows a known file as gone. ``left_out``: what
+    the snapshot left out past the count (its :attr:`_Walk.beyond`); with it, a new path past
+    the count is not left out but looked at (not into): the folder grew past the bound since,
+    and what pushed it there is as new as the rest. ``skip``: paths left out (other protected
+    paths inside this one, the copies the tripwire kept).
     """
     known = known or {}
     seen = seen or {}
@@ -333,6 +338,12 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
                     cut = (f"{entry.path}: what lies more than {limits.max_depth} folders "
                            "down is not protected")
                 elif count >= limits.max_files:
+                    if left_out is not None and child not in left_out:
+                        new = _node(child, Guard.GROWING, limits, None, None)
+                        if new is not None:
+                            out.nodes[child] = new
+                        continue
+                    out.beyond.add(child)
                     cut = (f"{entry.path}: holds more than {limits.max_files} files; those "
                            "beyond are not protected")
                 if cut:
@@ -648,6 +659,8 @@ class Tripwire:
         self._lock = threading.RLock()
         self._snapshot: list[dict[Path, Node]] = [{} for _ in self._entries]
         self._seen: list[dict[Path, Node]] = [{} for _ in self._entries]
+        #: What each snapshot left out past the count bound (not protected, not new).
+        self._beyond: list[set[Path]] = [set() for _ in self._entries]
         self._extra_snapshot: dict[int, bytes | None] = {}
         self._budget = _Budget(limits.total_bytes)
         self._kept: set[Path] = set()
@@ -696,6 +709,7 @@ class Tripwire:
                 walk = _walk(entry, self._limits, self._budget,
                              skip=_inner(entry, self._entries))
                 self._snapshot[index] = walk.nodes
+                self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
                 for path in walk.unreadable:
                     self._problem(f"{path} cannot be read: what is in it is not protected")
@@ -839,7 +853,8 @@ class Tripwire:
         entry = self._entries[index]
         snap = self._snapshot[index]
         walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
-                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+                     skip=_inner(entry, self._entries) | frozenset(self._kept),
+                     left_out=self._beyond[index])
         self._seen[index] = walk.nodes
         for cut in walk.cut:
             if cut not in self._cuts_said:
@@ -1020,6 +1035,9 @@ class Tripwire:
         walk = _walk(entry, self._limits, self._budget, start=start,
                      skip=_inner(entry, self._entries) | frozenset(self._kept))
         snap.update(walk.nodes)
+        beyond = self._beyond[index]
+        beyond -= {p for p in beyond if _under(p, start)}
+        beyond |= walk.beyond
         seen = self._seen[index]
         for known in [p for p in seen if _under(p, start)]:
             del seen[known]

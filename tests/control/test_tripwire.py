@@ -513,3 +513,24 @@ def test_a_fifo_in_place_of_a_file_is_moved_aside_and_one_that_goes_is_no_change
     [kept] = _kept(tmp_path, ".bash_profile")
     assert stat.S_ISFIFO(os.lstat(kept).st_mode)
     assert wire.check() is None
+
+
+def test_a_folder_grown_past_the_count_bound_trips_on_all_that_is_new(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """The bound leaves out what a folder held past it when the run started (the person's own
+    files, said once); files added during the run are new wherever they sort, so pushing one
+    past the bound with many others moves it aside with them."""
+    folder = tmp_path / "autostart"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / name).write_text(name)
+    wire = wire_for(folder, limits=Limits(max_files=2), watch=False)
+    assert any("more than 2 files" in p for p in wire.problems)
+    for n in range(5):
+        (folder / f"b{n}").write_text("junk\n")
+    (folder / "zz-evil.desktop").write_text("[Desktop Entry]\nExec=evil\n")
+    trip = wire.check()
+    assert trip is not None
+    assert str(folder / "zz-evil.desktop") in trips.kinds(trip)
+    assert sorted(p.name for p in folder.iterdir()
+                  if KEPT_INFIX not in p.name) == ["a", "b", "c"]
