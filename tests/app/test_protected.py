@@ -26,7 +26,7 @@ from control import tripwire
 from control.inotify import InotifyUnavailable
 from control.tripwire import KEPT_INFIX, STOP_SOURCE, ChangeKind, Trip
 from tests.support.agent_harness import AgentHarness, HarnessFor
-from tests.support.crontab import install_crontab
+from tests.support.crontab import use_crontab
 from tests.support.fake_targets import FakeTargetFinder, window
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
@@ -247,8 +247,7 @@ def test_a_change_after_the_last_action_is_seen_as_the_run_ends(
 def test_the_crontab_is_compared_through_the_command_and_put_back(
         home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     spool.write_bytes(b"0 3 * * * backup\n")
 
     def act(event: Event) -> None:
@@ -270,8 +269,7 @@ def test_the_crontab_is_compared_through_the_command_and_put_back(
 
 def test_a_crontab_made_where_there_was_none_is_removed(
         home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     trips: list[Trip] = []
     wire = protected.start_tripwire(Settings(), trips.append, watch=False)
     try:
@@ -291,8 +289,7 @@ def test_a_change_since_the_last_run_is_reported_once_and_holodesks_own_are_not(
         home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from app.settings import set_value
 
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     settings = Settings()
     assert protected.changed_since_last_run(settings) == []  # the first time: nothing known
     protected.record(settings)  # a run ended

@@ -694,10 +694,9 @@ def test_a_crontab_change_is_put_back_even_when_its_copy_cannot_be_kept(
     Tripwire._compare_extras then skips ``extra.write(old)`` too: the crontab a GUI cron editor
     (KDE's Task Scheduler) or a program of the run changed stays, "not restored (File
     exists)"."""
-    from tests.support.crontab import install_crontab
+    from tests.support.crontab import use_crontab
 
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     spool.write_bytes(b"0 3 * * * backup\n")
     paths.ensure_private_dir(paths.data_dir())
     (paths.data_dir() / protected.KEPT_DIR).write_text("")  # the editor's empty file
