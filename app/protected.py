@@ -194,10 +194,10 @@ def changed_message(noticed: Sequence[Noticed]) -> str:
 def _changed_since_last_run(settings: Settings) -> list[Noticed]:
     entries = _remembered(settings)
     with _own_writes() as own:
-        found = _scan(entries)
+        old = _load()
+        found = _scan(entries, old.nodes if old is not None else None)
         now = found.nodes
         crontab = _crontab_digest()
-        old = _load()
         noticed: list[Noticed] = []
         if old is not None:
             common = [p for p in found.roots if str(p) in old.roots]
@@ -258,9 +258,9 @@ def _written_by_holodesk(path: Path, kind: ChangeKind, own: set[Path]) -> bool:
     return False
 
 
-def _scan(entries: Sequence[Protected]) -> Scan:
+def _scan(entries: Sequence[Protected], known: Mapping[Path, Node] | None = None) -> Scan:
     """The protected files now, and what their links lead to; the kept copies left out."""
-    return scan(entries, skip=[paths.data_dir() / KEPT_DIR])
+    return scan(entries, skip=[paths.data_dir() / KEPT_DIR], known=known)
 
 
 def _within(nodes: Mapping[Path, Node], roots: Sequence[Path]) -> dict[Path, Node]:
@@ -306,7 +306,7 @@ def _load() -> _Manifest | None:
 def _node_from(raw: dict[str, Any]) -> Node:
     return Node(NodeKind(raw["kind"]), int(raw["mode"]), int(raw["size"]), int(raw["ino"]),
                 int(raw["dev"]), (int(raw["stamp"][0]), int(raw["stamp"][1])),
-                str(raw["digest"]), str(raw["target"]))
+                bool(raw.get("settled", False)), str(raw["digest"]), str(raw["target"]))
 
 
 def _save(manifest: _Manifest) -> None:

@@ -44,6 +44,7 @@ import os
 import secrets
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -58,6 +59,10 @@ log = logging.getLogger(__name__)
 
 #: The stop latch's source when a trip stops a run.
 STOP_SOURCE = "tripwire"
+#: How much older than a look a file's change time must be for its stamp to tell any later
+#: write (the clock that stamps files ticks in steps of a few milliseconds; a second spares
+#: a clock set a little apart, as a network file system's).
+SETTLED_NS = 1_000_000_000
 
 
 class Guard(StrEnum):
@@ -113,9 +118,10 @@ class Limits:
 class Node:
     """What is at a path: its kind, permission bits, identity and content.
 
-    ``digest`` is the SHA-256 of a file's content ("" when it could not be read, or for
-    ``GROWING`` files, whose content is never read); ``data`` the content itself when it is
-    kept for putting it back; ``target`` a link's target.
+    ``digest`` is the SHA-256 of a file's content ("" when it could not be read, for
+    ``GROWING`` files, whose content is never read, and for a settled file larger than
+    :attr:`Limits.file_bytes`, whose unchanged stamp tells it is unwritten); ``data`` the
+    content itself when it is kept for putting it back; ``target`` a link's target.
     """
 
     kind: NodeKind
@@ -124,6 +130,10 @@ class Node:
     ino: int = 0
     dev: int = 0
     stamp: tuple[int, int] = (0, 0)  # mtime_ns, ctime_ns: unchanged means unwritten
+    #: The stamp was older than the look by :data:`SETTLED_NS`: any write after the look
+    #: changes it (a write within the same tick of the clock as the one before the look
+    #: would not, so a file written just before is compared by its content).
+    settled: bool = False
     digest: str = ""
     target: str = ""
     data: bytes | None = field(default=None, repr=False, compare=False)
@@ -225,18 +235,26 @@ class _Budget:
 
 
 def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
-               budget: _Budget | None, seen: Node | None) -> Node:
-    """The node of the regular file ``path`` (lstat ``st``); its content read unless ``seen``
-    is the same untouched inode (then its digest is reused)."""
+               budget: _Budget | None, seen: Node | None, known: Node | None,
+               looked: int) -> Node:
+    """The node of the regular file ``path`` (lstat ``st``, taken at ``looked``); its content
+    read unless ``seen`` (the last look) is the same inode, settled and untouched since (then
+    its digest is reused), or it is a settled file too large to keep whose ``known`` node (the
+    snapshot's) has no digest either (its stamp tells a change)."""
     node = Node(NodeKind.FILE, stat.S_IMODE(st.st_mode), st.st_size, st.st_ino, st.st_dev,
-                (st.st_mtime_ns, st.st_ctime_ns))
+                (st.st_mtime_ns, st.st_ctime_ns),
+                settled=st.st_ctime_ns < looked - SETTLED_NS)
     if guard is Guard.GROWING:
         return node
-    if seen is not None and seen.kind is NodeKind.FILE and seen.same_file(node) and (
-            seen.data is not None or budget is None or st.st_size > limits.file_bytes):
+    big = st.st_size > limits.file_bytes
+    need_digest = not big or not node.settled or bool(known is not None and known.digest)
+    if seen is not None and seen.kind is NodeKind.FILE and seen.settled and (
+            seen.same_file(node)) and (seen.digest or not need_digest) and (
+            seen.data is not None or budget is None or big):
         return replace(node, digest=seen.digest, data=seen.data)
-    keep = (budget is not None and st.st_size <= limits.file_bytes
-            and st.st_size <= budget.left)
+    if not need_digest:
+        return node
+    keep = (budget is not None and not big and st.st_size <= budget.left)
     digest = hashlib.sha256()
     chunks: list[bytes] = []
     try:
@@ -267,15 +285,17 @@ def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
 
 
 def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
-          seen: Node | None) -> Node | None:
-    """What is at ``path`` now (not following a link); None when nothing."""
+          seen: Node | None, known: Node | None = None) -> Node | None:
+    """What is at ``path`` now (not following a link); None when nothing. ``seen``: its node
+    at the last look, ``known``: the snapshot's (see :func:`_read_node`)."""
+    looked = time.time_ns()
     try:
         st = os.lstat(path)
     except OSError:
         return None
     mode = st.st_mode
     if stat.S_ISREG(mode):
-        return _read_node(path, st, guard, limits, budget, seen)
+        return _read_node(path, st, guard, limits, budget, seen, known, looked)
     if stat.S_ISDIR(mode):
         return Node(NodeKind.FOLDER, stat.S_IMODE(mode), 0, st.st_ino, st.st_dev)
     if stat.S_ISLNK(mode):
@@ -323,7 +343,8 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
         path = pending.pop()
         if path in skip:
             continue
-        node = _node(path, entry.guard, limits, budget, seen.get(path) or known.get(path))
+        node = _node(path, entry.guard, limits, budget, seen.get(path) or known.get(path),
+                     known.get(path))
         if node is None:
             continue
         out.nodes[path] = node
@@ -372,10 +393,13 @@ class Scan:
 
 
 def scan(entries: Sequence[Protected], limits: Limits = Limits(), *,
-         home: Path | None = None, skip: Sequence[Path] = ()) -> Scan:
+         home: Path | None = None, skip: Sequence[Path] = (),
+         known: Mapping[Path, Node] | None = None) -> Scan:
     """Every node of ``entries`` now, and of what their links lead to (as a :class:`Tripwire`
     follows them), with digests but no content kept (for a record of them between runs, such
-    as holodesk's manifest). ``skip``: paths never looked at."""
+    as holodesk's manifest). ``skip``: paths never looked at; ``known``: the nodes of an
+    earlier scan to compare with (a settled file unchanged since is not read again, and a
+    large one is read when that scan had its digest)."""
     roots = _distinct(entries)
     home = _home(home)
     left = frozenset(Path(os.path.abspath(p)) for p in skip)
@@ -383,7 +407,7 @@ def scan(entries: Sequence[Protected], limits: Limits = Limits(), *,
     index = 0
     while index < len(roots):
         entry = roots[index]
-        walk = _walk(entry, limits, None, skip=_inner(entry, roots) | left)
+        walk = _walk(entry, limits, None, skip=_inner(entry, roots) | left, known=known)
         nodes.update(walk.nodes)
         roots += _linked(entry, walk.nodes, roots, home, limits)
         index += 1
@@ -463,7 +487,7 @@ def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
     if old.kind is not new.kind:
         return ChangeKind.TYPE_CHANGED
     if old.kind is NodeKind.FILE:
-        same = old.same_file(new) or bool(old.digest and old.digest == new.digest)
+        same = _same_content(old, new)
         if not same and not new.digest and old.mode != new.mode and (
                 (old.ino, old.dev, old.size) == (new.ino, new.dev, new.size)):
             return ChangeKind.MODE_CHANGED  # made unreadable: its mode is what is known changed
@@ -475,6 +499,15 @@ def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
     if old.kind is not NodeKind.LINK and old.mode != new.mode:
         return ChangeKind.MODE_CHANGED
     return None
+
+
+def _same_content(old: Node, new: Node) -> bool:
+    """Whether two looks at a file saw the same content: by their digests when both have one;
+    else by the stamp, which tells a write only when the first look's was settled (or when it
+    could not be read: then its identity is all there is)."""
+    if old.digest and new.digest:
+        return old.digest == new.digest
+    return old.same_file(new) and (old.settled or not old.digest)
 
 
 def _growing_change(old: Node | None, new: Node | None) -> ChangeKind | None:
@@ -596,11 +629,12 @@ def _put_back(path: Path, node: Node, limits: Limits) -> str:
 
 
 def _not_kept(node: Node, limits: Limits) -> str:
+    if node.size > limits.file_bytes:
+        known = "its digest was" if node.digest else "its size and times were"
+        return (f"its content ({node.size} bytes) is too large to keep (over "
+                f"{limits.file_bytes} bytes a file), so only {known} known")
     if not node.digest:
         return "it could not be read when the run started"
-    if node.size > limits.file_bytes:
-        return (f"its content ({node.size} bytes) is too large to keep (over "
-                f"{limits.file_bytes} bytes a file), so only its digest was known")
     return (f"the memory budget for what is kept ({limits.total_bytes} bytes in all) was used "
             "by the files before it, so only its digest was known")
 

