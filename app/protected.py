@@ -37,6 +37,7 @@ from typing import Any
 
 from app import paths
 from app.settings import Settings
+from app.startup_files import discovered
 from control.crontab import find_crontab
 from control.tripwire import (
     ChangeKind,
@@ -76,6 +77,19 @@ CONFIG_FOLDERS = ("fish", "environment.d", "autostart", "systemd/user")
 #: Under the XDG data folder: desktop entries, which menus and file types start.
 DATA_FOLDERS = ("applications",)
 
+#: Also read at every start, by name (what is found by mechanism, the PATH folders, what the
+#: shell files source, user units and services wherever they are read: app/startup_files.py):
+#: im-config's ~/.xinputrc at X login, startx's ~/.xserverrc, zsh's ~/.zlogout.
+SESSION_HOME_FILES = (".xinputrc", ".xserverrc", ".zlogout")
+#: Under the XDG config folder: window and session managers that run what these hold at
+#: login (openbox's autostart and environment, LXDE's lxsession autostart, KDE Plasma's env
+#: and shutdown scripts and its older autostart-scripts, i3's, sway's, labwc's and
+#: Hyprland's exec lines).
+SESSION_CONFIG_FOLDERS = (
+    "openbox", "lxsession", "plasma-workspace/env", "plasma-workspace/shutdown",
+    "autostart-scripts", "i3", "sway", "labwc", "hypr",
+)  # fmt: skip
+
 
 def manifest_path() -> Path:
     """The record of the protected files between runs."""
@@ -109,6 +123,10 @@ def startup_paths(home: Path | None = None,
         out += [config / name for name in CONFIG_FOLDERS]
     for data in _xdg("XDG_DATA_HOME", ".local/share", home, env):
         out += [data / name for name in DATA_FOLDERS]
+    out += [home / name for name in SESSION_HOME_FILES]
+    for config in _xdg("XDG_CONFIG_HOME", ".config", home, env):
+        out += [config / name for name in SESSION_CONFIG_FOLDERS]
+    out += discovered(home, env)
     return list(dict.fromkeys(out))
 
 
