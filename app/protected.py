@@ -145,11 +145,36 @@ def _remembered(settings: Settings) -> list[Protected]:
     return [Protected(p) for p in whole]
 
 
+def server_paths(settings: Settings) -> list[Path]:
+    """holodesk's own model server and the model's code: the environment ``holodesk serve
+    --install`` makes (its ``bin/vllm`` is what ``holodesk serve`` and the app's "Start
+    server" run), the environment of another ``vllm`` they would run in the home, and the
+    served model's folder (the Hugging Face cache's, whose Python files vLLM imports with
+    ``--trust-remote-code``; or the local folder ``serve_model`` names)."""
+    from app.vllm_env import managed_env, managed_vllm
+    from model.serving.capacity import hub_cache
+    from model.serving.launcher import find_vllm
+
+    home = Path(os.path.expanduser("~"))
+    out = [managed_env().root]
+    model = os.path.expanduser(settings.serve_model)
+    out.append(Path(model) if os.path.isabs(model)
+               else hub_cache() / ("models--" + model.replace("/", "--")))
+    vllm = find_vllm(None, managed=managed_vllm())
+    if vllm is not None:
+        program = Path(os.path.abspath(vllm))
+        env = program.parent.parent
+        is_env = (env / "pyvenv.cfg").exists() or (env / "conda-meta").is_dir()
+        out.append(env if is_env else program)
+    return [p for p in dict.fromkeys(out) if p != home and home in p.parents]
+
+
 def protected_entries(settings: Settings) -> list[Protected]:
     """Everything a run's tripwire watches (see the module doc)."""
     growing = [paths.log_dir(), paths.db_path(), paths.runs_dir()]
     entries = [*_remembered(settings), Protected(manifest_path()),
-               *(Protected(p, Guard.GROWING) for p in growing)]
+               *(Protected(p, Guard.GROWING) for p in growing),
+               *(Protected(p, Guard.IDENTITY) for p in server_paths(settings))]
     # The memory kept for putting files back goes to the entries in their order: the person's
     # start-up files and keys first, whatever fills holodesk's own folders before a run.
     first = set(startup_paths())

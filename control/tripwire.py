@@ -19,6 +19,13 @@ Two kinds of protection (:class:`Guard`):
 * ``GROWING``: for files the program itself adds to (a log, a database): they may grow and new
   files may appear, but a file removed, replaced by another or made shorter trips. Nothing of
   them is kept in memory, so nothing is put back.
+* ``IDENTITY``: for large trees of programs (a virtual environment, a model's files): any
+  difference trips, judged by each file's kind, mode, inode, size and times (the change time
+  no program can set back), never by its content, which is never read. Nothing is put back
+  (the trip says so). Bounded by :attr:`Limits.identity_files` and
+  :attr:`Limits.identity_depth`, not watched (their many folders would use up inotify's
+  watches): compared by :meth:`Tripwire.check`, at most a twentieth of the time once a
+  comparison takes :data:`IDENTITY_SLOW_S` or more, and always by ``check(everything=True)``.
 
 **The program's own writes** are not changes: code that writes a protected path does it inside
 :func:`own_write` (process-wide: every open tripwire honours it). While one is held, nothing is
@@ -63,6 +70,9 @@ STOP_SOURCE = "tripwire"
 #: write (the clock that stamps files ticks in steps of a few milliseconds; a second spares
 #: a clock set a little apart, as a network file system's).
 SETTLED_NS = 1_000_000_000
+#: An IDENTITY path whose comparison takes this long is compared at most a twentieth of the
+#: time (and always at ``check(everything=True)``).
+IDENTITY_SLOW_S = 0.05
 
 
 class Guard(StrEnum):
@@ -70,6 +80,7 @@ class Guard(StrEnum):
 
     WHOLE = "whole"  # any change trips; the snapshot is put back
     GROWING = "growing"  # may grow and gain files; removed, replaced or shortened trips
+    IDENTITY = "identity"  # any change trips, judged by stamps only; nothing put back
 
 
 class NodeKind(StrEnum):
@@ -109,6 +120,8 @@ class Limits:
 
     max_depth: int = 8  # folders below a protected folder
     max_files: int = 20_000  # entries under one protected folder
+    identity_depth: int = 32  # the same for an IDENTITY folder (a virtual environment)
+    identity_files: int = 400_000
     file_bytes: int = 1024 * 1024  # a file's content kept for putting it back
     total_bytes: int = 64 * 1024 * 1024  # all the content kept
     max_followed: int = 256  # paths protected because a protected link leads there
@@ -244,7 +257,7 @@ def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
     node = Node(NodeKind.FILE, stat.S_IMODE(st.st_mode), st.st_size, st.st_ino, st.st_dev,
                 (st.st_mtime_ns, st.st_ctime_ns),
                 settled=st.st_ctime_ns < looked - SETTLED_NS)
-    if guard is Guard.GROWING:
+    if guard is not Guard.WHOLE:
         return node
     big = st.st_size > limits.file_bytes
     need_digest = not big or not node.settled or bool(known is not None and known.digest)
@@ -337,6 +350,9 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
     out = _Walk()
     top = start if start is not None else entry.path
     base_depth = len(entry.path.parts)
+    identity = entry.guard is Guard.IDENTITY
+    max_depth = limits.identity_depth if identity else limits.max_depth
+    max_files = limits.identity_files if identity else limits.max_files
     count = 0
     pending = [top]
     while pending:
@@ -362,17 +378,17 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
                 continue
             if child not in known:
                 cut = ""
-                if depth + 1 > limits.max_depth:
-                    cut = (f"{entry.path}: what lies more than {limits.max_depth} folders "
+                if depth + 1 > max_depth:
+                    cut = (f"{entry.path}: what lies more than {max_depth} folders "
                            "down is not protected")
-                elif count >= limits.max_files:
+                elif count >= max_files:
                     if left_out is not None and child not in left_out:
                         new = _node(child, Guard.GROWING, limits, None, None)
                         if new is not None:
                             out.nodes[child] = new
                         continue
                     out.beyond.add(child)
-                    cut = (f"{entry.path}: holds more than {limits.max_files} files; those "
+                    cut = (f"{entry.path}: holds more than {max_files} files; those "
                            "beyond are not protected")
                 if cut:
                     if cut not in out.cut:
@@ -710,6 +726,8 @@ class Tripwire:
         self._seen: list[dict[Path, Node]] = [{} for _ in self._entries]
         #: What each snapshot left out past the count bound (not protected, not new).
         self._beyond: list[set[Path]] = [set() for _ in self._entries]
+        #: When each IDENTITY entry's last comparison ended, and how long it took.
+        self._took: dict[int, tuple[float, float]] = {}
         self._extra_snapshot: dict[int, bytes | None] = {}
         self._budget = _Budget(limits.total_bytes)
         self._kept: set[Path] = set()
@@ -757,8 +775,12 @@ class Tripwire:
             index = 0
             while index < len(self._entries):
                 entry = self._entries[index]
+                began = time.monotonic()
                 walk = _walk(entry, self._limits, self._budget,
                              skip=_inner(entry, self._entries) | self._not_judged())
+                if entry.guard is Guard.IDENTITY:
+                    ended = time.monotonic()
+                    self._took[index] = (ended, ended - began)
                 self._snapshot[index] = walk.nodes
                 self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
@@ -828,13 +850,15 @@ class Tripwire:
 
     # -- comparing ----------------------------------------------------------------------
 
-    def check(self) -> Trip | None:
+    def check(self, *, everything: bool = False) -> Trip | None:
         """Compare everything (the :class:`Extra` sources too) with the snapshot now; what
         changed was put back and ``on_trip`` heard of it. None when nothing changed (or while
-        an own write is under way: it is compared when that ends)."""
-        return self._judge({_EVERY}, extras=True)
+        an own write is under way: it is compared when that ends). A large ``IDENTITY`` path
+        compared a moment ago is left for later unless ``everything``."""
+        return self._judge({_EVERY}, extras=True, everything=everything)
 
-    def _judge(self, which: set[int], *, extras: bool = False) -> Trip | None:
+    def _judge(self, which: set[int], *, extras: bool = False,
+               everything: bool = False) -> Trip | None:
         with self._lock:
             if self._closed or not self._started:
                 return None
@@ -848,7 +872,8 @@ class Tripwire:
             changes: list[Change] = self._judge_above()
             for _attempt in range(3):
                 for index in indexes:
-                    changes += self._compare_entry(index)
+                    if everything or self._due(index):
+                        changes += self._compare_entry(index)
                 # Folders that appeared get their watches now; what happened in them before
                 # that is seen by looking at them once more.
                 again = self._arm()
@@ -908,12 +933,25 @@ class Tripwire:
             changes.append(change)
         return changes
 
+    def _due(self, index: int) -> bool:
+        """Whether the entry is to be compared now: always, but for a large ``IDENTITY`` one
+        compared less than twenty times its comparison's length ago."""
+        took = self._took.get(index)
+        if took is None:
+            return True
+        ended, seconds = took
+        return seconds < IDENTITY_SLOW_S or time.monotonic() - ended >= 19 * seconds
+
     def _compare_entry(self, index: int) -> list[Change]:
         entry = self._entries[index]
         snap = self._snapshot[index]
+        began = time.monotonic()
         walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
                      skip=_inner(entry, self._entries) | self._not_judged(),
                      left_out=self._beyond[index])
+        if entry.guard is Guard.IDENTITY:
+            ended = time.monotonic()
+            self._took[index] = (ended, ended - began)
         self._seen[index] = walk.nodes
         for cut in walk.cut:
             if cut not in self._cuts_said:
@@ -924,6 +962,13 @@ class Tripwire:
         found = _differences(snap, walk.nodes)
         if not found:
             return []
+        if entry.guard is Guard.IDENTITY:
+            # What it is now is what the next look compares with: a further change trips again.
+            self._snapshot[index] = dict(walk.nodes)
+            return [Change(str(p), k, why_not=(
+                        "holodesk keeps no copy of what is there (it is too large): look at "
+                        "it, or install it anew")) for p, k in found.items()
+                    if not _inside_reported(p, found)]
         return self._restore(index, found, walk.nodes)
 
     def _judge_growing(self, index: int, now: dict[Path, Node]) -> list[Change]:
@@ -1132,7 +1177,8 @@ class Tripwire:
                 anchor = anchor.parent
             wanted.setdefault(anchor, set()).add(index)
             for path, node in self._seen[index].items() or self._snapshot[index].items():
-                if node.kind is NodeKind.FOLDER:
+                if node.kind is NodeKind.FOLDER and (
+                        entry.guard is not Guard.IDENTITY or path == entry.path):
                     wanted.setdefault(path, set()).add(index)
         late: set[int] = set()
         for path in [p for p in self._watches if p not in wanted]:

