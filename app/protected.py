@@ -258,6 +258,51 @@ def _changed_since_last_run(settings: Settings) -> list[Noticed]:
     return noticed
 
 
+def close_tripwire(settings: Settings, wire: Tripwire) -> list[Noticed]:
+    """As a run ends: stop ``wire``, record the protected files as the run left them (what the
+    tripwire compared and put back, never the disk as it is by then: a change after its last
+    look is no baseline), and return what changed since that last look (nothing put it back:
+    the run had ended; the next run reports it too). Never raises."""
+    try:
+        roots = [e.path for e in _remembered(settings)]
+        try:
+            found = wire.verified(roots)
+            extras = wire.verified_extras()
+            told = wire.unrestored
+        finally:
+            wire.close()
+        if CRONTAB in extras:
+            data = extras[CRONTAB]
+            crontab: str | None = "" if data is None else hashlib.sha256(data).hexdigest()
+        else:
+            crontab = _crontab_digest()
+        with _own_writes() as own:
+            now = _scan([Protected(p) for p in found.roots], found.nodes)
+            changed = [Noticed(str(p), k) for p, k in compare(found.nodes, _within(
+                           now.nodes, found.roots))
+                       if not _written_by_holodesk(p, k, own)
+                       and not any(str(p) == t or str(p).startswith(f"{t}/") for t in told)]
+            now_crontab = _crontab_digest() if CRONTAB in extras else None
+            if crontab is not None and now_crontab is not None and crontab != now_crontab:
+                changed.append(Noticed(CRONTAB, ChangeKind.MODIFIED))
+            _save(_Manifest([str(p) for p in found.roots], found.nodes, crontab))
+    except Exception:
+        log.warning("could not record the protected files: the next run cannot tell what "
+                    "changed since this one", exc_info=True)
+        return []
+    for note in changed:
+        log.warning("protected files: %s changed after the run's last look", note.path)
+    return changed
+
+
+def changed_after_message(noticed: Sequence[Noticed]) -> str:
+    """What changed after a run's last look, in one sentence."""
+    what = "; ".join(f"{n.path} {n.kind.value}" for n in noticed)
+    return (f"protected files changed after the run's last look, while it ended: {what}; "
+            "nothing put them back (the run had ended): if you did not change them, look at "
+            "them")
+
+
 def record(settings: Settings) -> None:
     """Take the record of the protected files now (as a run ends); never raises."""
     try:

@@ -728,6 +728,12 @@ class Tripwire:
         self._beyond: list[set[Path]] = [set() for _ in self._entries]
         #: When each IDENTITY entry's last comparison ended, and how long it took.
         self._took: dict[int, tuple[float, float]] = {}
+        #: A followed entry's index: the index of the entry whose link led to it.
+        self._origin: dict[int, int] = {}
+        #: What the snapshot held where a change could not be put back (path: its nodes
+        #: there, by entry), for the record: it is still a change.
+        self._unrestored: dict[int, dict[Path, dict[Path, Node]]] = {}
+        self._extra_unrestored: dict[int, bytes | None] = {}
         self._extra_snapshot: dict[int, bytes | None] = {}
         self._budget = _Budget(limits.total_bytes)
         self._kept: set[Path] = set()
@@ -786,6 +792,7 @@ class Tripwire:
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
                 for more in _linked(entry, walk.nodes, self._entries, self._home,
                                     self._limits):
+                    self._origin[len(self._entries)] = index
                     self._entries.append(more)
                     self._snapshot.append({})
                     self._seen.append({})
@@ -840,6 +847,42 @@ class Tripwire:
             self._wake_r = self._wake_w = -1
             self._snapshot = [{} for _ in self._entries]
             self._seen = [{} for _ in self._entries]
+
+    def verified(self, roots: Sequence[Path]) -> Scan:
+        """What the protected ``roots`` (and the paths their links led to) are known to be:
+        the snapshot as compared and put back, holodesk's own writes taken in, and where a
+        change could not be put back, what was there before it (it is still one). Nodes
+        without content; for a record between runs, taken before :meth:`close`."""
+        with self._lock:
+            wanted = {Path(os.path.abspath(r)) for r in roots}
+            indexes = {i for i, e in enumerate(self._entries) if e.path in wanted}
+            grown = True
+            while grown:
+                more = {i for i, o in self._origin.items() if o in indexes} - indexes
+                indexes |= more
+                grown = bool(more)
+            nodes: dict[Path, Node] = {}
+            for index in sorted(indexes):
+                part = {p: replace(n, data=None) for p, n in self._snapshot[index].items()}
+                for path, before in self._unrestored.get(index, {}).items():
+                    part = {p: n for p, n in part.items() if not _under(p, path)}
+                    part.update(before)
+                nodes.update(part)
+            return Scan(tuple(self._entries[i].path for i in sorted(indexes)), nodes)
+
+    def verified_extras(self) -> dict[str, bytes | None]:
+        """What each :class:`Extra` source is known to be (by name), as :meth:`verified`."""
+        with self._lock:
+            known = {**self._extra_snapshot, **self._extra_unrestored}
+            return {self._extras[i].name: data for i, data in known.items()}
+
+    @property
+    def unrestored(self) -> tuple[str, ...]:
+        """The paths (and :class:`Extra` names) whose change could not be put back: said
+        when it was found."""
+        with self._lock:
+            paths = [str(p) for held in self._unrestored.values() for p in held]
+            return (*paths, *(self._extras[i].name for i in self._extra_unrestored))
 
     def __enter__(self) -> Tripwire:
         self.start()
@@ -1012,6 +1055,10 @@ class Tripwire:
             results[path] = change
             if not change.restored:
                 retake.append(path)
+                held = self._unrestored.setdefault(index, {})
+                if not any(_under(path, p) for p in held):
+                    held[path] = {p: replace(n, data=None) for p, n in snap.items()
+                                  if _under(p, path)}
         # Not put back: it is what it is now; only a further change trips again. Taken only
         # now: what is under it must still be put back from the snapshot as it was (taken
         # during the loop, a changed file under a folder that could not be moved aside would
@@ -1082,6 +1129,7 @@ class Tripwire:
             try:
                 extra.write(old)
             except OSError as e:
+                self._extra_unrestored.setdefault(index, old)
                 self._extra_snapshot[index] = now
                 changes.append(Change(extra.name, kind, why_not=_why(e)))
                 continue

