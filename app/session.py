@@ -167,6 +167,7 @@ class Session:
         latch = self.latch
         untold: list[str] = []
         lock = threading.Lock()
+        ended = threading.Event()  # the last look is over: a stop would stop nothing
 
         def on_trip(trip: Trip) -> None:
             try:
@@ -175,7 +176,7 @@ class Session:
                 log.warning("could not find the window in front", exc_info=True)
                 front = "an application holodesk could not find"
             reason = f"protected files changed while {front} was in front: {trip.describe()}"
-            if latch.stop(STOP_SOURCE, reason):
+            if not ended.is_set() and latch.stop(STOP_SOURCE, reason):
                 log.info("%s", reason)  # the run's end says it
             else:  # stopped already, for another reason: told with the run's end, or after
                 log.warning("%s", reason)
@@ -190,6 +191,7 @@ class Session:
 
         def last_look() -> str | None:
             wire.check(everything=True)
+            ended.set()
             return take_untold()
 
         try:

