@@ -6,21 +6,31 @@ time, or how the person logs in elsewhere. :func:`protected_entries` lists those
 run and is put back).
 
 * holodesk's own: the whole config folder (settings, automations, and whatever else is kept
-  there), the saved steps (``trajectories``), this record of the files; and, judged by what
-  holodesk never does during a run, the log folder and the action log (the database and the
-  run folders may grow; one removed, replaced or made shorter trips).
+  there), the saved steps (``trajectories``), this record of the files and the note of its own
+  writes; and, judged by what holodesk never does during a run, the log folder and the action
+  log (the database and the run folders may grow; one removed, replaced or made shorter
+  trips).
 * the shell's and the session's start-up files, the folders that start programs at login or
-  put programs first on ``PATH``, ``~/.ssh`` and ``~/.gnupg``, the crontab, and the
-  ``protected_paths`` setting.
+  put programs first on ``PATH`` (by name here, and as the session finds them:
+  :mod:`app.startup_files`), ``~/.ssh`` and ``~/.gnupg``, the crontab, and the
+  ``protected_paths`` setting; the person's start-up files and keys first (the memory kept to
+  put files back goes to them first).
+* holodesk's own model server and the model's files (:func:`server_paths`), by their stamps
+  only (too large to keep): a change stops the run, nothing is put back.
+
+What a protected link leads to is protected too (the tripwire follows it). The copies of what
+a trip changed are kept in ``data_dir()/kept``, never beside the file.
 
 Between runs nothing watches: a program a run started may change a file after the run ended.
-So every run's end (and the desktop app's start) records a digest of each protected file
-(``data_dir()/protected.json``, the *manifest*), and the next run (and the next start of the
+So every run's end records a digest of each protected file as the tripwire left it
+(:func:`close_tripwire`: what it compared and put back, never the disk as it is by then; what
+changed after its last look is told then), the desktop app's start as they are, in
+``data_dir()/protected.json`` (the *manifest*), and the next run (and the next start of the
 app) reports what changed since, once: :func:`changed_since_last_run`. holodesk's own writes
-between runs (a setting saved, an automation edited) are noted as they happen
-(:func:`app.paths.own_write`), and what changed there is not reported: only other changes
-are. The action log and the log folder are left out of the record: holodesk writes them
-between runs too (the desktop app's log, old runs pruned).
+between runs (a setting saved, an automation edited) are noted as they happen, with what they
+left (:func:`app.paths.own_write`), and a change is not reported where the file is still
+exactly that: only other changes are. The action log, the log folder and the model server's
+files are left out of the record: holodesk (or the person) writes them between runs too.
 """
 
 from __future__ import annotations
@@ -58,7 +68,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "protected.json"
 MANIFEST_VERSION = 2
-#: Under the data folder: the kept copies of what is no file beside its place (the crontab).
+#: Under the data folder: where the copies of what a trip changed are kept.
 KEPT_DIR = "kept"
 CRONTAB = "crontab"
 
@@ -307,7 +317,8 @@ def changed_after_message(noticed: Sequence[Noticed]) -> str:
 
 
 def record(settings: Settings) -> None:
-    """Take the record of the protected files now (as a run ends); never raises."""
+    """Take the record of the protected files as they are now (where no tripwire verified
+    them: a run's end records with :func:`close_tripwire`); never raises."""
     try:
         entries = _remembered(settings)
         with _own_writes():

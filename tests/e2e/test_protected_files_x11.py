@@ -5,10 +5,10 @@ editor_app.py) on Xvfb with openbox: it types ``find ~/canary -delete`` into a n
 puts the path of ~/.bashrc (the test's home) in the path field and presses Ctrl+S; the editor
 really writes the file. With ``--confirm never`` and with the default ``risky`` (stdin closed:
 nobody at the keyboard) the tripwire stops the run, ~/.bashrc holds its old content, the
-changed copy is beside it, and the output names the file and the editor as the application
-in front. The control: the same steps saving to ~/notes.txt, which nothing protects, really
-write it. And the editor adding ``confirm = "never"`` to holodesk's own settings.toml is
-stopped and put back the same way.
+changed copy is in holodesk's kept folder, and the output names the file and the editor as
+the application in front. The control: the same steps saving to ~/notes.txt, which nothing
+protects, really write it. And the editor adding ``confirm = "never"`` to holodesk's own
+settings.toml is stopped and put back the same way.
 """
 
 from __future__ import annotations
