@@ -9,13 +9,21 @@ event arriving). A difference is a *trip*: what changed is put back as it was, t
 folder would still find it (:mod:`control.keeping`), and the ``on_trip`` callback hears of it
 with every change, typed.
 
-Two kinds of protection (:class:`Guard`):
+What a protected link leads to (the path itself, or a link inside a protected folder) is
+protected as the link is, within :attr:`Limits.max_followed`. The folders above each protected
+path, up to the home folder, are recorded: a link put in place of one is moved aside. A folder
+grown past :attr:`Limits.max_files` during a run trips on everything new in it.
+
+Three kinds of protection (:class:`Guard`):
 
 * ``WHOLE``: any difference trips, and the snapshot is put back. Regular files keep their
   content in memory (up to :attr:`Limits.file_bytes` each and :attr:`Limits.total_bytes` in
-  all; beyond that only a SHA-256, which tells a change but cannot undo it), symbolic links
-  their target; sockets, fifos and devices their kind (one appearing is moved aside: a shell
-  sourcing a fifo waits for whoever writes the commands to it).
+  all, given to the entries in their order; beyond that a SHA-256, or for a file larger than
+  :attr:`Limits.file_bytes` whose stamp is settled, its stamp: either tells a change but
+  cannot undo it), symbolic links their target; sockets, fifos and devices their kind (one
+  appearing is moved aside: a shell sourcing a fifo waits for whoever writes the commands to
+  it). A file written less than :data:`SETTLED_NS` before a look is compared by content, not
+  by its stamp (a rewrite within the same tick of the file clock keeps it).
 * ``GROWING``: for files the program itself adds to (a log, a database): they may grow and new
   files may appear, but a file removed, replaced by another or made shorter trips. Nothing of
   them is kept in memory, so nothing is put back.
@@ -29,8 +37,9 @@ Two kinds of protection (:class:`Guard`):
 
 **The program's own writes** are not changes: code that writes a protected path does it inside
 :func:`own_write` (process-wide: every open tripwire honours it). While one is held, nothing is
-judged; when it ends, the snapshot of exactly those paths is taken again from disk (with any
-``.<name>.*`` temporary file beside them), then everything else is compared as usual.
+judged; when it ends, the snapshot of exactly those paths is taken again from disk (and the
+``.<name>.*`` temporary files beside them it held), then everything else is compared as
+usual. :meth:`Tripwire.verified` gives what the snapshot holds, for a record between runs.
 
 Events are only a wake-up: the comparison with the snapshot decides. Where inotify cannot be
 used, only :meth:`Tripwire.check` compares (the log says so once, and :attr:`Tripwire.problems`
