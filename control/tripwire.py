@@ -79,8 +79,8 @@ STOP_SOURCE = "tripwire"
 #: write (the clock that stamps files ticks in steps of a few milliseconds; a second spares
 #: a clock set a little apart, as a network file system's).
 SETTLED_NS = 1_000_000_000
-#: An IDENTITY path whose comparison takes this long is compared at most a twentieth of the
-#: time (and always at ``check(everything=True)``).
+#: An IDENTITY path whose comparison takes this much processor time is compared at most a
+#: twentieth of the time (and always at ``check(everything=True)``).
 IDENTITY_SLOW_S = 0.05
 
 
@@ -767,7 +767,8 @@ class Tripwire:
         self._seen: list[dict[Path, Node]] = [{} for _ in self._entries]
         #: What each snapshot left out past the count bound (not protected, not new).
         self._beyond: list[set[Path]] = [set() for _ in self._entries]
-        #: When each IDENTITY entry's last comparison ended, and how long it took.
+        #: When each IDENTITY entry's last comparison ended, and the processor time it took
+        #: (a busy machine's waits are not the comparison's cost).
         self._took: dict[int, tuple[float, float]] = {}
         #: A followed entry's index: the index of the entry whose link led to it.
         self._origin: dict[int, int] = {}
@@ -822,12 +823,11 @@ class Tripwire:
             index = 0
             while index < len(self._entries):
                 entry = self._entries[index]
-                began = time.monotonic()
+                began = time.thread_time()
                 walk = _walk(entry, self._limits, self._budget,
                              skip=_inner(entry, self._entries) | self._not_judged())
                 if entry.guard is Guard.IDENTITY:
-                    ended = time.monotonic()
-                    self._took[index] = (ended, ended - began)
+                    self._took[index] = (time.monotonic(), time.thread_time() - began)
                 self._snapshot[index] = walk.nodes
                 self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
@@ -1029,13 +1029,12 @@ class Tripwire:
     def _compare_entry(self, index: int) -> list[Change]:
         entry = self._entries[index]
         snap = self._snapshot[index]
-        began = time.monotonic()
+        began = time.thread_time()
         walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
                      skip=_inner(entry, self._entries) | self._not_judged(),
                      left_out=self._beyond[index])
         if entry.guard is Guard.IDENTITY:
-            ended = time.monotonic()
-            self._took[index] = (ended, ended - began)
+            self._took[index] = (time.monotonic(), time.thread_time() - began)
         self._seen[index] = walk.nodes
         for cut in walk.cut:
             if cut not in self._cuts_said:
