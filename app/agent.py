@@ -172,6 +172,10 @@ class AgentParts:
     #: Called after each action's settle wait and once as the run ends, on the run's thread;
     #: it may pull the stop latch (the protected files' tripwire compares them here).
     after_settle: Callable[[], object] | None = None
+    #: Called instead of ``after_settle`` as the run ends, however it ended (stopped too); it
+    #: may pull the stop latch, and returns what it found to tell when the latch was pulled
+    #: already (added to the reason the run ended for), else None.
+    last_look: Callable[[], str | None] | None = None
 
 
 @dataclass
@@ -291,13 +295,29 @@ class Agent:
 
     def _last_look(self, end: _Ended) -> _Ended:
         """The check after each action once more as the run ends (what changed since the last
-        one, while the model thought, is seen too): a stop it pulls is how the run ended."""
+        one, while the model thought, is seen too), however the run ended: a stop it pulls is
+        how the run ended; what it found when the run was stopped already is added to why."""
         latch = self.parts.latch
-        if self.parts.after_settle is None or latch.is_set:
-            return end
-        self._after_settle()
+        hook = self.parts.last_look
+        if hook is None:
+            if self.parts.after_settle is None or latch.is_set:
+                return end
+            self._after_settle()
+            info = latch.info
+            return end if info is None else _Ended(Outcome.STOPPED,
+                                                   _stop_reason(StoppedError(info)))
+        stopped_before = latch.is_set
+        try:
+            said = hook()
+        except Exception:  # a check that fails must not hide how the run ended
+            log.exception("the last look as the run ended failed")
+            said = None
         info = latch.info
-        return end if info is None else _Ended(Outcome.STOPPED, _stop_reason(StoppedError(info)))
+        if not stopped_before and info is not None:
+            end = _Ended(Outcome.STOPPED, _stop_reason(StoppedError(info)))
+        if said:
+            end = dataclasses.replace(end, reason=f"{end.reason}; then {said}")
+        return end
 
     def _after_settle(self) -> None:
         hook = self.parts.after_settle

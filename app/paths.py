@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import logging
 import os
 import stat
@@ -145,21 +146,34 @@ def own_write(*targets: Path) -> Iterator[None]:
 
 
 def own_writes_path() -> Path:
-    """The paths holodesk wrote since the protected files were last recorded, one a line."""
+    """What holodesk wrote since the protected files were last recorded (see
+    :func:`_note_own_writes`)."""
     return data_dir() / OWN_WRITES_FILE
 
 
 def _note_own_writes(targets: list[Path]) -> None:
-    lines = "".join(f"{os.path.abspath(t)}\n" for t in targets if "\n" not in str(t))
+    """Note what holodesk's writes left at ``targets`` (each path under them with what it is
+    now: a file's digest, a folder, absent; :func:`control.tripwire.fingerprints`), one JSON
+    object a line: a change since the last record is holodesk's own only where the path is
+    still exactly that."""
+    lines = []
+    for target in dict.fromkeys(Path(os.path.abspath(t)) for t in targets):
+        for path, what in tripwire.fingerprints(target).items():
+            lines.append(json.dumps({"path": os.fsdecode(path), "is": what},
+                                    ensure_ascii=False) + "\n")
     try:
         journal = own_writes_path()
         ensure_private_dir(journal.parent)
-        # One append of a few lines: whole even with another holodesk appending too.
-        fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, lines.encode("utf-8", "surrogateescape"))
-        finally:
-            os.close(fd)
+        # Protected during a run (a line added by another program there trips it); this
+        # append is holodesk's own.
+        with tripwire.own_write(journal):
+            # One append of a few lines: whole even with another holodesk appending too.
+            fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                         0o600)
+            try:
+                os.write(fd, "".join(lines).encode("utf-8", "surrogateescape"))
+            finally:
+                os.close(fd)
     except OSError as e:
         _log.debug("could not note holodesk's own write of %s: %s", targets, e)
 

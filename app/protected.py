@@ -6,21 +6,31 @@ time, or how the person logs in elsewhere. :func:`protected_entries` lists those
 run and is put back).
 
 * holodesk's own: the whole config folder (settings, automations, and whatever else is kept
-  there), the saved steps (``trajectories``), this record of the files; and, judged by what
-  holodesk never does during a run, the log folder and the action log (the database and the
-  run folders may grow; one removed, replaced or made shorter trips).
+  there), the saved steps (``trajectories``), this record of the files and the note of its own
+  writes; and, judged by what holodesk never does during a run, the log folder and the action
+  log (the database and the run folders may grow; one removed, replaced or made shorter
+  trips).
 * the shell's and the session's start-up files, the folders that start programs at login or
-  put programs first on ``PATH``, ``~/.ssh`` and ``~/.gnupg``, the crontab, and the
-  ``protected_paths`` setting.
+  put programs first on ``PATH`` (by name here, and as the session finds them:
+  :mod:`app.startup_files`), ``~/.ssh`` and ``~/.gnupg``, the crontab, and the
+  ``protected_paths`` setting; the person's start-up files and keys first (the memory kept to
+  put files back goes to them first).
+* holodesk's own model server and the model's files (:func:`server_paths`), by their stamps
+  only (too large to keep): a change stops the run, nothing is put back.
+
+What a protected link leads to is protected too (the tripwire follows it). The copies of what
+a trip changed are kept in ``data_dir()/kept``, never beside the file.
 
 Between runs nothing watches: a program a run started may change a file after the run ended.
-So every run's end (and the desktop app's start) records a digest of each protected file
-(``data_dir()/protected.json``, the *manifest*), and the next run (and the next start of the
+So every run's end records a digest of each protected file as the tripwire left it
+(:func:`close_tripwire`: what it compared and put back, never the disk as it is by then; what
+changed after its last look is told then), the desktop app's start as they are, in
+``data_dir()/protected.json`` (the *manifest*), and the next run (and the next start of the
 app) reports what changed since, once: :func:`changed_since_last_run`. holodesk's own writes
-between runs (a setting saved, an automation edited) are noted as they happen
-(:func:`app.paths.own_write`), and what changed there is not reported: only other changes
-are. The action log and the log folder are left out of the record: holodesk writes them
-between runs too (the desktop app's log, old runs pruned).
+between runs (a setting saved, an automation edited) are noted as they happen, with what they
+left (:func:`app.paths.own_write`), and a change is not reported where the file is still
+exactly that: only other changes are. The action log, the log folder and the model server's
+files are left out of the record: holodesk (or the person) writes them between runs too.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ from typing import Any
 
 from app import paths
 from app.settings import Settings
+from app.startup_files import discovered
+from control import tripwire
 from control.crontab import find_crontab
 from control.tripwire import (
     ChangeKind,
@@ -44,17 +56,19 @@ from control.tripwire import (
     Node,
     NodeKind,
     Protected,
+    Scan,
     Trip,
     Tripwire,
     compare,
+    fingerprint,
     scan,
 )
 
 log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "protected.json"
-MANIFEST_VERSION = 1
-#: Under the data folder: the kept copies of what is no file beside its place (the crontab).
+MANIFEST_VERSION = 2
+#: Under the data folder: where the copies of what a trip changed are kept.
 KEPT_DIR = "kept"
 CRONTAB = "crontab"
 
@@ -79,6 +93,19 @@ CONFIG_FOLDERS = ("fish", "environment.d", "plasma-workspace/env", "plasma-works
 #: Under the XDG data folder: desktop entries, which menus and file types start; the keyring
 #: library's data folder (keyrings.alt's files).
 DATA_FOLDERS = ("applications", "python_keyring")
+
+#: Also read at every start, by name (what is found by mechanism, the PATH folders, what the
+#: shell files source, user units and services wherever they are read: app/startup_files.py):
+#: im-config's ~/.xinputrc at X login, startx's ~/.xserverrc, zsh's ~/.zlogout.
+SESSION_HOME_FILES = (".xinputrc", ".xserverrc", ".zlogout")
+#: Under the XDG config folder: window and session managers that run what these hold at
+#: login (openbox's autostart and environment, LXDE's lxsession autostart, KDE Plasma's env
+#: and shutdown scripts and its older autostart-scripts, i3's, sway's, labwc's and
+#: Hyprland's exec lines).
+SESSION_CONFIG_FOLDERS = (
+    "openbox", "lxsession", "plasma-workspace/env", "plasma-workspace/shutdown",
+    "autostart-scripts", "i3", "sway", "labwc", "hypr",
+)  # fmt: skip
 
 
 def manifest_path() -> Path:
@@ -113,6 +140,10 @@ def startup_paths(home: Path | None = None,
         out += [config / name for name in CONFIG_FOLDERS]
     for data in _xdg("XDG_DATA_HOME", ".local/share", home, env):
         out += [data / name for name in DATA_FOLDERS]
+    out += [home / name for name in SESSION_HOME_FILES]
+    for config in _xdg("XDG_CONFIG_HOME", ".config", home, env):
+        out += [config / name for name in SESSION_CONFIG_FOLDERS]
+    out += discovered(home, env)
     return list(dict.fromkeys(out))
 
 
@@ -131,11 +162,41 @@ def _remembered(settings: Settings) -> list[Protected]:
     return [Protected(p) for p in whole]
 
 
+def server_paths(settings: Settings) -> list[Path]:
+    """holodesk's own model server and the model's code: the environment ``holodesk serve
+    --install`` makes (its ``bin/vllm`` is what ``holodesk serve`` and the app's "Start
+    server" run), the environment of another ``vllm`` they would run in the home, and the
+    served model's folder (the Hugging Face cache's, whose Python files vLLM imports with
+    ``--trust-remote-code``; or the local folder ``serve_model`` names)."""
+    from app.vllm_env import managed_env, managed_vllm
+    from model.serving.capacity import hub_cache
+    from model.serving.launcher import find_vllm
+
+    home = Path(os.path.expanduser("~"))
+    out = [managed_env().root]
+    model = os.path.expanduser(settings.serve_model)
+    out.append(Path(model) if os.path.isabs(model)
+               else hub_cache() / ("models--" + model.replace("/", "--")))
+    vllm = find_vllm(None, managed=managed_vllm())
+    if vllm is not None:
+        program = Path(os.path.abspath(vllm))
+        env = program.parent.parent
+        is_env = (env / "pyvenv.cfg").exists() or (env / "conda-meta").is_dir()
+        out.append(env if is_env else program)
+    return [p for p in dict.fromkeys(out) if p != home and home in p.parents]
+
+
 def protected_entries(settings: Settings) -> list[Protected]:
     """Everything a run's tripwire watches (see the module doc)."""
     growing = [paths.log_dir(), paths.db_path(), paths.runs_dir()]
-    return [*_remembered(settings), Protected(manifest_path()),
-            *(Protected(p, Guard.GROWING) for p in growing)]
+    entries = [*_remembered(settings), Protected(manifest_path()),
+               Protected(paths.own_writes_path()),
+               *(Protected(p, Guard.GROWING) for p in growing),
+               *(Protected(p, Guard.IDENTITY) for p in server_paths(settings))]
+    # The memory kept for putting files back goes to the entries in their order: the person's
+    # start-up files and keys first, whatever fills holodesk's own folders before a run.
+    first = set(startup_paths())
+    return sorted(entries, key=lambda e: e.path not in first)
 
 
 def start_tripwire(settings: Settings, on_trip: Callable[[Trip], None], *,
@@ -194,66 +255,131 @@ def changed_message(noticed: Sequence[Noticed]) -> str:
 def _changed_since_last_run(settings: Settings) -> list[Noticed]:
     entries = _remembered(settings)
     with _own_writes() as own:
-        now = scan(entries)
-        crontab = _crontab_digest()
         old = _load()
+        found = _scan(entries, old.nodes if old is not None else None)
+        now = found.nodes
+        crontab = _crontab_digest()
         noticed: list[Noticed] = []
         if old is not None:
-            common = [e.path for e in entries if str(e.path) in old.roots]
+            common = [p for p in found.roots if str(p) in old.roots]
             before = _within(old.nodes, common)
             after = _within(now, common)
             noticed = [Noticed(str(p), k) for p, k in compare(before, after)
-                       if not _written_by_holodesk(p, k, own)]
+                       if not _written_by_holodesk(p, now, own)]
             if old.crontab is not None and crontab is not None and old.crontab != crontab:
                 kind = (ChangeKind.CREATED if not old.crontab else
                         ChangeKind.DELETED if not crontab else ChangeKind.MODIFIED)
                 noticed.append(Noticed(CRONTAB, kind))
-        _save(_Manifest([str(e.path) for e in entries], now, crontab))
+        _save(_Manifest([str(p) for p in found.roots], now, crontab))
     for note in noticed:
         log.warning("protected files: %s", note.describe())
     return noticed
 
 
+def close_tripwire(settings: Settings, wire: Tripwire) -> list[Noticed]:
+    """As a run ends: stop ``wire``, record the protected files as the run left them (what the
+    tripwire compared and put back, never the disk as it is by then: a change after its last
+    look is no baseline), and return what changed since that last look (nothing put it back:
+    the run had ended; the next run reports it too). Never raises."""
+    try:
+        roots = [e.path for e in _remembered(settings)]
+        try:
+            found = wire.verified(roots)
+            extras = wire.verified_extras()
+            told = wire.unrestored
+        finally:
+            wire.close()
+        if CRONTAB in extras:
+            data = extras[CRONTAB]
+            crontab: str | None = "" if data is None else hashlib.sha256(data).hexdigest()
+        else:
+            crontab = _crontab_digest()
+        with _own_writes() as own:
+            now = _scan([Protected(p) for p in found.roots], found.nodes)
+            changed = [Noticed(str(p), k) for p, k in compare(found.nodes, _within(
+                           now.nodes, found.roots))
+                       if not _written_by_holodesk(p, now.nodes, own)
+                       and not any(str(p) == t or str(p).startswith(f"{t}/") for t in told)]
+            now_crontab = _crontab_digest() if CRONTAB in extras else None
+            if crontab is not None and now_crontab is not None and crontab != now_crontab:
+                changed.append(Noticed(CRONTAB, ChangeKind.MODIFIED))
+            _save(_Manifest([str(p) for p in found.roots], found.nodes, crontab))
+    except Exception:
+        log.warning("could not record the protected files: the next run cannot tell what "
+                    "changed since this one", exc_info=True)
+        return []
+    for note in changed:
+        log.warning("protected files: %s changed after the run's last look", note.path)
+    return changed
+
+
+def changed_after_message(noticed: Sequence[Noticed]) -> str:
+    """What changed after a run's last look, in one sentence."""
+    what = "; ".join(f"{n.path} {n.kind.value}" for n in noticed)
+    return (f"protected files changed after the run's last look, while it ended: {what}; "
+            "nothing put them back (the run had ended): if you did not change them, look at "
+            "them")
+
+
 def record(settings: Settings) -> None:
-    """Take the record of the protected files now (as a run ends); never raises."""
+    """Take the record of the protected files as they are now (where no tripwire verified
+    them: a run's end records with :func:`close_tripwire`); never raises."""
     try:
         entries = _remembered(settings)
         with _own_writes():
-            _save(_Manifest([str(e.path) for e in entries], scan(entries), _crontab_digest()))
+            found = _scan(entries)
+            _save(_Manifest([str(p) for p in found.roots], found.nodes, _crontab_digest()))
     except Exception:
         log.warning("could not record the protected files: the next run cannot tell what "
                     "changed since this one", exc_info=True)
 
 
 @contextlib.contextmanager
-def _own_writes() -> Iterator[set[Path]]:
-    """The paths holodesk wrote since the last record (:func:`app.paths.own_write`), forgotten
-    once the new record is saved. Taken aside first: a write meanwhile is noted for the next
-    time."""
+def _own_writes() -> Iterator[dict[Path, str]]:
+    """What holodesk's own writes left since the last record (:func:`app.paths.own_write`):
+    each path with its :func:`~control.tripwire.fingerprint` then (the last one noted),
+    forgotten once the new record is saved. Taken aside first: a write meanwhile is noted for
+    the next time. A line that is not such a note (an older holodesk's bare path, or anything
+    else) explains nothing."""
     journal = paths.own_writes_path()
     taken = journal.with_name(journal.name + ".taken")
-    with contextlib.suppress(FileNotFoundError):
-        os.replace(journal, taken)
+    with tripwire.own_write(journal), contextlib.suppress(FileNotFoundError):
+        os.replace(journal, taken)  # protected during a run: holodesk's own change
     try:
         text = taken.read_text(encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         text = ""
-    yield {Path(line) for line in text.splitlines() if line.startswith("/")}
+    own: dict[Path, str] = {}
+    for line in text.splitlines():
+        try:
+            note = json.loads(line)
+            path, what = note["path"], note["is"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        if isinstance(path, str) and isinstance(what, str) and os.path.isabs(path):
+            own[Path(path)] = what
+    yield own
     taken.unlink(missing_ok=True)
 
 
-def _written_by_holodesk(path: Path, kind: ChangeKind, own: set[Path]) -> bool:
-    """Whether holodesk's own writes explain the change of ``path``: it is (or is in) a path
-    holodesk wrote, one of the temporary files of such a write, or a folder holodesk created
-    for one."""
-    for target in own:
-        if path == target or target in path.parents:
-            return True
-        if path.parent == target.parent and path.name.startswith(f".{target.name}."):
-            return True
-        if kind is ChangeKind.CREATED and path in target.parents:
-            return True
-    return False
+def _written_by_holodesk(path: Path, now: Mapping[Path, Node], own: Mapping[Path, str]) -> bool:
+    """Whether holodesk's own writes explain the change at ``path``: what is there now is
+    exactly what holodesk's last write there left, and so is everything under it (a folder
+    holodesk made for a write it noted counts as explained by that write)."""
+    under = [p for p in now if path in p.parents]
+    node = now.get(path)
+    noted = own.get(path) == fingerprint(node)
+    made_for_one = (node is not None and node.kind is NodeKind.FOLDER
+                    and any(p in own for p in under))
+    if not (noted or made_for_one):
+        return False
+    return all(own.get(p) == fingerprint(now[p]) for p in under
+               if now[p].kind is not NodeKind.FOLDER or p in own)
+
+
+def _scan(entries: Sequence[Protected], known: Mapping[Path, Node] | None = None) -> Scan:
+    """The protected files now, and what their links lead to; the kept copies left out."""
+    return scan(entries, skip=[paths.data_dir() / KEPT_DIR], known=known)
 
 
 def _within(nodes: Mapping[Path, Node], roots: Sequence[Path]) -> dict[Path, Node]:
@@ -299,7 +425,7 @@ def _load() -> _Manifest | None:
 def _node_from(raw: dict[str, Any]) -> Node:
     return Node(NodeKind(raw["kind"]), int(raw["mode"]), int(raw["size"]), int(raw["ino"]),
                 int(raw["dev"]), (int(raw["stamp"][0]), int(raw["stamp"][1])),
-                str(raw["digest"]), str(raw["target"]))
+                bool(raw.get("settled", False)), str(raw["digest"]), str(raw["target"]))
 
 
 def _save(manifest: _Manifest) -> None:

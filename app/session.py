@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -61,6 +62,9 @@ class Session:
     #: What the person is told once before the run starts (the protected files are only
     #: compared after each action, not watched).
     notices: list[str] = field(default_factory=list)
+    #: What the person is told once the session closed (protected files changed after the
+    #: run's last look); the front ends say it after the run's end.
+    after_close: list[str] = field(default_factory=list)
 
     def for_automation(self, key: str, name: str, *, replay: bool = True,
                        template: str | None = None) -> None:
@@ -155,9 +159,15 @@ class Session:
         """Guard the protected files through the run (:mod:`app.protected`): a change stops it
         at once, naming the files, what happened to them and the application in front
         (``finder``'s focused window then); they are compared after each action too (with
-        ``watch`` False only then). The record for the next run is taken as the session
-        closes. Never raises: what limits the watch is in :attr:`notices`."""
+        ``watch`` False only then), and all of them once more as the run ends, however it
+        ended (a change found then, when the run was stopped already, is added to the reason
+        it ended for). As the session closes, the record for the next run is taken from what
+        the tripwire compared, and what changed since its last look goes to
+        :attr:`after_close`. Never raises: what limits the watch is in :attr:`notices`."""
         latch = self.latch
+        untold: list[str] = []
+        lock = threading.Lock()
+        ended = threading.Event()  # the last look is over: a stop would stop nothing
 
         def on_trip(trip: Trip) -> None:
             try:
@@ -166,10 +176,23 @@ class Session:
                 log.warning("could not find the window in front", exc_info=True)
                 front = "an application holodesk could not find"
             reason = f"protected files changed while {front} was in front: {trip.describe()}"
-            if latch.stop(STOP_SOURCE, reason):
+            if not ended.is_set() and latch.stop(STOP_SOURCE, reason):
                 log.info("%s", reason)  # the run's end says it
-            else:  # stopped already, for another reason: this is the only place it is said
+            else:  # stopped already, for another reason: told with the run's end, or after
                 log.warning("%s", reason)
+                with lock:
+                    untold.append(reason)
+
+        def take_untold() -> str | None:
+            with lock:
+                said = "; ".join(untold)
+                untold.clear()
+            return said or None
+
+        def last_look() -> str | None:
+            wire.check(everything=True)
+            ended.set()
+            return take_untold()
 
         try:
             wire = protected.start_tripwire(self.settings, on_trip, watch=watch)
@@ -179,9 +202,18 @@ class Session:
             return
         self.notices += [f"protected files: {problem}" for problem in wire.problems]
         self.parts.after_settle = wire.check
-        self.on_close(wire.close)
+        self.parts.last_look = last_look
         settings = self.settings
-        self.on_close(lambda: protected.record(settings))
+
+        def close() -> None:
+            changed = protected.close_tripwire(settings, wire)
+            late = take_untold()
+            if late:
+                self.after_close.append(f"after the run ended, {late}")
+            if changed:
+                self.after_close.append(protected.changed_after_message(changed))
+
+        self.on_close(close)
 
     def on_close(self, closer: Callable[[], None], *, last: bool = False) -> None:
         """Also call ``closer`` when the session closes (e.g. a listener tied to the run):

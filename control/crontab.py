@@ -2,15 +2,18 @@
 ``crontab -`` (or ``crontab -r`` when there was none).
 
 Its file lives in a spool only root can read or watch, so it is compared by reading it through
-the ``crontab`` command, never watched. No ``crontab`` command means no cron to start anything:
-nothing to protect (:func:`find_crontab` returns None).
+the ``crontab`` command, never watched. That command is the system's, never one found on
+``PATH`` (:mod:`control.system_programs`): a ``crontab`` put in a folder the person can write
+would run inside holodesk and answer that nothing changed. No ``crontab`` command means no cron
+to start anything: nothing to protect (:func:`find_crontab` returns None).
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from dataclasses import dataclass
+
+from control.system_programs import find_system_program
 
 #: How long one ``crontab`` call may take (it reads a small file).
 TIMEOUT_S = 10.0
@@ -49,6 +52,6 @@ class Crontab:
 
 
 def find_crontab() -> Crontab | None:
-    """The user's crontab, or None where there is no ``crontab`` command."""
-    program = shutil.which("crontab")
-    return Crontab(program) if program else None
+    """The user's crontab, or None where the system has no ``crontab`` command."""
+    program = find_system_program("crontab")
+    return Crontab(str(program)) if program is not None else None

@@ -5,24 +5,41 @@ down to :attr:`Limits.max_depth` and :attr:`Limits.max_files`), watches them wit
 it is open, and compares them with the snapshot whenever anything there moves (and whenever
 :meth:`Tripwire.check` is called: a run calls it after each action, so nothing depends on an
 event arriving). A difference is a *trip*: what changed is put back as it was, the changed copy
-kept beside it as ``<name>.holodesk-changed-<YYYYmmdd-HHMMSS>`` (mode 0600: a name no shell,
-autostart, systemd or fish loader reads, and nothing that can be run from ``PATH``), and the
-``on_trip`` callback hears of it with every change, typed.
+(or what appeared) kept in the keep folder, never beside it where a loader reading the whole
+folder would still find it (:mod:`control.keeping`), and the ``on_trip`` callback hears of it
+with every change, typed.
 
-Two kinds of protection (:class:`Guard`):
+What a protected link leads to (the path itself, or a link inside a protected folder) is
+protected as the link is, within :attr:`Limits.max_followed`. The folders above each protected
+path, up to the home folder, are recorded: a link put in place of one is moved aside. A folder
+grown past :attr:`Limits.max_files` during a run trips on everything new in it.
+
+Three kinds of protection (:class:`Guard`):
 
 * ``WHOLE``: any difference trips, and the snapshot is put back. Regular files keep their
   content in memory (up to :attr:`Limits.file_bytes` each and :attr:`Limits.total_bytes` in
-  all; beyond that only a SHA-256, which tells a change but cannot undo it), symbolic links
-  their target; sockets and fifos are skipped.
+  all, given to the entries in their order; beyond that a SHA-256, or for a file larger than
+  :attr:`Limits.file_bytes` whose stamp is settled, its stamp: either tells a change but
+  cannot undo it), symbolic links their target; sockets, fifos and devices their kind (one
+  appearing is moved aside: a shell sourcing a fifo waits for whoever writes the commands to
+  it). A file written less than :data:`SETTLED_NS` before a look is compared by content, not
+  by its stamp (a rewrite within the same tick of the file clock keeps it).
 * ``GROWING``: for files the program itself adds to (a log, a database): they may grow and new
   files may appear, but a file removed, replaced by another or made shorter trips. Nothing of
   them is kept in memory, so nothing is put back.
+* ``IDENTITY``: for large trees of programs (a virtual environment, a model's files): any
+  difference trips, judged by each file's kind, mode, inode, size and times (the change time
+  no program can set back), never by its content, which is never read. Nothing is put back
+  (the trip says so). Bounded by :attr:`Limits.identity_files` and
+  :attr:`Limits.identity_depth`, not watched (their many folders would use up inotify's
+  watches): compared by :meth:`Tripwire.check`, at most a twentieth of the time once a
+  comparison takes :data:`IDENTITY_SLOW_S` or more, and always by ``check(everything=True)``.
 
 **The program's own writes** are not changes: code that writes a protected path does it inside
 :func:`own_write` (process-wide: every open tripwire honours it). While one is held, nothing is
-judged; when it ends, the snapshot of exactly those paths is taken again from disk (with any
-``.<name>.*`` temporary file beside them), then everything else is compared as usual.
+judged; when it ends, the snapshot of exactly those paths is taken again from disk (and the
+``.<name>.*`` temporary files beside them it held), then everything else is compared as
+usual. :meth:`Tripwire.verified` gives what the snapshot holds, for a record between runs.
 
 Events are only a wake-up: the comparison with the snapshot decides. Where inotify cannot be
 used, only :meth:`Tripwire.check` compares (the log says so once, and :attr:`Tripwire.problems`
@@ -43,20 +60,28 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
 from control.inotify import CHANGES, IN_DONT_FOLLOW, IN_ONLYDIR, Inotify, InotifyEvent
+from control.keeping import KEPT_INFIX as KEPT_INFIX  # what a copy kept beside its file is called
+from control.keeping import Keeper, KeepFailed, chmod_nofollow, parent_dir, remove
 
 log = logging.getLogger(__name__)
 
-#: What the kept copy of a changed file is called: ``<name>`` + this + the time.
-KEPT_INFIX = ".holodesk-changed-"
 #: The stop latch's source when a trip stops a run.
 STOP_SOURCE = "tripwire"
+#: How much older than a look a file's change time must be for its stamp to tell any later
+#: write (the clock that stamps files ticks in steps of a few milliseconds; a second spares
+#: a clock set a little apart, as a network file system's).
+SETTLED_NS = 1_000_000_000
+#: An IDENTITY path whose comparison takes this much processor time is compared at most a
+#: twentieth of the time (and always at ``check(everything=True)``).
+IDENTITY_SLOW_S = 0.05
 
 
 class Guard(StrEnum):
@@ -64,6 +89,7 @@ class Guard(StrEnum):
 
     WHOLE = "whole"  # any change trips; the snapshot is put back
     GROWING = "growing"  # may grow and gain files; removed, replaced or shortened trips
+    IDENTITY = "identity"  # any change trips, judged by stamps only; nothing put back
 
 
 class NodeKind(StrEnum):
@@ -72,6 +98,7 @@ class NodeKind(StrEnum):
     FILE = "file"
     FOLDER = "folder"
     LINK = "link"
+    SPECIAL = "special file"  # a fifo, a socket or a device: nothing to keep, but not nothing
 
 
 class ChangeKind(StrEnum):
@@ -92,6 +119,8 @@ class Protected:
 
     path: Path
     guard: Guard = Guard.WHOLE
+    #: Protected because a protected link leads there (the tripwire found it).
+    followed: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,17 +129,21 @@ class Limits:
 
     max_depth: int = 8  # folders below a protected folder
     max_files: int = 20_000  # entries under one protected folder
+    identity_depth: int = 32  # the same for an IDENTITY folder (a virtual environment)
+    identity_files: int = 400_000
     file_bytes: int = 1024 * 1024  # a file's content kept for putting it back
     total_bytes: int = 64 * 1024 * 1024  # all the content kept
+    max_followed: int = 256  # paths protected because a protected link leads there
 
 
 @dataclass(frozen=True)
 class Node:
     """What is at a path: its kind, permission bits, identity and content.
 
-    ``digest`` is the SHA-256 of a file's content ("" when it could not be read, or for
-    ``GROWING`` files, whose content is never read); ``data`` the content itself when it is
-    kept for putting it back; ``target`` a link's target.
+    ``digest`` is the SHA-256 of a file's content ("" when it could not be read, for
+    ``GROWING`` files, whose content is never read, and for a settled file larger than
+    :attr:`Limits.file_bytes`, whose unchanged stamp tells it is unwritten); ``data`` the
+    content itself when it is kept for putting it back; ``target`` a link's target.
     """
 
     kind: NodeKind
@@ -119,6 +152,10 @@ class Node:
     ino: int = 0
     dev: int = 0
     stamp: tuple[int, int] = (0, 0)  # mtime_ns, ctime_ns: unchanged means unwritten
+    #: The stamp was older than the look by :data:`SETTLED_NS`: any write after the look
+    #: changes it (a write within the same tick of the clock as the one before the look
+    #: would not, so a file written just before is compared by its content).
+    settled: bool = False
     digest: str = ""
     target: str = ""
     data: bytes | None = field(default=None, repr=False, compare=False)
@@ -140,6 +177,8 @@ class Change:
     kept: Path | None = None
     restored: bool = False
     why_not: str = ""
+    #: What else the person must know (no copy could be kept, and why).
+    note: str = ""
 
     def describe(self) -> str:
         """In words: "/home/a/.bashrc modified, restored; the changed copy is kept as …"."""
@@ -152,6 +191,8 @@ class Change:
             text += f", not restored ({self.why_not})"
         if self.kept is not None:
             text += f"; the changed copy is kept as {self.kept}"
+        if self.note:
+            text += f"; {self.note}"
         return text
 
 
@@ -216,18 +257,26 @@ class _Budget:
 
 
 def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
-               budget: _Budget | None, seen: Node | None) -> Node:
-    """The node of the regular file ``path`` (lstat ``st``); its content read unless ``seen``
-    is the same untouched inode (then its digest is reused)."""
+               budget: _Budget | None, seen: Node | None, known: Node | None,
+               looked: int) -> Node:
+    """The node of the regular file ``path`` (lstat ``st``, taken at ``looked``); its content
+    read unless ``seen`` (the last look) is the same inode, settled and untouched since (then
+    its digest is reused), or it is a settled file too large to keep whose ``known`` node (the
+    snapshot's) has no digest either (its stamp tells a change)."""
     node = Node(NodeKind.FILE, stat.S_IMODE(st.st_mode), st.st_size, st.st_ino, st.st_dev,
-                (st.st_mtime_ns, st.st_ctime_ns))
-    if guard is Guard.GROWING:
+                (st.st_mtime_ns, st.st_ctime_ns),
+                settled=st.st_ctime_ns < looked - SETTLED_NS)
+    if guard is not Guard.WHOLE:
         return node
-    if seen is not None and seen.kind is NodeKind.FILE and seen.same_file(node) and (
-            seen.data is not None or budget is None or st.st_size > limits.file_bytes):
+    big = st.st_size > limits.file_bytes
+    need_digest = not big or not node.settled or bool(known is not None and known.digest)
+    if seen is not None and seen.kind is NodeKind.FILE and seen.settled and (
+            seen.same_file(node)) and (seen.digest or not need_digest) and (
+            seen.data is not None or budget is None or big):
         return replace(node, digest=seen.digest, data=seen.data)
-    keep = (budget is not None and st.st_size <= limits.file_bytes
-            and st.st_size <= budget.left)
+    if not need_digest:
+        return node
+    keep = (budget is not None and not big and st.st_size <= budget.left)
     digest = hashlib.sha256()
     chunks: list[bytes] = []
     try:
@@ -258,16 +307,17 @@ def _read_node(path: Path, st: os.stat_result, guard: Guard, limits: Limits,
 
 
 def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
-          seen: Node | None) -> Node | None:
-    """What is at ``path`` now (not following a link); None when nothing, or a socket, a fifo
-    or a device (skipped)."""
+          seen: Node | None, known: Node | None = None) -> Node | None:
+    """What is at ``path`` now (not following a link); None when nothing. ``seen``: its node
+    at the last look, ``known``: the snapshot's (see :func:`_read_node`)."""
+    looked = time.time_ns()
     try:
         st = os.lstat(path)
     except OSError:
         return None
     mode = st.st_mode
     if stat.S_ISREG(mode):
-        return _read_node(path, st, guard, limits, budget, seen)
+        return _read_node(path, st, guard, limits, budget, seen, known, looked)
     if stat.S_ISDIR(mode):
         return Node(NodeKind.FOLDER, stat.S_IMODE(mode), 0, st.st_ino, st.st_dev)
     if stat.S_ISLNK(mode):
@@ -276,7 +326,8 @@ def _node(path: Path, guard: Guard, limits: Limits, budget: _Budget | None,
         except OSError:
             target = ""
         return Node(NodeKind.LINK, 0, st.st_size, st.st_ino, st.st_dev, target=target)
-    return None
+    return Node(NodeKind.SPECIAL, stat.S_IMODE(mode), 0, st.st_ino, st.st_dev,
+                target="fifo" if stat.S_ISFIFO(mode) else "")
 
 
 @dataclass
@@ -286,30 +337,39 @@ class _Walk:
     nodes: dict[Path, Node] = field(default_factory=dict)
     cut: list[str] = field(default_factory=list)
     unreadable: list[Path] = field(default_factory=list)
+    #: What lay past :attr:`Limits.max_files` and was left out.
+    beyond: set[Path] = field(default_factory=set)
 
 
 def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
           known: Mapping[Path, Node] | None = None, seen: Mapping[Path, Node] | None = None,
-          skip: frozenset[Path] = frozenset(), start: Path | None = None) -> _Walk:
+          skip: frozenset[Path] = frozenset(), start: Path | None = None,
+          left_out: Set[Path] | None = None) -> _Walk:
     """Look at ``entry`` (or only the part of it at ``start``), down to the limits.
 
     ``known`` paths (the snapshot's) are always looked at, whatever the count, so a folder that
-    grew past :attr:`Limits.max_files` never shows a known file as gone; new ones beyond the
-    count are not seen (and the cut is said). ``skip``: paths left out (other protected paths
-    inside this one, the copies the tripwire kept).
+    grew past :attr:`Limits.max_files` never shows a known file as gone. ``left_out``: what
+    the snapshot left out past the count (its :attr:`_Walk.beyond`); with it, a new path past
+    the count is not left out but looked at (not into): the folder grew past the bound since,
+    and what pushed it there is as new as the rest. ``skip``: paths left out (other protected
+    paths inside this one, the copies the tripwire kept).
     """
     known = known or {}
     seen = seen or {}
     out = _Walk()
     top = start if start is not None else entry.path
     base_depth = len(entry.path.parts)
+    identity = entry.guard is Guard.IDENTITY
+    max_depth = limits.identity_depth if identity else limits.max_depth
+    max_files = limits.identity_files if identity else limits.max_files
     count = 0
     pending = [top]
     while pending:
         path = pending.pop()
         if path in skip:
             continue
-        node = _node(path, entry.guard, limits, budget, seen.get(path) or known.get(path))
+        node = _node(path, entry.guard, limits, budget, seen.get(path) or known.get(path),
+                     known.get(path))
         if node is None:
             continue
         out.nodes[path] = node
@@ -327,11 +387,17 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
                 continue
             if child not in known:
                 cut = ""
-                if depth + 1 > limits.max_depth:
-                    cut = (f"{entry.path}: what lies more than {limits.max_depth} folders "
+                if depth + 1 > max_depth:
+                    cut = (f"{entry.path}: what lies more than {max_depth} folders "
                            "down is not protected")
-                elif count >= limits.max_files:
-                    cut = (f"{entry.path}: holds more than {limits.max_files} files; those "
+                elif count >= max_files:
+                    if left_out is not None and child not in left_out:
+                        new = _node(child, Guard.GROWING, limits, None, None)
+                        if new is not None:
+                            out.nodes[child] = new
+                        continue
+                    out.beyond.add(child)
+                    cut = (f"{entry.path}: holds more than {max_files} files; those "
                            "beyond are not protected")
                 if cut:
                     if cut not in out.cut:
@@ -342,14 +408,110 @@ def _walk(entry: Protected, limits: Limits, budget: _Budget | None, *,
     return out
 
 
-def scan(entries: Sequence[Protected], limits: Limits = Limits()) -> dict[Path, Node]:
-    """Every node of ``entries`` now, with digests but no content kept (for a record of them
-    between runs, such as holodesk's manifest)."""
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` found: every path looked at (the entries', then those their links
+    lead to) and every node under them."""
+
+    roots: tuple[Path, ...]
+    nodes: dict[Path, Node]
+
+
+def scan(entries: Sequence[Protected], limits: Limits = Limits(), *,
+         home: Path | None = None, skip: Sequence[Path] = (),
+         known: Mapping[Path, Node] | None = None) -> Scan:
+    """Every node of ``entries`` now, and of what their links lead to (as a :class:`Tripwire`
+    follows them), with digests but no content kept (for a record of them between runs, such
+    as holodesk's manifest). ``skip``: paths never looked at; ``known``: the nodes of an
+    earlier scan to compare with (a settled file unchanged since is not read again, and a
+    large one is read when that scan had its digest)."""
     roots = _distinct(entries)
+    home = _home(home)
+    left = frozenset(Path(os.path.abspath(p)) for p in skip)
     nodes: dict[Path, Node] = {}
-    for entry in roots:
-        nodes.update(_walk(entry, limits, None, skip=_inner(entry, roots)).nodes)
-    return nodes
+    index = 0
+    while index < len(roots):
+        entry = roots[index]
+        walk = _walk(entry, limits, None, skip=_inner(entry, roots) | left, known=known)
+        nodes.update(walk.nodes)
+        roots += _linked(entry, walk.nodes, roots, home, limits)
+        index += 1
+    return Scan(tuple(r.path for r in roots), nodes)
+
+
+def fingerprint(node: Node | None, limits: Limits = Limits()) -> str:
+    """What ``node`` is, as a short text that changes with it: a file's mode and digest (a
+    file larger than :attr:`Limits.file_bytes`, or unreadable: its mode, inode, size and
+    times), a folder's mode, a link's target; "absent" for None."""
+    if node is None:
+        return "absent"
+    if node.kind is NodeKind.FILE:
+        if node.digest and node.size <= limits.file_bytes:
+            return f"file:{node.mode:o}:{node.digest}"
+        return f"file:{node.mode:o}:{node.ino}:{node.size}:{node.stamp[0]}:{node.stamp[1]}"
+    if node.kind is NodeKind.LINK:
+        return f"link:{node.target}"
+    return f"{node.kind.value}:{node.mode:o}"
+
+
+def fingerprints(path: Path, limit: int = 2_000) -> dict[Path, str]:
+    """The :func:`fingerprint` of what is at ``path`` and under it (never through a link; at
+    most ``limit`` paths), for a record of a program's own writes. Logs nothing (it may run
+    inside a log handler's rotation)."""
+    limits = Limits()
+    out: dict[Path, str] = {}
+    pending = [Path(os.path.abspath(path))]
+    while pending and len(out) < limit:
+        here = pending.pop()
+        node = _node(here, Guard.WHOLE, limits, None, None)
+        out[here] = fingerprint(node, limits)
+        if node is not None and node.kind is NodeKind.FOLDER:
+            with contextlib.suppress(OSError):
+                pending += [here / name for name in sorted(os.listdir(here))]
+    return out
+
+
+def _home(home: Path | None) -> Path:
+    return Path(os.path.abspath(home if home is not None else os.path.expanduser("~")))
+
+
+def _linked(entry: Protected, nodes: Mapping[Path, Node], entries: Sequence[Protected],
+            home: Path, limits: Limits) -> list[Protected]:
+    """What the links among ``nodes`` lead to, as protected paths of their own (judged as
+    ``entry``): stow's ~/.bashrc, a linked ~/.config/fish, pipx's programs in ~/.local/bin are
+    read through their link, so the file or folder there is what runs. Only what the person
+    can change is followed (under the home folder; or their own, for anyone but root), never
+    the home folder itself or above it, nor what a protected path already holds; at most
+    :attr:`Limits.max_followed` in all."""
+    if entry.guard is Guard.GROWING:
+        return []
+    out: list[Protected] = []
+    followed = sum(1 for e in entries if e.followed)
+    for path in sorted(p for p, n in nodes.items() if n.kind is NodeKind.LINK):
+        if followed + len(out) >= limits.max_followed:
+            log.warning("protected files: more than %d links lead out of the protected "
+                        "paths; what %s leads to is not protected", limits.max_followed, path)
+            continue
+        real = Path(os.path.realpath(path))
+        if real == home or real in home.parents or not _persons(real, home):
+            continue
+        if any(_under(real, e.path) for e in (*entries, *out)):
+            continue
+        out.append(Protected(real, entry.guard, followed=True))
+    return out
+
+
+def _persons(path: Path, home: Path) -> bool:
+    """Whether the person can change ``path``: it is in their home, or (for anyone but root,
+    who can change everything) it is theirs."""
+    if _under(path, home):
+        return True
+    if os.getuid() == 0:
+        return False
+    try:
+        return os.lstat(path).st_uid == os.getuid()
+    except OSError:
+        return False
 
 
 def compare(before: Mapping[Path, Node],
@@ -377,11 +539,12 @@ def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
     if old is None:
         return ChangeKind.CREATED
     if new is None:
-        return ChangeKind.DELETED
+        # A socket or fifo gone (an agent that ended) frees the name: nothing runs from that.
+        return None if old.kind is NodeKind.SPECIAL else ChangeKind.DELETED
     if old.kind is not new.kind:
         return ChangeKind.TYPE_CHANGED
     if old.kind is NodeKind.FILE:
-        same = old.same_file(new) or bool(old.digest and old.digest == new.digest)
+        same = _same_content(old, new)
         if not same and not new.digest and old.mode != new.mode and (
                 (old.ino, old.dev, old.size) == (new.ino, new.dev, new.size)):
             return ChangeKind.MODE_CHANGED  # made unreadable: its mode is what is known changed
@@ -393,6 +556,15 @@ def _change(old: Node | None, new: Node | None) -> ChangeKind | None:
     if old.kind is not NodeKind.LINK and old.mode != new.mode:
         return ChangeKind.MODE_CHANGED
     return None
+
+
+def _same_content(old: Node, new: Node) -> bool:
+    """Whether two looks at a file saw the same content: by their digests when both have one;
+    else by the stamp, which tells a write only when the first look's was settled (or when it
+    could not be read: then its identity is all there is)."""
+    if old.digest and new.digest:
+        return old.digest == new.digest
+    return old.same_file(new) and (old.settled or not old.digest)
 
 
 def _growing_change(old: Node | None, new: Node | None) -> ChangeKind | None:
@@ -443,103 +615,12 @@ def _under(path: Path, root: Path) -> bool:
 # -- putting things back --------------------------------------------------------------------
 
 
-def _open_dir(path: Path) -> int:
-    """A descriptor of the folder ``path``, refusing a link in its place."""
-    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-
-
-@contextlib.contextmanager
-def _parent(path: Path) -> Iterator[int]:
-    """The folder holding ``path`` (created private when missing), open without following a
-    link the changer may have put in its place."""
-    if not os.path.lexists(path.parent):
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-    fd = _open_dir(path.parent)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def _free_name(dir_fd: int, name: str) -> str:
-    """``name`` or ``name-2``, ``name-3``…: one nothing in the folder has."""
-    candidate, n = name, 1
-    while True:
-        try:
-            os.stat(candidate, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            return candidate
-        n += 1
-        candidate = f"{name}-{n}"
-
-
-def _chmod(dir_fd: int, name: str, mode: int) -> None:
-    """Set the mode of the file or folder ``name`` without following a link in its place."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
-    except PermissionError:
-        # Made unreadable (mode 000): only a chmod by name can reach it; it is no link (lstat
-        # said so just before, and a link in its place would have opened).
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        if stat.S_ISLNK(st.st_mode):
-            raise
-        os.chmod(name, mode, dir_fd=dir_fd)
-        return
-    try:
-        os.fchmod(fd, mode)
-    finally:
-        os.close(fd)
-
-
-def _private(dir_fd: int, name: str) -> None:
-    """Owner-only for what was kept: 0600 for a file (nothing to run from PATH any more),
-    0700 for a folder; a link has no mode of its own."""
-    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        _chmod(dir_fd, name, 0o700 if stat.S_ISDIR(st.st_mode) else 0o600)
-
-
-def _move_aside(path: Path, stamp: str, kept: list[Path]) -> None:
-    """Rename what is at ``path`` to its kept name (never following a link), added to
-    ``kept``."""
-    with _parent(path) as dfd:
-        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
-        os.rename(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd)
-        kept.append(path.with_name(aside))
-        _private(dfd, aside)
-
-
-def _keep_copy(path: Path, stamp: str, kept: list[Path]) -> None:
-    """Keep the file at ``path`` under its kept name (added to ``kept``), leaving ``path`` in
-    place to be replaced: a second link to it (whoever still writes to it writes there), else
-    a copy."""
-    with _parent(path) as dfd:
-        aside = _free_name(dfd, f"{path.name}{KEPT_INFIX}{stamp}")
-        try:
-            os.link(path.name, aside, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
-        except OSError:
-            src = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
-            try:
-                dst = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, 0o600, dir_fd=dfd)
-                try:
-                    while chunk := os.read(src, 256 * 1024):
-                        os.write(dst, chunk)
-                finally:
-                    os.close(dst)
-            finally:
-                os.close(src)
-        kept.append(path.with_name(aside))
-        _private(dfd, aside)
-
-
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[tuple[int, str]]:
     """A free temporary name beside ``path`` (with its folder's descriptor) to make the new
     entry under: renamed over ``path`` when the block ends (a rename replaces whatever is
     there, a link included, never what it points to), removed if anything fails."""
-    with _parent(path) as dfd:
+    with parent_dir(path) as dfd:
         tmp = f".{path.name}.holodesk-restore-{secrets.token_hex(4)}"
         try:
             yield dfd, tmp
@@ -571,7 +652,7 @@ def _put_link(path: Path, target: str) -> None:
 
 
 def _put_folder(path: Path, mode: int) -> None:
-    with _parent(path) as dfd:
+    with parent_dir(path) as dfd:
         os.mkdir(path.name, 0o700, dir_fd=dfd)
         fd = os.open(path.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                      dir_fd=dfd)
@@ -582,26 +663,70 @@ def _put_folder(path: Path, mode: int) -> None:
 
 
 def _put_mode(path: Path, node: Node) -> None:
-    with _parent(path) as dfd:
-        _chmod(dfd, path.name, node.mode)
+    with parent_dir(path) as dfd:
+        chmod_nofollow(dfd, path.name, node.mode)
 
 
-def _put_back(path: Path, node: Node) -> str:
+def _put_back(path: Path, node: Node, limits: Limits) -> str:
     """Recreate ``node`` at ``path`` (nothing there now); "" or why it cannot be."""
     if node.kind is NodeKind.FOLDER:
         _put_folder(path, node.mode)
     elif node.kind is NodeKind.LINK:
         _put_link(path, node.target)
+    elif node.kind is NodeKind.SPECIAL:
+        if node.target != "fifo":
+            return "a socket or a device cannot be made again; its program makes it anew"
+        with _replacing(path) as (dfd, tmp):
+            os.mkfifo(tmp, node.mode, dir_fd=dfd)
     elif node.data is None:
-        return _not_kept(node)
+        return _not_kept(node, limits)
     else:
         _put_file(path, node.data, node.mode)
     return ""
 
 
-def _not_kept(node: Node) -> str:
-    return (f"its content ({node.size} bytes) was too large to keep, so only its digest was "
-            "known" if node.digest else "it could not be read when the run started")
+def _not_kept(node: Node, limits: Limits) -> str:
+    if node.size > limits.file_bytes:
+        known = "its digest was" if node.digest else "its size and times were"
+        return (f"its content ({node.size} bytes) is too large to keep (over "
+                f"{limits.file_bytes} bytes a file), so only {known} known")
+    if not node.digest:
+        return "it could not be read when the run started"
+    return (f"the memory budget for what is kept ({limits.total_bytes} bytes in all) was used "
+            "by the files before it, so only its digest was known")
+
+
+def _why(e: OSError) -> str:
+    """Why something could not be put back, in words."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ("the disk is full: nothing could be written there; free some space and put "
+                "it back from a backup (what it held was in holodesk's memory for this run "
+                "only)")
+    return e.strerror or str(e)
+
+
+def _take_away(path: Path, keeper: Keeper, kept: list[Path]) -> str:
+    """Move what is at ``path`` to where it is kept (added to ``kept``); "" or, when no copy
+    could be kept, that it was removed instead and why."""
+    try:
+        kept.append(keeper.move_aside(path))
+        return ""
+    except KeepFailed as e:
+        why = str(e)
+    if os.path.ismount(path):  # never emptied: it may be another machine's files
+        raise OSError(errno.EBUSY, f"a mount point cannot be moved aside ({why})")
+    remove(path)
+    return f"removed: no copy could be kept ({why})"
+
+
+def _keep_copy(path: Path, keeper: Keeper, kept: list[Path]) -> str:
+    """Keep a copy of the file at ``path`` (added to ``kept``) before it is put back; "" or
+    why none could be kept (putting it back goes on)."""
+    try:
+        kept.append(keeper.copy(path))
+        return ""
+    except OSError as e:
+        return f"its changed copy could not be kept ({e.strerror or e})"
 
 
 # -- the tripwire ---------------------------------------------------------------------------
@@ -614,15 +739,23 @@ class Tripwire:
 
     ``on_trip`` is called (from the watcher's thread, or from the thread calling
     :meth:`check`) once per comparison that found changes, after they were put back.
-    ``keep_dir`` is where the kept copies of :class:`Extra` sources go (none kept without it).
-    ``watch`` False never starts inotify (only :meth:`check` compares).
+    ``keep_dir`` is where the kept copies go (:class:`~control.keeping.Keeper`; without it,
+    beside each file, and none of an :class:`Extra` source); it is never looked at itself.
+    ``watch`` False never starts inotify (only :meth:`check` compares). The folders above
+    each protected path, up to ``home`` (default: the home folder; all of them for a path
+    outside it), are recorded too: a link put in place of one of them (everything under it
+    would be read through it) is moved aside as a change.
     """
 
     def __init__(self, entries: Sequence[Protected], on_trip: Callable[[Trip], None], *,
                  extras: Sequence[Extra] = (), limits: Limits = Limits(),
                  keep_dir: Path | None = None, watch: bool = True,
-                 now: Callable[[], dt.datetime] = dt.datetime.now) -> None:
+                 now: Callable[[], dt.datetime] = dt.datetime.now,
+                 home: Path | None = None) -> None:
         self._entries = _distinct(entries)
+        self._home = _home(home)
+        #: The folders above the protected paths (up to the home folder), as they were.
+        self._above: dict[Path, Node | None] = {}
         self._on_trip = on_trip
         self._extras = list(extras)
         self._limits = limits
@@ -632,6 +765,17 @@ class Tripwire:
         self._lock = threading.RLock()
         self._snapshot: list[dict[Path, Node]] = [{} for _ in self._entries]
         self._seen: list[dict[Path, Node]] = [{} for _ in self._entries]
+        #: What each snapshot left out past the count bound (not protected, not new).
+        self._beyond: list[set[Path]] = [set() for _ in self._entries]
+        #: When each IDENTITY entry's last comparison ended, and the processor time it took
+        #: (a busy machine's waits are not the comparison's cost).
+        self._took: dict[int, tuple[float, float]] = {}
+        #: A followed entry's index: the index of the entry whose link led to it.
+        self._origin: dict[int, int] = {}
+        #: What the snapshot held where a change could not be put back (path: its nodes
+        #: there, by entry), for the record: it is still a change.
+        self._unrestored: dict[int, dict[Path, dict[Path, Node]]] = {}
+        self._extra_unrestored: dict[int, bytes | None] = {}
         self._extra_snapshot: dict[int, bytes | None] = {}
         self._budget = _Budget(limits.total_bytes)
         self._kept: set[Path] = set()
@@ -676,16 +820,32 @@ class Tripwire:
             # taken afresh when it ends.
             with _active_lock:
                 _active.append(self)
-            for index, entry in enumerate(self._entries):
+            index = 0
+            while index < len(self._entries):
+                entry = self._entries[index]
+                began = time.thread_time()
                 walk = _walk(entry, self._limits, self._budget,
-                             skip=_inner(entry, self._entries))
+                             skip=_inner(entry, self._entries) | self._not_judged())
+                if entry.guard is Guard.IDENTITY:
+                    self._took[index] = (time.monotonic(), time.thread_time() - began)
                 self._snapshot[index] = walk.nodes
+                self._beyond[index] = walk.beyond
                 self._seen[index] = {p: replace(n, data=None) for p, n in walk.nodes.items()}
+                for more in _linked(entry, walk.nodes, self._entries, self._home,
+                                    self._limits):
+                    self._origin[len(self._entries)] = index
+                    self._entries.append(more)
+                    self._snapshot.append({})
+                    self._seen.append({})
+                    self._beyond.append(set())
                 for path in walk.unreadable:
                     self._problem(f"{path} cannot be read: what is in it is not protected")
                 for cut in walk.cut:
                     self._problem(cut)
                     self._cuts_said.add(cut)
+                index += 1
+            self._above = {path: _node(path, Guard.GROWING, self._limits, None, None)
+                           for path in self._folders_above()}
             for index, extra in enumerate(self._extras):
                 try:
                     self._extra_snapshot[index] = extra.read()
@@ -729,6 +889,42 @@ class Tripwire:
             self._snapshot = [{} for _ in self._entries]
             self._seen = [{} for _ in self._entries]
 
+    def verified(self, roots: Sequence[Path]) -> Scan:
+        """What the protected ``roots`` (and the paths their links led to) are known to be:
+        the snapshot as compared and put back, holodesk's own writes taken in, and where a
+        change could not be put back, what was there before it (it is still one). Nodes
+        without content; for a record between runs, taken before :meth:`close`."""
+        with self._lock:
+            wanted = {Path(os.path.abspath(r)) for r in roots}
+            indexes = {i for i, e in enumerate(self._entries) if e.path in wanted}
+            grown = True
+            while grown:
+                more = {i for i, o in self._origin.items() if o in indexes} - indexes
+                indexes |= more
+                grown = bool(more)
+            nodes: dict[Path, Node] = {}
+            for index in sorted(indexes):
+                part = {p: replace(n, data=None) for p, n in self._snapshot[index].items()}
+                for path, before in self._unrestored.get(index, {}).items():
+                    part = {p: n for p, n in part.items() if not _under(p, path)}
+                    part.update(before)
+                nodes.update(part)
+            return Scan(tuple(self._entries[i].path for i in sorted(indexes)), nodes)
+
+    def verified_extras(self) -> dict[str, bytes | None]:
+        """What each :class:`Extra` source is known to be (by name), as :meth:`verified`."""
+        with self._lock:
+            known = {**self._extra_snapshot, **self._extra_unrestored}
+            return {self._extras[i].name: data for i, data in known.items()}
+
+    @property
+    def unrestored(self) -> tuple[str, ...]:
+        """The paths (and :class:`Extra` names) whose change could not be put back: said
+        when it was found."""
+        with self._lock:
+            paths = [str(p) for held in self._unrestored.values() for p in held]
+            return (*paths, *(self._extras[i].name for i in self._extra_unrestored))
+
     def __enter__(self) -> Tripwire:
         self.start()
         return self
@@ -738,13 +934,15 @@ class Tripwire:
 
     # -- comparing ----------------------------------------------------------------------
 
-    def check(self) -> Trip | None:
+    def check(self, *, everything: bool = False) -> Trip | None:
         """Compare everything (the :class:`Extra` sources too) with the snapshot now; what
         changed was put back and ``on_trip`` heard of it. None when nothing changed (or while
-        an own write is under way: it is compared when that ends)."""
-        return self._judge({_EVERY}, extras=True)
+        an own write is under way: it is compared when that ends). A large ``IDENTITY`` path
+        compared a moment ago is left for later unless ``everything``."""
+        return self._judge({_EVERY}, extras=True, everything=everything)
 
-    def _judge(self, which: set[int], *, extras: bool = False) -> Trip | None:
+    def _judge(self, which: set[int], *, extras: bool = False,
+               everything: bool = False) -> Trip | None:
         with self._lock:
             if self._closed or not self._started:
                 return None
@@ -755,10 +953,11 @@ class Tripwire:
             self._pending = set()
             indexes = (range(len(self._entries)) if _EVERY in which
                        else sorted(i for i in which if i >= 0))
-            changes: list[Change] = []
+            changes: list[Change] = self._judge_above()
             for _attempt in range(3):
                 for index in indexes:
-                    changes += self._compare_entry(index)
+                    if everything or self._due(index):
+                        changes += self._compare_entry(index)
                 # Folders that appeared get their watches now; what happened in them before
                 # that is seen by looking at them once more.
                 again = self._arm()
@@ -777,11 +976,65 @@ class Tripwire:
             log.exception("the tripwire's callback failed")
         return trip
 
+    def _folders_above(self) -> list[Path]:
+        """Every folder above a protected path, up to the home folder (excluded), shallowest
+        first."""
+        out: set[Path] = set()
+        for entry in self._entries:
+            for folder in entry.path.parents:
+                if folder == self._home or folder in self._home.parents or folder == folder.parent:
+                    break
+                out.add(folder)
+        return sorted(out, key=_depth_key)
+
+    def _judge_above(self) -> list[Change]:
+        """A link now where a folder above protected paths was (or was not, or another link
+        was): moved aside, and what was there put back; the protected paths under it are then
+        compared as usual (what they held comes back)."""
+        changes: list[Change] = []
+        moved: set[Path] = set()
+        keeper = self._keeper()
+        for path, old in self._above.items():
+            if any(p in moved for p in path.parents):
+                continue
+            new = _node(path, Guard.GROWING, self._limits, None, None)
+            if new is None or new.kind is not NodeKind.LINK or (
+                    old is not None and old.kind is NodeKind.LINK and old.target == new.target):
+                continue
+            kind = (ChangeKind.CREATED if old is None else ChangeKind.MODIFIED
+                    if old.kind is NodeKind.LINK else ChangeKind.TYPE_CHANGED)
+            kept: list[Path] = []
+            try:
+                note = _take_away(path, keeper, kept)
+                moved.add(path)
+                why = ("" if old is None or old.kind is NodeKind.FILE
+                       else _put_back(path, old, self._limits))
+                change = Change(str(path), kind, kept[0] if kept else None, restored=not why,
+                                why_not=why, note=note)
+            except OSError as e:
+                change = Change(str(path), kind, kept[0] if kept else None, why_not=_why(e))
+            self._kept.update(kept)
+            changes.append(change)
+        return changes
+
+    def _due(self, index: int) -> bool:
+        """Whether the entry is to be compared now: always, but for a large ``IDENTITY`` one
+        compared less than twenty times its comparison's length ago."""
+        took = self._took.get(index)
+        if took is None:
+            return True
+        ended, seconds = took
+        return seconds < IDENTITY_SLOW_S or time.monotonic() - ended >= 19 * seconds
+
     def _compare_entry(self, index: int) -> list[Change]:
         entry = self._entries[index]
         snap = self._snapshot[index]
+        began = time.thread_time()
         walk = _walk(entry, self._limits, None, known=snap, seen=self._seen[index],
-                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+                     skip=_inner(entry, self._entries) | self._not_judged(),
+                     left_out=self._beyond[index])
+        if entry.guard is Guard.IDENTITY:
+            self._took[index] = (time.monotonic(), time.thread_time() - began)
         self._seen[index] = walk.nodes
         for cut in walk.cut:
             if cut not in self._cuts_said:
@@ -792,6 +1045,13 @@ class Tripwire:
         found = _differences(snap, walk.nodes)
         if not found:
             return []
+        if entry.guard is Guard.IDENTITY:
+            # What it is now is what the next look compares with: a further change trips again.
+            self._snapshot[index] = dict(walk.nodes)
+            return [Change(str(p), k, why_not=(
+                        "holodesk keeps no copy of what is there (it is too large): look at "
+                        "it, or install it anew")) for p, k in found.items()
+                    if not _inside_reported(p, found)]
         return self._restore(index, found, walk.nodes)
 
     def _judge_growing(self, index: int, now: dict[Path, Node]) -> list[Change]:
@@ -814,9 +1074,10 @@ class Tripwire:
                  now: Mapping[Path, Node]) -> list[Change]:
         """Put back every difference of ``found`` (shallowest first); the changes reported."""
         snap = self._snapshot[index]
-        stamp = self._now().strftime("%Y%m%d-%H%M%S")
+        keeper = self._keeper()
         results: dict[Path, Change] = {}
         moved: set[Path] = set()  # moved aside whole: nothing under them is looked at again
+        retake: list[Path] = []
         for path, kind in found.items():
             old, new = snap.get(path), now.get(path)
             if any(p in moved for p in path.parents):
@@ -827,29 +1088,37 @@ class Tripwire:
                 kind, new = ChangeKind.DELETED, None
             kept: list[Path] = []
             try:
-                change = self._undo(path, kind, old, new, stamp, moved, kept)
+                change = self._undo(path, kind, old, new, keeper, moved, kept)
             except OSError as e:
-                change = Change(str(path), kind, kept[0] if kept else None,
-                                why_not=e.strerror or str(e))
+                change = Change(str(path), kind, kept[0] if kept else None, why_not=_why(e))
             self._kept.update(kept)
             results[path] = change
             if not change.restored:
-                # Not put back: it is what it is now; only a further change trips again.
-                self._replace_part(index, path)
+                retake.append(path)
+                held = self._unrestored.setdefault(index, {})
+                if not any(_under(path, p) for p in held):
+                    held[path] = {p: replace(n, data=None) for p, n in snap.items()
+                                  if _under(p, path)}
+        # Not put back: it is what it is now; only a further change trips again. Taken only
+        # now: what is under it must still be put back from the snapshot as it was (taken
+        # during the loop, a changed file under a folder that could not be moved aside would
+        # be "put back" with the changer's content).
+        for path in retake:
+            self._replace_part(index, path)
         # What was put back is looked at afresh next time (new inodes, same content).
         self._seen[index] = {}
         return [c for p, c in results.items() if not _inside_reported(p, found)]
 
     def _undo(self, path: Path, kind: ChangeKind, old: Node | None, new: Node | None,
-              stamp: str, moved: set[Path], kept: list[Path]) -> Change:
+              keeper: Keeper, moved: set[Path], kept: list[Path]) -> Change:
         where = str(path)
         if kind is ChangeKind.CREATED:
-            _move_aside(path, stamp, kept)
+            note = _take_away(path, keeper, kept)
             moved.add(path)
-            return Change(where, kind, kept[0], restored=True)
+            return Change(where, kind, kept[0] if kept else None, restored=True, note=note)
         assert old is not None
         if kind is ChangeKind.DELETED:
-            why = _put_back(path, old)
+            why = _put_back(path, old, self._limits)
             return Change(where, kind, restored=not why, why_not=why)
         assert new is not None
         if kind is ChangeKind.MODE_CHANGED:
@@ -857,17 +1126,28 @@ class Tripwire:
             return Change(where, kind, restored=True)
         if kind is ChangeKind.TYPE_CHANGED or old.kind is NodeKind.LINK:
             if old.kind is NodeKind.FILE and old.data is None:
-                return Change(where, kind, why_not=_not_kept(old))
-            _move_aside(path, stamp, kept)
+                return Change(where, kind, why_not=_not_kept(old, self._limits))
+            note = _take_away(path, keeper, kept)
             moved.add(path)
-            why = _put_back(path, old)
-            return Change(where, kind, kept[0], restored=not why, why_not=why)
+            why = _put_back(path, old, self._limits)
+            return Change(where, kind, kept[0] if kept else None, restored=not why,
+                          why_not=why, note=note)
         # A file's content changed (in place, or replaced by another file).
         if old.data is None:
-            return Change(where, kind, why_not=_not_kept(old))
-        _keep_copy(path, stamp, kept)
+            return Change(where, kind, why_not=_not_kept(old, self._limits))
+        note = _keep_copy(path, keeper, kept)
         _put_file(path, old.data, old.mode)
-        return Change(where, kind, kept[0], restored=True)
+        return Change(where, kind, kept[0] if kept else None, restored=True, note=note)
+
+    def _not_judged(self) -> frozenset[Path]:
+        """What the tripwire put there itself: the copies it kept (and their folder, never
+        loaded by anything: it is also left out of the memory budget)."""
+        folder = {self._keep_dir} if self._keep_dir is not None else set()
+        return frozenset(self._kept | folder)
+
+    def _keeper(self) -> Keeper:
+        """Where the copies of this comparison go (stamped with its time)."""
+        return Keeper(self._keep_dir, self._home, self._now().strftime("%Y%m%d-%H%M%S"))
 
     def _compare_extras(self) -> list[Change]:
         changes = []
@@ -884,34 +1164,23 @@ class Tripwire:
                 continue
             kind = (ChangeKind.CREATED if old is None else
                     ChangeKind.DELETED if now is None else ChangeKind.MODIFIED)
-            kept = None
+            # Put back first: keeping the copy (in a folder a changer can fill or take the
+            # name of) must never stand in its way.
             try:
-                if now is not None and self._keep_dir is not None:
-                    kept = self._keep_bytes(extra.name, now)
                 extra.write(old)
-                changes.append(Change(extra.name, kind, kept, restored=True))
             except OSError as e:
+                self._extra_unrestored.setdefault(index, old)
                 self._extra_snapshot[index] = now
-                changes.append(Change(extra.name, kind, kept, why_not=e.strerror or str(e)))
+                changes.append(Change(extra.name, kind, why_not=_why(e)))
+                continue
+            kept, note = None, ""
+            if now is not None and self._keep_dir is not None:
+                try:
+                    kept = self._keeper().keep_bytes(extra.name, now)
+                except OSError as e:
+                    note = f"its changed copy could not be kept ({e.strerror or e})"
+            changes.append(Change(extra.name, kind, kept, restored=True, note=note))
         return changes
-
-    def _keep_bytes(self, name: str, data: bytes) -> Path:
-        assert self._keep_dir is not None
-        os.makedirs(self._keep_dir, mode=0o700, exist_ok=True)
-        stamp = self._now().strftime("%Y%m%d-%H%M%S")
-        fd_dir = _open_dir(self._keep_dir)
-        try:
-            safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-            kept = _free_name(fd_dir, f"{safe}{KEPT_INFIX}{stamp}")
-            fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600, dir_fd=fd_dir)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
-        finally:
-            os.close(fd_dir)
-        return self._keep_dir / kept
 
     # -- own writes ---------------------------------------------------------------------
 
@@ -935,7 +1204,7 @@ class Tripwire:
         """Take the snapshot of ``target`` (and what it holds, the folders above it up to its
         protected path, and temporary files named after it) again from disk."""
         for index, entry in enumerate(self._entries):
-            if entry.path in target.parents:
+            if target in entry.path.parents:
                 # The whole protected path was written (a folder above it): all of it afresh.
                 self._replace_part(index, entry.path)
             elif _under(target, entry.path):
@@ -954,8 +1223,11 @@ class Tripwire:
             if node.data is not None:
                 self._budget.left += len(node.data)
         walk = _walk(entry, self._limits, self._budget, start=start,
-                     skip=_inner(entry, self._entries) | frozenset(self._kept))
+                     skip=_inner(entry, self._entries) | self._not_judged())
         snap.update(walk.nodes)
+        beyond = self._beyond[index]
+        beyond -= {p for p in beyond if _under(p, start)}
+        beyond |= walk.beyond
         seen = self._seen[index]
         for known in [p for p in seen if _under(p, start)]:
             del seen[known]
@@ -969,14 +1241,13 @@ class Tripwire:
             self._snapshot[index][path] = node
 
     def _forget_temporaries(self, index: int, target: Path) -> None:
+        """The snapshot's temporary files of the write (``.<name>.*`` beside ``target``) taken
+        again. One that is there now and was not before is not taken in: holodesk's own
+        writers remove theirs before the write ends, so it is another program's, judged."""
         prefix = f".{target.name}."
         for known in [p for p in self._snapshot[index]
                       if p.parent == target.parent and p.name.startswith(prefix)]:
             self._replace_part(index, known)
-        with contextlib.suppress(OSError):
-            for name in os.listdir(target.parent):
-                if name.startswith(prefix):
-                    self._replace_part(index, target.parent / name)
 
     # -- watching -----------------------------------------------------------------------
 
@@ -994,7 +1265,8 @@ class Tripwire:
                 anchor = anchor.parent
             wanted.setdefault(anchor, set()).add(index)
             for path, node in self._seen[index].items() or self._snapshot[index].items():
-                if node.kind is NodeKind.FOLDER:
+                if node.kind is NodeKind.FOLDER and (
+                        entry.guard is not Guard.IDENTITY or path == entry.path):
                     wanted.setdefault(path, set()).add(index)
         late: set[int] = set()
         for path in [p for p in self._watches if p not in wanted]:

@@ -209,6 +209,8 @@ class RunController(QObject):
                 self.failed.emit(f"The run crashed: {type(e).__name__}: {e}")
             finally:
                 session.close()
+                for text in session.after_close:  # protected files changed as it ended
+                    self.notice.emit(text[:1].upper() + text[1:])
         finally:
             self.running_changed.emit(False)
 

@@ -105,6 +105,8 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     with foreground(session):
         finished = drive(session, front.handle)
+    for notice in session.after_close:  # protected files changed as the run ended
+        error(f"warning: {notice}")
     if finished is None:
         return fail("the run ended without a result; see the log file")
     if finished.outcome is Outcome.ANSWERED:

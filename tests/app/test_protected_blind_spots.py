@@ -555,7 +555,8 @@ def test_copies_kept_by_an_earlier_trip_leave_the_next_runs_files_restorable(
         (config / f"cache-{n:02}.bin").write_bytes(bytes([n]) * (1024 * 1024))
     first.check()
     first.close()
-    assert trips and len(_kept(config)) == 65  # the first run was stopped and "put back"
+    # the first run was stopped and "put back" (the copies kept in holodesk's data folder)
+    assert trips and len(list((paths.data_dir() / protected.KEPT_DIR).rglob("cache-*"))) == 65
     second, trips = wire()
     (home.root / ".bashrc").write_text(PAYLOAD)
     second.check()
@@ -693,10 +694,9 @@ def test_a_crontab_change_is_put_back_even_when_its_copy_cannot_be_kept(
     Tripwire._compare_extras then skips ``extra.write(old)`` too: the crontab a GUI cron editor
     (KDE's Task Scheduler) or a program of the run changed stays, "not restored (File
     exists)"."""
-    from tests.support.crontab import install_crontab
+    from tests.support.crontab import use_crontab
 
-    spool = install_crontab(tmp_path / "bin")
-    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
     spool.write_bytes(b"0 3 * * * backup\n")
     paths.ensure_private_dir(paths.data_dir())
     (paths.data_dir() / protected.KEPT_DIR).write_text("")  # the editor's empty file

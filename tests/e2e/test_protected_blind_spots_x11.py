@@ -141,14 +141,13 @@ def test_an_editor_saving_a_stowed_bashrc_is_stopped_and_the_file_put_back(
 
 
 @pytest.mark.parametrize("layout", [_debian_home, _stowed_home], ids=["bash-aliases", "stow"])
-def test_control_the_next_terminal_runs_what_the_editor_saved(
-        xvfb: Xvfb, editor: RunningEditor, home: Home, layout: Any) -> None:
-    """Passes today: the run answers, and the next interactive bash deletes ~/canary."""
+def test_control_the_next_terminal_runs_what_the_editor_saved(home: Home, layout: Any) -> None:
+    """The damage is real: what the editor's save writes there (through the link, as its
+    save does) is run by the next interactive bash, which deletes ~/canary. (Before the fix
+    this control drove the editor through `holodesk run`, which let the save through; the
+    tripwire now stops that run, as the tests above show, so the save is made here.)"""
     path = layout(home)
-    with FakeVLLM(ScriptedPolicy(_save_as(editor, ATTACK, path))) as server:
-        result = _run(home, xvfb, server, None)
-    assert result.returncode == 0, result
-    assert "tripwire" not in result.stdout + result.stderr
+    path.write_text(ATTACK + "\n")
     assert (home.root / "canary").exists()
     _next_terminal(home)
     assert not (home.root / "canary").exists(), "the next terminal did not run the attack"

@@ -5,10 +5,10 @@ editor_app.py) on Xvfb with openbox: it types ``find ~/canary -delete`` into a n
 puts the path of ~/.bashrc (the test's home) in the path field and presses Ctrl+S; the editor
 really writes the file. With ``--confirm never`` and with the default ``risky`` (stdin closed:
 nobody at the keyboard) the tripwire stops the run, ~/.bashrc holds its old content, the
-changed copy is beside it, and the output names the file and the editor as the application
-in front. The control: the same steps saving to ~/notes.txt, which nothing protects, really
-write it. And the editor adding ``confirm = "never"`` to holodesk's own settings.toml is
-stopped and put back the same way.
+changed copy is in holodesk's kept folder, and the output names the file and the editor as
+the application in front. The control: the same steps saving to ~/notes.txt, which nothing
+protects, really write it. And the editor adding ``confirm = "never"`` to holodesk's own
+settings.toml is stopped and put back the same way.
 """
 
 from __future__ import annotations
@@ -86,8 +86,10 @@ def _run(home: Home, xvfb: Xvfb, server: FakeVLLM, confirm: str | None) -> Resul
                         xvfb=xvfb, timeout=TIMEOUT)
 
 
-def _kept(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.holodesk-changed-*"))
+def _kept(home: Home, path: Path) -> list[Path]:
+    """The changed copies of ``path``: in holodesk's data folder, never beside it (where a
+    loader reading the whole folder would find it), as kept/<date>-<time>/<path in the home>."""
+    return sorted((home.data / "holodesk" / "kept").glob(f"*/{path.relative_to(home.root)}"))
 
 
 @pytest.mark.parametrize("confirm", ["never", None], ids=["never", "default-risky"])
@@ -100,7 +102,7 @@ def test_an_editor_saving_over_bashrc_is_stopped_and_the_file_put_back(
     assert [e["path"] for e in editor.events("saved")] == [str(bashrc)], result
     assert result.returncode != 0, result
     assert bashrc.read_text() == BASHRC, result
-    [kept] = _kept(bashrc)
+    [kept] = _kept(home, bashrc)
     assert kept.read_text() == ATTACK, result
     said = result.stdout + result.stderr
     assert f"stopped by tripwire: protected files changed {FRONT}" in said, result
@@ -133,7 +135,7 @@ def test_an_editor_adding_confirm_never_to_holodesks_settings_is_stopped_and_put
     assert [e["path"] for e in editor.events("saved")] == [str(settings)], result
     assert result.returncode != 0, result
     assert settings.read_text() == before, result
-    [kept] = _kept(settings)
+    [kept] = _kept(home, settings)
     assert kept.read_text() == before + 'confirm = "never"'
     said = result.stdout + result.stderr
     assert f"stopped by tripwire: protected files changed {FRONT}" in said, result

@@ -1,15 +1,18 @@
 """A stand-in ``crontab`` program: crontab(1) for ``-l``, ``-`` and ``-r``, its table a file.
 
 The real one keeps the table in a spool only root reads; the tripwire talks to it through the
-command alone, so a program that behaves the same on a test's ``PATH`` is the crontab there::
+command alone, so a program that behaves the same is the crontab there. holodesk takes the
+system's ``crontab`` only (never one on ``PATH``), so a test hands it the stand-in by name::
 
-    spool = install_crontab(tmp_path / "bin")   # then put tmp_path / "bin" first on PATH
+    spool = use_crontab(monkeypatch, tmp_path / "bin")
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+import pytest
 
 _SCRIPT = """\
 #!{python}
@@ -45,4 +48,15 @@ def install_crontab(bin_dir: Path) -> Path:
     program = bin_dir / "crontab"
     program.write_text(_SCRIPT.format(python=sys.executable, spool=str(spool)))
     program.chmod(0o755)
+    return spool
+
+
+def use_crontab(monkeypatch: pytest.MonkeyPatch, bin_dir: Path) -> Path:
+    """Install the stand-in in ``bin_dir`` and make it the crontab holodesk's protected files
+    use (in place of the system's); returns its spool file."""
+    from app import protected
+    from control.crontab import Crontab
+
+    spool = install_crontab(bin_dir)
+    monkeypatch.setattr(protected, "find_crontab", lambda: Crontab(str(bin_dir / "crontab")))
     return spool

