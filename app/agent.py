@@ -43,7 +43,7 @@ from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
-from control.policy import Aim, SafetyPolicy, Verdict
+from control.policy import Aim, SafetyPolicy, Verdict, key_text
 from control.settle import SettleProfile, settle_for, wait_until_settled
 from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
@@ -59,6 +59,7 @@ from model.prompt import (
     Turn,
     build_messages,
     describe_action,
+    hidden_key_step,
     hidden_keys,
 )
 from model.schema import Action, AskUser, Drag, Hotkey, Move, Step, Type, Wait
@@ -219,6 +220,8 @@ class _History:
     #: The last settle wait's frames, when it ended settled: the next screenshot may come
     #: from its last look (control/settle_frames.py). Dropped by anything in between.
     settled: SettleFrames | None = None
+    #: The secret typed by the last steps in a row that typed one (text and chords of keys).
+    secret_typed: str = ""
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
         """Count ``action`` proposed again on a screen that did not change since last time."""
@@ -368,7 +371,8 @@ class Agent:
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
-        self._hide_secret(action, verdict)
+        history.secret_typed = (history.secret_typed + _typed(action)) if verdict.secret else ""
+        self._hide_secret(action, verdict, history.secret_typed)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
         # The front ends print and show the thought: the secrets masked in the log are masked
@@ -377,9 +381,11 @@ class Agent:
                                         "note": self._masked(step.note),
                                         "action": _recorded(action, verdict)})
         if _recorded(action, verdict) is not action:
-            # Keys that type a secret: the model's own answer spells them out.
+            # Keys that type a secret: the model's own answer and words spell them out.
+            shown = hidden_key_step(shown)
             raw = shown.model_dump_json()
             cur.record.raw_output = raw
+            cur.record.thought, cur.record.note = shown.thought, shown.note
         self._emit(StepProposed(cur.run_id, cur.no, shown, points, description,
                                 self._masked_verdict(verdict),
                                 self._masked(raw), cur.record.source,
@@ -875,16 +881,19 @@ class Agent:
         outcome = None if turn.outcome is None else redact(turn.outcome, secrets)
         return dataclasses.replace(turn, step=masked, outcome=outcome)
 
-    def _hide_secret(self, action: Action, verdict: Verdict) -> None:
+    def _hide_secret(self, action: Action, verdict: Verdict, run: str = "") -> None:
         """Text that looks like a password or card number never reaches the action log or the
         log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
-        stored action and the model's raw answer)."""
-        if not (verdict.secret and isinstance(action, Type)):
+        stored action and the model's raw answer). ``run`` is all the secret typed by the
+        steps up to this one without another step between (a secret typed in pieces, chords
+        of keys among them): the model's later words may quote it whole."""
+        if not verdict.secret:
             return
-        text = action.text
-        for form in {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}:
-            self.parts.store.add_secret(form)
-            mask(form)  # the log file too: the client logs a rejected answer as raw JSON
+        for text in {_typed(action), run}:
+            for form in {text, json.dumps(text)[1:-1],
+                         json.dumps(text, ensure_ascii=False)[1:-1]}:
+                self.parts.store.add_secret(form)
+                mask(form)  # the log file too: the client logs a rejected answer as raw JSON
 
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict
@@ -906,6 +915,11 @@ class Agent:
         record.finished_at = time.time()
         self.parts.store.add_step(record)
         self._steps_done = record.step_no
+
+
+def _typed(action: Action) -> str:
+    """The characters ``action`` types: a ``type`` step's text, a chord's printable keys."""
+    return action.text if isinstance(action, Type) else key_text(action)
 
 
 def _recorded(action: Action, verdict: Verdict) -> Action:

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -58,10 +57,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from app import paths
-from app.plain_http import is_loopback_url
 from app.secrets import KeyringStore, SecretsError, SecretStore
 from control.policy import ConfirmMode
 from control.target import app_names
+from model.plain_http import host_address, is_loopback_url, is_plain_name
 from model.problem import Fix, HolodeskError
 
 __all__ = [
@@ -356,17 +355,17 @@ def local_endpoint(url: str) -> bool:
     .home.arpa or .internal. Without a keyring such an endpoint applies as the file has it
     (nothing can tell holodesk's own write from another program's): the screenshots may go
     to another machine of the network, never to one on the internet. A name is taken at its
-    word: where the network's DNS answers for it is not checked."""
+    word: where the network's DNS answers for it is not checked; digits a resolver reads as
+    an address (``134744072`` is 8.8.8.8) are that address, not a name."""
     if is_loopback_url(url):
         return True
     try:
         host = (urlsplit(url).hostname or "").lower().rstrip(".")
     except ValueError:
         return False
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return bool(host) and ("." not in host or host.endswith(_LAN_SUFFIXES))
+    address = host_address(host)
+    if address is None:
+        return is_plain_name(host) and ("." not in host or host.endswith(_LAN_SUFFIXES))
     return address.is_private or address.is_link_local
 
 

@@ -673,11 +673,11 @@ def open_calibrator(
     """
     from app.logs import mask
     from app.parts import client_config, make_capturer
-    from app.plain_http import PlainHttpRefused, check_plain_http
     from app.secrets import api_key
     from control.display import NoDisplayError, check_display
     from model.client import HolotronClient
     from model.errors import HolotronError
+    from model.plain_http import PlainHttpRefused, check_plain_http
 
     # The screen and the key go to the server as in a run: the same consent first.
     try:

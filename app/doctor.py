@@ -641,9 +641,12 @@ class Doctor:
     def check_endpoint(self) -> CheckResult:
         """7. The server answers /health and /v1/models."""
         from model.errors import AuthFailed, BadRequest, HolotronError, ServerUnreachable
+        from model.plain_http import PlainHttpRefused
 
         try:
             client = self._get_client()
+        except PlainHttpRefused as exc:
+            return CheckResult(ENDPOINT, Status.FAIL, exc.message, exc.fix)
         except Exception as exc:
             return CheckResult(ENDPOINT, Status.FAIL,
                                f"the endpoint {self.settings.endpoint!r} cannot be used: {exc}",

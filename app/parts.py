@@ -24,6 +24,7 @@ def client_config(settings: Settings, key: str | None, **changes: Any) -> Client
         request_timeout=settings.request_timeout,
         temperature=settings.temperature,
         tls_fingerprint=settings.tls_fingerprint,
+        plain_http_ok=settings.endpoint in settings.plain_http_ok,
     )
     return dataclasses.replace(config, **changes) if changes else config
 

@@ -14,7 +14,6 @@ from app.events import Event, RunFinished
 from app.logs import mask
 from app.parameters import Filled
 from app.parts import client_config, make_capturer
-from app.plain_http import check_plain_http
 from app.replay import Replayer
 from app.secrets import api_key, redact
 from app.settings import Settings
@@ -33,6 +32,7 @@ from control.touch import TouchDetector
 from control.tripwire import STOP_SOURCE, Trip
 from model.client import HolotronClient
 from model.coords import Rect
+from model.plain_http import check_plain_http
 from model.problem import HolodeskError
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
+from model.plain_http import PlainHttpRefused
 from model.problem import Fix, Problem, as_fix, describe
 
 __all__ = [
@@ -106,12 +107,15 @@ def probe(
     timeout: float = 3.0,
     check_images: bool = True,
     tls_fingerprint: str | None = None,
+    plain_http_ok: bool = False,
 ) -> ServerStatus:
     """Probe the server at ``endpoint`` (an OpenAI-compatible base URL); never raises.
 
     ``model`` None means "whatever the server serves". ``timeout`` bounds connecting and each
     quick request; the image probe (skipped with ``check_images=False``) gets five times that.
-    ``tls_fingerprint`` pins an https server's certificate (the ``tls_fingerprint`` setting).
+    ``tls_fingerprint`` pins an https server's certificate (the ``tls_fingerprint`` setting);
+    ``plain_http_ok`` is the person's consent to plain http to another machine (without it
+    such an endpoint is not asked anything: the key would cross the network in clear).
     """
     try:
         client = HolotronClient(
@@ -123,8 +127,11 @@ def probe(
                 request_timeout=timeout,
                 max_retries=0,
                 tls_fingerprint=tls_fingerprint,
+                plain_http_ok=plain_http_ok,
             )
         )
+    except PlainHttpRefused as exc:
+        return ServerStatus("error", exc.message, exc.fix, endpoint=endpoint)
     except Exception as exc:  # a malformed URL, mostly
         return ServerStatus(
             "error",
@@ -235,7 +242,8 @@ class StatusPoller:
         probe_fn: ProbeFn = probe,
     ) -> None:
         self._config = (endpoint, api_key, model)
-        self._pin: str | None = None  # passed to the probe only when set (custom probe_fns)
+        # The pin and the plain-http consent, passed only when set (custom probe_fns).
+        self._extra: dict[str, str | bool] = {}
         self._callback = callback
         self.interval = interval
         self._timeout = timeout
@@ -260,11 +268,12 @@ class StatusPoller:
         return self
 
     def configure(self, endpoint: str, api_key: str | None, model: str | None,
-                  tls_fingerprint: str | None = None) -> None:
+                  tls_fingerprint: str | None = None, plain_http_ok: bool = False) -> None:
         """Probe another server (or with another key or model) from now on, at once."""
         with self._lock:
             self._config = (endpoint, api_key, model)
-            self._pin = tls_fingerprint
+            self._extra = {k: v for k, v in (("tls_fingerprint", tls_fingerprint),
+                                             ("plain_http_ok", plain_http_ok)) if v}
             self._last = None  # a new server: report its first status even if it looks the same
         self._wake.set()
 
@@ -285,12 +294,12 @@ class StatusPoller:
             self._wake.clear()
             with self._lock:
                 endpoint, api_key, model = self._config
-                pin = {"tls_fingerprint": self._pin} if self._pin else {}
+                extra = dict(self._extra)
                 previous = self._last
             full = previous is None or not previous.ok
             try:
                 status = self._probe(
-                    endpoint, api_key, model, timeout=self._timeout, check_images=full, **pin
+                    endpoint, api_key, model, timeout=self._timeout, check_images=full, **extra
                 )
             except Exception as exc:  # a custom probe_fn: keep polling whatever it does
                 _log.exception("status probe raised")

@@ -55,6 +55,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
+from model.plain_http import PlainHttpRefused, needs_consent
 from model.request_body import chat_body
 from model.schema import Step
 from model.stream_chunk import read_chunk
@@ -92,6 +93,9 @@ class ClientConfig:
     last token; ``max_answer_bytes`` bounds the answer's size (see :data:`MAX_ANSWER_BYTES`).
     ``tls_fingerprint`` pins an ``https`` server's certificate by its SHA-256 fingerprint
     (:mod:`model.tls`): exactly that certificate is accepted, CA and host name aside.
+    ``plain_http_ok`` is the person's consent to plain http for this endpoint when it is
+    another machine (:mod:`model.plain_http`); without it the client refuses to be made, so
+    nothing (no screenshot, no key) leaves unencrypted whichever front end built it.
     """
 
     base_url: str = DEFAULT_BASE_URL
@@ -105,6 +109,7 @@ class ClientConfig:
     max_tokens: int = 1024
     max_answer_bytes: int = MAX_ANSWER_BYTES
     tls_fingerprint: str | None = None
+    plain_http_ok: bool = False
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,8 @@ class HolotronClient:
         self.config = config
         self.base_url = normalize_base_url(config.base_url)
         self.root_url = root_url_of(self.base_url)
+        if not config.plain_http_ok and needs_consent(self.base_url):
+            raise PlainHttpRefused(self.base_url)
         self._registry = _SocketRegistry()
         verify: ssl.SSLContext | bool = True
         if config.tls_fingerprint:

@@ -54,11 +54,13 @@ __all__ = [
     "OUTCOME_DONE",
     "OUTCOME_SKIPPED",
     "SECRET_KEYS",
+    "SECRET_WORDS",
     "PromptConfig",
     "Turn",
     "build_messages",
     "describe_action",
     "failed_outcome",
+    "hidden_key_step",
     "hidden_keys",
     "secret_placeholder",
     "system_prompt",
@@ -115,6 +117,20 @@ def hidden_keys(action: Hotkey) -> Hotkey:
     return action.model_copy(update={"keys": [SECRET_KEYS]})
 
 
+#: What stands for the thought and the note of a step that typed a secret key by key: the
+#: model's words spell out what its keys type, and a chord's few characters are too short to
+#: be masked in them by their text.
+SECRET_WORDS = "[hidden: this step presses keys that type a secret]"
+
+
+def hidden_key_step(step: Step) -> Step:
+    """``step`` (whose keys type a secret) as logged, shown and sent back: its keys, thought
+    and note replaced (:data:`SECRET_KEYS`, :data:`SECRET_WORDS`)."""
+    action = hidden_keys(step.action) if isinstance(step.action, Hotkey) else step.action
+    return step.model_copy(update={"action": action, "thought": SECRET_WORDS,
+                                   "note": SECRET_WORDS if step.note else step.note})
+
+
 def _sent_step(turn: Turn) -> Step | None:
     """The turn's step as the model sees it again: a secret's text replaced by its length.
 
@@ -125,7 +141,7 @@ def _sent_step(turn: Turn) -> Step | None:
     if step is None or not turn.secret:
         return step
     if isinstance(step.action, Hotkey):
-        return step.model_copy(update={"action": hidden_keys(step.action)})
+        return hidden_key_step(step)
     if not isinstance(step.action, Type):
         return step
     hidden = step.action.model_copy(update={"text": secret_placeholder(step.action.text)})

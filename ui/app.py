@@ -901,11 +901,12 @@ class HolodeskApp(QObject):
         """
         endpoint, model = self.settings.endpoint, self.settings.model
         pin = self.settings.tls_fingerprint
+        plain_http_ok = endpoint in self.settings.plain_http_ok
 
         def configure(key: str | None) -> None:
             if self._poller is None:
                 return
-            self._poller.configure(endpoint, key, model, pin)
+            self._poller.configure(endpoint, key, model, pin, plain_http_ok)
             if not self._poller_started:
                 self._poller_started = True
                 self._poller.start()

@@ -41,7 +41,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.autostart import Autostart, default_autostart
-from app.plain_http import needs_consent
 from app.secrets import (
     ENV_API_KEY,
     UNAVAILABLE_HELP,
@@ -66,6 +65,7 @@ from app.status import ServerStatus, probe
 from control.hotkeys import validate_stop_hotkey
 from control.policy import ConfirmMode
 from model.coords import Convention
+from model.plain_http import needs_consent
 from model.problem import Fix
 from model.tls import normalize_fingerprint
 from ui.colours import Tone, text_style
@@ -161,7 +161,7 @@ class SettingsDialog(QDialog):
         self.endpoint_edit = QLineEdit()
         self.endpoint_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
         # Consent, once per endpoint, to send screenshots and the key unencrypted to another
-        # machine (app.plain_http); shown only for such an endpoint.
+        # machine (model.plain_http); shown only for such an endpoint.
         self.plain_http_check = QCheckBox("Send unencrypted (plain http) to this server")
         self.plain_http_check.setObjectName("plain_http_ok")
         self.plain_http_check.setToolTip(
@@ -522,7 +522,8 @@ class SettingsDialog(QDialog):
         probe_fn = self._probe
         typed_pin = self.tls_fingerprint_edit.text().strip()
         try:
-            pin = {"tls_fingerprint": normalize_fingerprint(typed_pin)} if typed_pin else {}
+            pin: dict[str, str | bool] = (
+                {"tls_fingerprint": normalize_fingerprint(typed_pin)} if typed_pin else {})
         except ValueError as exc:
             self._show_status(ServerStatus(
                 "error", f"The TLS fingerprint {exc}.",
@@ -544,13 +545,18 @@ class SettingsDialog(QDialog):
             self.test_button.setEnabled(True)
             self._show_status(ServerStatus("error", f"The test failed: {error}"))
 
+        # Ticked here by the person: their consent for this test, as it will be for runs.
+        if self.plain_http_check.isChecked() and needs_consent(endpoint):
+            pin["plain_http_ok"] = True
         self._tasks.run(lambda: probe_fn(endpoint, key, model, **pin), done, failed)
 
     def _fetch_models(self, key: str | None) -> None:
         endpoint = self._loaded.endpoint
         probe_fn = self._probe
         loaded_pin = self._loaded.tls_fingerprint
-        pin = {"tls_fingerprint": loaded_pin} if loaded_pin else {}
+        pin: dict[str, str | bool] = {"tls_fingerprint": loaded_pin} if loaded_pin else {}
+        if endpoint in self._loaded.plain_http_ok:
+            pin["plain_http_ok"] = True
         # No model name: a wrong one must not hide the list of right ones.
         self._tasks.run(
             lambda: probe_fn(endpoint, key, None, check_images=False, **pin),

@@ -80,8 +80,8 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     from app.cli.terminal import TerminalFrontEnd
     from app.events import Outcome
     from app.lock import DesktopBusyError
-    from app.plain_http import PlainHttpRefused
     from app.runner import drive, foreground, open_run
+    from model.plain_http import PlainHttpRefused
 
     try:
         session = open_run(settings, task, dry_run=dry_run, latch=latch)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.cli.render import render
-from app.plain_http import PlainHttpRefused, check_plain_http, is_loopback_url, needs_consent
 from app.settings import load_settings, set_value
+from model.plain_http import PlainHttpRefused, check_plain_http, is_loopback_url, needs_consent
 from tests.support.e2e import run_holodesk
 from tests.support.home import Home
 
@@ -83,3 +83,33 @@ def test_a_calibration_asks_for_the_same_consent() -> None:
     ):
         pass
     assert refused.value.fix is not None and refused.value.fix.setting == "plain_http_ok"
+
+
+@pytest.mark.parametrize("url", [REMOTE, "http://134744072:8000/v1", "http://gpu:8000/v1"])
+def test_no_client_is_made_for_unagreed_plain_http_whoever_builds_it(url: str) -> None:
+    """The floor under every front end (a run, the app's status, doctor, bench, calibrate):
+    the model client itself refuses, before any connection."""
+    from model.client import ClientConfig, HolotronClient
+
+    with pytest.raises(PlainHttpRefused):
+        HolotronClient(ClientConfig(base_url=url, api_key="hk-secret-key"))
+    HolotronClient(ClientConfig(base_url=url, api_key="hk-secret-key", plain_http_ok=True)).close()
+    HolotronClient(ClientConfig(base_url=url.replace("http:", "https:"))).close()
+
+
+@pytest.mark.parametrize(("host", "address"), [
+    ("134744072", "8.8.8.8"), ("0x8080808", "8.8.8.8"), ("010.0.0.1", "8.0.0.1"),
+    ("10.1", "10.0.0.1"), ("2130706433", "127.0.0.1"), ("::ffff:127.0.0.1", "127.0.0.1"),
+])
+def test_a_host_is_read_as_the_c_library_reads_it(host: str, address: str) -> None:
+    from model.plain_http import host_address
+
+    assert str(host_address(host)) == address
+
+
+def test_the_status_probe_reports_unagreed_plain_http_and_sends_nothing() -> None:
+    from app.status import probe
+
+    status = probe(REMOTE, "hk-secret-key", None, timeout=0.5)
+    assert status.state == "error" and "unencrypted" in status.message
+    assert status.fix is not None and status.fix.setting == "plain_http_ok"
