@@ -17,7 +17,6 @@ it).
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,22 +24,20 @@ import pytest
 
 from tests.support.e2e import Result, run_holodesk
 from tests.support.editor_app import RunningEditor
+from tests.support.editor_steps import editor_fixture, save_as
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.home import Home
-from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
 pytestmark = pytest.mark.x11
 
 WIDTH, HEIGHT = 1920, 1080  # no downscale: the model's points are screen points
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
+editor = editor_fixture(WIDTH, HEIGHT)
 
 TIMEOUT = 120.0  # loose: a busy 2-core machine starts Python, Tk and holodesk in parallel
 ATTACK = "find ~/canary -delete"
-REST = (60, 1040)  # where the pointer waits: on no window, away from the failsafe corners
-ANSWER: dict[str, Any] = {"note": "", "thought": "Saved.",
-                          "action": {"action": "answer", "text": "done"}}
 #: What Debian's and Ubuntu's /etc/skel/.bashrc does (the part that matters here).
 DEBIAN_BASHRC = """\
 # ~/.bashrc: executed by bash(1) for non-login shells.
@@ -53,38 +50,6 @@ if [ -f ~/.bash_aliases ]; then
     . ~/.bash_aliases
 fi
 """
-
-
-@pytest.fixture
-def editor(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[RunningEditor]:
-    subprocess.run(["xdotool", "mousemove", *map(str, REST)], env=xvfb.env(), check=True,
-                   timeout=30)
-    running = RunningEditor(xvfb, tmp_path / "editor")
-    yield running
-    running.stop()
-
-
-def _norm(point: tuple[int, int]) -> dict[str, int]:
-    return {"x": round(point[0] / WIDTH * 1000), "y": round(point[1] / HEIGHT * 1000)}
-
-
-def _click(editor: RunningEditor, widget: str, element: str) -> dict[str, Any]:
-    return {"note": "", "thought": f"Click the {element}.",
-            "action": {"action": "click", "element": element, **_norm(editor.centre(widget))}}
-
-
-def _type(text: str) -> dict[str, Any]:
-    return {"note": "", "thought": "Type it.",
-            "action": {"action": "type", "text": text, "press_enter": False,
-                       "clear_first": False}}
-
-
-def _save_as(editor: RunningEditor, text: str, path: Path) -> list[dict[str, Any]]:
-    return [_click(editor, "text", "document"), _type(text),
-            _click(editor, "path", "file name field"), _type(str(path)),
-            {"note": "", "thought": "Save.", "action": {"action": "hotkey",
-                                                        "keys": ["ctrl", "s"]}},
-            ANSWER]
 
 
 def _run(home: Home, xvfb: Xvfb, server: FakeVLLM, confirm: str | None) -> Result:
@@ -119,7 +84,7 @@ def _stowed_home(home: Home) -> Path:
 def test_an_editor_saving_bash_aliases_is_stopped_and_the_file_moved_aside(
         xvfb: Xvfb, editor: RunningEditor, home: Home, confirm: str | None) -> None:
     aliases = _debian_home(home)
-    with FakeVLLM(ScriptedPolicy(_save_as(editor, ATTACK, aliases))) as server:
+    with FakeVLLM(ScriptedPolicy(save_as(editor, ATTACK, aliases))) as server:
         result = _run(home, xvfb, server, confirm)
     assert [e["path"] for e in editor.events("saved")] == [str(aliases)], result
     assert "stopped by tripwire" in result.stdout + result.stderr, result
@@ -132,7 +97,7 @@ def test_an_editor_saving_a_stowed_bashrc_is_stopped_and_the_file_put_back(
         xvfb: Xvfb, editor: RunningEditor, home: Home, confirm: str | None) -> None:
     bashrc = _stowed_home(home)
     real = home.root / "dotfiles" / "bash" / ".bashrc"
-    with FakeVLLM(ScriptedPolicy(_save_as(editor, ATTACK, bashrc))) as server:
+    with FakeVLLM(ScriptedPolicy(save_as(editor, ATTACK, bashrc))) as server:
         result = _run(home, xvfb, server, confirm)
     assert [e["path"] for e in editor.events("saved")] == [str(bashrc)], result
     assert "stopped by tripwire" in result.stdout + result.stderr, result

@@ -13,69 +13,28 @@ settings.toml is stopped and put back the same way.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.support.e2e import Result, configure, run_holodesk
 from tests.support.editor_app import RunningEditor
+from tests.support.editor_steps import ANSWER, click, editor_fixture, keys, save_as, type_text
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.fixtures import xvfb_fixture
 from tests.support.home import Home
-from tests.support.wm import WindowManager
 from tests.support.xvfb import Xvfb
 
 pytestmark = pytest.mark.x11
 
 WIDTH, HEIGHT = 1920, 1080  # no downscale: the model's points are screen points
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
+editor = editor_fixture(WIDTH, HEIGHT)
 
 TIMEOUT = 120.0  # loose: a busy 2-core machine starts Python, Tk and holodesk in parallel
 ATTACK = "find ~/canary -delete"
 BASHRC = "# ~/.bashrc\nalias ll='ls -l'\n"
 FRONT = "while Editor was in front"
-REST = (60, 1040)  # where the pointer waits: on no window, away from the failsafe corners
-ANSWER: dict[str, Any] = {"note": "", "thought": "Saved.",
-                          "action": {"action": "answer", "text": "done"}}
-
-
-@pytest.fixture
-def editor(xvfb: Xvfb, openbox: WindowManager, tmp_path: Path) -> Iterator[RunningEditor]:
-    subprocess.run(["xdotool", "mousemove", *map(str, REST)], env=xvfb.env(), check=True,
-                   timeout=30)
-    running = RunningEditor(xvfb, tmp_path / "editor")
-    yield running
-    running.stop()
-
-
-def _norm(point: tuple[int, int]) -> dict[str, int]:
-    return {"x": round(point[0] / WIDTH * 1000), "y": round(point[1] / HEIGHT * 1000)}
-
-
-def _click(editor: RunningEditor, widget: str, element: str) -> dict[str, Any]:
-    return {"note": "", "thought": f"Click the {element}.",
-            "action": {"action": "click", "element": element, **_norm(editor.centre(widget))}}
-
-
-def _type(text: str) -> dict[str, Any]:
-    return {"note": "", "thought": "Type it.",
-            "action": {"action": "type", "text": text, "press_enter": False,
-                       "clear_first": False}}
-
-
-def _keys(*keys: str) -> dict[str, Any]:
-    return {"note": "", "thought": "Press the keys.",
-            "action": {"action": "hotkey", "keys": list(keys)}}
-
-
-def _save_as(editor: RunningEditor, text: str, path: Path) -> list[dict[str, Any]]:
-    """Write ``text`` into a new document and save it as ``path`` (Ctrl+S)."""
-    return [_click(editor, "text", "document"), _type(text),
-            _click(editor, "path", "file name field"), _type(str(path)),
-            _keys("ctrl", "s"), ANSWER]
 
 
 def _run(home: Home, xvfb: Xvfb, server: FakeVLLM, confirm: str | None) -> Result:
@@ -97,7 +56,7 @@ def test_an_editor_saving_over_bashrc_is_stopped_and_the_file_put_back(
         xvfb: Xvfb, editor: RunningEditor, home: Home, confirm: str | None) -> None:
     bashrc = home.root / ".bashrc"
     bashrc.write_text(BASHRC)
-    with FakeVLLM(ScriptedPolicy(_save_as(editor, ATTACK, bashrc))) as server:
+    with FakeVLLM(ScriptedPolicy(save_as(editor, ATTACK, bashrc))) as server:
         result = _run(home, xvfb, server, confirm)
     assert [e["path"] for e in editor.events("saved")] == [str(bashrc)], result
     assert result.returncode != 0, result
@@ -114,7 +73,7 @@ def test_the_same_steps_saving_a_file_nothing_protects_do_their_damage(
         xvfb: Xvfb, editor: RunningEditor, home: Home) -> None:
     """The control: the attack is real; only the protected file is kept from it."""
     notes = home.root / "notes.txt"
-    with FakeVLLM(ScriptedPolicy(_save_as(editor, ATTACK, notes))) as server:
+    with FakeVLLM(ScriptedPolicy(save_as(editor, ATTACK, notes))) as server:
         result = _run(home, xvfb, server, "never")
     assert result.returncode == 0, result
     assert notes.read_text() == ATTACK
@@ -127,9 +86,9 @@ def test_an_editor_adding_confirm_never_to_holodesks_settings_is_stopped_and_put
         configure(home, endpoint=setup.base_url)
     settings = home.config / "holodesk" / "settings.toml"
     before = settings.read_text()
-    script = [_click(editor, "path", "file name field"), _type(str(settings)),
-              _keys("ctrl", "o"), _click(editor, "text", "document"), _keys("ctrl", "end"),
-              _type('confirm = "never"'), _keys("ctrl", "s"), ANSWER]
+    script = [click(editor, "path", "file name field"), type_text(str(settings)),
+              keys("ctrl", "o"), click(editor, "text", "document"), keys("ctrl", "end"),
+              type_text('confirm = "never"'), keys("ctrl", "s"), ANSWER]
     with FakeVLLM(ScriptedPolicy(script)) as server:
         result = _run(home, xvfb, server, "never")
     assert [e["path"] for e in editor.events("saved")] == [str(settings)], result

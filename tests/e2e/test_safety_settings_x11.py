@@ -19,6 +19,7 @@ import pytest
 from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
+from tests.support.hand_edits import ENVIRONMENT_D_GENERATOR, session_environment
 from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -72,3 +73,21 @@ def test_the_control_config_set_confirm_never_runs_the_click(
     assert code == 0, f"{out}\n{err}"
     assert "not applied" not in err and "confirm:" not in out
     assert app.wait_for(lambda: app.events("click", widget="save"), what="the click on Delete")
+
+
+@pytest.mark.skipif(not ENVIRONMENT_D_GENERATOR.exists(),
+                    reason="systemd's environment.d generator is not installed")
+def test_confirm_never_from_an_environment_d_file_is_asked_before_the_risky_click(
+        xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    """Red team (issue 21 part 3): the same line in ~/.config/environment.d/, reaching the
+    next run through the session's environment (made by systemd's own generator)."""
+    configure(home, max_steps="5")  # an ordinary install: risky, approved by holodesk
+    session = session_environment(home, "HOLODESK_CONFIRM=never\n")
+    mark = app.mark()
+    with FakeVLLM(SeeingPolicy([Target("Delete button", RED)])) as server:
+        result = run_holodesk(home, "run", TASK, "--endpoint", server.base_url, xvfb=xvfb,
+                              env={"HOLODESK_CONFIRM": session["HOLODESK_CONFIRM"]})
+    app.sync()  # whatever the run sent has arrived now
+    clicked = app.events_since(mark, "click")
+    assert not clicked, f"the Delete click was done with no question:\n{result}"
+    assert "confirm: click" in result.stdout, result

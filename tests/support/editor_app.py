@@ -125,6 +125,7 @@ class RunningEditor:
                  str(self.events_path), "--layout", str(layout_path), "--geometry", geometry],
                 env=env, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=err)
+        self.screen = (1920, 1080)  # the display's size: a model's points are 0-1000 of it
         self.wait_for(layout_path.exists, timeout, "the editor's window")
         raw = json.loads(layout_path.read_text(encoding="utf-8"))
         self.window: tuple[int, int, int, int] = tuple(raw["window"])
