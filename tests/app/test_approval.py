@@ -52,6 +52,7 @@ from app.settings import (
     unset_value,
 )
 from control.policy import ConfirmMode
+from tests.support.hand_edits import edit_settings_by_hand
 from tests.support.home import Home, isolate_home
 from tests.support.memory_secrets import MemoryStore
 
@@ -65,27 +66,13 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
     return isolate_home(monkeypatch, tmp_path)
 
 
-def edit_by_hand(path: Path | None = None, **values: Any) -> Path:
-    """Change the settings file as a text editor would: outside holodesk's code."""
-    path = paths.settings_path() if path is None else path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    for key, value in values.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
-    path.write_text(tomli_w.dumps(data), encoding="utf-8")
-    return path
-
-
 # -- the attack and the person's own way ------------------------------------------------------
 
 
 def test_confirm_never_written_by_hand_is_not_applied_and_is_reported(home: Home,
                                                                        file_keyring: Any) -> None:
     set_value("max_steps", "40")  # an ordinary install, settings saved by holodesk
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     settings = load_settings()
     assert settings.confirm is ConfirmMode.RISKY
     assert settings.max_steps == 40  # the rest of the file is used as always
@@ -104,7 +91,7 @@ def test_config_set_applies_and_survives_a_reload(home: Home, file_keyring: Any)
     assert anchor["folder"] == str(paths.config_dir()) and anchor["settings"]["confirm"] == "never"
     unset_value("confirm")
     assert load_settings().confirm is ConfirmMode.RISKY
-    edit_by_hand(confirm="never")  # approved once, unset since: asked again
+    edit_settings_by_hand(confirm="never")  # approved once, unset since: asked again
     assert load_settings().confirm is ConfirmMode.RISKY
 
 
@@ -114,7 +101,7 @@ def test_the_settings_dialogs_save_approves_what_it_saves(home: Home, file_keyri
 
 
 def test_config_set_of_one_key_does_not_approve_another(home: Home, file_keyring: Any) -> None:
-    edit_by_hand(confirm="never", stop_hotkey="f9")
+    edit_settings_by_hand(confirm="never", stop_hotkey="f9")
     set_value("stop_hotkey", "f9")
     settings = load_settings()
     assert settings.stop_hotkey == "f9"
@@ -124,7 +111,7 @@ def test_config_set_of_one_key_does_not_approve_another(home: Home, file_keyring
 
 
 def test_no_record_yet_means_the_defaults_are_approved(home: Home) -> None:
-    edit_by_hand(confirm="never", max_steps=50)  # an install from before this check
+    edit_settings_by_hand(confirm="never", max_steps=50)  # an install from before this check
     assert not record_path(paths.config_dir()).exists()
     settings = load_settings()
     assert settings.approval_state is RecordState.MISSING
@@ -150,12 +137,13 @@ if HAS_PROTECTED_PATHS:
 def test_a_stricter_edit_is_applied_without_asking(
         home: Home, file_keyring: Any, key: str, approved: str, in_file: Any, used: Any) -> None:
     set_value(key, approved)
-    edit_by_hand(**{key: in_file})
+    edit_settings_by_hand(**{key: in_file})
     settings = load_settings()
     assert settings.pending == ()
     assert getattr(settings, key) == used
     set_value("max_steps", "40")  # holodesk's next write records it as approved,
-    edit_by_hand(**{key: [v for v in approved.split(",") if v] if key != "confirm" else approved})
+    back = [v for v in approved.split(",") if v] if key != "confirm" else approved
+    edit_settings_by_hand(**{key: back})
     assert [c.key for c in load_settings().pending] == [key]  # so going back is asked
 
 
@@ -180,7 +168,7 @@ if HAS_PROTECTED_PATHS:
 def test_any_other_edit_of_a_safety_key_is_not_applied(
         home: Home, file_keyring: Any, key: str, approved: str, in_file: Any) -> None:
     before = getattr(set_value(key, approved), key)
-    edit_by_hand(**{key: in_file})
+    edit_settings_by_hand(**{key: in_file})
     settings = load_settings()
     assert getattr(settings, key) == before
     assert [c.key for c in settings.pending] == [key]
@@ -226,7 +214,7 @@ def test_an_edited_record_is_not_trusted(home: Home, file_keyring: Any) -> None:
     data = json.loads(record.read_text())
     data["settings"]["confirm"] = "never"  # the tag left as it was
     record.write_text(json.dumps(data))
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     settings = load_settings()
     assert settings.approval_state is RecordState.TAMPERED
     # The approved value kept in the keyring's anchor, not the record's never.
@@ -241,7 +229,7 @@ def test_a_record_from_elsewhere_is_not_trusted(home: Home, file_keyring: Any,
     set_value("max_steps", "20")
     set_value("confirm", "always")
     record_path(paths.config_dir()).write_bytes(record_path(elsewhere.parent).read_bytes())
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     settings = load_settings()
     assert settings.approval_state is RecordState.TAMPERED
     assert settings.confirm is ConfirmMode.ALWAYS  # the anchor's, never the other record's
@@ -255,7 +243,7 @@ def test_an_older_record_put_back_is_not_trusted(home: Home, file_keyring: Any) 
     kept = record.read_bytes()
     set_value("confirm", "risky")
     record.write_bytes(kept)
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     settings = load_settings()
     assert settings.approval_state is RecordState.TAMPERED
     assert settings.confirm is ConfirmMode.RISKY
@@ -269,7 +257,7 @@ def test_a_forged_record_is_not_trusted(home: Home, file_keyring: Any) -> None:
     data["settings"]["confirm"] = "never"
     data["tag"] = "0" * 64
     record.write_text(json.dumps(data))
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     assert load_settings().confirm is ConfirmMode.RISKY
     # Nothing of the record is trusted: the approved values kept in the keyring's anchor.
     assert load_settings().stop_hotkey == "f9"
@@ -294,7 +282,7 @@ def test_without_a_keyring_a_looser_change_is_refused_with_the_fix(home: Home) -
 
 
 def test_without_a_keyring_a_change_cannot_be_approved(home: Home) -> None:
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     done = review()
     assert done.changes and "keyring" in done.blocked
     with pytest.raises(Exception, match="keyring"):
@@ -306,32 +294,32 @@ def test_without_a_keyring_a_change_cannot_be_approved(home: Home) -> None:
 
 
 def test_apply_approves_only_what_was_shown(home: Home, file_keyring: Any) -> None:
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     done = review()
-    edit_by_hand(confirm="never", only_in=[])  # no change of only_in: not pending
+    edit_settings_by_hand(confirm="never", only_in=[])  # no change of only_in: not pending
     apply(done)
     assert load_settings().confirm is ConfirmMode.NEVER
-    edit_by_hand(confirm="risky")
+    edit_settings_by_hand(confirm="risky")
     shown = review()
-    edit_by_hand(stop_hotkey="f9")  # changed after the question was shown: not approved
+    edit_settings_by_hand(stop_hotkey="f9")  # changed after the question was shown: not approved
     apply(shown)
     assert load_settings().stop_hotkey != "f9"
 
 
 def test_apply_skips_a_change_the_file_no_longer_holds(home: Home, file_keyring: Any) -> None:
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     done = review()
-    edit_by_hand(never_touch=[])  # meanwhile, something else
-    edit_by_hand(confirm="risky")
+    edit_settings_by_hand(never_touch=[])  # meanwhile, something else
+    edit_settings_by_hand(confirm="risky")
     assert apply(done) == []
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     assert load_settings().confirm is ConfirmMode.RISKY
 
 
 def test_keep_writes_the_approved_value_back_and_logs_the_refused_one(
         home: Home, file_keyring: Any, caplog: pytest.LogCaptureFixture) -> None:
     set_value("max_steps", "40")
-    edit_by_hand(confirm="never", never_touch=["gedit"])
+    edit_settings_by_hand(confirm="never", never_touch=["gedit"])
     done = review()
     assert {c.key for c in done.changes} == {"confirm", "never_touch"}
     with caplog.at_level(logging.INFO, logger="app.settings"):
@@ -347,7 +335,7 @@ def test_keep_writes_back_an_approved_value_that_is_not_the_default(
         home: Home, file_keyring: Any) -> None:
     set_value("confirm", "always")
     set_value("only_in", "firefox")
-    edit_by_hand(confirm="never", only_in=[])
+    edit_settings_by_hand(confirm="never", only_in=[])
     keep(review())
     data = tomllib.loads(paths.settings_path().read_text())
     assert data["confirm"] == "always" and data["only_in"] == ["firefox"]
@@ -469,7 +457,7 @@ def test_a_record_that_is_no_regular_file_is_not_read(home: Home, file_keyring: 
     settings = load_settings()
     assert settings.confirm is ConfirmMode.ALWAYS
     assert "cannot be read" in settings.approval_note
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     paths.settings_path().rename(paths.config_dir() / "real.toml")
     paths.settings_path().symlink_to("/dev/zero")
     with pytest.raises(SettingsError, match="not a regular file"):
@@ -488,7 +476,7 @@ def test_without_a_keyring_the_stricter_values_set_with_holodesk_are_a_floor(
     assert data["settings"]["confirm"] == "always"
     data["settings"]["confirm"] = "never"  # looser than the default: no floor at all
     record.write_text(json.dumps(data))
-    edit_by_hand(confirm="never")
+    edit_settings_by_hand(confirm="never")
     assert load_settings().confirm is ConfirmMode.RISKY
 
 
@@ -544,11 +532,11 @@ def test_an_endpoint_written_by_hand_is_not_applied(home: Home, file_keyring: An
     """Every screenshot goes to the endpoint: another https host written in the file (by an
     editor) waits for approval; one on this machine asks nothing."""
     set_value("endpoint", "https://gpu.example.org:8443/v1")
-    edit_by_hand(endpoint="https://collector.example.net/v1")
+    edit_settings_by_hand(endpoint="https://collector.example.net/v1")
     settings = load_settings()
     assert settings.endpoint == "https://gpu.example.org:8443/v1"
     assert [c.key for c in settings.pending] == ["endpoint"]
-    edit_by_hand(endpoint="http://127.0.0.1:8001/v1")
+    edit_settings_by_hand(endpoint="http://127.0.0.1:8001/v1")
     assert load_settings().endpoint == "http://127.0.0.1:8001/v1"
 
 
@@ -559,11 +547,11 @@ def test_without_a_keyring_an_endpoint_on_the_network_applies_one_beyond_it_does
     set_value("endpoint", "http://gpu-box:8000/v1")
     assert load_settings().endpoint == "http://gpu-box:8000/v1"
     for local in ("http://192.168.1.20:8000/v1", "https://gpu.lan/v1", "http://[fd00::5]/v1"):
-        edit_by_hand(endpoint=local)
+        edit_settings_by_hand(endpoint=local)
         assert load_settings().endpoint == local
     with pytest.raises(SettingsError, match="endpoint") as refused:
         set_value("endpoint", "https://collector.example.net/v1")
     assert refused.value.fix is not None and "--endpoint" in refused.value.fix.text
-    edit_by_hand(endpoint="https://collector.example.net/v1")
+    edit_settings_by_hand(endpoint="https://collector.example.net/v1")
     assert load_settings().endpoint == "http://127.0.0.1:8000/v1"
     assert load_settings(environ={"HOLODESK_ENDPOINT": "https://203.0.113.9/v1"}).pending

@@ -7,7 +7,8 @@ they are not part of what the approval is bound to. An automation the person tru
 scheduled run, without even asking the model. The file also carries its own trust mark
 (``imported``): cleared by hand, an imported file's steps are no longer all asked.
 
-Over the real agent loop (tests/support/agent_harness.py); each test FAILS on the code as it is.
+Over the real agent loop (tests/support/agent_harness.py); each test failed before
+its fix and now pins it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ approval ("not applied: settings.toml says ...") as the file has it.
 With ESC sequences a task line can erase the lines above it (the footnote saying a mode was
 changed outside holodesk, the CONFIRM column) or, with OSC 52, put a command on the clipboard
 of the terminals that allow it (kitty, foot, alacritty, wezterm by default), ready for the
-next paste. Each test FAILS on the code as it is.
+next paste. Each test failed before its fix and now pins it.
 """
 
 from __future__ import annotations

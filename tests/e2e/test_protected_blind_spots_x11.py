@@ -9,9 +9,9 @@ keyboard). The editor types ``find ~/canary -delete`` into a new document and sa
 * as ~/.bashrc where ~/.bashrc is a link into the person's dotfiles (GNU stow, dotbot, rcm):
   the editor's save follows the link.
 
-Each run should be stopped by the tripwire with the file put back; today each ends answered,
-the file keeps the payload, and the next interactive bash deletes ~/canary (the controls show
-it).
+Each run is stopped by the tripwire with the file put back; before the fix each ended
+answered, the file kept the payload, and the next interactive bash deleted ~/canary (the
+controls show that it would).
 """
 
 from __future__ import annotations

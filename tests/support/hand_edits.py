@@ -20,9 +20,10 @@ ENVIRONMENT_D_GENERATOR = Path("/usr/lib/systemd/user-environment-generators/"
                                "30-systemd-environment-d-generator")
 
 
-def edit_settings_by_hand(**values: Any) -> None:
-    """settings.toml changed in an editor; a value None deletes that line."""
-    path = paths.settings_path()
+def edit_settings_by_hand(path: Path | None = None, **values: Any) -> Path:
+    """settings.toml (or the settings file at ``path``) changed in an editor, outside
+    holodesk's code; a value None deletes that line."""
+    path = paths.settings_path() if path is None else path
     path.parent.mkdir(parents=True, exist_ok=True)
     data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     for key, value in values.items():
@@ -31,6 +32,7 @@ def edit_settings_by_hand(**values: Any) -> None:
         else:
             data[key] = value
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    return path
 
 
 def edit_automation_by_hand(name: str, **values: Any) -> None:

@@ -1,4 +1,4 @@
-"""Red team, issue 21 part 3, the desktop app (each test FAILS on the code as it is).
+"""Red team, issue 21 part 3, the desktop app (each test failed before its fix).
 
 - The app reads the settings once, when it starts. A value the person makes stricter with
   holodesk's own `config set` while it runs (confirm always, only_in) never reaches its runs
