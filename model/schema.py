@@ -23,6 +23,10 @@ MAX_COORDINATE = 100_000.0
 # unrolls a bounded repeat into that many states.
 MAX_TYPE_CHARS = 10_000
 
+# The most presses one step may repeat (a chord's repeat count, the keys tapped while others are
+# held): enough to move through a list or a set of tabs, not enough to hold the desktop.
+MAX_REPEAT = 20
+
 
 def _reasonable(value: float) -> float:
     if not -MAX_COORDINATE <= value <= MAX_COORDINATE:
@@ -86,9 +90,56 @@ class Type(_Action):
     clear_first: bool = False
 
 
+class DragTo(_Pointed):
+    """Press the left button where the pointer is now and release it at the point (H's
+    ``drag_to_desktop``: the drag starts from the cursor a ``move`` put there)."""
+
+    action: Literal["drag_to"] = "drag_to"
+
+
 class Hotkey(_Action):
     action: Literal["hotkey"] = "hotkey"
     keys: list[str] = Field(min_length=1, max_length=5)
+    #: How many times the chord is pressed (H's ``repeat_count``); 1 in every older log.
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+
+
+class HoldAndTap(_Action):
+    """Hold ``hold`` down, tap each of ``tap`` in turn, release ``hold`` (alt held, tab
+    tapped twice). Released at the end of the step whatever happens."""
+
+    action: Literal["hold_and_tap"] = "hold_and_tap"
+    hold: list[str] = Field(min_length=1, max_length=4)
+    tap: list[str] = Field(min_length=1, max_length=MAX_REPEAT)
+
+
+class KeyDown(_Action):
+    """Press ``key`` and keep it down across steps until a ``key_up`` of it; every key still
+    down is released at the end of the run, however it ends."""
+
+    action: Literal["key_down"] = "key_down"
+    key: str = Field(min_length=1)
+
+
+class KeyUp(_Action):
+    action: Literal["key_up"] = "key_up"
+    key: str = Field(min_length=1)
+
+
+class Goal(BaseModel):
+    """One goal of the model's plan."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: str
+    status: Literal["pending", "in_progress", "done"] = "pending"
+
+
+class UpdatePlan(_Action):
+    """The model writes down its plan; nothing happens on the screen."""
+
+    action: Literal["update_plan"] = "update_plan"
+    goals: list[Goal] = Field(max_length=30)
 
 
 class Wait(_Action):
@@ -107,10 +158,11 @@ class Answer(_Action):
 
 
 Action = Annotated[
-    Click | DoubleClick | Move | Drag | Scroll | Type | Hotkey | Wait | AskUser | Answer,
+    Click | DoubleClick | Move | Drag | DragTo | Scroll | Type | Hotkey | HoldAndTap | KeyDown
+    | KeyUp | Wait | UpdatePlan | AskUser | Answer,
     Field(discriminator="action"),
 ]
-PointedAction = Click | DoubleClick | Move | Drag | Scroll
+PointedAction = Click | DoubleClick | Move | Drag | DragTo | Scroll
 
 ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(Action)
 
