@@ -32,6 +32,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from model.problem import HolodeskError
+from model.profiles import ModelProfile, StateKind, WeightFormat
+
 __all__ = [
     "ATTENTION_REFERENCE",
     "DEFAULT_GPU",
@@ -47,19 +50,23 @@ __all__ = [
     "CapacityPlan",
     "ConfigError",
     "Dtypes",
+    "GatedDeltaNetLayers",
     "Gpu",
     "GpuSource",
     "Mamba2Layers",
     "ModelPlan",
     "Workload",
+    "architecture_for_profile",
     "architecture_from_config",
     "crossover_tokens",
+    "dtypes_for_profile",
     "hub_cache",
     "image_tokens",
     "load_architecture",
     "make_plan",
     "max_num_seqs",
     "model_folder",
+    "profile_architecture",
     "read_cached_config",
 ]
 
@@ -130,6 +137,36 @@ class Mamba2Layers:
 
 
 @dataclass(frozen=True)
+class GatedDeltaNetLayers:
+    """Qwen3.5's linear-attention (Gated DeltaNet) layers: a fixed state per session.
+
+    vLLM's shapes (``MambaStateShapeCalculator.gated_delta_net_state_shape``): the temporal
+    state ``value_heads x value_head_dim x key_head_dim`` and the convolution state
+    ``(conv_kernel - 1) x (2 x key_heads x key_head_dim + value_heads x value_head_dim)``.
+    """
+
+    layers: int
+    key_heads: int
+    value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+
+    @property
+    def conv_dim(self) -> int:
+        return 2 * self.key_heads * self.key_head_dim + self.value_heads * self.value_head_dim
+
+    def ssm_state_bytes(self, dtype_bytes: int) -> int:
+        """All layers' recurrent state of one session."""
+        return (self.layers * self.value_heads * self.value_head_dim * self.key_head_dim
+                * dtype_bytes)
+
+    def conv_state_bytes(self, dtype_bytes: int) -> int:
+        """All layers' convolution state of one session."""
+        return self.layers * (self.conv_kernel - 1) * self.conv_dim * dtype_bytes
+
+
+@dataclass(frozen=True)
 class Architecture:
     """What the planner needs of a model: its cache-bearing layers and its weights' size."""
 
@@ -143,13 +180,19 @@ class Architecture:
     source: str
     """Where the figures come from (a file of the local cache, or the published page)."""
     weights_source: str
+    deltanet: GatedDeltaNetLayers | None = None
+    """Gated DeltaNet layers (Qwen3.5), the other kind of fixed-state layer."""
 
     @property
     def hybrid(self) -> bool:
-        return self.mamba is not None
+        return self.mamba is not None or self.deltanet is not None
 
     def describe(self) -> str:
-        """``62 layers: 28 Mamba-2, 6 attention, 28 MLP`` or ``36 attention layers``."""
+        """``62 layers: 28 Mamba-2, 6 attention, 28 MLP``, ``40 layers: 30 Gated DeltaNet,
+        10 attention`` or ``36 attention layers``."""
+        if self.deltanet is not None:
+            return (f"{self.layers} layers: {self.deltanet.layers} Gated DeltaNet, "
+                    f"{self.attention.layers} attention")
         if self.mamba is None:
             return f"{self.attention.layers} attention layers"
         mlp = self.layers - self.mamba.layers - self.attention.layers
@@ -228,7 +271,8 @@ def architecture_from_config(
     """The :class:`Architecture` a Hugging Face ``config.json`` describes.
 
     Knows the hybrid layout of Nemotron-H (``hybrid_override_pattern``: ``M`` Mamba-2, ``*``
-    attention, ``-`` MLP) and plain decoder layouts (every layer attention). Raises
+    attention, ``-`` MLP), Qwen3.5's (``layer_types``: ``linear_attention`` Gated DeltaNet,
+    ``full_attention``) and plain decoder layouts (every layer attention). Raises
     :class:`ConfigError` when a figure the arithmetic needs is missing.
     """
     text = _language_part(config)
@@ -249,15 +293,30 @@ def architecture_from_config(
             conv_kernel=_int(text, "conv_kernel", "mamba_d_conv"),
         )
         layers = len(pattern)
+        deltanet = None
+    elif isinstance(text.get("layer_types"), list) and "linear_attention" in text["layer_types"]:
+        kinds = text["layer_types"]
+        layers = len(kinds)
+        attention_layers = sum(1 for k in kinds if k == "full_attention")
+        mamba = None
+        deltanet = GatedDeltaNetLayers(
+            layers=sum(1 for k in kinds if k == "linear_attention"),
+            key_heads=_int(text, "linear_num_key_heads"),
+            value_heads=_int(text, "linear_num_value_heads"),
+            key_head_dim=_int(text, "linear_key_head_dim"),
+            value_head_dim=_int(text, "linear_value_head_dim"),
+            conv_kernel=_int(text, "linear_conv_kernel_dim"),
+        )
     else:
         layers = _int(text, "num_hidden_layers")
         attention_layers = layers
         mamba = None
+        deltanet = None
     return Architecture(
         name=name, repo=repo,
         attention=AttentionLayers(attention_layers, kv_heads, head_dim),
         mamba=mamba, layers=layers, weight_bytes=weight_bytes, source=source,
-        weights_source=weights_source,
+        weights_source=weights_source, deltanet=deltanet,
     )  # fmt: skip
 
 
@@ -568,14 +627,14 @@ class CapacityPlan:
 
 def _model_plan(arch: Architecture, *, vllm_bytes: int, reserve: int, context: int,
                 dtypes: Dtypes, sessions: int | None) -> ModelPlan:
-    mamba = arch.mamba
+    state = arch.mamba or arch.deltanet
     return ModelPlan(
         arch=arch,
         context=context,
         pool_bytes=vllm_bytes - arch.weight_bytes - reserve,
         kv_bytes_per_token=arch.attention.kv_bytes_per_token(dtypes.kv),
-        ssm_state_bytes=mamba.ssm_state_bytes(dtypes.ssm) if mamba else 0,
-        conv_state_bytes=mamba.conv_state_bytes(dtypes.conv) if mamba else 0,
+        ssm_state_bytes=state.ssm_state_bytes(dtypes.ssm) if state else 0,
+        conv_state_bytes=state.conv_state_bytes(dtypes.conv) if state else 0,
         sessions=sessions,
     )
 
@@ -625,3 +684,99 @@ def max_num_seqs(plan: CapacityPlan) -> int:
     """
     return max(1, plan.hybrid.sessions_fit)
 
+
+
+# --------------------------------------------------------------------------- model profiles
+
+
+def architecture_for_profile(
+    profile: ModelProfile, fmt: WeightFormat | None = None
+) -> Architecture:
+    """The built-in :class:`Architecture` of ``profile`` with the weights of ``fmt`` (default:
+    its reference checkpoint). Raises :class:`ConfigError` naming the figures no source gives
+    (docs/models.md): the plan then needs the model's config.json on this machine."""
+    cache = profile.cache
+    missing = cache.missing()
+    if missing:
+        raise ConfigError(
+            f"{profile.display_name}: {', '.join(missing)} unknown (not published, or not "
+            "read by holodesk; docs/models.md); download the model so its config.json is in "
+            "the Hugging Face cache, or pass its folder"
+        )
+    weights = profile.weights_for(fmt)
+    # missing() is empty, so every figure the state kind needs is set.
+    assert cache.layers and cache.attention_layers and cache.kv_heads and cache.head_dim
+    mamba = deltanet = None
+    if cache.state is StateKind.MAMBA2:
+        mamba = Mamba2Layers(
+            layers=cache.state_layers or 0, heads=cache.mamba_heads or 0,
+            head_dim=cache.mamba_head_dim or 0, state_size=cache.ssm_state_size or 0,
+            n_groups=cache.n_groups or 0, conv_kernel=cache.conv_kernel or 0,
+        )  # fmt: skip
+    elif cache.state is StateKind.GATED_DELTANET:
+        deltanet = GatedDeltaNetLayers(
+            layers=cache.state_layers or 0, key_heads=cache.linear_key_heads or 0,
+            value_heads=cache.linear_value_heads or 0,
+            key_head_dim=cache.linear_key_head_dim or 0,
+            value_head_dim=cache.linear_value_head_dim or 0, conv_kernel=cache.conv_kernel or 0,
+        )  # fmt: skip
+    how = "published size" if weights.exact else "estimate"
+    return Architecture(
+        name=profile.display_name, repo=weights.repo,
+        attention=AttentionLayers(cache.attention_layers, cache.kv_heads, cache.head_dim),
+        mamba=mamba, deltanet=deltanet, layers=cache.layers, weight_bytes=weights.bytes,
+        source=f"built-in, {cache.source}",
+        weights_source=(f"built-in: about {weights.parameters / 1e9:g}B parameters in "
+                        f"{weights.format.value.upper()}, {weights.bytes_per_parameter:g} bytes "
+                        f"each ({how}; docs/models.md)"),
+    )  # fmt: skip
+
+
+def profile_architecture(
+    profile: ModelProfile, model: str | None = None, fmt: WeightFormat | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[Architecture | None, str | None]:
+    """``profile``'s architecture for ``model`` (a repo id or folder; default the profile's
+    checkpoint of ``fmt``): from its config.json on this machine when there, else built in.
+
+    Returns None and why when neither can say (a figure of the profile is unknown and the
+    config is not cached); otherwise the architecture and a note when one is due.
+    """
+    weights_fmt = fmt if fmt is not None else (profile.format_of(model) if model else None)
+    try:
+        builtin: Architecture | None = architecture_for_profile(profile, weights_fmt)
+    except ConfigError as exc:
+        builtin, why = None, str(exc)
+    except HolodeskError as exc:
+        builtin, why = None, exc.message
+    repo = model or (builtin.repo if builtin else profile.weights_for(weights_fmt).repo)
+    found = read_cached_config(repo, environ) if repo else None
+    if found is not None:
+        config, path = found
+        on_disk = _weights_on_disk(path.parent)
+        fallback = builtin.weight_bytes if builtin else profile.weights_for(weights_fmt).bytes
+        try:
+            arch = architecture_from_config(
+                config, name=profile.display_name, repo=repo, source=f"local cache, {path}",
+                weight_bytes=on_disk if on_disk is not None else fallback,
+                weights_source=f"checkpoint size on disk, {path.parent}" if on_disk is not None
+                else (builtin.weights_source if builtin else "built-in estimate"),
+            )  # fmt: skip
+        except ConfigError as exc:
+            if builtin is None:
+                return None, f"{path}: {exc}"
+            return builtin, f"{path}: {exc}; using the built-in figures"
+        return arch, None
+    if builtin is None:
+        return None, why
+    return builtin, None
+
+
+def dtypes_for_profile(profile: ModelProfile) -> Dtypes:
+    """The cache dtypes ``profile`` is served with: the SSM state at
+    ``--mamba-ssm-cache-dtype`` when the profile sets it (float32 for the Holotron line),
+    else at the model dtype (vLLM's ``auto``)."""
+    ssm = profile.serving.mamba_ssm_cache_dtype
+    if ssm == "float32":
+        return Dtypes()
+    return Dtypes(ssm=2, ssm_name="bfloat16")

@@ -1,4 +1,4 @@
-"""Start, watch and stop a local vLLM server for Holotron-12B (``holodesk serve``, the tray).
+"""Start, watch and stop a local vLLM server for an H model (``holodesk serve``, the tray).
 
 Qt-free and standard-library only, so the CLI and the GUI share it::
 
@@ -14,7 +14,8 @@ vLLM runs under :mod:`model.serving.guard`, a small supervisor that stops it whe
 gone however holodesk ended (SIGKILL, a crash): vLLM never sits orphaned on ~25 GB of GPU
 memory. Serving is Linux-only (vLLM with CUDA): :func:`check_platform`.
 
-The command and why each flag: ``docs/holotron.md``, "Serving".
+The command comes from the model's profile (:mod:`model.profiles`; default Holotron-12B). Why
+each flag: ``docs/holotron.md``, "Serving", and ``docs/models.md`` for every profile.
 The API key never goes on the command line (``ps`` and shell history show it): vLLM's API
 server takes ``VLLM_API_KEY`` from the environment when ``--api-key`` is absent
 (``vllm/entrypoints/openai/api_server.py``, ``build_app``: "Ensure --api-key option from CLI
@@ -46,6 +47,7 @@ from urllib.parse import urlsplit
 
 from model.problem import Fix, HolodeskError
 from model.problem import Problem as BaseProblem
+from model.profiles import DEFAULT_PROFILE, ModelProfile, VersionFit, parse_vllm_version
 from model.serving import guard as serve_guard
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "check_gpu",
     "check_platform",
     "check_port",
+    "check_vllm_version",
     "explain_failure",
     "find_running",
     "find_vllm",
@@ -110,6 +113,8 @@ class ServeConfig:
 
     model: str = DEFAULT_MODEL
     """A Hugging Face model name or a local folder with the weights."""
+    profile: ModelProfile = DEFAULT_PROFILE
+    """The model's profile: its own flags (parsers, SSM cache dtype, content format...)."""
     served_model_name: str = SERVED_MODEL_NAME
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
@@ -149,16 +154,26 @@ class ServeConfig:
 
 
 def build_command(cfg: ServeConfig, executable: str = "vllm") -> list[str]:
-    """The ``vllm serve`` argv for ``cfg`` (docs/holotron.md), without any API key."""
-    limits = json.dumps({"image": cfg.image_limit, "video": 0})
+    """The ``vllm serve`` argv for ``cfg`` and its profile (docs/models.md), without any API
+    key. Holotron-12B's is the command of docs/holotron.md."""
+    serving = cfg.profile.serving
+    reasoning = cfg.profile.reasoning
+    limits = json.dumps({"image": cfg.image_limit, **dict.fromkeys(serving.extra_modalities, 0)})
     return [
         executable, "serve", cfg.model,
-        "--trust-remote-code",
+        *(["--trust-remote-code"] if serving.trust_remote_code else []),
         "--dtype", cfg.dtype,
         "--max-model-len", str(cfg.max_model_len),
-        "--mamba-ssm-cache-dtype", "float32",
+        *(["--mamba-ssm-cache-dtype", serving.mamba_ssm_cache_dtype]
+          if serving.mamba_ssm_cache_dtype else []),
         "--limit-mm-per-prompt", limits,
         "--enable-prefix-caching",
+        *(["--chat-template-content-format", serving.chat_template_content_format]
+          if serving.chat_template_content_format else []),
+        *(["--reasoning-parser", reasoning.parser] if reasoning.parser else []),
+        *(["--enable-auto-tool-choice", "--tool-call-parser", reasoning.tool_parser]
+          if reasoning.tool_parser else []),
+        *serving.flags,
         "--gpu-memory-utilization", f"{cfg.gpu_memory:g}",
         *(["--max-num-seqs", str(cfg.max_num_seqs)] if cfg.max_num_seqs is not None else []),
         "--served-model-name", cfg.served_model_name,
@@ -355,6 +370,30 @@ def check_gpu(
             fatal=False,
         )]  # fmt: skip
     return gpus, []
+
+
+def check_vllm_version(profile: ModelProfile, version_text: str) -> Problem | None:
+    """None when the vLLM of ``version_text`` (``vllm --version`` output, or
+    ``importlib.metadata.version("vllm")``) serves ``profile``; else what is wrong.
+
+    An unreadable version is a warning (``fatal`` False): the server may still start.
+    """
+    wanted = profile.vllm
+    version = parse_vllm_version(version_text)
+    fit = wanted.fit(version)
+    if fit is VersionFit.FITS:
+        return None
+    fix = Fix(f"install {wanted.pip_spec()} (`holodesk serve --install` makes an environment "
+              "with it)")
+    if fit is VersionFit.UNKNOWN:
+        said = version_text.strip().splitlines()[-1:] or [""]
+        return Problem(f"cannot tell which vLLM this is ({said[0]!r}); "
+                       f"{profile.display_name} needs {wanted.describe()}", fix, fatal=False)
+    assert version is not None
+    shown = ".".join(map(str, version))
+    how = "too old" if fit is VersionFit.TOO_OLD else "too new"
+    return Problem(f"vLLM {shown} is {how} for {profile.display_name}, which needs "
+                   f"{wanted.describe()}", fix)
 
 
 def check_port(host: str, port: int) -> Problem | None:

@@ -1,0 +1,708 @@
+"""Model profiles: everything holodesk must know that differs from one H model to the next.
+
+One :class:`ModelProfile` per model says which contract it speaks (H's structured-output agent
+loop, H's native function calling, or holodesk's own legacy format), which tool vocabulary, how
+to switch its reasoning on and which server parsers read it, how to sample, how many screenshots
+a prompt may carry, how ``vllm serve`` runs it and with which vLLM versions, its weight formats
+and the figures the capacity plan needs (``model/serving/capacity.py``).
+
+Every value and where it comes from: ``docs/models.md``. What no source publishes is marked
+there as holodesk's assumption, and here as ``None`` (unknown) where a number is missing.
+
+Lookup::
+
+    match = find_profile("holo3.1", root="Hcompany/Holo-3.1-9B-FP8")   # from /v1/models
+    match.profile.key        # "holo3.1-9b"
+    match.notice             # None; for an unknown model, why the generic profile was chosen
+    profile_by_key("holotron-12b")                                   # the `model_profile` setting
+
+Pure data and standard library: no Qt, no pyautogui, no network.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from model.problem import Fix, HolodeskError
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "GENERIC_PROFILE",
+    "HOLOTRON_12B",
+    "LEGACY_PROFILE",
+    "PROFILES",
+    "CacheShape",
+    "Contract",
+    "MatchSource",
+    "ModelProfile",
+    "ProfileMatch",
+    "Reasoning",
+    "Sampling",
+    "Serving",
+    "StateKind",
+    "UnknownProfile",
+    "VersionFit",
+    "VllmRange",
+    "Vocabulary",
+    "WeightFormat",
+    "Weights",
+    "canonical_name",
+    "find_profile",
+    "parse_vllm_version",
+    "profile_by_key",
+    "profile_keys",
+]
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+
+class Contract(Enum):
+    """How a step is asked for and answered."""
+
+    H_STRUCTURED = "h_structured"
+    """H's agent loop: one JSON object per step (note, thought, tool_call) constrained by
+    ``structured_outputs`` and repeated in an ``<output_format>`` block of the system prompt."""
+    H_NATIVE_TOOLS = "h_native_tools"
+    """H's native function calling: ``tools``, ``tool_choice: "required"``, tool-role results."""
+    LEGACY = "legacy"
+    """holodesk's own format before profiles (``{"note", "thought", "action"}``), kept for A/B."""
+
+
+class Vocabulary(Enum):
+    """The tool names and arguments the model was trained on."""
+
+    HUB = "hub"
+    """H's hub: ``click{element,x,y}``, ``write{content,press_enter}``, ``answer{content}``..."""
+    HOLO_NANO = "holo_nano"
+    """The holo-nano loop: ``click_desktop``, ``write_desktop``, ``hotkey_desktop``..."""
+    HOLODESK = "holodesk"
+    """holodesk's own actions (``type{text}``, ``answer{text}``...): the legacy contract only."""
+
+
+class StateKind(Enum):
+    """What a layer without a KV cache keeps per sequence."""
+
+    NONE = "none"
+    MAMBA2 = "mamba2"
+    """Nemotron-H's Mamba-2 layers (Holotron line)."""
+    GATED_DELTANET = "gated_deltanet"
+    """Qwen3.5's linear-attention (Gated DeltaNet) layers (Holo3.1, Holo4)."""
+
+
+class WeightFormat(Enum):
+    BF16 = "bf16"
+    FP8 = "fp8"
+    NVFP4 = "nvfp4"
+    GGUF = "gguf"
+    """A llama.cpp file: not served by vLLM (``holodesk serve``), listed for memory only."""
+
+
+class MatchSource(Enum):
+    """What :func:`find_profile` recognised."""
+
+    ROOT = "root"
+    """The ``root`` of ``/v1/models``: the weights the server loaded."""
+    SERVED_ID = "served_id"
+    """The served model name."""
+    NONE = "none"
+    """Nothing: the generic profile, a guess."""
+
+
+class VersionFit(Enum):
+    FITS = "fits"
+    TOO_OLD = "too_old"
+    TOO_NEW = "too_new"
+    UNKNOWN = "unknown"
+    """The version text could not be read."""
+
+
+# --------------------------------------------------------------------------- the parts
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """How the model's reasoning is switched and where the server puts it.
+
+    ``switch_kwarg`` goes in ``chat_template_kwargs`` (``{"enable_thinking": true}``);
+    ``system_switch`` is a pair of texts for the system prompt instead (on, off) for models
+    whose template reads it there. ``agent_thinking`` is whether a run thinks at each step;
+    localization never does (:class:`Sampling`).
+    """
+
+    switch_kwarg: str | None
+    effort: str | None
+    """``reasoning_effort`` to send in agent mode, or None to send none."""
+    parser: str | None
+    """``--reasoning-parser`` for vLLM; None: none is documented (reasoning lands in content)."""
+    tool_parser: str | None
+    """``--tool-call-parser`` for native tool calls; None: no native tool path."""
+    agent_thinking: bool
+    system_switch: tuple[str, str] | None = None
+
+    def template_kwargs(self, thinking: bool) -> dict[str, bool] | None:
+        """``chat_template_kwargs`` that switch thinking on or off; None when the model has none."""
+        return None if self.switch_kwarg is None else {self.switch_kwarg: thinking}
+
+    @property
+    def native_tools(self) -> bool:
+        return self.tool_parser is not None
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling for an agent step, and for localization alone (one point, no plan)."""
+
+    temperature: float
+    top_p: float | None
+    max_tokens: int
+    retry_temperature: float | None = None
+    """The temperature of a retry after an invalid or repeated step, where one is used."""
+    localization_temperature: float = 0.0
+    localization_thinking: bool = False
+
+
+@dataclass(frozen=True)
+class VllmRange:
+    """The vLLM versions that serve the model: ``minimum`` inclusive, ``maximum`` exclusive."""
+
+    minimum: tuple[int, int, int]
+    maximum: tuple[int, int, int] | None = None
+
+    def fit(self, version: tuple[int, int, int] | None) -> VersionFit:
+        if version is None:
+            return VersionFit.UNKNOWN
+        if version < self.minimum:
+            return VersionFit.TOO_OLD
+        if self.maximum is not None and version >= self.maximum:
+            return VersionFit.TOO_NEW
+        return VersionFit.FITS
+
+    def describe(self) -> str:
+        low = ".".join(map(str, self.minimum))
+        if self.maximum is None:
+            return f"vLLM {low} or newer"
+        return f"vLLM {low} or newer, older than {'.'.join(map(str, self.maximum))}"
+
+    def pip_spec(self) -> str:
+        """The requirement for pip: ``vllm>=0.17.0`` or ``vllm>=0.14.1,<0.15``."""
+        spec = f"vllm>={'.'.join(map(str, self.minimum))}"
+        if self.maximum is not None:
+            spec += f",<{'.'.join(map(str, self.maximum))}"
+        return spec
+
+
+@dataclass(frozen=True)
+class Weights:
+    """One published checkpoint: its format and what it weighs on the GPU."""
+
+    format: WeightFormat
+    repo: str
+    parameters: int
+    """Parameters the checkpoint holds (language model, vision encoder and projector)."""
+    bytes_per_parameter: float
+    """Average bytes per parameter as stored (scales and unquantized parts included)."""
+    exact: bool = False
+    """Whether ``parameters x bytes_per_parameter`` is a published size, not an estimate."""
+
+    @property
+    def bytes(self) -> int:
+        return int(self.parameters * self.bytes_per_parameter)
+
+    @property
+    def served_by_vllm(self) -> bool:
+        return self.format is not WeightFormat.GGUF
+
+
+@dataclass(frozen=True)
+class CacheShape:
+    """What the capacity plan needs of the language model; None where no source gives it.
+
+    Attention layers keep K and V per token (``2 x kv_heads x head_dim``). ``state`` says
+    what the other token mixers keep per sequence: Mamba-2 (``mamba_*``, ``ssm_state_size``,
+    ``n_groups``) or Gated DeltaNet (``linear_*``); ``conv_kernel`` is the short convolution
+    of either.
+    """
+
+    layers: int | None
+    attention_layers: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    state: StateKind
+    state_layers: int | None = None
+    mamba_heads: int | None = None
+    mamba_head_dim: int | None = None
+    ssm_state_size: int | None = None
+    n_groups: int | None = None
+    linear_key_heads: int | None = None
+    linear_value_heads: int | None = None
+    linear_key_head_dim: int | None = None
+    linear_value_head_dim: int | None = None
+    conv_kernel: int | None = None
+    source: str = ""
+
+    def missing(self) -> tuple[str, ...]:
+        """The figures the plan needs that are unknown."""
+        need = ["layers", "attention_layers", "kv_heads", "head_dim"]
+        if self.state is StateKind.MAMBA2:
+            need += ["state_layers", "mamba_heads", "mamba_head_dim", "ssm_state_size",
+                     "n_groups", "conv_kernel"]
+        elif self.state is StateKind.GATED_DELTANET:
+            need += ["state_layers", "linear_key_heads", "linear_value_heads",
+                     "linear_key_head_dim", "linear_value_head_dim", "conv_kernel"]
+        return tuple(name for name in need if getattr(self, name) is None)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How ``vllm serve`` runs the model, beyond model, host, port and memory share."""
+
+    trust_remote_code: bool
+    mamba_ssm_cache_dtype: str | None
+    """``--mamba-ssm-cache-dtype``; None: vLLM's default (the model dtype)."""
+    chat_template_content_format: str | None
+    """``--chat-template-content-format``; None: vLLM detects it."""
+    max_model_len: int
+    """The ``--max-model-len`` holodesk serves with by default."""
+    extra_modalities: tuple[str, ...] = ("video",)
+    """Other modalities set to 0 in ``--limit-mm-per-prompt`` (the model takes them; holodesk
+    sends none)."""
+    flags: tuple[str, ...] = ()
+    """Any further flags, after the ones above."""
+
+
+# --------------------------------------------------------------------------- the profile
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """Everything model-specific (see the module doc; values and sources: docs/models.md)."""
+
+    key: str
+    display_name: str
+    hf_id: str
+    contract: Contract
+    vocabulary: Vocabulary
+    reasoning: Reasoning
+    sampling: Sampling
+    serving: Serving
+    vllm: VllmRange
+    weights: tuple[Weights, ...]
+    cache: CacheShape
+    context_length: int | None
+    """The longest context the model takes (its published window); None: not published."""
+    image_limit: int = 3
+    """Screenshots kept in a prompt (older ones become placeholders)."""
+    aliases: tuple[str, ...] = ()
+    """Other names it is served or published under (hub API ids, served names)."""
+
+    @property
+    def state(self) -> StateKind:
+        return self.cache.state
+
+    @property
+    def native_tools(self) -> bool:
+        """Whether the model can answer with native tool calls (and vLLM needs a tool parser)."""
+        return self.reasoning.native_tools
+
+    def weights_for(self, fmt: WeightFormat | None = None) -> Weights:
+        """The checkpoint of ``fmt`` (default: the first, the reference checkpoint)."""
+        if fmt is None:
+            return self.weights[0]
+        for w in self.weights:
+            if w.format is fmt:
+                return w
+        have = ", ".join(w.format.value for w in self.weights)
+        raise HolodeskError(
+            f"{self.display_name} is not published in {fmt.value} (there is: {have})",
+            Fix(f"use one of: {have}"),
+        )
+
+    def format_of(self, model: str) -> WeightFormat:
+        """The weight format of ``model`` (a repo id or folder), by its quantization suffix."""
+        return _format_from_name(model) or self.weights[0].format
+
+    def names(self) -> Iterable[str]:
+        """Every name this profile answers to."""
+        yield self.key
+        yield self.hf_id
+        yield from (w.repo for w in self.weights)
+        yield from self.aliases
+
+
+# --------------------------------------------------------------------------- shared values
+
+_ENABLE_THINKING = "enable_thinking"
+
+# H's hub agent loop (pages "Agent loop", "Chat completions"): temperature 0.8, about 4,096
+# output tokens (the API's cap for holo3-1-35b-a3b, page "Models").
+_HUB_SAMPLING = Sampling(temperature=0.8, top_p=None, max_tokens=4096)
+# The holo-nano loop (NVIDIA's cookbook): temperature 0.8, top_p 0.95, max_tokens 4096.
+_NANO_SAMPLING = Sampling(temperature=0.8, top_p=0.95, max_tokens=4096)
+
+# Qwen3.5-based Holo models: the switch, effort and parsers H's self-hosting commands use.
+_QWEN_REASONING = Reasoning(
+    switch_kwarg=_ENABLE_THINKING, effort="medium", parser="qwen3", tool_parser="qwen3_coder",
+    agent_thinking=True,
+)  # fmt: skip
+
+_QWEN_SERVING = Serving(
+    trust_remote_code=False, mamba_ssm_cache_dtype=None, chat_template_content_format="openai",
+    max_model_len=65536,
+)  # fmt: skip
+
+_NEMOTRON_H_CONFIG = ("built-in, from https://huggingface.co/nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16"
+                      " (config.json), the base of Holotron-12B")
+
+_HOLOTRON_CACHE = CacheShape(
+    layers=62, attention_layers=6, kv_heads=8, head_dim=128, state=StateKind.MAMBA2,
+    state_layers=28, mamba_heads=128, mamba_head_dim=80, ssm_state_size=128, n_groups=8,
+    conv_kernel=4, source=_NEMOTRON_H_CONFIG,
+)  # fmt: skip
+
+_HOLOTRON_WEIGHTS = (
+    Weights(WeightFormat.BF16, "Hcompany/Holotron-12B", 13_000_000_000, 2.0),
+)
+
+_HOLOTRON_SERVING = Serving(
+    trust_remote_code=True, mamba_ssm_cache_dtype="float32", chat_template_content_format=None,
+    max_model_len=32768,
+)  # fmt: skip
+
+# Holotron-12B was published with vLLM 0.14.1; no upper bound is known.
+_HOLOTRON_VLLM = VllmRange((0, 14, 1))
+
+
+def _unknown_cache(state: StateKind, source: str, **known: int) -> CacheShape:
+    base: dict[str, int | None] = {
+        "layers": None, "attention_layers": None, "kv_heads": None, "head_dim": None,
+    }
+    base.update(known)
+    return CacheShape(state=state, source=source, **base)  # type: ignore[arg-type]
+
+
+def _deltanet(layers: int, attention: int, kv_heads: int, source: str, *,
+              key_heads: int = 16, value_heads: int = 32) -> CacheShape:
+    """A Qwen3.5 text model: every fourth layer full attention (head_dim 256), the others
+    Gated DeltaNet with key/value head dims 128 and a convolution of 4."""
+    return CacheShape(
+        layers=layers, attention_layers=attention, kv_heads=kv_heads, head_dim=256,
+        state=StateKind.GATED_DELTANET, state_layers=layers - attention,
+        linear_key_heads=key_heads, linear_value_heads=value_heads, linear_key_head_dim=128,
+        linear_value_head_dim=128, conv_kernel=4, source=source,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the profiles
+
+HOLOTRON_12B = ModelProfile(
+    key="holotron-12b",
+    display_name="Holotron-12B",
+    hf_id="Hcompany/Holotron-12B",
+    # The lead's decision (issue 22): H's structured contract in the Holotron line's
+    # holo-nano vocabulary. Its card documents no contract: docs/models.md.
+    contract=Contract.H_STRUCTURED,
+    vocabulary=Vocabulary.HOLO_NANO,
+    # No reasoning parser is documented for Holotron-12B, so thinking stays off in agent mode
+    # (it would land in content); the base model reads /think and /no_think in the system.
+    reasoning=Reasoning(switch_kwarg=None, effort=None, parser=None, tool_parser=None,
+                        agent_thinking=False, system_switch=("/think", "/no_think")),
+    sampling=_NANO_SAMPLING,
+    serving=_HOLOTRON_SERVING,
+    vllm=_HOLOTRON_VLLM,
+    weights=_HOLOTRON_WEIGHTS,
+    cache=_HOLOTRON_CACHE,
+    context_length=None,
+    aliases=("holotron",),
+)
+
+LEGACY_PROFILE = ModelProfile(
+    key="legacy",
+    display_name="Holotron-12B (legacy holodesk contract)",
+    hf_id="Hcompany/Holotron-12B",
+    contract=Contract.LEGACY,
+    vocabulary=Vocabulary.HOLODESK,
+    # Today's contract: /no_think in the system prompt, no kwargs, no parser.
+    reasoning=Reasoning(switch_kwarg=None, effort=None, parser=None, tool_parser=None,
+                        agent_thinking=False, system_switch=("/think", "/no_think")),
+    sampling=Sampling(temperature=0.0, top_p=None, max_tokens=1024, retry_temperature=0.5),
+    serving=_HOLOTRON_SERVING,
+    vllm=_HOLOTRON_VLLM,
+    weights=_HOLOTRON_WEIGHTS,
+    cache=_HOLOTRON_CACHE,
+    context_length=None,
+)
+
+_QWEN35_9B = ("Qwen3.5-9B's config.json (base of Holo-3.1-9B): 32 layers, full attention "
+              "every 4th (8), 16 query / 4 KV heads of 256; Gated DeltaNet 16 key / 32 value "
+              "heads of 128")
+_QWEN36_35B = ("Qwen3.6-35B-A3B's config.json (base of Holo-3.1-35B-A3B, same tensors): 40 layers,"
+               " 10 full attention with 2 KV heads of 256; Gated DeltaNet 16 key / 32 value heads"
+               " of 128")
+
+
+def _holo31(size: str, weights: tuple[Weights, ...], cache: CacheShape) -> ModelProfile:
+    key = f"holo3.1-{size.lower()}"
+    return ModelProfile(
+        key=key,
+        display_name=f"Holo3.1-{size}",
+        hf_id=f"Hcompany/Holo-3.1-{size}",
+        contract=Contract.H_STRUCTURED,
+        vocabulary=Vocabulary.HUB,
+        reasoning=_QWEN_REASONING,
+        sampling=_HUB_SAMPLING,
+        serving=_QWEN_SERVING,
+        vllm=VllmRange((0, 17, 0)),
+        weights=weights,
+        cache=cache,
+        context_length=262_144,
+        aliases=(f"holo3.1-{size.lower()}", f"holo3-1-{size.lower()}"),
+    )
+
+
+def _bf16(repo: str, params: float) -> Weights:
+    return Weights(WeightFormat.BF16, repo, int(params), 2.0)
+
+
+HOLO31_08B = _holo31("0.8B", (_bf16("Hcompany/Holo-3.1-0.8B", 0.9e9),),
+                     _unknown_cache(StateKind.GATED_DELTANET, "not read: Qwen3.5-0.8B's config"))
+HOLO31_4B = _holo31("4B", (_bf16("Hcompany/Holo-3.1-4B", 4.7e9),),
+                    _unknown_cache(StateKind.GATED_DELTANET, "not read: Qwen3.5-4B's config",
+                                   head_dim=256))
+HOLO31_9B = _holo31("9B", (_bf16("Hcompany/Holo-3.1-9B", 9.4e9),),
+                    _deltanet(32, 8, 4, _QWEN35_9B))
+HOLO31_35B = _holo31(
+    "35B-A3B",
+    (
+        _bf16("Hcompany/Holo-3.1-35B-A3B", 35e9),
+        Weights(WeightFormat.FP8, "Hcompany/Holo-3.1-35B-A3B-FP8", int(35e9), 1.05),
+        Weights(WeightFormat.NVFP4, "Hcompany/Holo-3.1-35B-A3B-NVFP4", int(35e9), 0.6),
+        Weights(WeightFormat.GGUF, "Hcompany/Holo-3.1-35B-A3B-GGUF", int(35e9), 0.6),
+    ),
+    _deltanet(40, 10, 2, _QWEN36_35B),
+)
+
+
+def _holo4(size: str, params: float) -> ModelProfile:
+    repo = f"Hcompany/Holo4-{size}"
+    return ModelProfile(
+        key=f"holo4-{size.lower()}",
+        display_name=f"Holo4-{size}",
+        hf_id=repo,
+        contract=Contract.H_STRUCTURED,
+        vocabulary=Vocabulary.HUB,
+        reasoning=_QWEN_REASONING,
+        sampling=_HUB_SAMPLING,
+        # H's self-hosting command serves Holo4 with the window it publishes, 262,144 tokens.
+        serving=Serving(trust_remote_code=False, mamba_ssm_cache_dtype=None,
+                        chat_template_content_format="openai", max_model_len=262_144),
+        vllm=VllmRange((0, 28, 0)),
+        weights=(
+            _bf16(repo, params),
+            Weights(WeightFormat.FP8, f"{repo}-FP8", int(params), 1.05),
+            Weights(WeightFormat.NVFP4, f"{repo}-NVFP4", int(params), 0.6),
+            Weights(WeightFormat.GGUF, f"{repo}-GGUF", int(params), 0.6),
+        ),
+        cache=_unknown_cache(StateKind.GATED_DELTANET,
+                             "not read: Holo4's base and config.json are not confirmed"),
+        context_length=262_144,
+        aliases=(f"holo4-{size.lower()}",),
+    )
+
+
+HOLO4_27B = _holo4("27B", 27e9)
+HOLO4_35B = _holo4("35B-A3B", 35e9)
+
+HOLOTRON4_30B = ModelProfile(
+    key="holotron4-30b-a3b",
+    display_name="Holotron4-30B-A3B",
+    hf_id="Hcompany/Holotron4-30B-A3B",
+    contract=Contract.H_STRUCTURED,
+    vocabulary=Vocabulary.HOLO_NANO,
+    # The Nemotron 3 Nano family: enable_thinking in the template, vLLM's nemotron_v3 parser.
+    reasoning=Reasoning(switch_kwarg=_ENABLE_THINKING, effort=None, parser="nemotron_v3",
+                        tool_parser=None, agent_thinking=True),
+    sampling=_NANO_SAMPLING,
+    serving=Serving(trust_remote_code=True, mamba_ssm_cache_dtype="float32",
+                    chat_template_content_format=None, max_model_len=65536),
+    vllm=VllmRange((0, 20, 0)),
+    weights=(
+        _bf16("Hcompany/Holotron4-30B-A3B", 31e9),
+        Weights(WeightFormat.FP8, "Hcompany/Holotron4-30B-A3B-FP8", int(31e9), 1.06),
+    ),
+    cache=_unknown_cache(StateKind.MAMBA2,
+                         "Nemotron 3 Nano: 52 layers, 23 Mamba-2 and 6 attention; head counts "
+                         "not read", layers=52, attention_layers=6, state_layers=23),
+    context_length=262_144,
+    aliases=("holotron4",),
+)
+
+GENERIC_PROFILE = ModelProfile(
+    key="generic-h",
+    display_name="unknown model (H's documented contract)",
+    hf_id="",
+    contract=Contract.H_STRUCTURED,
+    vocabulary=Vocabulary.HUB,
+    reasoning=Reasoning(switch_kwarg=_ENABLE_THINKING, effort="medium", parser=None,
+                        tool_parser=None, agent_thinking=True),
+    sampling=_HUB_SAMPLING,
+    serving=Serving(trust_remote_code=False, mamba_ssm_cache_dtype=None,
+                    chat_template_content_format=None, max_model_len=32768),
+    # structured_outputs, the field holodesk sends, is vLLM 0.12 or newer.
+    vllm=VllmRange((0, 12, 0)),
+    weights=(Weights(WeightFormat.BF16, "", 0, 2.0),),
+    cache=_unknown_cache(StateKind.NONE, "unknown model: read from its config.json when cached"),
+    context_length=None,
+)
+
+PROFILES: tuple[ModelProfile, ...] = (
+    HOLOTRON_12B, LEGACY_PROFILE, HOLO31_08B, HOLO31_4B, HOLO31_9B, HOLO31_35B, HOLO4_27B,
+    HOLO4_35B, HOLOTRON4_30B, GENERIC_PROFILE,
+)  # fmt: skip
+
+DEFAULT_PROFILE = HOLOTRON_12B
+
+
+# --------------------------------------------------------------------------- lookup
+
+
+class UnknownProfile(HolodeskError):
+    """A profile key that names no profile."""
+
+
+def profile_keys() -> tuple[str, ...]:
+    return tuple(p.key for p in PROFILES)
+
+
+def profile_by_key(key: str) -> ModelProfile:
+    """The profile named ``key`` (case-insensitive); :class:`UnknownProfile` otherwise."""
+    wanted = key.strip().lower()
+    for profile in PROFILES:
+        if profile.key == wanted:
+            return profile
+    keys = ", ".join(profile_keys())
+    raise UnknownProfile(
+        f"there is no model profile {key!r}",
+        Fix(f"use one of: {keys}; or leave it empty to find the profile from the served model",
+            setting="model_profile"),
+    )
+
+
+@dataclass(frozen=True)
+class ProfileMatch:
+    """The profile for a served model, and how it was found."""
+
+    profile: ModelProfile
+    source: MatchSource
+    matched: str = ""
+    """The name that matched (the root or the served id)."""
+    notice: str | None = None
+    """For a guess: what was not recognised and what holodesk does instead."""
+    weight_format: WeightFormat | None = field(default=None)
+
+    @property
+    def guessed(self) -> bool:
+        return self.source is MatchSource.NONE
+
+
+# Quantization and packaging suffixes of published and community checkpoints.
+_SUFFIX = re.compile(
+    r"[-_.](fp8(-dynamic)?|nvfp4|gguf|bf16|fp16|awq|gptq|int4|int8|w4a16|w8a8|mxfp4|"
+    r"mlx(-\w+)?|q\d(_\w+)?|iq\d(_\w+)?)$"
+)
+_FORMATS = {"fp8": WeightFormat.FP8, "nvfp4": WeightFormat.NVFP4, "gguf": WeightFormat.GGUF,
+            "bf16": WeightFormat.BF16}
+
+
+def _base_name(name: str) -> str:
+    """The last path component of a repo id or folder, lower case, without a ``.gguf``."""
+    last = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    return last.removesuffix(".gguf")
+
+
+def _strip_suffixes(name: str) -> str:
+    while True:
+        shorter = _SUFFIX.sub("", name)
+        if shorter == name:
+            return name
+        name = shorter
+
+
+def canonical_name(name: str) -> str:
+    """``name`` reduced for comparison: its last path component, lower case, without
+    quantization suffixes, with only letters and digits (``Hcompany/Holo-3.1-9B-FP8``,
+    ``holo3-1-9b`` and ``/models/holo3.1-9b/`` all become ``holo319b``)."""
+    return re.sub(r"[^a-z0-9]", "", _strip_suffixes(_base_name(name)))
+
+
+def _format_from_name(name: str) -> WeightFormat | None:
+    base = _base_name(name)
+    if name.strip().lower().endswith(".gguf"):
+        return WeightFormat.GGUF
+    for suffix, fmt in _FORMATS.items():
+        if re.search(rf"[-_.]{suffix}([-_.]|$)", base):
+            return fmt
+    return None
+
+
+def _index() -> dict[str, ModelProfile]:
+    found: dict[str, ModelProfile] = {}
+    for profile in PROFILES:
+        if profile in (LEGACY_PROFILE, GENERIC_PROFILE):
+            continue  # reached by key only
+        for name in profile.names():
+            if name:
+                found.setdefault(canonical_name(name), profile)
+    return found
+
+
+_BY_NAME = _index()
+
+
+def find_profile(served_id: str, root: str | None = None) -> ProfileMatch:
+    """The profile of the model a server serves, from ``/v1/models``: its ``root`` (the
+    weights: a repo id or a local folder) first, then the served ``id``.
+
+    Case, organisation prefixes, quantization suffixes (``-FP8``, ``-NVFP4``, ``-GGUF``...)
+    and local paths ending in the model's folder name are all tolerated. An unknown model
+    gets :data:`GENERIC_PROFILE` (H's documented contract, hub tool names) with a notice.
+    """
+    for source, name in ((MatchSource.ROOT, root), (MatchSource.SERVED_ID, served_id)):
+        if not name:
+            continue
+        profile = _BY_NAME.get(canonical_name(name))
+        if profile is not None:
+            return ProfileMatch(profile, source, name, weight_format=_format_from_name(name))
+    shown = served_id if not root or root == served_id else f"{served_id} ({root})"
+    return ProfileMatch(
+        GENERIC_PROFILE, MatchSource.NONE, "",
+        notice=(f"holodesk has no profile for {shown or 'an unnamed model'}: it talks to it with "
+                "H Company's documented agent contract (structured JSON steps, the hub's tool "
+                "names, reasoning on). Set the model profile if it is one of: "
+                + ", ".join(k for k in profile_keys() if k != GENERIC_PROFILE.key)),
+        weight_format=_format_from_name(root or served_id or ""),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- vLLM versions
+
+_VERSION = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+\-]?(?:rc|dev|post|a|b)[\w.+]*"
+                      r"|\+[\w.]+)?(?![\w.])")
+
+
+def parse_vllm_version(text: str) -> tuple[int, int, int] | None:
+    """The release of a vLLM version string: ``vllm --version`` output (possibly after log
+    lines: the last line with a version wins) or ``importlib.metadata.version("vllm")``.
+
+    ``0.17.1.dev12+g1234`` and ``0.20.0rc1`` read as their release numbers (0.17.1, 0.20.0):
+    holodesk checks ranges on releases. None when no version is found.
+    """
+    for line in reversed(text.strip().splitlines()):
+        match = _VERSION.search(line.strip())
+        if match:
+            major, minor, patch = match.group(1), match.group(2), match.group(3) or "0"
+            return int(major), int(minor), int(patch)
+    return None
