@@ -16,6 +16,7 @@ the rare case of serving for another client.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app import paths
-from model.problem import Fix, Remedy
+from model.problem import Fix, HolodeskError, Remedy
 from model.serving.launcher import (
     API_KEY_ENV,
     DEFAULT_PORT,
@@ -37,9 +38,12 @@ from model.serving.launcher import (
 
 if TYPE_CHECKING:
     from app.settings import Settings
+    from model.profiles import ModelProfile
     from model.serving.capacity import CapacityPlan, Gpu
     from model.serving.launcher import Progress, RunningServer, ServerExited, VLLMServer
     from model.tls import ServerCertificate
+
+_log = logging.getLogger(__name__)
 
 #: Where a server listens unless told otherwise: this machine only.
 DEFAULT_HOST = "127.0.0.1"
@@ -145,6 +149,7 @@ def serve_config(
     if any(arg.split("=", 1)[0] == "--max-num-seqs" for arg in extra_args):
         seqs = None
     return ServeConfig(
+        profile=serve_profile(settings),
         ssl_keyfile=files[0] if files else None,
         ssl_certfile=files[1] if files else None,
         model=settings.serve_model,
@@ -159,6 +164,23 @@ def serve_config(
     )
 
 
+class PlanUnknown(HolodeskError):
+    """The capacity plan needs figures of the model that nothing on this machine gives."""
+
+
+def serve_profile(settings: Settings) -> ModelProfile:
+    """The profile ``holodesk serve`` starts its model with: the ``model_profile`` setting,
+    else the one ``serve_model`` names (docs/models.md). A name no profile knows (a local
+    folder, a fine-tune) is served as Holotron-12B, holodesk's own model, as before profiles:
+    ``--profile`` says otherwise."""
+    from model.profiles import DEFAULT_PROFILE, find_profile, profile_by_key
+
+    if settings.model_profile:
+        return profile_by_key(settings.model_profile)
+    match = find_profile(settings.serve_model)
+    return DEFAULT_PROFILE if match.guessed else match.profile
+
+
 def planned_max_num_seqs(settings: Settings, gpu: Gpu | None = None) -> int | None:
     """``--max-num-seqs`` from the capacity plan: the sessions that fit the GPU's memory.
 
@@ -169,7 +191,11 @@ def planned_max_num_seqs(settings: Settings, gpu: Gpu | None = None) -> int | No
 
     if settings.serve_max_num_seqs is not None:
         return None
-    return max_num_seqs(capacity_plan(settings, gpu=gpu))
+    try:
+        return max_num_seqs(capacity_plan(settings, gpu=gpu))
+    except PlanUnknown as e:
+        _log.info("no capacity plan, vLLM's own --max-num-seqs: %s", e.message)
+        return None
 
 
 # --------------------------------------------------------------------------- capacity
@@ -208,23 +234,39 @@ def capacity_plan(
     is, unless ``context`` says otherwise, a long step of a run: three screenshots of the
     frames these settings send (16:9 at ``max_side``) and the text around them.
     """
+    from model.profiles import DEFAULT_PROFILE
     from model.serving.capacity import (
         ATTENTION_REFERENCE,
         DEFAULT_RESERVE_GIB,
         GIB,
         HOLOTRON,
         Workload,
+        dtypes_for_profile,
         load_architecture,
         make_plan,
+        profile_architecture,
     )
 
-    hybrid, hybrid_note = load_architecture(settings.serve_model, HOLOTRON, environ)
+    profile = serve_profile(settings)
+    if profile is DEFAULT_PROFILE:
+        hybrid, hybrid_note = load_architecture(settings.serve_model, HOLOTRON, environ)
+    else:
+        found, hybrid_note = profile_architecture(profile, settings.serve_model,
+                                                  environ=environ)
+        if found is None:
+            raise PlanUnknown(
+                f"The memory plan for {profile.display_name} cannot be made here: "
+                f"{hybrid_note}.",
+                Fix(f"Download the model ({settings.serve_model}) so its config.json is in the "
+                    "Hugging Face cache, or serve it with vLLM's own default (no "
+                    "--max-num-seqs)."))
+        hybrid, hybrid_note = found, hybrid_note
     attention, attention_note = load_architecture(ATTENTION_REFERENCE.repo, ATTENTION_REFERENCE,
                                                   environ)
     notes = tuple(n for n in (hybrid_note, attention_note) if n)
-    if hybrid.mamba is None:
-        notes += (f"{settings.serve_model} has no Mamba layers in its config.json: it is "
-                  "planned as an attention-only model",)
+    if not hybrid.hybrid:
+        notes += (f"{settings.serve_model} has no Mamba or linear-attention layers in its "
+                  "config.json: it is planned as an attention-only model",)
     side = settings.max_side
     workload = Workload(image_width=side, image_height=round(side * 9 / 16))
     reserve = DEFAULT_RESERVE_GIB if reserve_gib is None else reserve_gib
@@ -232,6 +274,7 @@ def capacity_plan(
         gpu=gpu if gpu is not None else plan_gpu(), utilization=settings.serve_gpu_memory,
         reserve_bytes=int(reserve * GIB), workload=workload, context=context,
         sessions=sessions, hybrid=hybrid, attention=attention, notes=notes,
+        dtypes=dtypes_for_profile(profile),
     )  # fmt: skip
 
 

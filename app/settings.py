@@ -240,6 +240,11 @@ class Settings(BaseModel):
         default=DEFAULT_SERVE_MODEL,
         description="what `holodesk serve` loads: a Hugging Face model name or a local folder",
     )
+    model_profile: str = Field(
+        default="",
+        description="the model's profile: its contract, tools, reasoning, sampling and serve "
+        "flags (docs/models.md; empty: found from the served model's name)",
+    )
     serve_port: int | None = Field(
         default=None,
         ge=1,
@@ -352,6 +357,19 @@ class Settings(BaseModel):
                 raise ValueError("must name a model (e.g. Hcompany/Holotron-12B) or a folder")
             return value.strip()
         return value
+
+    @field_validator("model_profile", mode="before")
+    @classmethod
+    def _check_model_profile(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip():
+            from model.profiles import UnknownProfile, profile_by_key, profile_keys
+
+            try:
+                return profile_by_key(value).key
+            except UnknownProfile:
+                raise ValueError(f"is not a model profile (one of: {', '.join(profile_keys())}; "
+                                 "or empty)") from None
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("serve_port", "serve_max_num_seqs", mode="before")
     @classmethod

@@ -234,14 +234,19 @@ def _bench(args: argparse.Namespace) -> int:
 def _prediction(report: BenchReport, settings: Settings, gpu_gib: float | None) -> str:
     """The capacity plan's sessions for the context this bench measured, and the knee of the
     measured curve: where more sessions stopped adding throughput."""
-    from app.serving import capacity_plan, plan_gpu
+    from app.serving import PlanUnknown, capacity_plan, plan_gpu
     from model.loadbench.bench import KNEE_GAIN, knee, mean_session_tokens
     from model.serving.capacity import GIB, GpuSource
 
     lines: list[str] = []
     tokens = mean_session_tokens(report)
+    plan = None
     if tokens is not None:
-        plan = capacity_plan(settings, gpu=plan_gpu(gpu_gib), context=tokens)
+        try:
+            plan = capacity_plan(settings, gpu=plan_gpu(gpu_gib), context=tokens)
+        except PlanUnknown as e:
+            lines.append(f"plan: {e.message}")
+    if plan is not None:
         gpu = plan.gpu
         where = {GpuSource.NVIDIA_SMI: "nvidia-smi on this machine",
                  GpuSource.OPTION: "--gpu-memory-gb",

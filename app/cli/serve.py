@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 # Settings the options override: option dest -> settings key.
 _OPTIONS = {
     "model": "serve_model",
+    "profile": "model_profile",
     "port": "serve_port",
     "gpu_memory": "serve_gpu_memory",
     "max_model_len": "serve_max_model_len",
@@ -77,6 +78,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--model", help="Hugging Face model name or local folder "
                    "(default: Hcompany/Holotron-12B)")
+    p.add_argument("--profile", metavar="KEY",
+                   help="the model's profile, which decides vLLM's flags (docs/models.md; "
+                   "default: found from --model)")
     p.add_argument("--port", type=int, help="port (default: the endpoint's, else 8000)")
     p.add_argument("--host", default=DEFAULT_HOST,
                    help="address to listen on (default 127.0.0.1: this machine only)")
@@ -409,7 +413,7 @@ def _plan_problem(args: argparse.Namespace) -> Problem | None:
 def _plan(args: argparse.Namespace) -> int:
     import json
 
-    from app.serving import capacity_plan, plan_gpu
+    from app.serving import PlanUnknown, capacity_plan, plan_gpu
 
     bad = _plan_problem(args)
     if bad is not None:
@@ -421,6 +425,8 @@ def _plan(args: argparse.Namespace) -> int:
     except ValueError as e:
         return fail(Problem(str(e), Fix("see `holodesk serve --help` for --plan's options")),
                     EXIT_USAGE)
+    except PlanUnknown as e:
+        return fail(e, EXIT_RUN_FAILED)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))
     else:

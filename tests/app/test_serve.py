@@ -761,3 +761,31 @@ def test_vllm_dies_with_a_killed_guard(
         wait_for(lambda: port_free(port), 30, "the port to be free")
     finally:
         server.stop()
+
+
+def test_serve_takes_the_profile_from_the_model_or_the_option(tmp_path: Path) -> None:
+    """docs/models.md: each model is served with its own flags; a name no profile knows is
+    served as Holotron-12B, as before profiles; the profile may be named."""
+    from model.profiles import DEFAULT_PROFILE, HOLO31_9B
+
+    holo = serve_config(Settings(serve_model="Hcompany/Holo-3.1-9B"))
+    assert holo.profile is HOLO31_9B
+    assert "--reasoning-parser" in build_command(holo)
+    local = serve_config(Settings(serve_model="/models/my-fine-tune"))
+    assert local.profile is DEFAULT_PROFILE
+    named = serve_config(Settings(serve_model="/models/my-fine-tune", model_profile="Holo3.1-9B"))
+    assert named.profile is HOLO31_9B
+    with pytest.raises(ValueError, match="is not a model profile"):
+        Settings(model_profile="holo99")
+
+
+def test_the_plan_of_a_model_with_unknown_figures_says_why_and_serving_goes_on() -> None:
+    """Holo4's layer figures are not published (docs/models.md): without its config.json the
+    plan says so, and serving leaves --max-num-seqs to vLLM."""
+    from app.serving import PlanUnknown, capacity_plan, planned_max_num_seqs
+    from model.serving.capacity import DEFAULT_GPU
+
+    settings = Settings(serve_model="Hcompany/Holo4-27B")
+    with pytest.raises(PlanUnknown, match="config.json"):
+        capacity_plan(settings, gpu=DEFAULT_GPU, environ={"HF_HUB_CACHE": "/nonexistent"})
+    assert planned_max_num_seqs(settings, gpu=DEFAULT_GPU) is None
