@@ -121,9 +121,8 @@ class LegacyStep(BaseModel):
 
     def to_step(self) -> Step:
         """The step in holodesk's action model."""
-        action: Action = self.action
-        if isinstance(action, _LegacyHotkey):
-            action = Hotkey(keys=action.keys)
+        said = self.action
+        action: Action = Hotkey(keys=said.keys) if isinstance(said, _LegacyHotkey) else said
         return Step(note=self.note, thought=self.thought, action=action)
 
 

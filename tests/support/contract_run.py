@@ -58,3 +58,25 @@ def turns() -> list[Turn]:
 def answer_step() -> dict[str, Any]:
     """What the stand-in answers in today's dialect."""
     return {"note": "", "thought": "done", "action": {"action": "answer", "text": "ok"}}
+
+
+def sent_bytes(messages: list[dict[str, Any]], answer: Any, codec: Any = None,
+               **fake: Any) -> tuple[bytes, Any]:
+    """The bytes of the one chat request the client sends for ``messages`` (with ``codec``,
+    None for the client's default) to a stand-in answering ``answer``, and the step decoded."""
+    from model.client import ClientConfig, HolotronClient
+    from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
+
+    class Recording(FakeVLLM):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.raw: list[bytes] = []
+
+        def _chat(self, h: Any, raw: bytes) -> None:
+            self.raw.append(raw)
+            super()._chat(h, raw)  # type: ignore[misc]
+
+    with Recording(ScriptedPolicy([answer]), **fake) as server, \
+            HolotronClient(ClientConfig(base_url=server.base_url), codec) as client:
+        reply = client.next_step(messages)
+    return server.raw[0], reply.step
