@@ -34,8 +34,11 @@ import openai
 from openai import Stream
 from openai._base_client import make_request_options
 from openai.types.chat import ChatCompletion
-from pydantic import ValidationError
 
+from model.contracts.base import Codec
+from model.contracts.legacy import LegacyCodec, joined
+from model.contracts.legacy import clean_answer as clean_answer  # re-exported
+from model.contracts.legacy import parse_step as parse_step  # re-exported
 from model.endpoint import DEFAULT_BASE_URL, normalize_base_url, root_url_of
 from model.errors import (
     AnswerTooLong,
@@ -59,7 +62,6 @@ from model.plain_http import PlainHttpRefused, needs_consent
 from model.request_body import chat_body
 from model.schema import Step
 from model.stream_chunk import read_chunk
-from model.structured import inline_refs
 from model.tls import CertificateMismatch, pinned_context
 
 logger = logging.getLogger(__name__)
@@ -149,57 +151,6 @@ class StepReply:
 
 
 # --------------------------------------------------------------------------- pure helpers
-
-
-_THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
-
-
-def clean_answer(raw: str) -> str:
-    """The JSON part of an answer: without a leading ``<think>…</think>`` or a code fence."""
-    text = _THINK_BLOCK.sub("", raw, count=1)
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    return text.strip()
-
-
-def parse_step(raw: str, finish_reason: str | None = None, max_tokens: int | None = None) -> Step:
-    """Validate an answer as a step, or raise ``ValueError`` with the problem in a few words."""
-    text = clean_answer(raw)
-    if text.lstrip().startswith("<think>"):
-        raise ValueError("the answer stopped inside its <think> block")
-    try:
-        return Step.model_validate_json(text)
-    except ValidationError as exc:
-        problem = _summarize(exc)
-        if finish_reason == "length":
-            limit = f" of {max_tokens} tokens" if max_tokens else ""
-            problem = f"the answer was cut off at the length limit{limit}; {problem}"
-        raise ValueError(problem) from exc
-
-
-def _summarize(exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    if errors and errors[0]["type"] == "json_invalid":
-        return f"not valid JSON ({errors[0]['msg']})"
-    parts = []
-    for error in errors[:3]:
-        where = ".".join(str(p) for p in error["loc"]) or "step"
-        parts.append(f"{where}: {error['msg']}")
-    more = f" and {len(errors) - 3} more" if len(errors) > 3 else ""
-    return "; ".join(parts) + more
-
-
-def _joined(reasoning: str, content: str) -> str:
-    """One answer text from a reasoning parser's two streams, as a model without one writes
-    it: the thinking in a leading ``<think>`` block (left open while it goes on), then the
-    JSON. Everything downstream (the live view, the log, :func:`parse_step`) reads this form."""
-    if not reasoning:
-        return content
-    if not content:
-        return f"<think>{reasoning}"
-    return f"<think>{reasoning}</think>\n{content}"
 
 
 # --------------------------------------------------------------------------- cancellable sockets
@@ -311,7 +262,9 @@ class _Text:
 
 @dataclass(frozen=True)
 class _Done:
-    text: str
+    text: str  # reasoning and content joined (model.contracts.legacy.joined)
+    reasoning: str
+    content: str
     finish_reason: str | None
     prompt_tokens: int | None
     completion_tokens: int | None
@@ -353,8 +306,12 @@ class _Flight:
 class HolotronClient:
     """Talks to Holotron on a vLLM server (see the module doc)."""
 
-    def __init__(self, config: ClientConfig) -> None:
+    def __init__(self, config: ClientConfig, codec: Codec | None = None) -> None:
         self.config = config
+        #: The contract spoken (model/contracts/); by default holodesk's own dialect, sampled
+        #: as ``config`` says.
+        self.codec: Codec = codec if codec is not None else LegacyCodec(
+            config.temperature, config.retry_temperature, config.max_tokens)
         self.base_url = normalize_base_url(config.base_url)
         self.root_url = root_url_of(self.base_url)
         if not config.plain_http_ok and needs_consent(self.base_url):
@@ -520,12 +477,15 @@ class HolotronClient:
     def next_step(
         self,
         messages: list[dict[str, Any]],
-        schema: Mapping[str, Any],
+        schema: Mapping[str, Any] | None = None,
         on_text: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> StepReply:
         """Ask for the next step and return it validated.
 
+        ``messages`` are the codec's (:attr:`codec`, ``messages``); ``schema`` the structured
+        output to send, None for the codec's own (an H codec also copies it into the system
+        prompt, so give it None).
         ``on_text`` receives the whole answer so far each time more arrives (it restarts from
         empty on a retry); it runs in the calling thread. ``should_stop`` is the caller's stop
         flag: checked once the request is registered, it closes the gap where a stop (whose
@@ -542,29 +502,25 @@ class HolotronClient:
             flight.cancel()
         try:
             model = self.resolve_model()
-            # Some vLLM grammar backends do not resolve $ref: send a self-contained schema
-            # (an already inlined one, like model.structured's, comes out the same).
-            sent_schema = inline_refs(dict(schema))
-            temperature = self.config.temperature
+            codec = self.codec
             raws: list[str] = []
             problem = ""
             for attempt in range(1, self.config.max_retries + 2):
                 if flight.cancelled.is_set():
                     raise Cancelled()
-                done = self._attempt_with_retries(
-                    flight, model, messages, sent_schema, temperature, on_text
-                )
+                body = codec.body(model, messages, schema=schema, retry=attempt > 1)
+                done = self._attempt_with_retries(flight, body, on_text)
                 raws.append(done.text)
                 try:
-                    step = parse_step(done.text, done.finish_reason, self.config.max_tokens)
-                except ValueError as exc:
+                    step = codec.decode(done.content, reasoning=done.reasoning,
+                                        finish_reason=done.finish_reason)
+                except InvalidOutput as exc:
                     full = self._window_full(done)
                     if full is not None:
                         raise full from exc
-                    problem = str(exc)
+                    problem = exc.reason
                     logger.warning("answer %d is not a valid step: %s", attempt, problem)
                     logger.debug("rejected answer: %.500s", done.text)
-                    temperature = self.config.retry_temperature
                     continue
                 reply = StepReply(
                     step=step,
@@ -614,12 +570,12 @@ class HolotronClient:
         """
         if done.finish_reason != "length" or done.completion_tokens is None:
             return None
-        if done.completion_tokens >= self.config.max_tokens:
+        if done.completion_tokens >= self.codec.max_tokens:
             return None
         logger.warning(
             "the answer stopped after %d of %d tokens: the context window is full",
             done.completion_tokens,
-            self.config.max_tokens,
+            self.codec.max_tokens,
         )
         window = self._window
         if window is None and done.prompt_tokens is not None:
@@ -631,15 +587,12 @@ class HolotronClient:
     def _attempt_with_retries(
         self,
         flight: _Flight,
-        model: str,
-        messages: list[dict[str, Any]],
-        schema: dict[str, Any],
-        temperature: float,
+        body: dict[str, Any],
         on_text: Callable[[str], None] | None,
     ) -> _Done:
         for transport_try in range(_TRANSPORT_RETRIES + 1):
             try:
-                return self._attempt(flight, model, messages, schema, temperature, on_text)
+                return self._attempt(flight, body, on_text)
             except (ServerUnreachable, ServerError) as exc:
                 if transport_try == _TRANSPORT_RETRIES:
                     raise
@@ -651,10 +604,7 @@ class HolotronClient:
     def _attempt(
         self,
         flight: _Flight,
-        model: str,
-        messages: list[dict[str, Any]],
-        schema: dict[str, Any],
-        temperature: float,
+        body: dict[str, Any],
         on_text: Callable[[str], None] | None,
     ) -> _Done:
         events: queue.SimpleQueue[_Event] = queue.SimpleQueue()
@@ -664,7 +614,7 @@ class HolotronClient:
         stop = threading.Event()
         worker = threading.Thread(
             target=self._stream,
-            args=(events, stop, model, messages, schema, temperature),
+            args=(events, stop, body),
             name="holotron-request",
             daemon=True,
         )
@@ -710,10 +660,7 @@ class HolotronClient:
         self,
         events: queue.SimpleQueue[_Event],
         stop: threading.Event,
-        model: str,
-        messages: list[dict[str, Any]],
-        schema: dict[str, Any],
-        temperature: float,
+        body: dict[str, Any],
     ) -> None:
         """Worker thread: one streamed request, reported as events. Never raises."""
         sent = time.monotonic()
@@ -727,7 +674,7 @@ class HolotronClient:
         size = 0  # bytes of answer so far
         limit = self.config.max_answer_bytes
         try:
-            stream = self._create_stream(model, messages, schema, temperature)
+            stream = self._create_stream(body)
             with stream:
                 for data in stream:
                     if stop.is_set():
@@ -748,43 +695,33 @@ class HolotronClient:
                             if size > limit:
                                 # Leaving the ``with`` closes the response: the connection
                                 # drops and vLLM stops generating.
-                                cut = _joined(reasoning, content).encode()[:limit]
+                                cut = joined(reasoning, content).encode()[:limit]
                                 raw = cut.decode(errors="ignore")
                                 events.put(_Failed(AnswerTooLong(raw, limit)))
                                 return
-                            events.put(_Text(_joined(reasoning, content)))
+                            events.put(_Text(joined(reasoning, content)))
                         if delta.finish is not None:
                             finish = delta.finish
-            text = _joined(reasoning, content)
-            events.put(_Done(text, finish, prompt_tokens, completion_tokens, cached, first))
+            text = joined(reasoning, content)
+            events.put(_Done(text, reasoning, content, finish, prompt_tokens, completion_tokens,
+                             cached, first))
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
                 events.put(_Failed(exc))
 
-    def _create_stream(self, model: str, messages: list[dict[str, Any]],
-                       schema: dict[str, Any], temperature: float) -> Stream[object]:
-        """What ``chat.completions.create(stream=True, ...)`` does with these arguments, less
-        its walk of the parameters.
+    def _create_stream(self, body: dict[str, Any]) -> Stream[object]:
+        """What ``chat.completions.create(stream=True, ...)`` does with ``body`` (the codec's,
+        model/contracts/), less its walk of the parameters.
 
         ``create`` first runs every message through the SDK's parameter transform, which for
         plain dicts changes nothing but walks every part of every turn: 7 ms of CPU per step
-        at step 20, 60 ms at step 200 (the prompt keeps every turn's text). The body here is
-        the dict ``create`` builds (same keys, same order, ``extra_body`` merged last), encoded
+        at step 20, 60 ms at step 200 (the prompt keeps every turn's text). The body is the
+        dict ``create`` builds (same keys, same order, ``extra_body`` merged last), encoded
         as the SDK encodes it but with the screenshots spliced in (model/request_body.py), so
         the same bytes (tests/model/test_client_body.py compares them), handed to the same
         client's ``post`` with the options ``create`` passes: the same headers, API key,
         timeout, TLS, streaming and status errors.
         """
-        body: dict[str, Any] = {
-            "model": model,
-            "stream": True,
-            "messages": messages,
-            "max_tokens": self.config.max_tokens,
-            "stream_options": {"include_usage": True},
-            "temperature": temperature,
-            # Where ``create`` merges its ``extra_body``: last.
-            "structured_outputs": {"json": schema},
-        }
         return self._sdk.post(
             "/chat/completions",
             # Bytes: the SDK sends them as they are (model/request_body.py).

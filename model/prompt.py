@@ -31,7 +31,7 @@ import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from model.coords import Convention, Point
 from model.schema import (
@@ -41,33 +41,49 @@ from model.schema import (
     Click,
     DoubleClick,
     Drag,
+    DragTo,
+    HoldAndTap,
     Hotkey,
+    KeyDown,
+    KeyUp,
     Move,
     Scroll,
     Step,
     Type,
+    UpdatePlan,
     Wait,
 )
 from model.structured import step_json, step_output_schema_json
 
 __all__ = [
     "OUTCOME_DONE",
+    "OUTCOME_EDITED",
+    "OUTCOME_REFUSED",
     "OUTCOME_SKIPPED",
     "SECRET_KEYS",
     "SECRET_WORDS",
     "PromptConfig",
     "Turn",
     "build_messages",
+    "check_turns",
+    "data_url",
     "describe_action",
     "failed_outcome",
     "hidden_key_step",
     "hidden_keys",
+    "legacy_messages",
+    "refused_outcome",
     "secret_placeholder",
+    "sent_step",
     "system_prompt",
 ]
 
 OUTCOME_DONE = "done"
 OUTCOME_SKIPPED = "skipped by the person"
+#: The person changed the action before it ran; what ran is the turn's step.
+OUTCOME_EDITED = "done as edited by the person"
+#: How the outcome of a step the safety policy refused begins (:func:`refused_outcome`).
+OUTCOME_REFUSED = "refused by the safety policy"
 
 # English names, not strftime("%A"): that follows the C locale, which Qt sets from the desktop.
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -81,6 +97,11 @@ def failed_outcome(reason: str) -> str:
     return f"failed: {reason}"
 
 
+def refused_outcome(why: str) -> str:
+    """The outcome text of a step the safety policy refused, saying why."""
+    return f"{OUTCOME_REFUSED}: {why}"
+
+
 @dataclass(frozen=True)
 class Turn:
     """One step of the run as the prompt shows it.
@@ -91,7 +112,9 @@ class Turn:
     (:data:`OUTCOME_DONE`, :data:`OUTCOME_SKIPPED`, :func:`failed_outcome`, or free text such
     as the person's reply to a question), None while unknown. ``secret`` says the step typed
     a secret (the safety policy's verdict): its text is never sent back to the model, only
-    :func:`secret_placeholder` in its place, as the action log masks it.
+    :func:`secret_placeholder` in its place, as the action log masks it. ``proposed`` is the
+    model's own step when the person edited it (``step`` then holds what ran): the H contracts
+    send the model its own answer back and say what the edit was (docs/contract.md).
     """
 
     step_no: int
@@ -100,6 +123,7 @@ class Turn:
     step: Step | None = None
     outcome: str | None = None
     secret: bool = False
+    proposed: Step | None = None
 
 
 def secret_placeholder(text: str) -> str:
@@ -131,7 +155,7 @@ def hidden_key_step(step: Step) -> Step:
                                    "note": SECRET_WORDS if step.note else step.note})
 
 
-def _sent_step(turn: Turn) -> Step | None:
+def sent_step(turn: Turn) -> Step | None:
     """The turn's step as the model sees it again: a secret's text replaced by its length.
 
     The model knew the text when it wrote it; sending it back at every later step would put
@@ -146,6 +170,9 @@ def _sent_step(turn: Turn) -> Step | None:
         return step
     hidden = step.action.model_copy(update={"text": secret_placeholder(step.action.text)})
     return step.model_copy(update={"action": hidden})
+
+
+_sent_step = sent_step  # the name it had
 
 
 @dataclass(frozen=True)
@@ -279,6 +306,12 @@ def _image(turn: Turn) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": _data_url(turn.image, turn.mime)}}
 
 
+def data_url(image: bytes, mime: str) -> str:
+    """The screenshot as a data URL, the same string object each time it is sent again (see
+    model/request_body.py): every contract sends its screenshots through this."""
+    return _data_url(image, mime)
+
+
 @functools.lru_cache(maxsize=4)  # a request's three and the next step's new one
 def _data_url(image: bytes, mime: str) -> str:
     # A screenshot goes out in up to three requests: encoded once, and the same string each
@@ -313,7 +346,7 @@ def _history_text(turns: Sequence[Turn], current: Turn) -> str:
     actions = [
         f"- step {t.step_no}: {describe_action(step.action)} ({_outcome_text(t.outcome)})"
         for t in turns
-        if (step := _sent_step(t)) is not None
+        if (step := sent_step(t)) is not None
     ]
     lines = [
         "Notes so far:",
@@ -325,14 +358,36 @@ def _history_text(turns: Sequence[Turn], current: Turn) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> list[dict[str, Any]]:
+def build_messages(
+    task: str, turns: Sequence[Turn], config: PromptConfig, codec: MessageCodec | None = None
+) -> list[dict[str, Any]]:
     """The chat messages for the current step, in the OpenAI format vLLM accepts.
 
     ``turns`` are the steps of the run in order; the last one is the current screenshot (its
     ``step`` is None), every earlier one carries the step the model answered. Only the newest
     ``config.max_images`` screenshots are sent; older ones become a one-line placeholder, so
     their ``image`` may be empty (a long run frees them); a sent one may not.
+
+    ``codec`` is the contract that lays them out (model/contracts/, docs/contract.md); None is
+    holodesk's own dialect, laid out as the module doc says.
     """
+    if codec is not None:
+        return codec.messages(task, turns, config)
+    return legacy_messages(task, turns, config)
+
+
+class MessageCodec(Protocol):
+    """What :func:`build_messages` needs of a contract (model.contracts.Codec has more)."""
+
+    def messages(
+        self, task: str, turns: Sequence[Turn], config: PromptConfig
+    ) -> list[dict[str, Any]]: ...
+
+
+def check_turns(turns: Sequence[Turn], max_images: int) -> None:
+    """Raise ValueError unless ``turns`` is a run's history as every contract needs it: past
+    turns with their steps, the current one last without, numbers increasing, and an image
+    for every screenshot still sent."""
     if not turns:
         raise ValueError("build_messages needs at least the current turn")
     *past, current = turns
@@ -341,7 +396,7 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
     for turn in past:
         if turn.step is None:
             raise ValueError(f"past turn {turn.step_no} has no step; only the last may lack one")
-    first_shown = len(turns) - config.max_images
+    first_shown = len(turns) - max_images
     for turn in turns[max(0, first_shown):]:
         if not turn.image:
             # A caller dropping old screenshots to save memory dropped one still sent.
@@ -350,6 +405,14 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
     if any(b <= a for a, b in itertools.pairwise(numbers)):
         raise ValueError(f"turn step numbers must increase: {numbers}")
 
+
+def legacy_messages(
+    task: str, turns: Sequence[Turn], config: PromptConfig
+) -> list[dict[str, Any]]:
+    """holodesk's own dialect (see the module doc and :func:`build_messages`)."""
+    check_turns(turns, config.max_images)
+    *past, current = turns
+    first_shown = len(turns) - config.max_images
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(config)},
         {"role": "user", "content": [_text(f"Task: {task.strip()}")]},
@@ -362,7 +425,7 @@ def build_messages(task: str, turns: Sequence[Turn], config: PromptConfig) -> li
         if turn is current:
             content.append(_text(_history_text(past, current)))
         messages.append({"role": "user", "content": content})
-        sent = _sent_step(turn)
+        sent = sent_step(turn)
         if sent is not None:
             messages.append({"role": "assistant", "content": step_json(sent)})
         previous = turn
@@ -409,7 +472,20 @@ def describe_action(
         text = f"clear the field and type {shown}" if action.clear_first else f"type {shown}"
         return text + (" then Enter" if action.press_enter else "")
     if isinstance(action, Hotkey):
-        return "press " + ("[hidden keys]" if secret else "+".join(action.keys))
+        times = f" {action.repeat} times" if action.repeat > 1 else ""
+        return "press " + ("[hidden keys]" if secret else "+".join(action.keys)) + times
+    if isinstance(action, DragTo):
+        return f"drag from the pointer to {_quote(action.element)}{_at(point)}"
+    if isinstance(action, HoldAndTap):
+        tapped = "[hidden keys]" if secret else ", ".join(action.tap)
+        return f"hold {'+'.join(action.hold)} and tap {tapped}"
+    if isinstance(action, KeyDown):
+        return f"hold down {'[hidden key]' if secret else action.key}"
+    if isinstance(action, KeyUp):
+        return f"release {'[hidden key]' if secret else action.key}"
+    if isinstance(action, UpdatePlan):
+        done = sum(goal.status == "done" for goal in action.goals)
+        return f"update the plan ({done} of {len(action.goals)} goals done)"
     if isinstance(action, Wait):
         return f"wait {action.seconds:g} s"
     if isinstance(action, AskUser):

@@ -100,8 +100,9 @@ class DragTo(_Pointed):
 class Hotkey(_Action):
     action: Literal["hotkey"] = "hotkey"
     keys: list[str] = Field(min_length=1, max_length=5)
-    #: How many times the chord is pressed (H's ``repeat_count``); 1 in every older log.
-    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+    #: How many times the chord is pressed (H's ``repeat_count``); 1 in every older log. Left
+    #: out of the JSON when 1, so a plain chord is written (log, history) as it always was.
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT, exclude_if=lambda count: count == 1)
 
 
 class HoldAndTap(_Action):
@@ -132,7 +133,8 @@ class Goal(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     title: str
-    status: Literal["pending", "in_progress", "done"] = "pending"
+    #: ``failed``: a goal given up (holo-nano's plan has it; docs/contract.md).
+    status: Literal["pending", "in_progress", "done", "failed"] = "pending"
 
 
 class UpdatePlan(_Action):

@@ -17,7 +17,9 @@ the definition and drops ``$defs``.
   ignore them, and the schema is also printed in the system prompt, where they are noise.
 
 The result accepts exactly what :class:`model.schema.Step` accepts for well-typed JSON (see
-tests/model/test_schema.py).
+tests/model/test_schema.py), restricted to the actions of holodesk's own dialect
+(:class:`LegacyStep`): the actions added for H's vocabularies (docs/contract.md) are spoken
+only by the H codecs (model/contracts/), so the schema this dialect sends does not grow.
 """
 
 from __future__ import annotations
@@ -25,11 +27,29 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from model.schema import Step, step_json_schema
+from pydantic import BaseModel, ConfigDict, Field
+
+from model.schema import (
+    Action,
+    Answer,
+    AskUser,
+    Click,
+    DoubleClick,
+    Drag,
+    Hotkey,
+    Move,
+    Scroll,
+    Step,
+    Type,
+    Wait,
+    _Action,
+)
 
 __all__ = [
+    "LEGACY_ACTIONS",
+    "LegacyStep",
     "RecursiveSchemaError",
     "inline_refs",
     "step_json",
@@ -72,6 +92,45 @@ _ANNOTATIONS = frozenset(
         "$comment",
     }
 )
+
+
+class _LegacyHotkey(_Action):
+    # The chord as holodesk's own dialect has it: no repeat count.
+    action: Literal["hotkey"] = "hotkey"
+    keys: list[str] = Field(min_length=1, max_length=5)
+
+
+#: The actions holodesk's own dialect speaks (the legacy contract).
+LEGACY_ACTIONS = (Click, DoubleClick, Move, Drag, Scroll, Type, Hotkey, Wait, AskUser, Answer)
+
+_LegacyAction = Annotated[
+    Click | DoubleClick | Move | Drag | Scroll | Type | _LegacyHotkey | Wait | AskUser | Answer,
+    Field(discriminator="action"),
+]
+
+
+class LegacyStep(BaseModel):
+    """One answer of the model: what to remember, why, and what to do next."""
+
+    # The docstring above is Step's: it is the schema's description, sent to the model.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    note: str = Field(default="", description="Facts worth remembering, or empty")
+    thought: str = Field(description="Short reasoning about the next step")
+    action: _LegacyAction
+
+    def to_step(self) -> Step:
+        """The step in holodesk's action model."""
+        said = self.action
+        action: Action = Hotkey(keys=said.keys) if isinstance(said, _LegacyHotkey) else said
+        return Step(note=self.note, thought=self.thought, action=action)
+
+
+def is_legacy(action: Action) -> bool:
+    """Whether holodesk's own dialect can say ``action`` (a chord pressed once, no newer kind)."""
+    if isinstance(action, Hotkey):
+        return action.repeat == 1
+    return isinstance(action, LEGACY_ACTIONS)
 
 
 class RecursiveSchemaError(ValueError):
@@ -164,7 +223,7 @@ def _bool_schema(value: bool) -> dict[str, Any]:
 
 @functools.cache
 def _build_step_output_schema() -> dict[str, Any]:
-    schema: dict[str, Any] = _strip_titles(inline_refs(step_json_schema()))
+    schema: dict[str, Any] = _strip_titles(inline_refs(LegacyStep.model_json_schema()))
     action = schema["properties"]["action"]
     variants = action.pop("oneOf")
     action.pop("discriminator", None)
@@ -218,10 +277,13 @@ def step_json(step: Step) -> str:
     """A parsed step as compact JSON, keys in the order of :func:`step_output_schema`.
 
     This is what we push back as the assistant turn: the same shape the grammar makes the
-    model write (action tag first), never the raw text the model produced. Whole numbers are
+    model write (action tag first), never the raw text the model produced; a step this dialect
+    cannot say (:func:`is_legacy`) is a ValueError. Whole numbers are
     written without ".0" (pydantic stores coordinates as floats), so a norm1000 history shows
     the integers the model is asked for.
     """
+    if not is_legacy(step.action):
+        raise ValueError(f"holodesk's own dialect has no {step.action.action!r} action")
     data = step.dump()
     action = {k: _plain_number(v) for k, v in data["action"].items()}
     tag_first = {"action": action["action"], **{k: v for k, v in action.items() if k != "action"}}

@@ -103,6 +103,7 @@ from tests.support.fake_policies import (
     screenshot,
     to_convention,
 )
+from tests.support.fake_vllm_contract import H_STRUCTURED, h_structured_problem
 from tests.support.fake_vllm_grammar import (
     Constraint,
     ConstraintError,
@@ -300,8 +301,11 @@ class FakeVLLM:
         legacy: bool = False,
         context_wording: ContextWording = ContextWording.PROMPT_CONTAINS,
         ssl_context: ssl.SSLContext | None = None,
+        contract: str | None = None,
     ) -> None:
         self.policy = policy
+        #: ``"h_structured"``: requests are held to H's contract (fake_vllm_contract.py).
+        self.contract = contract
         #: A server-side context: the stand-in then speaks https (vLLM's --ssl-certfile).
         self.ssl_context = ssl_context
         self.served_model_name = served_model_name
@@ -594,6 +598,10 @@ class FakeVLLM:
             if not self.legacy:
                 message += f" Valid aliases: {self.served_model_name}."
             raise _BadRequest(404, message, "NotFoundError", "model")
+        if self.contract == H_STRUCTURED:
+            problem = h_structured_problem(body)
+            if problem is not None:
+                raise _BadRequest(400, f"H contract: {problem}", "BadRequestError")
         if request.stream is False and "stream_options" in body:
             raise _BadRequest(
                 400,
