@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from model.contracts.base import CodecConfig, ContractKind, Vocabulary
 from model.problem import Fix, HolodeskError
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
     "LEGACY_PROFILE",
     "PROFILES",
     "CacheShape",
-    "Contract",
+    "ContractKind",
     "MatchSource",
     "ModelProfile",
     "ProfileMatch",
@@ -58,29 +59,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- vocabulary
-
-
-class Contract(Enum):
-    """How a step is asked for and answered."""
-
-    H_STRUCTURED = "h_structured"
-    """H's agent loop: one JSON object per step (note, thought, tool_call) constrained by
-    ``structured_outputs`` and repeated in an ``<output_format>`` block of the system prompt."""
-    H_NATIVE_TOOLS = "h_native_tools"
-    """H's native function calling: ``tools``, ``tool_choice: "required"``, tool-role results."""
-    LEGACY = "legacy"
-    """holodesk's own format before profiles (``{"note", "thought", "action"}``), kept for A/B."""
-
-
-class Vocabulary(Enum):
-    """The tool names and arguments the model was trained on."""
-
-    HUB = "hub"
-    """H's hub: ``click{element,x,y}``, ``write{content,press_enter}``, ``answer{content}``..."""
-    HOLO_NANO = "holo_nano"
-    """The holo-nano loop: ``click_desktop``, ``write_desktop``, ``hotkey_desktop``..."""
-    HOLODESK = "holodesk"
-    """holodesk's own actions (``type{text}``, ``answer{text}``...): the legacy contract only."""
 
 
 class StateKind(Enum):
@@ -284,7 +262,7 @@ class ModelProfile:
     key: str
     display_name: str
     hf_id: str
-    contract: Contract
+    contract: ContractKind
     vocabulary: Vocabulary
     reasoning: Reasoning
     sampling: Sampling
@@ -307,6 +285,22 @@ class ModelProfile:
     def native_tools(self) -> bool:
         """Whether the model can answer with native tool calls (and vLLM needs a tool parser)."""
         return self.reasoning.native_tools
+
+    def codec_config(self) -> CodecConfig:
+        """How the model is asked at each step (its contract's codec, model/contracts)."""
+        reasoning, sampling = self.reasoning, self.sampling
+        return CodecConfig(
+            contract=self.contract,
+            vocabulary=self.vocabulary,
+            thinking=reasoning.agent_thinking,
+            thinking_switch=reasoning.switch_kwarg,
+            reasoning_effort=reasoning.effort,
+            system_switch=reasoning.system_switch,
+            temperature=sampling.temperature,
+            retry_temperature=sampling.retry_temperature,
+            top_p=sampling.top_p,
+            max_tokens=sampling.max_tokens,
+        )
 
     def weights_for(self, fmt: WeightFormat | None = None) -> Weights:
         """The checkpoint of ``fmt`` (default: the first, the reference checkpoint)."""
@@ -404,7 +398,7 @@ HOLOTRON_12B = ModelProfile(
     hf_id="Hcompany/Holotron-12B",
     # The lead's decision (issue 22): H's structured contract in the Holotron line's
     # holo-nano vocabulary. Its card documents no contract: docs/models.md.
-    contract=Contract.H_STRUCTURED,
+    contract=ContractKind.H_STRUCTURED,
     vocabulary=Vocabulary.HOLO_NANO,
     # No reasoning parser is documented for Holotron-12B, so thinking stays off in agent mode
     # (it would land in content); the base model reads /think and /no_think in the system.
@@ -423,7 +417,7 @@ LEGACY_PROFILE = ModelProfile(
     key="legacy",
     display_name="Holotron-12B (legacy holodesk contract)",
     hf_id="Hcompany/Holotron-12B",
-    contract=Contract.LEGACY,
+    contract=ContractKind.LEGACY,
     vocabulary=Vocabulary.HOLODESK,
     # Today's contract: /no_think in the system prompt, no kwargs, no parser.
     reasoning=Reasoning(switch_kwarg=None, effort=None, parser=None, tool_parser=None,
@@ -450,7 +444,7 @@ def _holo31(size: str, weights: tuple[Weights, ...], cache: CacheShape) -> Model
         key=key,
         display_name=f"Holo3.1-{size}",
         hf_id=f"Hcompany/Holo-3.1-{size}",
-        contract=Contract.H_STRUCTURED,
+        contract=ContractKind.H_STRUCTURED,
         vocabulary=Vocabulary.HUB,
         reasoning=_QWEN_REASONING,
         sampling=_HUB_SAMPLING,
@@ -492,7 +486,7 @@ def _holo4(size: str, params: float) -> ModelProfile:
         key=f"holo4-{size.lower()}",
         display_name=f"Holo4-{size}",
         hf_id=repo,
-        contract=Contract.H_STRUCTURED,
+        contract=ContractKind.H_STRUCTURED,
         vocabulary=Vocabulary.HUB,
         reasoning=_QWEN_REASONING,
         sampling=_HUB_SAMPLING,
@@ -520,7 +514,7 @@ HOLOTRON4_30B = ModelProfile(
     key="holotron4-30b-a3b",
     display_name="Holotron4-30B-A3B",
     hf_id="Hcompany/Holotron4-30B-A3B",
-    contract=Contract.H_STRUCTURED,
+    contract=ContractKind.H_STRUCTURED,
     vocabulary=Vocabulary.HOLO_NANO,
     # The Nemotron 3 Nano family: enable_thinking in the template, vLLM's nemotron_v3 parser.
     reasoning=Reasoning(switch_kwarg=_ENABLE_THINKING, effort=None, parser="nemotron_v3",
@@ -544,7 +538,7 @@ GENERIC_PROFILE = ModelProfile(
     key="generic-h",
     display_name="unknown model (H's documented contract)",
     hf_id="",
-    contract=Contract.H_STRUCTURED,
+    contract=ContractKind.H_STRUCTURED,
     vocabulary=Vocabulary.HUB,
     reasoning=Reasoning(switch_kwarg=_ENABLE_THINKING, effort="medium", parser=None,
                         tool_parser=None, agent_thinking=True),

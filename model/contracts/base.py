@@ -29,6 +29,7 @@ from model.prompt import (
 from model.schema import Step
 
 __all__ = [
+    "H_VOCABULARIES",
     "Codec",
     "CodecConfig",
     "ContractKind",
@@ -54,6 +55,11 @@ class Vocabulary(StrEnum):
 
     HUB = "hub"  # H's developer hub: click, write, answer and the wider toolbox
     HOLO_NANO = "holo_nano"  # the holo-nano harness: the *_desktop tools
+    HOLODESK = "holodesk"  # holodesk's own actions (type{text}, answer{text}): legacy only
+
+
+#: The vocabularies of H's contracts (HOLODESK is the legacy contract's own).
+H_VOCABULARIES: tuple[Vocabulary, ...] = (Vocabulary.HUB, Vocabulary.HOLO_NANO)
 
 
 @dataclass(frozen=True)
@@ -70,8 +76,11 @@ class CodecConfig:
     contract: ContractKind = ContractKind.H_STRUCTURED
     vocabulary: Vocabulary = Vocabulary.HUB
     thinking: bool = True
-    thinking_switch: str = "enable_thinking"
+    thinking_switch: str | None = "enable_thinking"
     reasoning_effort: str | None = "medium"
+    #: For a model whose template reads the switch in the system prompt instead (Nemotron
+    #: Nano VL, the Holotron-12B base): the texts for on and off, appended to the prompt.
+    system_switch: tuple[str, str] | None = None
     temperature: float = 0.8
     retry_temperature: float | None = None
     top_p: float | None = 0.95
@@ -80,8 +89,8 @@ class CodecConfig:
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if not self.thinking_switch:
-            raise ValueError("thinking_switch must name the chat template's switch")
+        if self.thinking_switch is not None and not self.thinking_switch:
+            raise ValueError("thinking_switch must name the chat template's switch, or be None")
 
     def sampling(self, *, retry: bool) -> dict[str, Any]:
         """``temperature`` (and ``top_p``) for an attempt, as request fields."""
@@ -93,8 +102,17 @@ class CodecConfig:
             fields["top_p"] = self.top_p
         return fields
 
+    def system_suffix(self) -> str:
+        """What the system prompt ends with to switch thinking, where the template reads it
+        there ("" otherwise)."""
+        if self.system_switch is None:
+            return ""
+        return "\n" + self.system_switch[0 if self.thinking else 1]
+
     def reasoning(self) -> dict[str, Any]:
         """The reasoning switch and effort, as request fields."""
+        if self.thinking_switch is None:
+            return {}
         fields: dict[str, Any] = {"chat_template_kwargs": {self.thinking_switch: self.thinking}}
         if self.thinking and self.reasoning_effort is not None:
             fields["reasoning_effort"] = self.reasoning_effort

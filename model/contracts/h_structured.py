@@ -180,7 +180,7 @@ class HStructuredCodec:
         return self.config.max_tokens
 
     def system_prompt(self, config: PromptConfig) -> str:
-        return h_system_prompt(self.vocabulary, config)
+        return h_system_prompt(self.vocabulary, config) + self.config.system_suffix()
 
     def messages(
         self, task: str, turns: Sequence[Turn], config: PromptConfig

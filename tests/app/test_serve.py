@@ -786,6 +786,6 @@ def test_the_plan_of_a_model_with_unknown_figures_says_why_and_serving_goes_on()
     from model.serving.capacity import DEFAULT_GPU
 
     settings = Settings(serve_model="Hcompany/Holo4-27B")
-    with pytest.raises(PlanUnknown, match="config.json"):
+    with pytest.raises(PlanUnknown, match=r"config\.json"):
         capacity_plan(settings, gpu=DEFAULT_GPU, environ={"HF_HUB_CACHE": "/nonexistent"})
     assert planned_max_num_seqs(settings, gpu=DEFAULT_GPU) is None

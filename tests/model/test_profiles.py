@@ -14,7 +14,7 @@ from model.profiles import (
     HOLOTRON_12B,
     LEGACY_PROFILE,
     PROFILES,
-    Contract,
+    ContractKind,
     MatchSource,
     StateKind,
     UnknownProfile,
@@ -45,9 +45,9 @@ from model.serving.launcher import ServeConfig, build_command, check_vllm_versio
 
 def test_the_default_is_holotron_12b_with_h_structured_holo_nano() -> None:
     assert DEFAULT_PROFILE is HOLOTRON_12B
-    assert HOLOTRON_12B.contract is Contract.H_STRUCTURED
+    assert HOLOTRON_12B.contract is ContractKind.H_STRUCTURED
     assert HOLOTRON_12B.vocabulary is Vocabulary.HOLO_NANO
-    assert LEGACY_PROFILE.contract is Contract.LEGACY
+    assert LEGACY_PROFILE.contract is ContractKind.LEGACY
     assert LEGACY_PROFILE.vocabulary is Vocabulary.HOLODESK
 
 
@@ -115,7 +115,7 @@ def test_an_unknown_model_gets_the_generic_h_profile_with_a_notice() -> None:
     assert match.profile is GENERIC_PROFILE
     assert match.guessed
     assert match.source is MatchSource.NONE
-    assert match.profile.contract is Contract.H_STRUCTURED
+    assert match.profile.contract is ContractKind.H_STRUCTURED
     assert match.profile.vocabulary is Vocabulary.HUB
     assert match.notice is not None
     assert "my-finetune (/data/my-finetune)" in match.notice
@@ -373,3 +373,18 @@ def test_a_cached_qwen35_config_fills_the_unknowns(tmp_path: Path) -> None:
     assert arch.deltanet is not None and arch.deltanet.value_heads == 48
     # No checkpoint on disk: the BF16 estimate, 27B x 2 bytes.
     assert arch.weight_bytes == 54_000_000_000
+
+
+def test_each_profile_gives_its_codec_config() -> None:
+    """The profile is the one place: the codec is asked as it says (model/contracts)."""
+    from model.contracts import codec_for
+    from model.profiles import HOLO31_9B
+
+    nano = HOLOTRON_12B.codec_config()
+    assert nano.contract is ContractKind.H_STRUCTURED and nano.vocabulary is Vocabulary.HOLO_NANO
+    # No reasoning parser for Holotron-12B: thinking off, switched in the system prompt.
+    assert nano.reasoning() == {} and nano.system_suffix() == "\n/no_think"
+    hub = HOLO31_9B.codec_config()
+    assert hub.reasoning()["chat_template_kwargs"] == {"enable_thinking": True}
+    for profile in PROFILES:
+        assert codec_for(profile.codec_config()).kind is profile.contract
