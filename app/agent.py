@@ -64,7 +64,6 @@ from model.prompt import (
 )
 from model.schema import Action, AskUser, Drag, Hotkey, Move, Step, Type, Wait
 from model.schema import Answer as AnswerAction
-from model.structured import step_output_schema
 
 log = logging.getLogger(__name__)
 
@@ -579,6 +578,7 @@ class Agent:
                 thinking=config.thinking,
                 max_images=history.max_images,
             ),
+            codec=p.client.codec,
         )
 
         def on_text(text: str) -> None:
@@ -591,8 +591,9 @@ class Agent:
 
         t0 = p.clock()
         try:
+            # The codec's own schema: the contract decides which actions may be answered.
             reply = p.client.next_step(
-                messages, step_output_schema(), on_text=on_text,
+                messages, None, on_text=on_text,
                 should_stop=lambda: p.latch.is_set,
             )
         except Cancelled as e:

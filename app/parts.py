@@ -13,6 +13,8 @@ from typing import Any
 from app.settings import Settings
 from control.capture import CaptureTarget, ExcludeRects, MssCapturer
 from model.client import ClientConfig
+from model.contracts import Codec, ContractKind
+from model.coords import Convention
 
 
 def client_config(settings: Settings, key: str | None, **changes: Any) -> ClientConfig:
@@ -27,6 +29,25 @@ def client_config(settings: Settings, key: str | None, **changes: Any) -> Client
         plain_http_ok=settings.endpoint in settings.plain_http_ok,
     )
     return dataclasses.replace(config, **changes) if changes else config
+
+
+def run_codec(settings: Settings) -> Codec | None:
+    """The contract a run speaks: the ``model_profile`` setting's (docs/models.md,
+    docs/contract.md); None, holodesk's own dialect, while none is set."""
+    if not settings.model_profile:
+        return None
+    from model.contracts import codec_for
+    from model.profiles import profile_by_key
+
+    return codec_for(profile_by_key(settings.model_profile).codec_config())
+
+
+def run_convention(settings: Settings, codec: Codec | None) -> Convention:
+    """The coordinates the model answers in: H's contracts fix them (integers 0-1000 of the
+    image sent); holodesk's own dialect uses the ``convention`` setting."""
+    if codec is None or codec.kind is ContractKind.LEGACY:
+        return settings.convention
+    return Convention.NORM1000
 
 
 def make_capturer(

@@ -13,7 +13,7 @@ from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
 from app.parameters import Filled
-from app.parts import client_config, make_capturer
+from app.parts import client_config, make_capturer, run_codec, run_convention
 from app.replay import Replayer
 from app.secrets import api_key, redact
 from app.settings import Settings
@@ -92,7 +92,8 @@ class Session:
             log.info("automation %r runs with the model: %s", name, replayer.problem)
         self.parts.replay = replayer
         if not self.dry_run:
-            self.recorder = Recorder(key, name, task, self.settings.convention,
+            convention = run_convention(self.settings, self.parts.client.codec)
+            self.recorder = Recorder(key, name, task, convention,
                                      secrets=self.parts.store.secrets, template=template,
                                      parameters=self.parameters)
 
@@ -113,7 +114,7 @@ class Session:
         s = self.settings
         config = RunConfig(
             task=self.task,
-            convention=s.convention,
+            convention=run_convention(s, self.parts.client.codec),
             limits=RunLimits(
                 max_steps=s.max_steps,
                 max_seconds=s.max_seconds,
@@ -262,7 +263,7 @@ def build_session(
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)
     mask(key)
-    client = HolotronClient(client_config(settings, key))
+    client = HolotronClient(client_config(settings, key), run_codec(settings))
     finder = finder if finder is not None else make_target_finder()
     if settings.never_touch and isinstance(finder, NoTargetFinder):
         raise NeverTouchUnseen(

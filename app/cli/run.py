@@ -30,7 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")
     run.add_argument("--model", help="the served model name (default: read from /v1/models)")
     run.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
-                     help="how the model gives coordinates")
+                     help="how the model gives coordinates (holodesk's own contract)")
+    run.add_argument("--profile", dest="model_profile", metavar="KEY",
+                     help="the model's profile: its contract, tools, reasoning and sampling "
+                     "(docs/models.md; default: holodesk's own contract)")
     run.add_argument("--only-in", metavar="APPS",
                      help="act only in these applications, e.g. 'firefox,libreoffice-calc' "
                      "(window class or program names); anything else is refused")
@@ -44,7 +47,7 @@ def _run_settings(args: argparse.Namespace) -> Settings:
 
     return load_with_overrides({name: getattr(args, name, None) for name in (
         "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention",
-        "only_in")})
+        "only_in", "model_profile")})
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

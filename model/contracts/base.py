@@ -102,12 +102,11 @@ class CodecConfig:
             fields["top_p"] = self.top_p
         return fields
 
-    def system_suffix(self) -> str:
-        """What the system prompt ends with to switch thinking, where the template reads it
-        there ("" otherwise)."""
+    def system_switch_text(self) -> str:
+        """The system prompt's thinking switch, where the template reads it there ("" else)."""
         if self.system_switch is None:
             return ""
-        return "\n" + self.system_switch[0 if self.thinking else 1]
+        return self.system_switch[0 if self.thinking else 1]
 
     def reasoning(self) -> dict[str, Any]:
         """The reasoning switch and effort, as request fields."""

@@ -90,7 +90,8 @@ class HNativeToolsCodec:
         return self.config.max_tokens
 
     def system_prompt(self, config: PromptConfig) -> str:
-        return h_system_prompt(self.vocabulary, config, block=False) + self.config.system_suffix()
+        return h_system_prompt(self.vocabulary, config, block=False,
+                               switch=self.config.system_switch_text())
 
     def messages(
         self, task: str, turns: Sequence[Turn], config: PromptConfig

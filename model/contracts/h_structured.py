@@ -106,15 +106,19 @@ credentials unless the task tells you to.
 
 
 @functools.lru_cache(maxsize=16)
-def h_system_prompt(vocabulary: Vocabulary, config: PromptConfig, *, block: bool = True) -> str:
+def h_system_prompt(vocabulary: Vocabulary, config: PromptConfig, *, block: bool = True,
+                    switch: str = "") -> str:
     """The system prompt of a run: a pure function of its arguments, the same at every step.
-    ``block`` appends the ``<output_format>`` block (the native-tools contract has none)."""
+    ``switch`` (the thinking switch of a template that reads it here) comes before the
+    ``<output_format>`` block, which ``block`` appends and H wants last (the native-tools
+    contract has none)."""
     today = config.today
     text = (
         _RULES
         + f"\nThe screenshot shows the whole screen at {config.sent_width}x"
         f"{config.sent_height} pixels.\n"
         + f"Today is {_WEEKDAYS[today.weekday()]} {today.isoformat()}.\n"
+        + (f"{switch}\n" if switch else "")
     )
     return text + output_format_block(vocabulary) if block else text
 
@@ -180,7 +184,7 @@ class HStructuredCodec:
         return self.config.max_tokens
 
     def system_prompt(self, config: PromptConfig) -> str:
-        return h_system_prompt(self.vocabulary, config) + self.config.system_suffix()
+        return h_system_prompt(self.vocabulary, config, switch=self.config.system_switch_text())
 
     def messages(
         self, task: str, turns: Sequence[Turn], config: PromptConfig

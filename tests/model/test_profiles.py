@@ -383,7 +383,7 @@ def test_each_profile_gives_its_codec_config() -> None:
     nano = HOLOTRON_12B.codec_config()
     assert nano.contract is ContractKind.H_STRUCTURED and nano.vocabulary is Vocabulary.HOLO_NANO
     # No reasoning parser for Holotron-12B: thinking off, switched in the system prompt.
-    assert nano.reasoning() == {} and nano.system_suffix() == "\n/no_think"
+    assert nano.reasoning() == {} and nano.system_switch_text() == "/no_think"
     hub = HOLO31_9B.codec_config()
     assert hub.reasoning()["chat_template_kwargs"] == {"enable_thinking": True}
     for profile in PROFILES:

@@ -21,10 +21,20 @@ _OPEN = {"type": "text", "text": "<observation>\n"}
 _CLOSE = {"type": "text", "text": "\n</observation>"}
 
 
+def _system_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    content = first.get("content") if isinstance(first, dict) else None
+    return content if isinstance(content, str) else ""
+
+
 def h_structured_problem(body: dict[str, Any]) -> str | None:
     """What in ``body`` breaks H's structured-output contract, or None."""
     kwargs = body.get("chat_template_kwargs")
-    if not isinstance(kwargs, dict) or kwargs.get("enable_thinking") is not True:
+    system_text = _system_text(body)
+    if kwargs is None and ("/think" in system_text or "/no_think" in system_text):
+        pass  # a template that reads the switch in the system prompt (Holotron-12B's base)
+    elif not isinstance(kwargs, dict) or kwargs.get("enable_thinking") is not True:
         return "thinking is off for an agent request (chat_template_kwargs.enable_thinking)"
     outputs = body.get("structured_outputs")
     schema = outputs.get("json") if isinstance(outputs, dict) else None
