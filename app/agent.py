@@ -43,7 +43,7 @@ from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
-from control.policy import Aim, SafetyPolicy, Verdict, key_text
+from control.policy import Aim, SafetyPolicy, Verdict, key_text, typed_by
 from control.settle import SettleProfile, settle_for, wait_until_settled
 from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
@@ -62,7 +62,21 @@ from model.prompt import (
     hidden_key_step,
     hidden_keys,
 )
-from model.schema import Action, AskUser, Drag, Hotkey, Move, Step, Type, Wait
+from model.schema import (
+    Action,
+    AskUser,
+    Drag,
+    DragTo,
+    HoldAndTap,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    Move,
+    Step,
+    Type,
+    UpdatePlan,
+    Wait,
+)
 from model.schema import Answer as AnswerAction
 
 log = logging.getLogger(__name__)
@@ -361,7 +375,7 @@ class Agent:
         # Judged, shown, logged and executed: one text, the one really typed.
         action = normalized(step.action)
         mapped = _map_points(action, config.convention, frame.geometry)
-        points = tuple(m.point for m in mapped)
+        points = self._points(action, mapped)
         aim = self._aim(action, points)
         cur.record.target = aim.target.label()
         verdict = p.policy.assess(action, history=history.done, aim=aim,
@@ -370,8 +384,9 @@ class Agent:
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
-        history.secret_typed = (history.secret_typed + _typed(action)) if verdict.secret else ""
-        self._hide_secret(action, verdict, history.secret_typed)
+        typed = typed_by(action, history.done)
+        history.secret_typed = (history.secret_typed + typed) if verdict.secret else ""
+        self._hide_secret(typed, verdict, history.secret_typed, own=_written(action))
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
         # The front ends print and show the thought: the secrets masked in the log are masked
@@ -450,7 +465,7 @@ class Agent:
                 cur.record.screen_point = points_text(points)
                 # What is done is the edit: the log and the task window must say so (and mask
                 # its text if the edit looks like a secret).
-                self._hide_secret(action, verdict)
+                self._hide_secret(typed_by(action, history.done), verdict, own=_written(action))
                 description = _describe(action, points, verdict)
             history.settled = self._act(cur, action, points, description, config.limits,
                                         history.deadline)
@@ -739,6 +754,15 @@ class Agent:
         self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
         return Decision.APPROVED, action, points, OUTCOME_DONE, verdict, aim
 
+    def _points(self, action: Action, mapped: list[MappedPoint]) -> tuple[Point, ...]:
+        """The screen points of ``action``: a ``drag_to`` starts where the pointer is now, so
+        that start is judged (the window under it), shown and executed, whatever the pointer
+        does while the person answers (it goes to the confirmation's buttons)."""
+        points = tuple(m.point for m in mapped)
+        if isinstance(action, DragTo) and points:
+            return (self.parts.executor.pointer(), *points)
+        return points
+
     def _aim(self, action: Action, points: tuple[Point, ...]) -> Aim:
         """The application that receives ``action``: under its point for the mouse, the focused
         window for keys; a finder that fails makes the target unknown, never ends the run."""
@@ -758,8 +782,8 @@ class Agent:
         """Why ``action`` must not run after all, when the window it goes to changed since it
         was judged (a window opened, or the focus moved while the person decided); else None.
         """
-        if isinstance(action, Wait | Move):
-            return None
+        if isinstance(action, Wait | Move | UpdatePlan | KeyUp):
+            return None  # nothing a window receives (a release is always safe)
         now = self._aim(action, points)
         if decision is not Decision.AUTO and not _same_window(now.target, aim.target):
             now = self._after_confirmation(action, points, aim, now)
@@ -828,7 +852,7 @@ class Agent:
             return f"an edit keeps the kind of action ({proposed.action}), not {edited.action}"
         edited = normalized(edited)
         mapped = _map_points(edited, convention, frame.geometry)
-        points = tuple(m.point for m in mapped)
+        points = self._points(edited, mapped)
         aim = self._aim(edited, points)
         # The person's edit gets the same hard limits as the model's proposal.
         verdict = self.parts.policy.assess(edited, history=history.done, aim=aim,
@@ -869,11 +893,14 @@ class Agent:
         # A secret turn's typed text is left whole here: the prompt replaces all of it by its
         # length (build_messages), which "***" in its place would misstate.
         kept = {"action", "text"} if turn.secret else {"action"}
-        fields = {
+        fields: dict[str, Any] = {
             name: redact(value, secrets)
             for name, value in action.model_dump().items()
             if name not in kept and isinstance(value, str)
         }
+        if isinstance(action, UpdatePlan):  # the plan's words may echo a typed secret
+            fields["goals"] = [g.model_copy(update={"title": redact(g.title, secrets)})
+                               for g in action.goals]
         masked = step.model_copy(update={
             "note": redact(step.note, secrets),
             "thought": redact(step.thought, secrets),
@@ -882,15 +909,18 @@ class Agent:
         outcome = None if turn.outcome is None else redact(turn.outcome, secrets)
         return dataclasses.replace(turn, step=masked, outcome=outcome)
 
-    def _hide_secret(self, action: Action, verdict: Verdict, run: str = "") -> None:
+    def _hide_secret(self, typed: str, verdict: Verdict, run: str = "", *,
+                     own: str = "") -> None:
         """Text that looks like a password or card number never reaches the action log or the
         log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
-        stored action and the model's raw answer). ``run`` is all the secret typed by the
+        stored action and the model's raw answer). ``typed`` is what the step types (keys
+        held down by earlier steps counted: Shift held types "ABC"), ``own`` the same as the
+        action writes it ("abc"). ``run`` is all the secret typed by the
         steps up to this one without another step between (a secret typed in pieces, chords
         of keys among them): the model's later words may quote it whole."""
         if not verdict.secret:
             return
-        for text in {_typed(action), run}:
+        for text in {typed, own, run} - {""}:
             for form in {text, json.dumps(text)[1:-1],
                          json.dumps(text, ensure_ascii=False)[1:-1]}:
                 self.parts.store.add_secret(form)
@@ -918,8 +948,9 @@ class Agent:
         self._steps_done = record.step_no
 
 
-def _typed(action: Action) -> str:
-    """The characters ``action`` types: a ``type`` step's text, a chord's printable keys."""
+def _written(action: Action) -> str:
+    """The characters ``action`` types as it is written, without keys held by earlier steps:
+    a ``type`` step's text, a chord's printable keys."""
     return action.text if isinstance(action, Type) else key_text(action)
 
 
@@ -927,7 +958,7 @@ def _recorded(action: Action, verdict: Verdict) -> Action:
     """``action`` as the log keeps it and the front ends show it: keys that type a secret go
     as :data:`~model.prompt.SECRET_KEYS` (each is one character of it, too short to mask
     wherever it appears); anything else as it is (a typed secret is masked by its text)."""
-    if verdict.secret and isinstance(action, Hotkey):
+    if verdict.secret and isinstance(action, Hotkey | HoldAndTap | KeyDown):
         return hidden_keys(action)
     return action
 

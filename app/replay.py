@@ -56,7 +56,20 @@ from app.trajectory import (
 from control import match
 from model.coords import Convention, FrameGeometry
 from model.prompt import describe_action
-from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Step, Type, Wait
+from model.schema import (
+    ACTION_ADAPTER,
+    Action,
+    Drag,
+    DragTo,
+    HoldAndTap,
+    Hotkey,
+    KeyDown,
+    KeyUp,
+    Step,
+    Type,
+    UpdatePlan,
+    Wait,
+)
 from model.schema import Answer as AnswerAction
 
 __all__ = ["MAX_CONTEXT_DIFF", "MAX_STATE_DIFF", "SCALE_RANGE", "Replayer"]
@@ -105,6 +118,9 @@ class Replayer:
     secret_names: frozenset[str] = frozenset()
     #: A step of this replay typed other text than when recorded (another parameter value).
     _typed_otherwise: bool = False
+    #: The last step this replay gave acted at a point found again on the screen: the pointer
+    #: is where that step put it, the start a ``drag_to`` drags from.
+    _pointer_found: bool = False
     #: Why every step is asked ("" when the steps are holodesk's own, signed: the policy
     #: decides): they came with an import, or do not verify (see :meth:`load`).
     untrusted: str = ""
@@ -183,19 +199,28 @@ class Replayer:
         if not recorded.anchors:
             if isinstance(action, AnswerAction):
                 return self._answer(number, action, recorded.state, screen)
-            if not isinstance(action, Type | Hotkey | Wait):
+            if not isinstance(action, Type | Hotkey | HoldAndTap | KeyDown | KeyUp | Wait
+                              | UpdatePlan):
                 return Cannot(f"saved step {number} ({action.action}) cannot be replayed")
-            if not isinstance(action, Wait):
+            # A wait and a plan do nothing to the screen, and a release is always safe (handed
+            # over, the key would stay down for the model to release).
+            if not isinstance(action, Wait | UpdatePlan | KeyUp):
                 changed = self._screen_changed(recorded.state, screen)
                 if changed:
                     return Cannot(f"before saved step {number}: {changed}")
             self._index += 1
+            self._pointer_found = False
             if secret or action != recorded.parsed():
                 self._typed_otherwise = True
             return Proposal(Step(thought=f"Replaying saved step {number}: "
                                          f"{_words(action, secret=secret)}.",
                                  action=action), f"saved step {number}, screen as recorded",
                             self._ask)
+        if isinstance(action, DragTo) and not self._pointer_found:
+            # Its start is where the pointer is, which no recorded picture checks: only right
+            # after a step this replay found again (the pointer where that step left it).
+            return Cannot(f"saved step {number} drags from where the pointer was, and the "
+                          "step before it was not one this replay pointed at")
         found: list[tuple[float, float]] = []
         notes: list[str] = []
         for anchor in recorded.anchors:
@@ -221,6 +246,7 @@ class Replayer:
             self._shift = (x - anchor.x * self._scale, y - anchor.y * self._scale)
         moved = _moved(action, found, seen.convention, seen.frame.geometry)
         self._index += 1
+        self._pointer_found = True
         return Proposal(Step(thought=f"Replaying saved step {number}: {_words(moved)}.",
                              action=moved), f"saved step {number}: " + "; ".join(notes),
                         self._ask)

@@ -7,7 +7,12 @@ latch is checked before every primitive, and every wait goes through the latch, 
 ``type`` stops within a character. The run's time limit is held the same way: given the time
 left, a ``type``, a drag or a ``wait`` ends at the deadline with :class:`TimeLimitReached`.
 Keys and buttons held down are tracked and released in a ``finally`` whatever happens (stop,
-time limit, error, fail-safe).
+time limit, error, fail-safe). A ``key_down`` is the one exception: its key stays down after
+the action, until a ``key_up`` of it, :meth:`Executor.release_all` (the agent calls it as every
+run ends, however it ends) or any action that fails or is stopped (which releases it at once).
+What the held keys change is part of every action in between: their keys are not pressed or
+released again by a chord that holds them, and a ``type`` presses each character's own key
+as a chord with them (Shift held types capitals, as the policy judges it).
 
 Backends: :class:`PyAutoGuiBackend` (the real one; pyautogui is imported lazily because it binds
 to a display at import) and :class:`DryRunBackend` (records primitives instead of acting).
@@ -26,7 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from control.clipboard import Clipboard, ClipboardError, SystemClipboard, X11PasteServer
-from control.keys import UnknownKeyError, normalize_hotkey, paste_keys, select_all_keys
+from control.keys import (
+    UnknownKeyError,
+    canonical_key,
+    generic_key,
+    normalize_hotkey,
+    normalize_key,
+    paste_keys,
+    select_all_keys,
+)
 from control.stop import StopLatch, StoppedError
 from model.coords import Point
 from model.problem import HolodeskError
@@ -37,10 +50,15 @@ from model.schema import (
     Click,
     DoubleClick,
     Drag,
+    DragTo,
+    HoldAndTap,
     Hotkey,
+    KeyDown,
+    KeyUp,
     Move,
     Scroll,
     Type,
+    UpdatePlan,
     Wait,
 )
 
@@ -452,7 +470,31 @@ class InputTiming:
         return cls()
 
 
-_NEEDS_POINTS = {"click": 1, "double_click": 1, "move": 1, "scroll": 1, "drag": 2}
+_NEEDS_POINTS = {"click": 1, "double_click": 1, "move": 1, "scroll": 1, "drag": 2,
+                 "drag_to": 1}
+
+
+def _same_key(a: str, b: str) -> bool:
+    """Whether two key names are one key for holding and releasing, whichever side
+    (control.held.same_key, in pyautogui's names as much as the model's)."""
+    return generic_key(canonical_key(a)) == generic_key(canonical_key(b))
+
+
+#: What a US layout types with Shift, and the key it is on: with keys held down, a character
+#: is typed by its own key (the policy reads keys in the same layout).
+_US_UNSHIFT = dict(zip('~!@#$%^&*()_+{}|:"<>?', "`1234567890-=[]\\;',./", strict=True))
+
+
+def _char_keys(ch: str) -> list[str]:
+    """The keys that type ``ch`` (printable ASCII) on a US layout: its key, with Shift if it
+    needs it."""
+    if ch == " ":
+        return ["space"]
+    if ch.isascii() and ch.isupper():
+        return ["shift", ch.lower()]
+    if ch in _US_UNSHIFT:
+        return ["shift", _US_UNSHIFT[ch]]
+    return [ch]
 
 
 class Executor:
@@ -466,6 +508,8 @@ class Executor:
         self.platform = platform
         self._held_keys: list[str] = []
         self._held_buttons: list[MouseButton] = []
+        #: Keys a ``key_down`` left down, in pyautogui's names, in the order they went down.
+        self._sticky_keys: list[str] = []
         self._time_left: Callable[[], float] | None = None
 
     @property
@@ -476,6 +520,16 @@ class Executor:
     def held_buttons(self) -> tuple[MouseButton, ...]:
         return tuple(self._held_buttons)
 
+    @property
+    def sticky_keys(self) -> tuple[str, ...]:
+        """The keys ``key_down`` actions left down (pyautogui names), until released."""
+        return tuple(self._sticky_keys)
+
+    def pointer(self) -> Point:
+        """Where the pointer is now: where a ``drag_to`` starts."""
+        x, y = self.backend.position()
+        return Point(x, y)
+
     def execute(self, action: Action, points: Sequence[Point] = (),
                 time_left: Callable[[], float] | None = None) -> None:
         """Perform ``action``; ``points`` are its screen points (drag: start, end).
@@ -483,24 +537,46 @@ class Executor:
         ``time_left`` returns the seconds left before the run's deadline (on the caller's own
         clock); it is asked before every primitive and bounds every wait, like the latch.
 
+        A ``drag_to`` given two points drags from the first to the second (the start the
+        person was shown); given one, from where the pointer is now to it.
+
         Raises :class:`StoppedError` when the latch is (or gets) set,
         :class:`TimeLimitReached` when the deadline comes first, ``ValueError`` for an action
         that cannot be performed (missing points, unknown key) before any input. Whatever
-        happens, nothing stays held down afterwards.
+        happens, nothing stays held down afterwards but the keys of ``key_down`` actions that
+        completed; an action that raises releases those too.
         """
         needed = _NEEDS_POINTS.get(action.action, 0)
         if len(points) < needed:
             raise ValueError(f"{action.action} needs {needed} point(s), got {len(points)}")
         self._time_left = time_left
+        done = False
         try:
             self._check()
             self._dispatch(action, points)
+            done = True
         finally:
             self._time_left = None
-            self.release_all()
+            self._release_pressed()
+            if not done:
+                self._release_sticky()
 
     def release_all(self) -> None:
-        """Release every key and button this executor holds (never raises)."""
+        """Release every key and button this executor holds, those of ``key_down`` actions
+        too (never raises). Called as every run ends, however it ends."""
+        self._release_pressed()
+        self._release_sticky()
+
+    def _release_sticky(self) -> None:
+        while self._sticky_keys:
+            key = self._sticky_keys.pop()
+            try:
+                self.backend.key_up(key)
+            except Exception:
+                log.exception("could not release key %s", key)
+
+    def _release_pressed(self) -> None:
+        """Release what the action under way pressed (never raises)."""
         while self._held_buttons:
             button = self._held_buttons.pop()
             try:
@@ -571,11 +647,26 @@ class Executor:
         with suppress(ValueError):
             self._held_keys.remove(key)
 
+    def _release(self, key: str) -> None:
+        """Release ``key`` whether or not the run is stopping (releasing is always safe); kept
+        for :meth:`release_all` if the release fails."""
+        try:
+            self.backend.key_up(key)
+        except Exception:
+            log.exception("could not release key %s", key)
+            return
+        with suppress(ValueError):
+            self._held_keys.remove(key)
+
+    def _is_sticky(self, key: str) -> bool:
+        return any(_same_key(key, held) for held in self._sticky_keys)
+
     def _press(self, key: str) -> None:
-        self._key_down(key)
-        self._key_up(key)
+        self._hotkey([key])
 
     def _hotkey(self, keys: Sequence[str]) -> None:
+        # A key a key_down holds is down already: pressing it again would release it after.
+        keys = [k for k in keys if not self._is_sticky(k)]
         for i, key in enumerate(keys):
             if i:
                 self._sleep(self.timing.key_interval_s)
@@ -599,18 +690,64 @@ class Executor:
             self._move(points[0])
         elif isinstance(action, Drag):
             self._drag(points[0], points[1])
+        elif isinstance(action, DragTo):
+            start, end = (points[0], points[1]) if len(points) > 1 else (self.pointer(),
+                                                                        points[0])
+            self._drag(start, end)
         elif isinstance(action, Scroll):
             self._scroll(action, points[0])
         elif isinstance(action, Type):
             self._type(action)
         elif isinstance(action, Hotkey):
-            self._hotkey(normalize_hotkey(action.keys, self.platform))
+            keys = normalize_hotkey(action.keys, self.platform)
+            for i in range(action.repeat):
+                if i:
+                    self._sleep(t.key_interval_s)  # the latch and the deadline between presses
+                self._hotkey(keys)
+        elif isinstance(action, HoldAndTap):
+            self._hold_and_tap(action)
+        elif isinstance(action, KeyDown):
+            self._key_down_held(normalize_key(action.key, self.platform))
+        elif isinstance(action, KeyUp):
+            for key in [k for k in self._sticky_keys if _same_key(k, action.key)]:
+                self._sticky_keys.remove(key)
+                self._held_keys.append(key)  # released by _release_pressed if this fails
+                self._release(key)
         elif isinstance(action, Wait):
             self._sleep(action.seconds)
-        elif isinstance(action, AskUser | Answer):
+        elif isinstance(action, AskUser | Answer | UpdatePlan):
             return
         else:  # pragma: no cover - the schema's union is closed
             raise ValueError(f"unknown action {action!r}")
+
+    def _hold_and_tap(self, action: HoldAndTap) -> None:
+        """Hold ``hold`` down, tap each of ``tap`` in turn, release ``hold`` in a ``finally``
+        (a stop between taps leaves nothing down). Every key is checked before any is
+        pressed."""
+        hold = normalize_hotkey(action.hold, self.platform)
+        taps = [normalize_hotkey([tap], self.platform) for tap in action.tap]
+        pressed: list[str] = []
+        try:
+            for i, key in enumerate(k for k in hold if not self._is_sticky(k)):
+                if i:
+                    self._sleep(self.timing.key_interval_s)
+                self._key_down(key)
+                pressed.append(key)
+            for tap in taps:
+                self._sleep(self.timing.key_interval_s)
+                self._hotkey([k for k in tap if k not in pressed])
+        finally:
+            for key in reversed(pressed):
+                self._release(key)
+
+    def _key_down_held(self, key: str) -> None:
+        """Press ``key`` and keep it down after the action (until a ``key_up`` of it or the end
+        of the run); a key held already stays as it is."""
+        if self._is_sticky(key):
+            return
+        self._key_down(key)
+        self._held_keys.remove(key)
+        self._sticky_keys.append(key)
 
     def _drag(self, start: Point, end: Point) -> None:
         t = self.timing
@@ -639,6 +776,9 @@ class Executor:
             self.backend.scroll(point.x, point.y, vertical, horizontal)
 
     def _type(self, action: Type) -> None:
+        if self._sticky_keys:
+            self._type_held(action)
+            return
         if action.clear_first:
             self._hotkey(select_all_keys(self.platform))
             self._sleep(self.timing.key_interval_s)
@@ -656,6 +796,28 @@ class Executor:
             else:
                 self._check()
                 self.backend.write_char(chunk)
+        if action.press_enter:
+            self._sleep(self.timing.char_interval_s)
+            self._press("enter")
+
+
+    def _type_held(self, action: Type) -> None:
+        """Type with keys held down by ``key_down``: each character by its own key, a chord
+        with the keys held (typing it as usual would press and release Shift around a capital,
+        releasing a Shift held). Text that is pasted cannot be: refused before any input."""
+        parts = split_text(action.text)
+        if any(kind == "paste" for kind, _ in parts):
+            raise InputError("text outside printable ASCII is pasted, which cannot be done "
+                             f"while {'+'.join(self._sticky_keys)} is held down (release it "
+                             "first)")
+        if action.clear_first:
+            self._hotkey(select_all_keys(self.platform))
+            self._sleep(self.timing.key_interval_s)
+            self._press("backspace")
+        for i, (kind, chunk) in enumerate(parts):
+            if i:
+                self._sleep(self.timing.char_interval_s)
+            self._hotkey([chunk] if kind == "key" else _char_keys(chunk))
         if action.press_enter:
             self._sleep(self.timing.char_interval_s)
             self._press("enter")

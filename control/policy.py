@@ -40,6 +40,16 @@ a password the agent must not type. Also forbidden: any chord containing a *rese
 (``SafetyPolicy(reserved_hotkeys=...)``, by default holodesk's own stop hotkey,
 :data:`control.hotkeys.DEFAULT_STOP_HOTKEY`): the agent must never press the person's stop.
 
+Every rule judges what the machine receives (:mod:`control.held`): a key left down by a
+``key_down`` counts as pressed with everything after it until its ``key_up`` (Ctrl held, then
+``s`` typed, is Ctrl+S; Shift held types capitals), a chord repeated N times is N presses, and
+a ``hold_and_tap`` is one chord per tapped key; the history is read the same way. Besides:
+a click, a drag or a scroll with a key held down (a modified click), a ``key_down`` of a key
+that is no modifier (it repeats while held), and a repeated chord whose later presses submit
+or press a button (they answer what the first opened, unseen) are risky. A ``drag_to`` is a
+drag from where the pointer is. A ``key_up`` and an ``update_plan`` are never asked nor
+refused: the one only releases (refused, the key would stay down), the other does nothing.
+
 Key names are normalized before matching by :mod:`control.keys`, the vocabulary the executor
 presses with: case, control/ctl -> ctrl, option -> alt, win/cmd/command/meta/super -> super,
 return -> enter, del -> delete, esc -> escape, every spelling of Print Screen and SysRq,
@@ -56,6 +66,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from control.held import held_keys, is_modifier, lower, lower_all
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import split_text, typed_text
 from control.keys import (
@@ -74,10 +85,15 @@ from model.schema import (
     Click,
     DoubleClick,
     Drag,
+    DragTo,
+    HoldAndTap,
     Hotkey,
+    KeyDown,
+    KeyUp,
     Move,
     Scroll,
     Type,
+    UpdatePlan,
     Wait,
 )
 
@@ -96,6 +112,7 @@ __all__ = [
     "secret_token_label",
     "shell_command_label",
     "submit_what",
+    "typed_by",
 ]
 
 
@@ -272,7 +289,13 @@ _US_SHIFT = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?', strict=T
 def key_text(action: Action) -> str:
     """The characters a ``hotkey`` types: a chord of printable keys and Space, with or without
     Shift, types each of them in order (X sends a character for every key going down: ``w+i+
-    r+e`` types "wire"); "" for a chord with another modifier or a key that types nothing."""
+    r+e`` types "wire"); "" for a chord with another modifier or a key that types nothing.
+    A repeated chord types its characters that many times; a ``hold_and_tap`` or a
+    ``key_down`` types what its chords type (with Shift held, capitals). Keys held down by
+    earlier steps are the caller's to add (:func:`typed_by`)."""
+    if isinstance(action, HoldAndTap | KeyDown) or (
+            isinstance(action, Hotkey) and action.repeat > 1):
+        return "".join(key_text(press) for press in lower(action))
     if not isinstance(action, Hotkey):
         return ""
     chord = normalize_keys(action.keys)
@@ -294,6 +317,13 @@ def key_text(action: Action) -> str:
         else:
             return ""
     return "".join(out)
+
+
+def typed_by(action: Action, history: Sequence[Action] = ()) -> str:
+    """The characters ``action`` types after ``history`` (the keys it left held down count:
+    ``type "abc"`` with Shift held types "ABC", a chord's keys with Ctrl held type nothing)."""
+    return "".join(typed_text(a.text) if isinstance(a, Type) else key_text(a)
+                   for a in lower(action, held_keys(history)))
 
 
 def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
@@ -322,7 +352,7 @@ def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
 def _entered_since_submit(history: Sequence[Action]) -> bool:
     """Whether text was typed (with ``type`` or key by key) or pasted since the last line
     submit: Enter may send it."""
-    return any(isinstance(a, Type | Drag) or _paste(a) or key_text(a)
+    return any(isinstance(a, Type | Drag | DragTo) or _paste(a) or key_text(a)
                for a in _since_submit(history))
 
 
@@ -348,7 +378,7 @@ def _line_edits(history: Sequence[Action]) -> list[str]:
             found.append("Tab (completion)")
         elif isinstance(done, Type) and done.clear_first:
             found.append("'clear first' (ctrl+a, Backspace: in a shell it clears nothing)")
-        elif isinstance(done, Click | DoubleClick | Drag):
+        elif isinstance(done, Click | DoubleClick | Drag | DragTo):
             found.append("a click (it may move the cursor or select and paste text)")
     return list(dict.fromkeys(found))
 
@@ -784,17 +814,19 @@ def _visible_only(text: str) -> str:
 
 # -- the policy ------------------------------------------------------------------------------
 
-_INERT = (Wait, AskUser, Answer)
+#: Actions that press nothing: a wait, a question, an answer, the model's plan, and a key's
+#: release (releasing is always the safe way: refused or skipped, the key would stay down).
+_INERT = (Wait, AskUser, Answer, UpdatePlan, KeyUp)
 
 
 def _quoted(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
 
 
-def _click_verb(action: Click | DoubleClick | Drag) -> str:
+def _click_verb(action: Click | DoubleClick | Drag | DragTo) -> str:
     if isinstance(action, DoubleClick):
         return "double-clicks"
-    if isinstance(action, Drag):
+    if isinstance(action, Drag | DragTo):
         return "drags"
     verb = {1: "clicks", 2: "double-clicks", 3: "triple-clicks"}.get(action.clicks, "clicks")
     return verb if action.button == "left" else f"{action.button}-{verb}"
@@ -802,7 +834,7 @@ def _click_verb(action: Click | DoubleClick | Drag) -> str:
 
 #: Actions that do something to the application under the point or with the focus (a move and
 #: a wait do nothing to it).
-_ACTING = (Click, DoubleClick, Drag, Scroll, Type, Hotkey)
+_ACTING = (Click, DoubleClick, Drag, DragTo, Scroll, Type, Hotkey, HoldAndTap, KeyDown)
 
 # A window title that names a destructive question: Enter or Space there presses its default
 # button ("Delete 3 files?", "Empty Trash").
@@ -891,12 +923,46 @@ class SafetyPolicy:
         wait, a move or a scroll in between changes nothing.
         """
         if isinstance(action, _INERT):
-            # They execute nothing on the machine: the loop handles them itself.
+            # They execute nothing on the machine: the loop handles them itself (a key_up
+            # releases; the executor does it whatever the policy would say).
             return Verdict(confirm=False, forbidden=False, reasons=())
-        forbidden, hidden = self._forbidden(action, aim)
+        # Every rule judges what the machine receives: the keys still held down by earlier
+        # key_down steps are pressed with everything this action does, a repeated chord is
+        # that many presses, a hold-and-tap one chord per tap (control/held.py). The history
+        # is read the same way.
+        held = held_keys(history)
+        past, ends = lower_all(history)
+        asked = ends[max(0, min(asked_at, len(history)))]
+        presses = lower(action, held)
+        forbidden: list[str] = []
+        hidden = secret = False
+        reasons: list[str] = []
+        for i, press in enumerate(presses):
+            refused, hides = self._forbidden(press, aim)
+            forbidden += refused
+            hidden = hidden or hides
+            if forbidden:
+                continue
+            found, typed_secret = self._judge(press, [*past, *presses[:i]], aim, asked)
+            reasons += found
+            secret = secret or typed_secret
         if forbidden:
-            return Verdict(confirm=False, forbidden=True, reasons=tuple(forbidden),
-                           secret=hidden)
+            return Verdict(confirm=False, forbidden=True,
+                           reasons=tuple(dict.fromkeys(forbidden)), secret=hidden)
+        reasons += _held_risks(action, held, presses)
+        if outside_monitor:
+            reasons.append("aims outside the chosen monitor (the point was moved to its edge)")
+        reasons = list(dict.fromkeys(reasons))
+        if self.mode is ConfirmMode.ALWAYS:
+            why = tuple(reasons) or ("every action is confirmed (confirmation mode: always)",)
+            return Verdict(confirm=True, forbidden=False, reasons=why, secret=secret)
+        confirm = self.mode is ConfirmMode.RISKY and bool(reasons)
+        return Verdict(confirm=confirm, forbidden=False, reasons=tuple(reasons), secret=secret)
+
+    def _judge(self, action: Action, history: Sequence[Action], aim: Aim,
+               asked_at: int) -> tuple[list[str], bool]:
+        """Why one press (or pointer action) that is not forbidden needs the person, after
+        ``history`` (lowered), and whether what it types is a secret."""
         terminal = aim.target.kind is TargetKind.TERMINAL
         reasons, secret = self._risks(action, history, terminal=terminal)
         if (self.never_touch and aim.target.kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER)
@@ -911,14 +977,7 @@ class SafetyPolicy:
             isinstance(action, Type) or _entered_since_submit(history))
         since = history[max(0, min(asked_at, len(history))):]
         reasons += _target_risks(action, aim, history, since, has_submit_reason=flagged)
-        if outside_monitor:
-            reasons.append("aims outside the chosen monitor (the point was moved to its edge)")
-        reasons = list(dict.fromkeys(reasons))
-        if self.mode is ConfirmMode.ALWAYS:
-            why = tuple(reasons) or ("every action is confirmed (confirmation mode: always)",)
-            return Verdict(confirm=True, forbidden=False, reasons=why, secret=secret)
-        confirm = self.mode is ConfirmMode.RISKY and bool(reasons)
-        return Verdict(confirm=confirm, forbidden=False, reasons=tuple(reasons), secret=secret)
+        return reasons, secret
 
     def _forbidden(self, action: Action, aim: Aim) -> tuple[list[str], bool]:
         """Why ``action`` must never run, and whether what it types must be hidden like a
@@ -937,7 +996,8 @@ class SafetyPolicy:
             out += [f"{chord_text} {w}; holodesk never presses it" for w in whats]
         if not isinstance(action, _ACTING):
             return out, hidden
-        targets = [aim.target] + ([aim.drop] if isinstance(action, Drag) and aim.drop else [])
+        targets = [aim.target] + (
+            [aim.drop] if isinstance(action, Drag | DragTo) and aim.drop else [])
         for target in targets:
             if target.kind is TargetKind.HOLODESK:
                 out.append(f"aims at {target.label()}: holodesk never acts on its own windows "
@@ -1004,7 +1064,7 @@ class SafetyPolicy:
                 fold(_typed_since_submit(history) + action.text))
             if label is not None:
                 reasons.append(f"types what looks like a destructive or system command ({label})")
-        elif isinstance(action, Click | DoubleClick | Drag):
+        elif isinstance(action, Click | DoubleClick | Drag | DragTo):
             found = risky_element_word(action.element)
             if found is not None:
                 _, what = found
@@ -1012,6 +1072,31 @@ class SafetyPolicy:
         elif isinstance(action, Move | Scroll):
             pass  # neither activates anything
         return reasons, secret
+
+
+def _held_risks(action: Action, held: Sequence[str],
+                presses: Sequence[Action]) -> list[str]:
+    """What keys held down, and presses repeated within one step, add to an action."""
+    out: list[str] = []
+    shown = "+".join(held)
+    if held and isinstance(action, Click | DoubleClick | Drag | DragTo):
+        out.append(f"{_click_verb(action)} {_quoted(action.element)} with {shown} held down: a "
+                   "modified click may open, select, copy or delete other than a plain click")
+    elif held and isinstance(action, Scroll):
+        out.append(f"scrolls {action.direction} with {shown} held down: a modified scroll may "
+                   "zoom, switch tabs or change values")
+    if isinstance(action, KeyDown) and not is_modifier(action.key):
+        out.append(f"holds {action.key} down until it is released: a key held down repeats, "
+                   "typing or acting again and again with nobody looking")
+    if isinstance(action, Hotkey | HoldAndTap) and len(presses) > 1:
+        answering = [p for p in presses[1:] if isinstance(p, Hotkey) and (
+            submit_what(p) or normalize_keys(p.keys) & {"space", "enter"})]
+        if answering:
+            keys = "+".join(answering[0].keys) if isinstance(answering[0], Hotkey) else ""
+            out.append(f"presses {keys} {len(presses)} times in one step: each press after the "
+                       "first answers whatever the one before opened (a question, a dialog), "
+                       "unseen")
+    return out
 
 
 def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
@@ -1057,14 +1142,14 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
         if found is not None:
             reasons.append(f"{_doing(action)} in the dialog {_quoted(target.title)}: a key or a "
                            f"letter there may answer it (it {found[1]})")
-    if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag):
+    if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag | DragTo):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
     if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:
         found = risky_element_word(target.title) if target.found else None
         if found is not None:
             reasons.append(f"presses {'+'.join(action.keys)} in {_quoted(target.title)}, which "
                            f"answers its default button (it {found[1]})")
-    if isinstance(action, Drag):
+    if isinstance(action, Drag | DragTo):
         reasons += _drag_risks(action, aim)
     return reasons
 
@@ -1103,7 +1188,7 @@ def _doing(action: Action) -> str:
         return f"presses {'+'.join(action.keys)}"
     if isinstance(action, Scroll):
         return f"scrolls {action.direction}"
-    if isinstance(action, Click | DoubleClick | Drag):
+    if isinstance(action, Click | DoubleClick | Drag | DragTo):
         return f"{_click_verb(action)} {_quoted(action.element)}"
     return action.action
 
@@ -1237,7 +1322,7 @@ def _terminal_line(action: Action, history: Sequence[Action]) -> list[str]:
     return out
 
 
-def _drag_risks(action: Drag, aim: Aim) -> list[str]:
+def _drag_risks(action: Drag | DragTo, aim: Aim) -> list[str]:
     out: list[str] = []
     source, drop = aim.target, aim.drop
     if source.kind is TargetKind.FILE_MANAGER:

@@ -65,9 +65,13 @@ class SettleProfile:
 #: * ``double_click``, ``hotkey``, ``drag``: 250 ms, as before. They open files and programs,
 #:   switch windows or drop things, the actions whose first repaint comes late.
 #:
-#: Anything else (a kind added later) gets the longest, the safe side.
+#: * ``update_plan``: none. The model writes its plan; nothing on the screen reacts.
+#: * ``drag_to`` as ``drag``; ``hold_and_tap`` (a window switcher, tabs) as ``hotkey``.
+#:
+#: Anything else (a kind added later, ``key_down``, ``key_up``) gets the longest, the safe side.
 REACTION_S: dict[str, float] = {
     "wait": 0.0,
+    "update_plan": 0.0,
     "move": 0.025,
     "click": 0.15,
     "type": 0.15,
@@ -75,6 +79,8 @@ REACTION_S: dict[str, float] = {
     "double_click": 0.25,
     "hotkey": 0.25,
     "drag": 0.25,
+    "drag_to": 0.25,
+    "hold_and_tap": 0.25,
 }
 DEFAULT_REACTION_S = 0.25
 

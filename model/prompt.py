@@ -136,8 +136,17 @@ def secret_placeholder(text: str) -> str:
 SECRET_KEYS = "[secret keys]"
 
 
-def hidden_keys(action: Hotkey) -> Hotkey:
-    """``action`` with its keys replaced by :data:`SECRET_KEYS`, as logged and shown."""
+#: Actions whose keys can type (part of) a secret key by key.
+KeyAction = Hotkey | HoldAndTap | KeyDown
+
+
+def hidden_keys(action: KeyAction) -> KeyAction:
+    """``action`` with its keys replaced by :data:`SECRET_KEYS`, as logged and shown (a
+    hold-and-tap keeps what it holds: Shift or Ctrl type nothing)."""
+    if isinstance(action, HoldAndTap):
+        return action.model_copy(update={"tap": [SECRET_KEYS]})
+    if isinstance(action, KeyDown):
+        return action.model_copy(update={"key": SECRET_KEYS})
     return action.model_copy(update={"keys": [SECRET_KEYS]})
 
 
@@ -150,7 +159,8 @@ SECRET_WORDS = "[hidden: this step presses keys that type a secret]"
 def hidden_key_step(step: Step) -> Step:
     """``step`` (whose keys type a secret) as logged, shown and sent back: its keys, thought
     and note replaced (:data:`SECRET_KEYS`, :data:`SECRET_WORDS`)."""
-    action = hidden_keys(step.action) if isinstance(step.action, Hotkey) else step.action
+    action = (hidden_keys(step.action) if isinstance(step.action, Hotkey | HoldAndTap | KeyDown)
+              else step.action)
     return step.model_copy(update={"action": action, "thought": SECRET_WORDS,
                                    "note": SECRET_WORDS if step.note else step.note})
 
@@ -164,7 +174,7 @@ def sent_step(turn: Turn) -> Step | None:
     step = turn.step
     if step is None or not turn.secret:
         return step
-    if isinstance(step.action, Hotkey):
+    if isinstance(step.action, Hotkey | HoldAndTap | KeyDown):
         return hidden_key_step(step)
     if not isinstance(step.action, Type):
         return step
@@ -448,9 +458,10 @@ def describe_action(
 ) -> str:
     """The action in plain words, for the confirmation prompt, the log and the history.
 
-    ``point`` is where it lands on the screen (logical points), ``end`` where a drag ends;
-    both are left out when None. ``secret`` hides typed text (e.g. when the safety policy
-    says it looks like a password), giving only its length.
+    ``point`` is where it lands on the screen (logical points), ``end`` where a drag ends
+    (a ``drag_to``: ``point`` its start, the pointer, and ``end`` the point; given ``point``
+    alone, that is where it ends); both are left out when None. ``secret`` hides typed text
+    (e.g. when the safety policy says it looks like a password), giving only its length.
     """
     if isinstance(action, Click):
         verb = {1: "click", 2: "double-click", 3: "triple-click"}.get(action.clicks, "click")
@@ -464,6 +475,11 @@ def describe_action(
         start = f" from {point}" if point is not None else ""
         stop = f" to {end}" if end is not None else ""
         return f"drag {_quote(action.element)}{start}{stop}"
+    if isinstance(action, DragTo):
+        if end is None:
+            return f"drag from the pointer to {_quote(action.element)}{_at(point)}"
+        start = f" from {point}" if point is not None else " from the pointer"
+        return f"drag{start} to {_quote(action.element)} at {end}"
     if isinstance(action, Scroll):
         where = f"{_quote(action.element)}{_at(point)}"
         return f"scroll {action.direction} {action.amount} over {where}"
@@ -474,18 +490,17 @@ def describe_action(
     if isinstance(action, Hotkey):
         times = f" {action.repeat} times" if action.repeat > 1 else ""
         return "press " + ("[hidden keys]" if secret else "+".join(action.keys)) + times
-    if isinstance(action, DragTo):
-        return f"drag from the pointer to {_quote(action.element)}{_at(point)}"
     if isinstance(action, HoldAndTap):
-        tapped = "[hidden keys]" if secret else ", ".join(action.tap)
-        return f"hold {'+'.join(action.hold)} and tap {tapped}"
+        taps = "[hidden keys]" if secret else ", ".join(action.tap)
+        return f"hold {'+'.join(action.hold)} and tap {taps}, then release"
     if isinstance(action, KeyDown):
-        return f"hold down {'[hidden key]' if secret else action.key}"
+        key = "[hidden key]" if secret else action.key
+        return f"hold {key} down (until released)"
     if isinstance(action, KeyUp):
-        return f"release {'[hidden key]' if secret else action.key}"
+        return f"release {action.key}"
     if isinstance(action, UpdatePlan):
-        done = sum(goal.status == "done" for goal in action.goals)
-        return f"update the plan ({done} of {len(action.goals)} goals done)"
+        goals = "; ".join(f"[{g.status.replace('_', ' ')}] {g.title}" for g in action.goals)
+        return f"update the plan: {goals or 'no goals'}"
     if isinstance(action, Wait):
         return f"wait {action.seconds:g} s"
     if isinstance(action, AskUser):

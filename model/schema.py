@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 # The largest coordinate, either sign, in any convention. A legitimate one is at most a pixel of
 # the sent image (a few thousand); a sloppy one a little past the edge is clamped to the monitor.
@@ -100,9 +108,18 @@ class DragTo(_Pointed):
 class Hotkey(_Action):
     action: Literal["hotkey"] = "hotkey"
     keys: list[str] = Field(min_length=1, max_length=5)
-    #: How many times the chord is pressed (H's ``repeat_count``); 1 in every older log. Left
-    #: out of the JSON when 1, so a plain chord is written (log, history) as it always was.
-    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT, exclude_if=lambda count: count == 1)
+    #: How many times the chord is pressed (H's ``repeat_count``); 1 in every older log.
+    repeat: int = Field(default=1, ge=1, le=MAX_REPEAT)
+
+    @model_serializer(mode="wrap")
+    def _as_before(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A chord pressed once is written as before the count existed: the action log, saved
+        # steps, the history sent back to the model and anything digested from them stay
+        # byte for byte what the older version wrote for the same action.
+        data: dict[str, Any] = handler(self)
+        if data.get("repeat") == 1:
+            del data["repeat"]
+        return data
 
 
 class HoldAndTap(_Action):

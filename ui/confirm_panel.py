@@ -57,7 +57,7 @@ from PySide6.QtWidgets import (
 
 from app.events import Answer, ConfirmReply, ConfirmRequest
 from control.keys import UnknownKeyError, normalize_hotkey, split_combo
-from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Scroll, Type
+from model.schema import ACTION_ADAPTER, Action, Drag, DragTo, Hotkey, Scroll, Type
 from ui.colours import SCREEN_STYLE, Tone, danger_button_style, marked_style, text_style
 from ui.marker import CROP_SIZE, ImageLoader, render_marked_crop
 from ui.plain import plain_label, shown, shown_line
@@ -476,7 +476,7 @@ class ConfirmPanel(QWidget):
             details.append(f"In: {shown_line(request.target)}")
         if request.element:
             details.append(f"Target: {shown_line(request.element)}")
-        if isinstance(action, Drag) and len(request.points) >= 2:
+        if isinstance(action, Drag | DragTo) and len(request.points) >= 2:
             details.append(f"Screen points: from {request.points[0]} to {request.points[1]}")
         elif pointed:
             details.append(f"Screen point: {request.points[0]}")
@@ -701,7 +701,8 @@ def _payload(request: ConfirmRequest) -> str:
     """
     action = request.action
     if isinstance(action, Hotkey):
-        return shown_line("+".join(action.keys))
+        times = f" ({action.repeat} times)" if action.repeat > 1 else ""
+        return shown_line("+".join(action.keys) + times)
     if isinstance(action, Type) and not _text_is_masked(request):
         return shown(action.text)
     return shown_line(request.description)

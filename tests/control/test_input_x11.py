@@ -451,6 +451,67 @@ def test_right_hand_modifiers_held_at_a_stop_are_released(
 
 
 @pytest.mark.x11
+def test_a_key_held_by_key_down_types_capitals_until_its_key_up(
+        worker: InputWorker, target_app: RunningApp, xvfb: Xvfb) -> None:
+    app = target_app
+    focus_field(worker, app)
+    assert type_text(worker, app, "")["ok"]
+    reply = worker.execute({"action": "key_down", "key": "shift"})
+    assert reply["ok"] and reply["sticky_keys"] == ["shift"], reply
+    assert _keys_down(xvfb, ["Shift_L"]) == ["Shift_L"]
+    assert worker.execute({"action": "type", "text": "ab1"})["ok"]
+    assert worker.execute({"action": "hold_and_tap", "hold": ["shift"], "tap": ["c"]})["ok"]
+    assert _keys_down(xvfb, ["Shift_L"]) == ["Shift_L"]  # the tap's hold left it down
+    reply = worker.execute({"action": "key_up", "key": "Shift_L"})
+    assert reply["ok"] and reply["sticky_keys"] == [], reply
+    assert worker.execute({"action": "type", "text": "d"})["ok"]
+    app.wait_for(lambda: app.text() == "AB!Cd", what=f"'AB!Cd', have {app.text()!r}")
+    assert _keys_down(xvfb, ["Shift_L"]) == []
+
+
+@pytest.mark.x11
+@pytest.mark.parametrize("ending", ["stop", "end of run"])
+def test_keys_held_by_key_down_are_released_in_the_window(
+        worker: InputWorker, target_app: RunningApp, xvfb: Xvfb, ending: str) -> None:
+    app = target_app
+    focus_field(worker, app)
+    mark = app.mark()
+    assert worker.execute({"action": "key_down", "key": "ctrl"})["ok"]
+    assert worker.execute({"action": "key_down", "key": "Alt_R"})["ok"]
+    assert set(_keys_down(xvfb, ["Control_L", "Alt_R"])) == {"Control_L", "Alt_R"}
+    if ending == "stop":
+        # Stopped during a later action: it releases them with its own keys.
+        reply = worker.execute({"action": "hotkey", "keys": ["down"], "repeat": 5},
+                               stop_after_calls=1)
+        assert not reply["ok"] and reply["error"] == "StoppedError", reply
+        assert reply["sticky_keys"] == [] and reply["held_keys"] == []
+    else:
+        assert worker.send("release_all")["sticky_keys"] == []
+    poll(lambda: not _keys_down(xvfb, ["Control_L", "Alt_R"]), 30, "the held keys up")
+    app.wait_for(lambda: app.events_since(mark, "key_up", keysym="Control_L"),
+                 what="Control released in the window")
+    app.wait_for(lambda: app.events_since(mark, "key_up", keysym="Alt_R"),
+                 what="Alt_R released in the window")
+
+
+@pytest.mark.x11
+def test_hold_and_tap_stopped_between_taps_releases_the_hold_in_the_window(
+        worker: InputWorker, target_app: RunningApp, xvfb: Xvfb) -> None:
+    app = target_app
+    focus_field(worker, app)
+    mark = app.mark()
+    # Control down, then the first tap's down and up: the stop lands before the second tap.
+    reply = worker.execute({"action": "hold_and_tap", "hold": ["ctrl"], "tap": ["left"] * 5},
+                           stop_after_calls=3)
+    assert not reply["ok"] and reply["error"] == "StoppedError", reply
+    assert reply["primitives"] == ["key_down", "key_down", "key_up", "key_up"]
+    assert reply["held_keys"] == []
+    poll(lambda: not _keys_down(xvfb, ["Control_L"]), 30, "Control up")
+    app.wait_for(lambda: app.events_since(mark, "key_up", keysym="Control_L"),
+                 what="Control released in the window")
+
+
+@pytest.mark.x11
 def test_a_stop_mid_drag_releases_the_button(worker: InputWorker, target_app: RunningApp) -> None:
     app = target_app
     left, top, w, h = app.widgets["pad"].rect

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from Xlib import XK, X
@@ -140,5 +141,29 @@ def test_right_hand_modifiers_and_every_button_left_down_are_released(xvfb: Xvfb
         assert set(codes) <= set(released.keys) and released.buttons == (1, 2, 3)
         assert held(xvfb) == Held([], [])
     finally:
+        with xvfb.activated():
+            X11Releaser(xvfb.display).release_everything()
+
+
+def test_keys_a_killed_run_held_by_key_down_are_released(xvfb: Xvfb, tmp_path: Path) -> None:
+    # The real executor holds Ctrl and Super by key_down actions (issue 22) and its process is
+    # killed outright between steps: nothing of it releases them; the next run's start does.
+    from tests.support.fixtures import InputWorker
+
+    codes = keycodes(xvfb, ["Control_L", "Super_L"])
+    worker = InputWorker(xvfb, tmp_path)
+    try:
+        for key in ("ctrl", "super"):
+            reply = worker.execute({"action": "key_down", "key": key})
+            assert reply["ok"], reply
+        worker.proc.send_signal(signal.SIGKILL)
+        worker.proc.wait(10)
+        assert set(codes) <= set(held(xvfb).keys), "the kill released them itself"
+        with xvfb.activated():
+            released = release_everything("linux")
+        assert released is not None and set(codes) <= set(released.keys)
+        assert held(xvfb) == Held([], [])
+    finally:
+        worker.close()
         with xvfb.activated():
             X11Releaser(xvfb.display).release_everything()

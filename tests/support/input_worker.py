@@ -10,9 +10,10 @@ Commands (``op``):
   ``stop_after_calls`` (pull the stop from the backend right after the Nth primitive) and
   ``stop_when_text`` ({"events": path, "widget": name, "min_len": n}: a watcher thread pulls
   the stop once the app logged that much text). Reply: ``ok``, ``error``/``source`` on failure,
-  ``calls`` (primitives done), ``calls_at_stop``, ``held_keys``, ``held_buttons``, ``elapsed``.
+  ``calls`` (primitives done), ``calls_at_stop``, ``held_keys``, ``held_buttons``,
+  ``sticky_keys`` (what ``key_down`` actions left down), ``elapsed``.
 * ``clipboard_get`` / ``clipboard_set`` (``text``), ``position``, ``reset`` (clear the latch),
-  ``quit``.
+  ``release_all`` (what the agent does as a run ends; replies ``sticky_keys``), ``quit``.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def main() -> None:
             reply.update(calls=backend.calls, calls_at_stop=backend.calls_at_stop,
                          primitives=backend.log, held_keys=list(executor.held_keys),
                          held_buttons=list(executor.held_buttons),
+                         sticky_keys=list(executor.sticky_keys),
                          elapsed=time.monotonic() - started, ended_at=time.monotonic())
         elif op == "clipboard_get":
             reply["text"] = clipboard.get()
@@ -136,6 +138,9 @@ def main() -> None:
             reply["position"] = list(backend.inner.position())
         elif op == "reset":
             latch.reset()
+        elif op == "release_all":
+            executor.release_all()
+            reply["sticky_keys"] = list(executor.sticky_keys)
         elif op == "quit":
             out.write(json.dumps(reply) + "\n")
             break

@@ -1,0 +1,96 @@
+"""The agent with H's tool vocabulary (issue 22): keys held by ``key_down`` are released as the
+run ends however it ends, a ``drag_to`` starts where the pointer was when it was judged and
+shown, and what keys type with Shift held is hidden like any typed secret.
+
+Real parts as in test_agent.py (the stand-in model over HTTP, the dry-run backend, a real log).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.events import Answer, AwaitingConfirmation, ConfirmReply, Outcome
+from control.policy import ConfirmMode
+from model.coords import Point
+from tests.support.agent_harness import HarnessFor
+from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
+from tests.support.home import isolate_home
+
+ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
+
+
+def step(**action: Any) -> dict[str, Any]:
+    return {"thought": "next", "action": action}
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_home(monkeypatch, tmp_path)
+
+
+def test_a_key_held_across_steps_is_released_when_the_run_answers(
+        harness_for: HarnessFor) -> None:
+    script = [step(action="key_down", key="shift"), step(action="type", text="ab"),
+              step(action="update_plan", goals=[{"title": "type", "status": "done"}]), ANSWER]
+    with FakeVLLM(ScriptedPolicy(script)) as server:
+        h = harness_for(server)
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    calls = [str(c) for c in h.backend.calls]
+    assert calls[0] == "key_down('shift')"
+    assert "key_up('shift')" not in calls[:-1]  # down across the steps...
+    assert calls[-1] == "key_up('shift')"  # ...and up once the run ended
+    assert h.parts.executor.sticky_keys == ()
+
+
+def test_a_key_held_is_released_when_the_run_hits_its_step_limit(
+        harness_for: HarnessFor) -> None:
+    script = [step(action="key_down", key="ctrl"), step(action="wait", seconds=0)] * 3
+    with FakeVLLM(ScriptedPolicy(script)) as server:
+        h = harness_for(server)
+        finished = h.run(max_steps=2)
+    assert finished.outcome is Outcome.LIMIT
+    assert [str(c) for c in h.backend.calls] == ["key_down('ctrl')", "key_up('ctrl')"]
+
+
+def test_a_drag_from_the_cursor_is_shown_and_done_from_where_the_pointer_was(
+        harness_for: HarnessFor) -> None:
+    asked: list[AwaitingConfirmation] = []
+
+    def approve(event: AwaitingConfirmation) -> ConfirmReply:
+        asked.append(event)
+        h.backend.pointer = (1000, 700)  # the person's pointer goes to the Approve button
+        return ConfirmReply(Answer.APPROVE)
+
+    script = [step(action="drag_to", element="Delete handle", x=500, y=500), ANSWER]
+    with FakeVLLM(ScriptedPolicy(script)) as server:
+        h = harness_for(server, mode=ConfirmMode.RISKY, answer=approve)
+        h.backend.pointer = (12, 34)
+        finished = h.run()
+    assert finished.outcome is Outcome.ANSWERED
+    (event,) = asked
+    start, end = event.request.points
+    assert start == Point(12, 34)
+    assert event.request.description.startswith(f"drag from {start} to \"Delete handle\" at {end}")
+    calls = [str(c) for c in h.backend.calls]
+    assert calls[:2] == ["move_to(12, 34)", "mouse_down('left')"]
+    assert calls[-2:] == [f"move_to({end.x}, {end.y})", "mouse_up('left')"]
+
+
+def test_keys_typed_with_shift_held_into_a_password_field_are_hidden(
+        harness_for: HarnessFor) -> None:
+    script = [step(action="click", element="Password", x=100, y=100),
+              step(action="key_down", key="shift"),
+              step(action="hold_and_tap", hold=["shift"], tap=["h", "u", "n"]),
+              step(action="type", text="terrible"), ANSWER]
+    with FakeVLLM(ScriptedPolicy(script)) as server:
+        h = harness_for(server)
+        finished = h.run()
+    secrets = h.store.secrets()
+    assert "HUN" in secrets and "TERRIBLE" in secrets and "terrible" in secrets
+    actions = [s.action for s in h.store.steps(finished.run_id)]
+    assert actions[2] == {"action": "hold_and_tap", "hold": ["shift"], "tap": ["[secret keys]"]}
+    assert "terrible" not in str(actions[3]) and "TERRIBLE" not in str(actions[3])
