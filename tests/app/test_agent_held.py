@@ -14,16 +14,25 @@ import pytest
 
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Outcome
 from control.policy import ConfirmMode
+from model.contracts import codec_for
 from model.coords import Point
+from model.profiles import HOLOTRON_12B
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 
-ANSWER = {"thought": "done", "action": {"action": "answer", "text": "finished"}}
+#: The Holotron line's vocabulary (H's holo-nano tools): the one that has these actions.
+NANO = HOLOTRON_12B.codec_config()
+ANSWER = {"note": None, "thought": "done", "tool_call": {"tool_name": "answer",
+                                                         "content": "finished"}}
 
 
-def step(**action: Any) -> dict[str, Any]:
-    return {"thought": "next", "action": action}
+def step(tool_name: str, **arguments: Any) -> dict[str, Any]:
+    return {"note": None, "thought": "next", "tool_call": {"tool_name": tool_name, **arguments}}
+
+
+def _harness(harness_for: HarnessFor, server: FakeVLLM, **options: Any) -> Any:
+    return harness_for(server, codec=codec_for(NANO), **options)
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +42,11 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def test_a_key_held_across_steps_is_released_when_the_run_answers(
         harness_for: HarnessFor) -> None:
-    script = [step(action="key_down", key="shift"), step(action="type", text="ab"),
-              step(action="update_plan", goals=[{"title": "type", "status": "done"}]), ANSWER]
+    script = [step("key_down_desktop", key="shift"),
+              step("write_desktop", content="ab", press_enter=False, overwrite=False),
+              step("update_plan", goals=[{"title": "type", "status": "done"}]), ANSWER]
     with FakeVLLM(ScriptedPolicy(script)) as server:
-        h = harness_for(server)
+        h = _harness(harness_for, server)
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
     calls = [str(c) for c in h.backend.calls]
@@ -48,9 +58,9 @@ def test_a_key_held_across_steps_is_released_when_the_run_answers(
 
 def test_a_key_held_is_released_when_the_run_hits_its_step_limit(
         harness_for: HarnessFor) -> None:
-    script = [step(action="key_down", key="ctrl"), step(action="wait", seconds=0)] * 3
+    script = [step("key_down_desktop", key="ctrl"), step("wait", seconds=0)] * 3
     with FakeVLLM(ScriptedPolicy(script)) as server:
-        h = harness_for(server)
+        h = _harness(harness_for, server)
         finished = h.run(max_steps=2)
     assert finished.outcome is Outcome.LIMIT
     assert [str(c) for c in h.backend.calls] == ["key_down('ctrl')", "key_up('ctrl')"]
@@ -65,9 +75,9 @@ def test_a_drag_from_the_cursor_is_shown_and_done_from_where_the_pointer_was(
         h.backend.pointer = (1000, 700)  # the person's pointer goes to the Approve button
         return ConfirmReply(Answer.APPROVE)
 
-    script = [step(action="drag_to", element="Delete handle", x=500, y=500), ANSWER]
+    script = [step("drag_to_desktop", element="Delete handle", x=500, y=500), ANSWER]
     with FakeVLLM(ScriptedPolicy(script)) as server:
-        h = harness_for(server, mode=ConfirmMode.RISKY, answer=approve)
+        h = _harness(harness_for, server, mode=ConfirmMode.RISKY, answer=approve)
         h.backend.pointer = (12, 34)
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
@@ -82,12 +92,13 @@ def test_a_drag_from_the_cursor_is_shown_and_done_from_where_the_pointer_was(
 
 def test_keys_typed_with_shift_held_into_a_password_field_are_hidden(
         harness_for: HarnessFor) -> None:
-    script = [step(action="click", element="Password", x=100, y=100),
-              step(action="key_down", key="shift"),
-              step(action="hold_and_tap", hold=["shift"], tap=["h", "u", "n"]),
-              step(action="type", text="terrible"), ANSWER]
+    script = [step("click_desktop", element="Password", x=100, y=100, button="left"),
+              step("key_down_desktop", key="shift"),
+              step("hold_and_tap_key_desktop", hold_keys=["shift"], tap_keys=["h", "u", "n"]),
+              step("write_desktop", content="terrible", press_enter=False, overwrite=False),
+              ANSWER]
     with FakeVLLM(ScriptedPolicy(script)) as server:
-        h = harness_for(server)
+        h = _harness(harness_for, server)
         finished = h.run()
     secrets = h.store.secrets()
     assert "HUN" in secrets and "TERRIBLE" in secrets and "terrible" in secrets

@@ -25,6 +25,7 @@ from control.input import DryRunBackend, Executor
 from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
+from model.contracts import Codec
 from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM
 
@@ -43,20 +44,21 @@ class AgentHarness:
 
     ``answer`` answers each confirmation (from another thread, as a front end does);
     ``on_event`` sees every event as it is emitted (tests set it to act mid-run); ``gate`` is
-    the run's pause.
+    the run's pause; ``codec`` the contract the client speaks (default holodesk's own).
     """
 
     def __init__(self, server: FakeVLLM, tmp_path: Path, *, mode: ConfirmMode = ConfirmMode.NEVER,
                  screen: Callable[[], Image.Image] = red_box_screen,
                  answer: Callable[[AwaitingConfirmation], ConfirmReply] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 codec: Codec | None = None) -> None:
         self.latch = StopLatch()
         self.gate = PauseGate()
         self.screen = screen
         self.backend = DryRunBackend()
         self.store = ActionLog.open(tmp_path / "log.db")
         self.capturer = FakeCapturer(lambda: np.asarray(self.screen()))
-        self.client = HolotronClient(ClientConfig(base_url=server.base_url))
+        self.client = HolotronClient(ClientConfig(base_url=server.base_url), codec)
         self.events: list[Event] = []
         self.answer = answer
         self.on_event: Callable[[Event], None] = lambda _e: None
