@@ -619,7 +619,7 @@ class Doctor:
     # ------------------------------------------------------------------ the model server
 
     def _get_client(self) -> HolotronClient:
-        from app.parts import client_config
+        from app.parts import client_config, run_codec
         from model.client import HolotronClient
 
         with self._client_lock:
@@ -628,6 +628,7 @@ class Doctor:
                     # The keyring check may have timed out or not run: the environment still
                     # counts.
                     self._key = self.env.get(ENV_API_KEY, "").strip() or None
+                # The contract a run speaks (its profile's): what holds for doctor holds then.
                 self._client = HolotronClient(client_config(
                     self.settings, self._key,
                     connect_timeout=5.0,
@@ -635,7 +636,7 @@ class Doctor:
                     max_retries=0,  # one answer tells whether the schema is applied
                     temperature=0.0,
                     max_tokens=512,
-                ))
+                ), run_codec(self.settings))
             return self._client
 
     def check_endpoint(self) -> CheckResult:
@@ -739,7 +740,6 @@ class Doctor:
         """10. The server applies the step schema (structured_outputs)."""
         from model.errors import BadRequest, HolotronError, InvalidOutput
         from model.prompt import describe_action
-        from model.structured import step_output_schema
 
         fix = ("use vLLM 0.12 or newer (`pip install -U vllm`), which applies "
                "`structured_outputs`; older servers and other servers ignore it (holodesk "
@@ -747,7 +747,7 @@ class Doctor:
         client = self._get_client()
         messages = [{"role": "user", "content": [{"type": "text", "text": _FORMAT_PROBE}]}]
         try:
-            reply = client.next_step(messages, step_output_schema())
+            reply = client.next_step(messages, None)  # the contract's own step schema
         except InvalidOutput as exc:
             raw = " ".join(exc.raw.split())
             shown = raw if len(raw) <= 80 else raw[:77] + "..."
@@ -766,23 +766,25 @@ class Doctor:
 
     def check_dry_run(self) -> CheckResult:
         """11. Capture, build the real prompt, ask, parse, map; act on nothing."""
+        from app.parts import run_convention
         from model.coords import to_screen
         from model.errors import HolotronError
         from model.prompt import PromptConfig, Turn, build_messages, describe_action
         from model.schema import Drag, PointedAction
-        from model.structured import step_output_schema
 
         s = self.settings
         with self._capturer() as capturer:
             frame: Frame = capturer.grab()
-        config = PromptConfig(convention=s.convention, sent_width=frame.width,
+        client = self._get_client()
+        convention = run_convention(s, client.codec)
+        config = PromptConfig(convention=convention, sent_width=frame.width,
                               sent_height=frame.height, today=datetime.date.today(),
                               thinking=s.thinking)
-        messages = build_messages(self.config.task, [Turn(1, frame.data, frame.mime)], config)
-        client = self._get_client()
+        messages = build_messages(self.config.task, [Turn(1, frame.data, frame.mime)], config,
+                                  codec=client.codec)
         started = time.monotonic()
         try:
-            reply = client.next_step(messages, step_output_schema())
+            reply = client.next_step(messages, None)
         except HolotronError as exc:
             return CheckResult(DRY_RUN, Status.FAIL, exc.message, exc.fix)
         action = reply.step.action
@@ -794,12 +796,12 @@ class Doctor:
                                f"the model proposes: {describe_action(action)} ({took}); it "
                                "points at nothing, so there was no point to map; nothing was "
                                "done")
-        mapped = to_screen(action.x, action.y, s.convention, frame.geometry)
-        end = (to_screen(action.to_x, action.to_y, s.convention, frame.geometry).point
+        mapped = to_screen(action.x, action.y, convention, frame.geometry)
+        end = (to_screen(action.to_x, action.to_y, convention, frame.geometry).point
                if isinstance(action, Drag) else None)
         proposal = describe_action(action, mapped.point, end=end)
         detail = (f"the model proposes: {proposal} (model point ({action.x:g}, {action.y:g}) "
-                  f"in {s.convention.value} on a {frame.width}x{frame.height} image; {took}); "
+                  f"in {convention.value} on a {frame.width}x{frame.height} image; {took}); "
                   "nothing was done")
         if mapped.clamped:
             return CheckResult(DRY_RUN, Status.PASS, detail,

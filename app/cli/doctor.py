@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
     p.add_argument("--convention", choices=["norm1000", "norm1", "pixels"],
                    help="how the model gives coordinates (for the dry run)")
+    p.add_argument("--profile", dest="model_profile", metavar="KEY",
+                   help="the model's profile, whose contract the checks speak "
+                   "(docs/models.md)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for each model request (default 60)")
     p.add_argument("--task", help="what the dry run asks the model (default: click the most "
@@ -51,7 +54,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     # SettingsError: main() says EXIT_USAGE
     settings = load_with_overrides({name: getattr(args, name) for name in (
-        "endpoint", "model", "monitor", "convention")})
+        "endpoint", "model", "monitor", "convention", "model_profile")})
     if args.timeout <= 0:
         print("holodesk: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE

@@ -14,6 +14,7 @@ from tests.support.fake_tray import FakeTray
 from tests.support.fake_vllm import (
     FakeVLLM,
     GarbagePolicy,
+    ScriptedPolicy,
     SeeingPolicy,
     StructuredOutputs,
     Target,
@@ -171,3 +172,20 @@ def test_no_display(home: Home) -> None:
     assert found["endpoint"] == "PASS"
     assert found["structured output"] == "PASS"
 
+
+
+def test_the_checks_speak_the_profiles_contract(xvfb: Xvfb, target_app: RunningApp,
+                                                home: Home) -> None:
+    """`doctor --profile holotron-12b`: the structured-output check and the dry run ask in
+    H's contract, and its holo-nano answer is read and mapped (issue 22)."""
+    click = {"note": None, "thought": "The Save button.",
+             "tool_call": {"tool_name": "click_desktop", "element": "Save button", "x": 100,
+                           "y": 100, "button": "left"}}
+    with FakeTray(xvfb), FakeVLLM(ScriptedPolicy([click] * 4)) as server:
+        result = doctor(home, "--endpoint", server.base_url, "--profile", "holotron-12b",
+                        xvfb=xvfb)
+        sent = list(server.requests)
+    assert result.returncode == 0, str(result)
+    assert 'click "Save button" at (' in line_of(result, "one-step dry run")
+    system = sent[-1].messages[0]["content"]
+    assert "<output_format>" in system, system
