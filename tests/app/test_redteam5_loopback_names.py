@@ -25,6 +25,7 @@ would) sends the request with ``Authorization: Bearer <key>`` to another machine
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from pathlib import Path
 from typing import Any
@@ -91,11 +92,8 @@ def test_a_loopback_looking_name_answered_by_dns_gets_no_key_in_clear(
             client = HolotronClient(client_config(settings, KEY))
         except PlainHttpRefused:
             return  # refused: nothing sent
-        with client:
-            try:
-                client.served_models()
-            except HolotronError:
-                pass
+        with client, contextlib.suppress(HolotronError):
+            client.served_models()
         leaked = [h for h in attacker.seen if KEY in h]
         assert not leaked, (
             f"{endpoint} was taken for this machine: the API key went in clear to {lan}, "
