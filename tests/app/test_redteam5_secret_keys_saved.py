@@ -9,12 +9,12 @@ the front ends show ``[secret keys]`` instead of them".
 The fix of red team 4 hides the keys of such a step in ``StepProposed`` and in the action log
 (``_recorded`` in app/agent.py). But the same step's ``StepDecided`` event carries the action
 as it is (app/agent.py ``_decide``), keys and all (no front end prints it today), and the
-automation's recorder (app/trajectory.py ``Recorder``) takes the action to save from ``StepDecided`` and
-clears the text of a secret ``Type`` step only. A hijacked model running an automation whose
-task holds a secret parameter (its value is in the task sent to the model) presses it as
-chords of four keys into a web page's field: each chord is judged a secret step, the run ends
-answered, and ``trajectory.json`` keeps every key of the password in clear (each chord is
-shorter than the six characters a mask needs, so the file's masking cannot see them).
+automation's recorder (app/trajectory.py ``Recorder``) takes the action to save from
+``StepDecided`` and clears the text of a secret ``Type`` step only. A hijacked model running an
+automation whose task holds a secret parameter (its value is in the task sent to the model)
+presses it as chords of four keys into a web page's field: each chord is judged a secret step,
+the run ends answered, and ``trajectory.json`` keeps every key of the password in clear (each
+chord is shorter than the six characters a mask needs, so the file's masking cannot see them).
 """
 
 from __future__ import annotations
