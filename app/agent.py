@@ -220,7 +220,7 @@ class _History:
     #: The last settle wait's frames, when it ended settled: the next screenshot may come
     #: from its last look (control/settle_frames.py). Dropped by anything in between.
     settled: SettleFrames | None = None
-    #: The secret typed by the last steps in a row that typed one (text and chords of keys).
+    #: The secret typed so far in pieces (text and chords of keys), until other keys or text.
     secret_typed: str = ""
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
@@ -371,7 +371,12 @@ class Agent:
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
-        history.secret_typed = (history.secret_typed + _typed(action)) if verdict.secret else ""
+        if verdict.secret:
+            history.secret_typed += _typed(action)
+        elif isinstance(action, Type | Hotkey):
+            # Other keys or text: what comes next is another secret, if any. A wait, a move, a
+            # scroll or a click between the pieces of one secret leaves it whole.
+            history.secret_typed = ""
         self._hide_secret(action, verdict, history.secret_typed)
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
@@ -885,7 +890,7 @@ class Agent:
         """Text that looks like a password or card number never reaches the action log or the
         log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
         stored action and the model's raw answer). ``run`` is all the secret typed by the
-        steps up to this one without another step between (a secret typed in pieces, chords
+        steps up to this one with no other typing between (a secret typed in pieces, chords
         of keys among them): the model's later words may quote it whole."""
         if not verdict.secret:
             return

@@ -78,7 +78,8 @@ from app.secrets import SecretStore, redact
 from control import match
 from model.coords import Convention, FrameGeometry, to_image_point
 from model.problem import HolodeskError
-from model.schema import ACTION_ADAPTER, Action, Drag, Type
+from model.prompt import hidden_keys
+from model.schema import ACTION_ADAPTER, Action, Drag, Hotkey, Type
 from model.schema import Answer as AnswerAction
 
 if TYPE_CHECKING:
@@ -607,6 +608,10 @@ class Recorder:
         if item.secret and isinstance(item.action, Type):
             action["text"] = ""
             parameter = secret_typed(item.action.text, self._secret_values())
+        elif item.secret and isinstance(item.action, Hotkey):
+            # Keys that typed a secret are its characters: saved as the log shows them, and a
+            # replay hands that step over to the model.
+            action = hidden_keys(item.action).model_dump(mode="json")
         anchors: list[Anchor] = []
         for index, (x, y) in enumerate(_image_points(item.action, self.convention,
                                                      item.geometry), start=1):

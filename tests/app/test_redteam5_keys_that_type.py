@@ -1,4 +1,5 @@
-"""Red team 5, issue 21: a chord that types, with one key in it that types nothing.
+"""Red team 5, issue 21 (fixed; each test failed before the fix):
+a chord that types, with one key in it that types nothing.
 
 docs/safety.md: "**Typing is typing, however it is pressed.** Keys that type characters (a
 ``hotkey`` of one printable key, or a chord of several: ``w+i+r+e`` types "wire") count as

@@ -1,4 +1,5 @@
-"""Red team 5, issue 21: a "loopback" endpoint whose name the network's DNS answers for.
+"""Red team 5, issue 21 (fixed; each test failed before the fix):
+a "loopback" endpoint whose name the network's DNS answers for.
 
 docs/safety.md, Secrets: "Plain ``http://`` to another machine is refused until you agree once
 for that endpoint ...; loopback (127.0.0.0/8, ::1, localhost) never asks." And Safety

@@ -1,4 +1,5 @@
-"""Red team 5, issue 21: a secret pressed as chords of keys lands in the saved steps.
+"""Red team 5, issue 21 (fixed; each test failed before the fix):
+a secret pressed as chords of keys lands in the saved steps.
 
 docs/safety.md, Replayed automations: "**Secrets are never saved.** A ``type`` step the policy
 judged a secret ... is saved without its text". Secrets: "Typing text that contains [a secret

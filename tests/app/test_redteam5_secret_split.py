@@ -1,4 +1,5 @@
-"""Red team 5, issue 21: a secret pressed key by key, with a wait between the chords.
+"""Red team 5, issue 21 (fixed; each test failed before the fix):
+a secret pressed key by key, with a wait between the chords.
 
 docs/safety.md, Secrets: a typed secret "is masked (``***``) in everything stored and shown:
 the stored action, the model's raw answer, its thought and note, the log file, the streamed

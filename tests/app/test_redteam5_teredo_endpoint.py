@@ -1,4 +1,5 @@
-"""Red team 5, issue 21: a Teredo address taken for "your network" without a keyring.
+"""Red team 5, issue 21 (fixed; each test failed before the fix):
+a Teredo address taken for "your network" without a keyring.
 
 docs/safety.md, Safety settings, Without a keyring: "An ``endpoint`` on this machine or your
 network (loopback, a private or link-local address, ...) applies as written ...; one on the
