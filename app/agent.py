@@ -233,7 +233,7 @@ class _History:
     #: The last settle wait's frames, when it ended settled: the next screenshot may come
     #: from its last look (control/settle_frames.py). Dropped by anything in between.
     settled: SettleFrames | None = None
-    #: The secret typed by the last steps in a row that typed one (text and chords of keys).
+    #: The secret typed so far in pieces (text and chords of keys), until other keys or text.
     secret_typed: str = ""
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
@@ -385,7 +385,12 @@ class Agent:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
         typed = typed_by(action, history.done)
-        history.secret_typed = (history.secret_typed + typed) if verdict.secret else ""
+        if verdict.secret:
+            history.secret_typed += typed
+        elif typed or isinstance(action, Type | Hotkey | HoldAndTap | KeyDown):
+            # Other keys or text: what comes next is another secret, if any. A wait, a move, a
+            # scroll or a click between the pieces of one secret leaves it whole.
+            history.secret_typed = ""
         self._hide_secret(typed, verdict, history.secret_typed, own=_written(action))
         description = _describe(action, points, verdict)
         self._describe_record(cur.record, action, points, verdict)
@@ -915,8 +920,8 @@ class Agent:
         log file: masked in every form it is stored in (as typed, and JSON-escaped inside the
         stored action and the model's raw answer). ``typed`` is what the step types (keys
         held down by earlier steps counted: Shift held types "ABC"), ``own`` the same as the
-        action writes it ("abc"). ``run`` is all the secret typed by the
-        steps up to this one without another step between (a secret typed in pieces, chords
+        action writes it ("abc"). ``run`` is all the secret typed by the steps up to this one
+        with no other typing between (a secret typed in pieces, chords
         of keys among them): the model's later words may quote it whole."""
         if not verdict.secret:
             return

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -349,6 +350,14 @@ def _stricter(key: str, approved: Any, in_file: Any) -> bool:
     return False
 
 
+#: A network's own addresses, listed: ``ipaddress``'s ``is_private`` also holds ranges routed
+#: on the internet (all of 2001::/23, Teredo's 2001::/32 among them). Shared address space
+#: (100.64/10) is a carrier's or a VPN's (Tailscale) network, not the internet.
+_LAN_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10",
+    "fc00::/7", "fe80::/10"))
+
+
 def local_endpoint(url: str) -> bool:
     """Whether ``url`` is this machine or the person's network: loopback, an IP address of a
     private or link-local range, or a host name without a dot or ending in .local, .lan,
@@ -366,7 +375,7 @@ def local_endpoint(url: str) -> bool:
     address = host_address(host)
     if address is None:
         return is_plain_name(host) and ("." not in host or host.endswith(_LAN_SUFFIXES))
-    return address.is_private or address.is_link_local
+    return any(address in network for network in _LAN_NETWORKS)
 
 
 def automation_digest(table: Mapping[str, Any]) -> str:

@@ -609,7 +609,8 @@ class Recorder:
             action["text"] = ""
             parameter = secret_typed(item.action.text, self._secret_values())
         elif item.secret and isinstance(item.action, Hotkey | HoldAndTap | KeyDown):
-            # Keys that typed a secret: each is one character of it, too short to mask.
+            # Keys that typed a secret are its characters: saved as the log shows them, and a
+            # replay hands that step over to the model.
             action = hidden_keys(item.action).model_dump(mode="json")
         anchors: list[Anchor] = []
         for index, (x, y) in enumerate(_image_points(item.action, self.convention,

@@ -289,10 +289,12 @@ _US_SHIFT = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?', strict=T
 def key_text(action: Action) -> str:
     """The characters a ``hotkey`` types: a chord of printable keys and Space, with or without
     Shift, types each of them in order (X sends a character for every key going down: ``w+i+
-    r+e`` types "wire"); "" for a chord with another modifier or a key that types nothing.
-    A repeated chord types its characters that many times; a ``hold_and_tap`` or a
-    ``key_down`` types what its chords type (with Shift held, capitals). Keys held down by
-    earlier steps are the caller's to add (:func:`typed_by`)."""
+    r+e`` types "wire"; ``period`` types "." and a keypad ``num2`` "2"); keys that type
+    nothing in it (a lock, a function or arrow key, Enter) are skipped, the rest still typed.
+    "" for a chord with another modifier held (a shortcut, not typing). A repeated chord types
+    its characters that many times; a ``hold_and_tap`` or a ``key_down`` types what its chords
+    type (with Shift held, capitals). Keys held down by earlier steps are the caller's to add
+    (:func:`typed_by`)."""
     if isinstance(action, HoldAndTap | KeyDown) or (
             isinstance(action, Hotkey) and action.repeat > 1):
         return "".join(key_text(press) for press in lower(action))
@@ -309,13 +311,15 @@ def key_text(action: Action) -> str:
             continue
         if name == "space":
             out.append(" ")
-        elif len(key.strip()) == 1 and key.strip().isprintable():
-            char = key.strip()
+            continue
+        char = key.strip() if len(key.strip()) == 1 else name
+        keypad = re.fullmatch(r"num(\d)", name)
+        if keypad:
+            char = keypad.group(1)
+        if len(char) == 1 and char.isprintable():
             if shift:
                 char = char.upper() if char.isalpha() else _US_SHIFT.get(char, char)
             out.append(char)
-        else:
-            return ""
     return "".join(out)
 
 
@@ -974,7 +978,7 @@ class SafetyPolicy:
             secret = True
         # The content rules already name a submit after typing: the target rule adds the target.
         flagged = _line_submit(action) is not None and (
-            isinstance(action, Type) or _entered_since_submit(history))
+            isinstance(action, Type) or bool(key_text(action)) or _entered_since_submit(history))
         since = history[max(0, min(asked_at, len(history))):]
         reasons += _target_risks(action, aim, history, since, has_submit_reason=flagged)
         return reasons, secret
@@ -1038,7 +1042,8 @@ class SafetyPolicy:
                 if label is not None:
                     reasons.append("types what looks like a destructive or system command "
                                    f"({label}), key by key")
-            if _line_submit(action) and _entered_since_submit(history):
+            # A chord that types and presses Enter types, then submits: as ``type`` with Enter.
+            if _line_submit(action) and (key_text(action) or _entered_since_submit(history)):
                 reasons.append(
                     "presses Enter right after typing, which may submit a form"
                     if chord == {"enter"} else

@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 import httpcore2
 import httpx2
@@ -58,7 +59,7 @@ from model.errors import (
     ServerUnreachable,
     TooManyImages,
 )
-from model.plain_http import PlainHttpRefused, needs_consent
+from model.plain_http import PlainHttpRefused, host_address, needs_consent
 from model.request_body import chat_body
 from model.schema import Step
 from model.stream_chunk import read_chunk
@@ -211,9 +212,16 @@ class _TrackedStream(httpcore2.NetworkStream):
 
 
 class _TrackingBackend(httpcore2.NetworkBackend):
-    def __init__(self, inner: httpcore2.NetworkBackend, registry: _SocketRegistry) -> None:
+    """Tracks every socket (for cancel) and, for plain http nobody agreed to, lets a connection
+    through only to this machine's loopback: a name that looks like loopback (``localhost.``,
+    ``x.localhost``) may be answered by the network's DNS, and where the socket really went is
+    what counts (model/plain_http.py)."""
+
+    def __init__(self, inner: httpcore2.NetworkBackend, registry: _SocketRegistry,
+                 loopback_only: str | None = None) -> None:
         self._inner = inner
         self._registry = registry
+        self._loopback_only = loopback_only  # the endpoint, when only loopback may be reached
 
     def connect_tcp(
         self,
@@ -224,6 +232,9 @@ class _TrackingBackend(httpcore2.NetworkBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.NetworkStream:
         stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        if self._loopback_only is not None and not _reached_loopback(stream):
+            stream.close()
+            raise PlainHttpRefused(self._loopback_only)
         return _TrackedStream(stream, self._registry)
 
     def connect_unix_socket(
@@ -237,8 +248,21 @@ class _TrackingBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+def _reached_loopback(stream: httpcore2.NetworkStream) -> bool:
+    """Whether ``stream``'s socket is connected to a loopback address."""
+    sock = stream.get_extra_info("socket")
+    if not isinstance(sock, socket.socket):
+        return False
+    try:
+        address = host_address(str(sock.getpeername()[0]).split("%")[0].lower())
+    except OSError:
+        return False
+    return address is not None and address.is_loopback
+
+
 def _tracking_transport(
-    registry: _SocketRegistry, verify: ssl.SSLContext | bool = True
+    registry: _SocketRegistry, verify: ssl.SSLContext | bool = True,
+    loopback_only: str | None = None,
 ) -> httpx2.HTTPTransport:
     transport = httpx2.HTTPTransport(verify=verify)
     # httpx2 has no public hook for the network backend; its pool keeps it here. Without the
@@ -246,7 +270,13 @@ def _tracking_transport(
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(backend, httpcore2.NetworkBackend):
-        pool._network_backend = _TrackingBackend(backend, registry)  # type: ignore[union-attr]
+        pool._network_backend = _TrackingBackend(  # type: ignore[union-attr]
+            backend, registry, loopback_only)
+    elif loopback_only is not None:
+        # Where the socket goes cannot be checked: plain http unagreed only to a literal
+        # loopback address, which no DNS answers for.
+        if host_address(urlsplit(loopback_only).hostname or "") is None:
+            raise PlainHttpRefused(loopback_only)
     else:
         logger.debug("httpx2 transport has no network backend hook; cancel will not cut sockets")
     return transport
@@ -320,8 +350,12 @@ class HolotronClient:
         verify: ssl.SSLContext | bool = True
         if config.tls_fingerprint:
             verify = pinned_context(config.tls_fingerprint)
+        # Plain http nobody agreed to is allowed to loopback only, and checked per connection.
+        plain = urlsplit(self.base_url).scheme.lower() == "http" and not config.plain_http_ok
         self._http = httpx2.Client(
-            transport=_tracking_transport(self._registry, verify), follow_redirects=False
+            transport=_tracking_transport(self._registry, verify,
+                                          self.base_url if plain else None),
+            follow_redirects=False,
         )
         self._sdk = openai.OpenAI(
             # Always an explicit key: with None the SDK would read OPENAI_API_KEY and send the
@@ -749,6 +783,8 @@ class HolotronClient:
     def _mapped(self, exc: BaseException, *, timeout: float) -> HolotronError:
         if isinstance(exc, HolotronError):
             return exc
+        if isinstance(exc.__cause__, PlainHttpRefused):  # refused at connect (see above)
+            return exc.__cause__
         if isinstance(exc, openai.APITimeoutError):
             if isinstance(exc.__cause__, httpx2.ConnectTimeout):
                 return ServerUnreachable(self.base_url, detail="connecting timed out")

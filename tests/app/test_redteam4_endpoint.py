@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from app.approval import local_endpoint
 from app.secrets import api_key
 from app.settings import load_settings
 from app.status import probe
@@ -68,15 +69,20 @@ def test_an_internet_address_written_as_one_number_is_not_your_network(
 
 
 def _this_machines_lan_address() -> str | None:
-    """An address of this machine that is not loopback (no packet is sent: a UDP socket's
-    connect only picks the route)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))
-        except OSError:
-            return None
-        address = s.getsockname()[0]
-    return None if ipaddress.ip_address(address).is_loopback else address
+    """An address of this machine on its network (one that ``local_endpoint`` counts as the
+    person's network), IPv4 or IPv6; no packet is sent: a UDP socket's connect only picks the
+    route."""
+    for family, far in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect((far, 9))
+            except OSError:
+                continue
+            address = str(s.getsockname()[0]).split("%")[0]
+        shown = f"[{address}]" if family == socket.AF_INET6 else address
+        if local_endpoint(f"http://{shown}:8000/v1"):
+            return address
+    return None
 
 
 class _Listener:
@@ -104,9 +110,13 @@ class _Listener:
 
             do_GET = do_POST = _answer
 
-        self._server = ThreadingHTTPServer((host, 0), Handler)
+        v6 = ":" in host
+        server_class = type("Server", (ThreadingHTTPServer,), {
+            "address_family": socket.AF_INET6 if v6 else socket.AF_INET})
+        self._server = server_class((host, 0), Handler)
         self._server.daemon_threads = True
-        self.url = f"http://{host}:{self._server.server_address[1]}/v1"
+        shown = f"[{host}]" if v6 else host
+        self.url = f"http://{shown}:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def __enter__(self) -> _Listener:
@@ -123,7 +133,7 @@ class _Listener:
 def lan_listener() -> Iterator[_Listener]:
     host = _this_machines_lan_address()
     if host is None:
-        pytest.skip("this machine has no network address besides loopback")
+        pytest.skip("this machine has no address on a private network")
     with _Listener(host) as listener:
         yield listener
 
