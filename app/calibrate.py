@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from app.settings import Settings
     from control.capture import Capturer, Frame
     from control.stop import StopLatch
-    from model.client import StepReply
+    from model.client import Localized, StepReply
 
 log = logging.getLogger(__name__)
 
@@ -422,7 +422,19 @@ class StepAsker(Protocol):
         should_stop: Callable[[], bool] | None = None,
     ) -> StepReply: ...
 
+    def localize(self, image_url: str, element: str, *,
+                 thinking_switch: str | None = ...) -> Localized: ...
+
     def cancel(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Localization:
+    """Ask each target as H's element localization (one point, temperature 0, thinking off)
+    instead of a run's first step: for a model on H's contract, whose points are 0-1000 of
+    the image (docs/contract.md). ``thinking_switch`` is its chat template's switch."""
+
+    thinking_switch: str | None = "enable_thinking"
 
 
 @dataclass(frozen=True)
@@ -458,7 +470,9 @@ class Calibrator:
         monitor_label: str = "",
         on_result: Callable[[TargetResult], None] | None = None,
         visible_timeout: float = 3.0,
+        localization: Localization | None = None,
     ) -> None:
+        self.localization = localization
         self.client = client
         self.capturer = capturer
         self.latch = latch
@@ -515,6 +529,8 @@ class Calibrator:
         if not visible:
             log.warning("target %s is not visible in the capture at %s", target.target.label,
                         target.center)
+        if self.localization is not None:
+            return self._localized(target, frame, visible, self.localization)
         messages = calibration_messages(target, frame, self.convention, thinking=self.thinking)
         try:
             reply = self.client.next_step(messages, calibration_schema(),
@@ -533,6 +549,25 @@ class Calibrator:
             )
         landings = land(action.x, action.y, target.center, frame.geometry)
         return TargetResult(target, (action.x, action.y), action.action, reply.raw, landings,
+                            visible=visible, geometry=frame.geometry)
+
+    def _localized(self, target: PlacedTarget, frame: Frame, visible: bool,
+                   how: Localization) -> TargetResult:
+        from model.errors import Cancelled, HolotronError
+        from model.prompt import data_url
+
+        t = target.target
+        try:
+            found = self.client.localize(data_url(frame.data, frame.mime),
+                                         f"the centre of the {t.color_name} circle",
+                                         thinking_switch=how.thinking_switch)
+        except Cancelled:
+            raise
+        except HolotronError as exc:
+            return TargetResult(target, error=exc.message, visible=visible,
+                                geometry=frame.geometry)
+        landings = land(found.x, found.y, target.center, frame.geometry)
+        return TargetResult(target, (found.x, found.y), "click", found.raw, landings,
                             visible=visible, geometry=frame.geometry)
 
     def _capture(self, target: PlacedTarget) -> tuple[Frame, bool]:
@@ -672,12 +707,14 @@ def open_calibrator(
     client and the capturer are closed on leaving.
     """
     from app.logs import mask
-    from app.parts import client_config, make_capturer
+    from app.parts import client_config, make_capturer, run_codec, run_convention
     from app.secrets import api_key
     from control.display import NoDisplayError, check_display
     from model.client import HolotronClient
+    from model.contracts import ContractKind
     from model.errors import HolotronError
     from model.plain_http import PlainHttpRefused, check_plain_http
+    from model.profiles import profile_by_key
 
     # The screen and the key go to the server as in a run: the same consent first.
     try:
@@ -690,7 +727,14 @@ def open_calibrator(
         raise CalibrationUnavailable(str(e)) from None
     key = api_key(settings.endpoint)
     mask(key)
-    client = HolotronClient(client_config(settings, key, temperature=0.0))
+    codec = run_codec(settings)
+    client = HolotronClient(client_config(settings, key, temperature=0.0), codec)
+    localization = None
+    convention = run_convention(settings, codec)
+    if codec is not None and codec.kind is not ContractKind.LEGACY:
+        # H's contracts: the point is measured as H documents asking for one.
+        profile = profile_by_key(settings.model_profile)
+        localization = Localization(profile.reasoning.switch_kwarg)
     capturer = make_capturer(settings)
     try:
         try:
@@ -701,9 +745,10 @@ def open_calibrator(
             model = client.resolve_model()
         except HolotronError as e:
             raise CalibrationUnavailable(e.message, e.fix) from None
-        yield Calibrator(client, capturer, latch, convention=settings.convention,
+        yield Calibrator(client, capturer, latch, convention=convention,
                          thinking=settings.thinking, model=model,
-                         monitor_label=settings.monitor, on_result=on_result)
+                         monitor_label=settings.monitor, on_result=on_result,
+                         localization=localization)
     finally:
         client.close()
         capturer.close()

@@ -125,6 +125,19 @@ class ServedModel:
 
 
 @dataclass(frozen=True)
+class Localized:
+    """A localization's answer: the point in 0-1000 of the image sent, and the raw text."""
+
+    x: int
+    y: int
+    raw: str
+
+
+# A point is about 20 tokens of JSON: room for it, not for an essay.
+_LOCALIZE_TOKENS = 64
+
+
+@dataclass(frozen=True)
 class StepReply:
     """A validated step and what it cost.
 
@@ -491,6 +504,31 @@ class HolotronClient:
             )
         except openai.OpenAIError as exc:
             raise self._map_error(exc, timeout=read) from exc
+
+    def localize(self, image_url: str, element: str, *,
+                 thinking_switch: str | None = "enable_thinking") -> Localized:
+        """Where ``element`` (in words) is in the screenshot ``image_url`` (a data URL): H's
+        element localization (docs/contract.md): one turn, temperature 0, thinking off, the
+        point as integers 0-1000 of the image. Raises as a step does (``InvalidOutput`` for
+        an answer that is not a point); :meth:`cancel` cuts it off."""
+        from model.contracts.localization import decode_point, localization_body
+
+        model = self.resolve_model()
+        body = localization_body(model, image_url, element, thinking_switch=thinking_switch,
+                                 max_tokens=_LOCALIZE_TOKENS)
+        read = self.config.request_timeout
+        try:
+            response = self._sdk.post(
+                "/chat/completions", content=chat_body(body),
+                options=make_request_options(timeout=self._timeout(read),
+                                             security={"bearer_auth": True}),
+                cast_to=ChatCompletion)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, timeout=read) from exc
+        choice = response.choices[0] if response.choices else None
+        content = (choice.message.content or "") if choice is not None else ""
+        x, y = decode_point(content.strip())
+        return Localized(x, y, content)
 
     # ------------------------------------------------------------------ one step
 

@@ -45,6 +45,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
     p.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")
     p.add_argument("--model", help="the served model name (default: read from /v1/models)")
+    p.add_argument("--profile", dest="model_profile", metavar="KEY",
+                   help="the model's profile (docs/models.md); on H's contract each target is "
+                   "asked as H's element localization")
     save = p.add_mutually_exclusive_group()
     save.add_argument("--save", dest="save", action="store_true", default=None,
                       help="save the convention found to the settings without asking")
@@ -58,7 +61,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     from app.settings import load_with_overrides
 
     return load_with_overrides({name: getattr(args, name, None)
-                                for name in ("monitor", "endpoint", "model")})
+                                for name in ("monitor", "endpoint", "model",
+                                             "model_profile")})
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ def localization_schema() -> dict[str, Any]:
 
 
 def localization_body(model: str, image_url: str, element: str, *,
-                      thinking_switch: str = "enable_thinking",
+                      thinking_switch: str | None = "enable_thinking",
                       max_tokens: int | None = None) -> dict[str, Any]:
     """The chat request (not streamed) that asks where ``element`` is in the screenshot
     ``image_url`` (a data URL, model.prompt.data_url). The prompt text is the one H's
@@ -50,7 +50,8 @@ def localization_body(model: str, image_url: str, element: str, *,
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
     body["structured_outputs"] = {"json": schema}
-    body["chat_template_kwargs"] = {thinking_switch: False}
+    if thinking_switch is not None:  # a template without the switch thinks only when told
+        body["chat_template_kwargs"] = {thinking_switch: False}
     return body
 
 

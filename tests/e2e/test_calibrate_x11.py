@@ -161,3 +161,23 @@ def test_ctrl_c_stops_cleanly(wide: Xvfb, tmp_path: Path) -> None:
     tree = subprocess.run(["xwininfo", "-root", "-tree"], env=wide.env(), capture_output=True,
                           text=True, check=True).stdout
     assert "holodesk calibration" not in tree
+
+
+def test_on_hs_contract_each_target_is_asked_as_hs_localization(wide: Xvfb,
+                                                                tmp_path: Path) -> None:
+    """`calibrate --profile holotron-12b`: one single-turn localization request per target
+    (temperature 0, the point schema, no thinking), and the points land (issue 22)."""
+    home = make_home(tmp_path)
+    with FakeVLLM(_seeing("norm1000")) as server:
+        result = _calibrate(home, wide, "--monitor", "1", "--endpoint", server.base_url,
+                            "--profile", "holotron-12b", "--no-save")
+        requests = list(server.requests)
+    assert result.returncode == 0, str(result)
+    assert len(requests) == len(TARGETS)
+    first = requests[0]
+    assert first.schema is not None and first.schema.get("title") == "VisualLocalizerOutput"
+    assert first.temperature == 0.0
+    assert [m["role"] for m in first.messages] == ["user"]
+    assert "The model uses norm1000:" in result.stdout, str(result)
+    median = float(result.stdout.split("median error ")[1].split(" px")[0])
+    assert median <= 3.0, str(result)

@@ -182,6 +182,17 @@ class SeeingPolicy:
             self.position = 0
             self.missing.clear()
 
+    def _localized(self, request: ChatRequest) -> dict[str, Any]:
+        """H's element localization: the next target's point, 0-1000 of the image."""
+        target = self.plan[min(self.position, len(self.plan) - 1)][1]
+        shot = request.latest_image
+        found = (find_color(shot.image, target.color, target.tolerance, target.min_pixels)
+                 if shot else None)
+        if shot is None or found is None:
+            return {"x": 0, "y": 0}
+        self.position += 1
+        return {"x": round(found.x / shot.width * 1000), "y": round(found.y / shot.height * 1000)}
+
     def __call__(self, request: ChatRequest) -> str:
         with self._lock:
             step = self._next(request)
@@ -192,6 +203,8 @@ class SeeingPolicy:
         )
 
     def _next(self, request: ChatRequest) -> dict[str, Any]:
+        if (request.schema or {}).get("title") == "VisualLocalizerOutput":
+            return self._localized(request)
         if self.done:
             return {"note": "", "thought": "Every target is handled.", "action": dict(self.then)}
         kind, target = self.plan[self.position]
