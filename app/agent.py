@@ -392,13 +392,17 @@ class Agent:
             # scroll or a click between the pieces of one secret leaves it whole.
             history.secret_typed = ""
         self._hide_secret(typed, verdict, history.secret_typed, own=_written(action))
-        description = _describe(action, points, verdict)
+        # In words for every front end (log line, question, progress): a typed secret its
+        # words echo (an element's name, a plan) masked as in the log.
+        description = self._masked(_describe(action, points, verdict))
         self._describe_record(cur.record, action, points, verdict)
         # The front ends print and show the thought: the secrets masked in the log are masked
         # there too (the step's own action keeps its text: an edit at the confirmation needs it).
-        shown = step.model_copy(update={"thought": self._masked(step.thought),
-                                        "note": self._masked(step.note),
-                                        "action": _recorded(action, verdict)})
+        shown = step.model_copy(update={
+            "thought": self._masked(step.thought), "note": self._masked(step.note),
+            # Its words (an element's name, a plan, an answer) may echo a typed secret.
+            "action": _masked_action(_recorded(action, verdict), self.parts.store.secrets(),
+                                     keep_text=True)})
         if _recorded(action, verdict) is not action:
             # Keys that type a secret: the model's own answer and words spell them out.
             shown = hidden_key_step(shown)
@@ -471,7 +475,7 @@ class Agent:
                 # What is done is the edit: the log and the task window must say so (and mask
                 # its text if the edit looks like a secret).
                 self._hide_secret(typed_by(action, history.done), verdict, own=_written(action))
-                description = _describe(action, points, verdict)
+                description = self._masked(_describe(action, points, verdict))
             history.settled = self._act(cur, action, points, description, config.limits,
                                         history.deadline)
             self._finish_step(cur, StepResult.OK)
@@ -894,22 +898,12 @@ class Agent:
         step = turn.step
         if step is None or not secrets:
             return turn
-        action = step.action
         # A secret turn's typed text is left whole here: the prompt replaces all of it by its
         # length (build_messages), which "***" in its place would misstate.
-        kept = {"action", "text"} if turn.secret else {"action"}
-        fields: dict[str, Any] = {
-            name: redact(value, secrets)
-            for name, value in action.model_dump().items()
-            if name not in kept and isinstance(value, str)
-        }
-        if isinstance(action, UpdatePlan):  # the plan's words may echo a typed secret
-            fields["goals"] = [g.model_copy(update={"title": redact(g.title, secrets)})
-                               for g in action.goals]
         masked = step.model_copy(update={
             "note": redact(step.note, secrets),
             "thought": redact(step.thought, secrets),
-            "action": action.model_copy(update=fields),
+            "action": _masked_action(step.action, secrets, keep_text=turn.secret),
         })
         outcome = None if turn.outcome is None else redact(turn.outcome, secrets)
         return dataclasses.replace(turn, step=masked, outcome=outcome)
@@ -957,6 +951,25 @@ def _written(action: Action) -> str:
     """The characters ``action`` types as it is written, without keys held by earlier steps:
     a ``type`` step's text, a chord's printable keys."""
     return action.text if isinstance(action, Type) else key_text(action)
+
+
+def _masked_action(action: Action, secrets: frozenset[str] | set[str], *,
+                   keep_text: bool) -> Action:
+    """``action`` with every secret masked in its words (an element's name, an answer, a
+    question, the plan's goals); a ``type`` step's text kept whole when ``keep_text`` (an
+    edit at the confirmation needs it; a secret one is shown hidden by its verdict)."""
+    if not secrets:
+        return action
+    kept = {"action", "text"} if keep_text else {"action"}
+    fields: dict[str, Any] = {
+        name: redact(value, secrets)
+        for name, value in action.model_dump().items()
+        if name not in kept and isinstance(value, str)
+    }
+    if isinstance(action, UpdatePlan):  # the plan's words may echo a typed secret
+        fields["goals"] = [g.model_copy(update={"title": redact(g.title, secrets)})
+                           for g in action.goals]
+    return action.model_copy(update=fields) if fields else action
 
 
 def _recorded(action: Action, verdict: Verdict) -> Action:

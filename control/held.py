@@ -15,10 +15,11 @@ and a ``key_up`` releases every held key that is the same key as it names, which
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from control.input import split_text
-from control.keys import MODIFIERS, canonical_key, generic_key
+from control.keys import MODIFIERS, canonical_key, generic_key, split_combo
 from model.schema import (
     Action,
     AskUser,
@@ -97,16 +98,44 @@ def lower(action: Action, held: Sequence[str] = ()) -> tuple[Action, ...]:
     if isinstance(action, KeyDown):
         return (_chord(held, [action.key]),)
     if isinstance(action, HoldAndTap):
-        return tuple(_chord([*held, *action.hold], [tap]) for tap in action.tap)
+        # The hold keys go down one by one before the first tap, and one that is no modifier
+        # acts as it goes down (Menu opens a menu, Tab moves the focus): a press of its own.
+        out: list[Action] = []
+        down: list[str] = []
+        for key in split_combo(action.hold):
+            if not is_modifier(key):
+                out.append(_chord([*held, *down], [key]))
+            down.append(key)
+        return (*out, *(_chord([*held, *action.hold], [tap]) for tap in action.tap))
     if isinstance(action, Hotkey):
-        if not held and action.repeat == 1:
+        presses = _presses(action.keys)
+        if not held and action.repeat == 1 and len(presses) == 1:
             return (action,)
-        return tuple(_chord(held, action.keys) for _ in range(action.repeat))
+        return tuple(_chord(held, keys) for _ in range(action.repeat) for keys in presses)
     if isinstance(action, Type) and held:
         if all(_generic(k) == "shift" for k in held):
             return (action.model_copy(update={"text": shifted(action.text)}),)
         return _typed_chords(action, held)
     return (action,)
+
+
+def _presses(keys: Sequence[str]) -> list[list[str]]:
+    """A chord as the presses it makes: X sends each key as it goes down, so in a chord of
+    several keys that are no modifiers, each one before the last that types nothing (Tab,
+    Menu, Backspace) acts on its own first (``tab+space`` moves the focus, then presses the
+    button there): a press of it with the chord's modifiers, then the whole chord (which
+    the rules read as they always have, its typing included)."""
+    parts = split_combo(list(keys))
+    mods = [k for k in parts if is_modifier(k)]
+    others = [k for k in parts if not is_modifier(k)]
+    early = [[*mods, key] for key in others[:-1] if not _types(key)]
+    return [*early, list(keys)]
+
+
+def _types(key: str) -> bool:
+    """Whether ``key`` types a character (a printable key, Space, a keypad digit)."""
+    name = canonical_key(key)
+    return name == "space" or len(name) == 1 or re.fullmatch(r"num\d", name) is not None
 
 
 def _typed_chords(action: Type, held: Sequence[str]) -> tuple[Action, ...]:

@@ -161,9 +161,13 @@ def to_screen(x: float, y: float, convention: Convention, geom: FrameGeometry) -
     lm = geom.logical_monitor
     cx = min(max(lx, lm.left), lm.right - 1)
     cy = min(max(ly, lm.top), lm.bottom - 1)
-    # Judged on the image point, not on (cx, cy) != (lx, ly): the exclusive right edge and a
-    # fractional scale (2560 px / 1.5 = 1706.67 points) move edge points by one point.
-    outside = not (0 <= ix <= geom.sent_width and 0 <= iy <= geom.sent_height)
+    # Judged on the model's own numbers, not on (cx, cy) != (lx, ly): the exclusive right edge
+    # and a fractional scale (2560 px / 1.5 = 1706.67 points) move edge points by one point,
+    # and a point a hair below 0 maps to -0.0 in the image, which is still the model leaving it.
+    span = {Convention.NORM1000: 1000.0, Convention.NORM1: 1.0}.get(convention)
+    x_span = span if span is not None else float(geom.sent_width)
+    y_span = span if span is not None else float(geom.sent_height)
+    outside = not (0 <= x <= x_span and 0 <= y <= y_span)
     return MappedPoint(Point(cx, cy), clamped=outside, image_x=ix, image_y=iy)
 
 

@@ -67,3 +67,15 @@ def test_redteam6_backspace_held_empties_the_document_and_the_save_is_unasked() 
     emptied = [key("ctrl", "a"), hold_tap(["backspace"], "shift")]
     verdict = RISKY.assess(key("ctrl", "s"), history=emptied, aim=Aim(GEDIT))
     assert verdict.confirm, "the held Backspace removed the selection; the save is asked"
+
+
+def test_a_chord_of_keys_that_are_no_modifiers_is_judged_press_by_press() -> None:
+    """The same gap in a plain ``hotkey`` (found beside the above): X sends each key of a
+    chord as it goes down, so ``tab+space`` moves the focus then presses the button, and
+    ``menu+d`` opens the context menu then picks its item."""
+    typed = [click("Comment box"), typing("hello")]
+    assert RISKY.assess(key("tab", "space"), history=typed, aim=Aim(FIREFOX)).confirm
+    selected = [click("report.pdf")]
+    assert RISKY.assess(key("menu", "d"), history=selected, aim=Aim(NAUTILUS)).confirm
+    emptied = [key("ctrl", "a"), key("backspace", "x")]
+    assert RISKY.assess(key("ctrl", "s"), history=emptied, aim=Aim(GEDIT)).confirm

@@ -285,3 +285,10 @@ def test_points_whose_mapping_overflows_are_refused(huge: float) -> None:
         to_screen(huge, 10, Convention.NORM1000, geom)
     with pytest.raises(ValueError, match="too large"):
         to_screen(10, huge, Convention.NORM1000, geom)
+
+
+def test_a_point_a_hair_below_zero_is_reported_clamped() -> None:
+    """Found by the property above: -5e-324 maps to -0.0 in the image, still off it."""
+    geom = FrameGeometry(640, 480, Rect(0, 0, 640, 480), 1.0)
+    assert to_screen(0.0, -5e-324, Convention.NORM1000, geom).clamped
+    assert not to_screen(0.0, 0.0, Convention.NORM1000, geom).clamped
