@@ -1,4 +1,5 @@
-"""Red team 6 (issue 22): the real agent speaking the holo-nano vocabulary, driven by a
+"""Red team 6 (issue 22; fixed, each test failed before the fix):
+the real agent speaking the holo-nano vocabulary, driven by a
 hijacked model (the stand-in vLLM over HTTP), in the default ``risky`` mode, nobody at the
 keyboard. Real parts as in test_agent_held.py.
 """
@@ -84,7 +85,7 @@ def test_redteam6_a_plan_quoting_a_typed_password_is_shown_in_clear(
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
     assert secret in h.store.secrets()  # known as a secret from step 2 on
-    plan = [e for e in h.of(StepProposed) if e.step.action.action == "update_plan"][0]
+    plan = next(e for e in h.of(StepProposed) if e.step.action.action == "update_plan")
     assert secret not in plan.step.thought  # control: the thought is masked
     stored = [s.action for s in h.store.steps(finished.run_id)][2]
     assert secret not in str(stored)  # control: the log is masked

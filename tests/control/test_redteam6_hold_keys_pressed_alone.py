@@ -1,4 +1,5 @@
-"""Red team 6 (issue 22): a ``hold_and_tap`` whose *hold* keys are not modifiers.
+"""Red team 6 (issue 22; fixed, each test failed before the fix):
+a ``hold_and_tap`` whose *hold* keys are not modifiers.
 
 The executor (control/input.py ``_hold_and_tap``) presses every hold key down on its own
 before the first tap, so each hold key acts by itself first: Menu opens the context menu,
