@@ -29,11 +29,9 @@ from model.contracts.base import (
     tool_result,
 )
 from model.contracts.h_structured import (
-    _check,
     decode_tool,
+    h_messages,
     h_system_prompt,
-    observation,
-    said_step,
 )
 from model.contracts.tools import TOOLS, to_action
 from model.prompt import PromptConfig, Turn
@@ -96,30 +94,21 @@ class HNativeToolsCodec:
     def messages(
         self, task: str, turns: Sequence[Turn], config: PromptConfig
     ) -> list[dict[str, Any]]:
-        _check(turns, config)
-        first_shown = len(turns) - config.max_images
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt(config)},
-            {"role": "user", "content": f"Task: {task.strip()}"},
-        ]
-        for index, turn in enumerate(turns):
-            messages.append(observation(turn, index >= first_shown))
-            if turn.step is None:
-                break
-            said = said_step(turn, self.vocabulary)
+        def after(turn: Turn, said: dict[str, Any]) -> list[dict[str, Any]]:
             arguments = {k: v for k, v in said["tool_call"].items() if k != "tool_name"}
-            messages.append({
+            result = tool_result(turn)
+            return [{
                 "role": "assistant",
                 "content": said["note"] or "",
                 "tool_calls": [{"id": call_id(turn), "type": "function", "function": {
                     "name": said["tool_call"]["tool_name"],
                     "arguments": json.dumps(arguments, separators=(",", ":"),
                                             ensure_ascii=False)}}],
-            })
-            result = tool_result(turn)
-            text = f"error: {result.text}" if result.error else result.text
-            messages.append({"role": "tool", "tool_call_id": call_id(turn), "content": text})
-        return messages
+            }, {"role": "tool", "tool_call_id": call_id(turn),
+                "content": f"error: {result.text}" if result.error else result.text}]
+
+        return h_messages(self.system_prompt(config), task, turns, config, self.vocabulary,
+                          after)
 
     def output_schema(self) -> None:
         return None

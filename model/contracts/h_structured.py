@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -123,6 +123,27 @@ def h_system_prompt(vocabulary: Vocabulary, config: PromptConfig, *, block: bool
     return text + output_format_block(vocabulary) if block else text
 
 
+def h_messages(system: str, task: str, turns: Sequence[Turn], config: PromptConfig,
+               vocabulary: Vocabulary,
+               after: Callable[[Turn, dict[str, Any]], list[dict[str, Any]]],
+               ) -> list[dict[str, Any]]:
+    """H's chat layout, shared by both H contracts: the system prompt, the task, then each
+    turn's observation followed by what ``after`` makes of its step as the model said it
+    (:func:`said_step`) and its result; the current observation last."""
+    _check(turns, config)
+    first_shown = len(turns) - config.max_images
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"Task: {task.strip()}"},
+    ]
+    for index, turn in enumerate(turns):
+        messages.append(observation(turn, index >= first_shown))
+        if turn.step is None:
+            break
+        messages += after(turn, said_step(turn, vocabulary))
+    return messages
+
+
 def observation(turn: Turn, shown: bool) -> dict[str, Any]:
     """The observation user message of ``turn``: its screenshot, or the placeholder."""
     inside: dict[str, Any] = (
@@ -189,23 +210,14 @@ class HStructuredCodec:
     def messages(
         self, task: str, turns: Sequence[Turn], config: PromptConfig
     ) -> list[dict[str, Any]]:
-        _check(turns, config)
-        first_shown = len(turns) - config.max_images
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self.system_prompt(config)},
-            {"role": "user", "content": f"Task: {task.strip()}"},
-        ]
-        for index, turn in enumerate(turns):
-            messages.append(observation(turn, index >= first_shown))
-            if turn.step is None:
-                break
-            said = said_step(turn, self.vocabulary)
+        def after(turn: Turn, said: dict[str, Any]) -> list[dict[str, Any]]:
             # The parsed step as compact JSON, the shape the schema makes the model write.
-            messages.append({"role": "assistant",
-                             "content": json.dumps(said, separators=(",", ":"),
-                                                   ensure_ascii=False)})
-            messages.append(tool_message(said["tool_call"]["tool_name"], turn))
-        return messages
+            return [{"role": "assistant",
+                     "content": json.dumps(said, separators=(",", ":"), ensure_ascii=False)},
+                    tool_message(said["tool_call"]["tool_name"], turn)]
+
+        return h_messages(self.system_prompt(config), task, turns, config, self.vocabulary,
+                          after)
 
     def output_schema(self) -> dict[str, Any]:
         return step_schema(self.vocabulary)
