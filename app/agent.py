@@ -48,7 +48,8 @@ from control.settle import SettleProfile, settle_for, wait_until_settled
 from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
-from model.client import HolotronClient
+from model.client import HolotronClient, ServedModel
+from model.contracts import Codec, ContractKind
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
 from model.problem import Fix
@@ -190,6 +191,9 @@ class AgentParts:
     #: may pull the stop latch, and returns what it found to tell when the latch was pulled
     #: already (added to the reason the run ended for), else None.
     last_look: Callable[[], str | None] | None = None
+    #: Given what the server serves, the contract to speak instead of the client's (None: keep
+    #: it); asked once, before the first step (app/parts.py ``auto_codec``).
+    choose_codec: Callable[[ServedModel], Codec | None] | None = None
 
 
 @dataclass
@@ -275,6 +279,8 @@ class Agent:
             # over (the client resolves it with the first request).
             replaying = p.replay is not None and p.replay.active
             model = "" if replaying else p.client.resolve_model()
+            if model:
+                config = self._contract(config)
             run = p.store.start_run(config.task, config.endpoint, model or None, config.settings)
             run_id = run.id
             self._emit(
@@ -308,6 +314,21 @@ class Agent:
                                self._masked(end.answer), fix=end.fix)
         self._emit(finished)
         return finished
+
+    def _contract(self, config: RunConfig) -> RunConfig:
+        """The run's config once the served model is known: its profile's contract when the
+        session asks for one by the model (``choose_codec``), with the coordinates that
+        contract fixes."""
+        p = self.parts
+        entry = p.client.served_entry()
+        codec = p.choose_codec(entry) if p.choose_codec is not None and entry else None
+        if codec is None:
+            return config
+        p.client.codec = codec
+        log.info("speaking the %s contract (%s)", codec.kind.value, entry.name if entry else "")
+        if codec.kind is ContractKind.LEGACY:
+            return config
+        return dataclasses.replace(config, convention=Convention.NORM1000)
 
     def _last_look(self, end: _Ended) -> _Ended:
         """The check after each action once more as the run ends (what changed since the last

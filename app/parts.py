@@ -12,7 +12,7 @@ from typing import Any
 
 from app.settings import Settings
 from control.capture import CaptureTarget, ExcludeRects, MssCapturer
-from model.client import ClientConfig
+from model.client import ClientConfig, ServedModel
 from model.contracts import Codec, ContractKind
 from model.coords import Convention
 
@@ -40,6 +40,21 @@ def run_codec(settings: Settings) -> Codec | None:
     from model.profiles import profile_by_key
 
     return codec_for(profile_by_key(settings.model_profile).codec_config())
+
+
+def auto_codec(entry: ServedModel) -> Codec | None:
+    """The contract for the model a server serves, when no profile is named: the documented
+    one of a model holodesk recognises (Holo3.1, Holo4, Holotron4: docs/models.md). None,
+    holodesk's own dialect, for Holotron-12B (its default waits for `holodesk eval` to compare
+    the two, docs/contract.md) and for a model no profile knows (a fine-tune or a local
+    folder may be Holotron-12B)."""
+    from model.contracts import codec_for
+    from model.profiles import DEFAULT_PROFILE, find_profile
+
+    match = find_profile(entry.name, entry.root)
+    if match.guessed or match.profile.hf_id == DEFAULT_PROFILE.hf_id:
+        return None
+    return codec_for(match.profile.codec_config())
 
 
 def run_convention(settings: Settings, codec: Codec | None) -> Convention:

@@ -13,7 +13,7 @@ from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
 from app.parameters import Filled
-from app.parts import client_config, make_capturer, run_codec, run_convention
+from app.parts import auto_codec, client_config, make_capturer, run_codec, run_convention
 from app.replay import Replayer
 from app.secrets import api_key, redact
 from app.settings import Settings
@@ -30,7 +30,8 @@ from control.target import NoTargetFinder, TargetFinder
 from control.target_x11 import make_target_finder
 from control.touch import TouchDetector
 from control.tripwire import STOP_SOURCE, Trip
-from model.client import HolotronClient
+from model.client import HolotronClient, ServedModel
+from model.contracts import Codec
 from model.coords import Rect
 from model.plain_http import check_plain_http
 from model.problem import HolodeskError
@@ -100,6 +101,14 @@ class Session:
     @property
     def latch(self) -> StopLatch:
         return self.parts.latch
+
+    def choose_codec(self, entry: ServedModel) -> Codec | None:
+        """The contract of the served model when no profile is named (app/parts.py
+        ``auto_codec``); saved steps then record the coordinates that contract fixes."""
+        codec = auto_codec(entry)
+        if codec is not None and self.recorder is not None:
+            self.recorder.convention = run_convention(self.settings, codec)
+        return codec
 
     def run(self, emit: Callable[[Event], None]) -> RunFinished:
         """Carry out the task, with the failsafe corner watched throughout (real input only)."""
@@ -300,6 +309,8 @@ def build_session(
         finder=finder,
     )
     session = Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
+    if not settings.model_profile:
+        parts.choose_codec = session.choose_codec
     if not dry_run:
         session.watch_protected_files(finder)  # closed first: its callback asks the finder
     finder_close = getattr(finder, "close", None)

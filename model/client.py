@@ -385,6 +385,7 @@ class HolotronClient:
         self._sdk.admin_api_key = None
         self._model: str | None = None
         self._window: int | None = None  # the served model's max_model_len, once known
+        self._entry: ServedModel | None = None
         self._lock = threading.Lock()
         self._flight: _Flight | None = None
 
@@ -477,9 +478,14 @@ class HolotronClient:
             if not names:
                 raise ModelNotFound("(any)", names, detail="GET /v1/models listed no model")
             self._model = names[0]
-        self._window = next(e.max_model_len for e in served if e.name == self._model)
+        self._entry = next(e for e in served if e.name == self._model)
+        self._window = self._entry.max_model_len
         logger.info("using model %r at %s", self._model, self.base_url)
         return self._model
+
+    def served_entry(self) -> ServedModel | None:
+        """What ``/v1/models`` says of the model :meth:`resolve_model` chose (None before)."""
+        return self._entry
 
     def probe_images(self, count: int = 3, *, timeout: float | None = None) -> None:
         """Send ``count`` tiny images with ``max_tokens=1``; return when the server accepts them.

@@ -67,3 +67,24 @@ def test_holodesks_own_dialect_is_refused_by_the_strict_stand_in(
                               xvfb=xvfb)
     assert result.returncode != 0
     assert "H contract" in result.stdout + result.stderr, result
+
+
+def test_a_recognised_h_model_is_spoken_to_in_its_contract_without_a_profile(
+        xvfb: Xvfb, app: RunningApp, home: Home) -> None:
+    """No --profile: the server says it serves Holo3.1-9B (`/v1/models` root), so the run
+    speaks H's contract in the hub's vocabulary, as docs/models.md says (issue 22)."""
+    configure(home, max_steps="4", confirm="never")
+    x, y = app.widgets["save"].solid_center
+    steps = [{"note": None, "thought": "Press Save.",
+              "tool_call": {"tool_name": "click", "element": "Save button",
+                            "x": round(x / WIDTH * 1000), "y": round(y / HEIGHT * 1000)}},
+             {"note": None, "thought": "Saved.",
+              "tool_call": {"tool_name": "answer", "content": "saved"}}]
+    with FakeVLLM(ScriptedPolicy(steps), contract="h_structured",
+                  root="Hcompany/Holo-3.1-9B") as server:
+        result = run_holodesk(home, "run", "save the document", "--endpoint", server.base_url,
+                              xvfb=xvfb)
+        first = server.requests[0]
+    assert result.returncode == 0, result
+    assert app.wait_for(lambda: app.events("click", widget="save"), what="the click on Save")
+    assert first.body["chat_template_kwargs"] == {"enable_thinking": True}

@@ -302,8 +302,11 @@ class FakeVLLM:
         context_wording: ContextWording = ContextWording.PROMPT_CONTAINS,
         ssl_context: ssl.SSLContext | None = None,
         contract: str | None = None,
+        root: str = "Hcompany/Holotron-12B",
     ) -> None:
         self.policy = policy
+        #: The weights ``/v1/models`` says the server loaded (holodesk finds the profile by it).
+        self.root = root
         #: ``"h_structured"``: requests are held to H's contract (fake_vllm_contract.py).
         self.contract = contract
         #: A server-side context: the stand-in then speaks https (vLLM's --ssl-certfile).
@@ -569,7 +572,7 @@ class FakeVLLM:
                     "object": "model",
                     "created": self._created,
                     "owned_by": "vllm",
-                    "root": "Hcompany/Holotron-12B",
+                    "root": self.root,
                     "parent": None,
                     "max_model_len": self.max_model_len,
                     "permission": [permission],
