@@ -699,11 +699,25 @@ class Doctor:
         how = ("as configured" if self.settings.model
                else "the served name; no model name is configured")
         detail = f"'{self._model}'{root}, {how}"
-        looks = f"{self._model} {entry.root if entry else ''}".lower()
-        note = None if "holotron" in looks else (
-            Fix("This does not look like Holotron-12B: another model may not follow "
-                "holodesk's step format or coordinate convention (calibrating tells).",
-                remedy=Remedy.CALIBRATE))
+        from model.profiles import find_profile, profile_by_key
+        from model.serving.launcher import check_vllm_version
+
+        if self.settings.model_profile:
+            profile, guessed = profile_by_key(self.settings.model_profile), False
+        else:
+            match = find_profile(self._model, entry.root if entry else None)
+            profile, guessed = match.profile, match.guessed
+        note = (Fix("holodesk does not recognise this model (docs/models.md lists the ones it "
+                    "knows): it speaks holodesk's own step format to it; name its profile with "
+                    "`--profile` if it is one of H's, and calibrate to see where its clicks "
+                    "land.", remedy=Remedy.CALIBRATE) if guessed else None)
+        if not guessed:
+            detail += f"; profile {profile.key}"
+            version = client.server_version()
+            problem = check_vllm_version(profile, version) if version else None
+            if problem is not None and problem.fatal:
+                return CheckResult(MODEL, Status.FAIL, f"{detail}: {problem.message}",
+                                   problem.fix)
         return CheckResult(MODEL, Status.PASS, detail, note)
 
     def check_context(self) -> CheckResult:

@@ -435,6 +435,17 @@ class HolotronClient:
             response.status_code, detail=f"GET /health answered {response.status_code}"
         )
 
+    def server_version(self) -> str | None:
+        """The vLLM version the server reports (``GET /version``), or None when it says none
+        (another server, an older vLLM, a proxy): only ever a hint."""
+        try:
+            response = self._http.get(f"{self.root_url}/version", timeout=self._timeout(
+                min(_QUICK_READ, self.config.request_timeout)))
+            version = response.json().get("version") if response.status_code == 200 else None
+        except (httpx2.HTTPError, ValueError, AttributeError):
+            return None
+        return version if isinstance(version, str) else None
+
     def served_models(self) -> list[ServedModel]:
         """What ``GET /v1/models`` lists."""
         try:

@@ -189,3 +189,21 @@ def test_the_checks_speak_the_profiles_contract(xvfb: Xvfb, target_app: RunningA
     assert 'click "Save button" at (' in line_of(result, "one-step dry run")
     system = sent[-1].messages[0]["content"]
     assert "<output_format>" in system, system
+
+
+def test_a_vllm_too_old_for_the_served_model_is_said(xvfb: Xvfb, target_app: RunningApp,
+                                                     home: Home) -> None:
+    """The server serves Holo3.1-9B from vLLM 0.14.1 (GET /version): its profile needs 0.17
+    or newer (docs/models.md), and doctor says so with what to install (issue 22)."""
+    with FakeVLLM(_seeing(), root="Hcompany/Holo-3.1-9B", vllm_version="0.14.1") as server:
+        result = doctor(home, "--endpoint", server.base_url, xvfb=xvfb)
+    model = line_of(result, "model")
+    assert model.startswith("FAIL"), model
+    assert "profile holo3.1-9b" in model and "too old" in model and "vllm>=0.17" in model
+
+
+def test_an_unknown_model_is_noted(xvfb: Xvfb, target_app: RunningApp, home: Home) -> None:
+    with FakeVLLM(_seeing(), root="/models/my-fine-tune", served_model_name="mine") as server:
+        result = doctor(home, "--endpoint", server.base_url, xvfb=xvfb)
+    model = line_of(result, "model")
+    assert model.startswith("PASS") and "does not recognise this model" in model, model

@@ -303,7 +303,10 @@ class FakeVLLM:
         ssl_context: ssl.SSLContext | None = None,
         contract: str | None = None,
         root: str = "Hcompany/Holotron-12B",
+        vllm_version: str | None = "0.14.1",
     ) -> None:
+        #: What ``GET /version`` says (vLLM's own route); None: the route is missing (404).
+        self.vllm_version = vllm_version
         self.policy = policy
         #: The weights ``/v1/models`` says the server loaded (holodesk finds the profile by it).
         self.root = root
@@ -522,6 +525,8 @@ class FakeVLLM:
                 return
             if method == "GET" and path == "/health":
                 self._send_empty(h, 503 if self.loading else 200)
+            elif method == "GET" and path == "/version" and self.vllm_version is not None:
+                self._send_json(h, 200, {"version": self.vllm_version})
             elif path.startswith("/v1") and self.loading:
                 raise _BadRequest(
                     503,
