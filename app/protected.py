@@ -168,16 +168,17 @@ def server_paths(settings: Settings) -> list[Path]:
     server" run), the environment of another ``vllm`` they would run in the home, and the
     served model's folder (the Hugging Face cache's, whose Python files vLLM imports with
     ``--trust-remote-code``; or the local folder ``serve_model`` names)."""
-    from app.vllm_env import managed_env, managed_vllm
+    from app.serving import serve_profile
+    from app.vllm_env import managed_envs, managed_vllm
     from model.serving.capacity import hub_cache
     from model.serving.launcher import find_vllm
 
     home = Path(os.path.expanduser("~"))
-    out = [managed_env().root]
+    out = [env.root for env in managed_envs()]
     model = os.path.expanduser(settings.serve_model)
     out.append(Path(model) if os.path.isabs(model)
                else hub_cache() / ("models--" + model.replace("/", "--")))
-    vllm = find_vllm(None, managed=managed_vllm())
+    vllm = find_vllm(None, managed=managed_vllm(serve_profile(settings)))
     if vllm is not None:
         program = Path(os.path.abspath(vllm))
         env = program.parent.parent

@@ -359,7 +359,7 @@ def plan_server(
         raise HolodeskError(problem.message, problem.fix)
     cfg = serve_config(settings, host=host, extra_args=extra_args,
                        max_num_seqs=planned_max_num_seqs(settings))
-    found = find_vllm(executable, managed=managed_vllm())
+    found = find_vllm(executable, managed=managed_vllm(cfg.profile))
     return ServePlan(settings, cfg, serve_api_key(settings, cfg), found,
                      executable, ensure_certificate(cfg))
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from app import paths
 from model.problem import Fix, HolodeskError
+from model.profiles import DEFAULT_PROFILE, ModelProfile
 from model.serving.guard import external_environ
 
 __all__ = [
@@ -39,7 +40,9 @@ __all__ = [
     "ManagedEnv",
     "install",
     "managed_env",
+    "managed_envs",
     "managed_vllm",
+    "requirement_for",
 ]
 
 _log = logging.getLogger(__name__)
@@ -102,14 +105,39 @@ class ManagedEnv:
                 if isinstance(p, dict) and "name" in p and "version" in p]
 
 
-def managed_env() -> ManagedEnv:
-    """This user's environment for vLLM, under holodesk's data folder."""
-    return ManagedEnv(paths.data_dir() / ENV_DIR)
+def managed_env(profile: ModelProfile | None = None) -> ManagedEnv:
+    """This user's environment for vLLM under holodesk's data folder: one per range of vLLM
+    versions the models need (docs/models.md). Holotron-12B's (the default) is ``vllm-env``;
+    another range's is named by its lowest version (``vllm-env-0.17`` for Holo3.1)."""
+    if profile is None or profile.vllm == DEFAULT_PROFILE.vllm:
+        return ManagedEnv(paths.data_dir() / ENV_DIR)
+    low = ".".join(map(str, profile.vllm.minimum[:2]))
+    return ManagedEnv(paths.data_dir() / f"{ENV_DIR}-{low}")
 
 
-def managed_vllm() -> Path | None:
-    """The managed environment's ``vllm`` when an install finished, else None."""
-    env = managed_env()
+def managed_envs() -> list[ManagedEnv]:
+    """Every managed environment there is (made or half made), for the protected set."""
+    root = paths.data_dir()
+    try:
+        found = sorted(p for p in root.iterdir() if p.name == ENV_DIR
+                       or p.name.startswith(f"{ENV_DIR}-"))
+    except OSError:
+        found = []
+    return [ManagedEnv(p) for p in dict.fromkeys([root / ENV_DIR, *found])]
+
+
+def requirement_for(profile: ModelProfile | None = None) -> str:
+    """What ``holodesk serve --install`` installs for ``profile``: the exact vLLM Holotron-12B
+    was published with, else the profile's range."""
+    if profile is None or profile.vllm == DEFAULT_PROFILE.vllm:
+        return VLLM_REQUIREMENT
+    return profile.vllm.pip_spec()
+
+
+def managed_vllm(profile: ModelProfile | None = None) -> Path | None:
+    """The ``vllm`` of ``profile``'s managed environment when its install finished, else
+    None."""
+    env = managed_env(profile)
     return env.vllm if env.ready() else None
 
 

@@ -33,7 +33,7 @@ from app.cli.output import (
 )
 from app.cli.render import render
 from app.secrets import ENV_API_KEY
-from app.serving import DEFAULT_HOST, serve_config, uses_server
+from app.serving import DEFAULT_HOST, serve_config, serve_profile, uses_server
 from model.problem import Fix, HolodeskError, Problem
 from model.serving.capacity import DEFAULT_RESERVE_GIB, GIB, KIB, MIB, GpuSource
 from model.serving.launcher import (
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from app.serving import ServePlan
     from app.settings import Settings
+    from model.profiles import ModelProfile
     from model.serving.capacity import CapacityPlan, ModelPlan
     from model.serving.launcher import Progress, ServeError, VLLMServer
 
@@ -259,7 +260,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.make_cert:
         return _make_cert(args.host)
     if args.install:
-        return _install(args.python)
+        return _install(args.python, serve_profile(_settings(args)))
     from app.cli.approve import settle_before_run
 
     settle_before_run()  # serve_model written by hand is code vLLM would run: asked, or not used
@@ -271,7 +272,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         planned = planned_max_num_seqs(settings)
         cfg = serve_config(settings, host=args.host, extra_args=args.extra,
                            max_num_seqs=planned)
-        executable = find_vllm(args.vllm, managed=managed_vllm())
+        executable = find_vllm(args.vllm, managed=managed_vllm(cfg.profile))
         print(format_command(build_command(cfg, _shown_executable(executable))))
         if planned is not None and cfg.max_num_seqs == planned:
             # On stderr: stdout stays the command alone, to paste or pipe.
@@ -534,13 +535,15 @@ def format_plan(plan: CapacityPlan) -> str:
     return "\n".join(lines)
 
 
-def _install(python: str | None) -> int:
-    from app.vllm_env import VLLM_REQUIREMENT, InstallError, install, managed_env
+def _install(python: str | None, profile: ModelProfile) -> int:
+    from app.vllm_env import InstallError, install, managed_env, requirement_for
 
-    env = managed_env()
-    print(f"installing {VLLM_REQUIREMENT} into its own environment: {env.root}", flush=True)
+    env = managed_env(profile)
+    requirement = requirement_for(profile)
+    print(f"installing {requirement} for {profile.display_name} into its own environment: "
+          f"{env.root}", flush=True)
     try:
-        packages = install(env, python=python,
+        packages = install(env, requirement=requirement, python=python,
                            on_progress=lambda line: print(f"  {line}", flush=True))
     except InstallError as e:
         return fail(e, EXIT_RUN_FAILED)
@@ -551,7 +554,7 @@ def _install(python: str | None) -> int:
     print(f"installed ({len(packages)} packages, written down in {env.lock_path}):")
     for name, version in packages:
         print(f"  {name} {version}")
-    print("`holodesk serve` uses this environment from now on.")
+    print(f"`holodesk serve` uses this environment for {profile.display_name} from now on.")
     return EXIT_OK
 
 

@@ -211,3 +211,21 @@ def test_the_manifest_is_plain_json(tmp_path: Path) -> None:
         {"name": "vllm", "version": "0.14.1"}]}))
     assert env.packages() == [("vllm", "0.14.1")]
     assert not env.ready()  # no vllm command there
+
+
+def test_each_range_of_vllm_versions_gets_its_own_environment(home: Home) -> None:
+    """Holotron-12B keeps the pinned vLLM in `vllm-env`; a model that needs a newer vLLM
+    (Holo3.1: 0.17 or newer, docs/models.md) gets its own environment beside it, and a run's
+    tripwire watches every one of them (issue 22)."""
+    from app.protected import server_paths
+    from app.vllm_env import managed_envs, requirement_for
+    from model.profiles import HOLO31_9B, HOLOTRON_12B
+
+    assert managed_env(HOLOTRON_12B) == managed_env()
+    assert requirement_for(HOLOTRON_12B) == VLLM_REQUIREMENT
+    newer = managed_env(HOLO31_9B)
+    assert newer.root.name == "vllm-env-0.17"
+    assert requirement_for(HOLO31_9B) == "vllm>=0.17.0"
+    newer.root.mkdir(parents=True)
+    assert newer.root in [env.root for env in managed_envs()]
+    assert newer.root in server_paths(Settings())
