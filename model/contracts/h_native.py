@@ -29,6 +29,7 @@ from model.contracts.base import (
     tool_result,
 )
 from model.contracts.h_structured import (
+    HCodecBase,
     decode_tool,
     h_messages,
     h_system_prompt,
@@ -69,7 +70,7 @@ def call_id(turn: Turn) -> str:
 
 
 @dataclass(frozen=True)
-class HNativeToolsCodec:
+class HNativeToolsCodec(HCodecBase):
     """H's native function-calling contract (see the module doc)."""
 
     config: CodecConfig = field(default_factory=lambda: CodecConfig(
@@ -78,14 +79,6 @@ class HNativeToolsCodec:
     @property
     def kind(self) -> ContractKind:
         return ContractKind.H_NATIVE_TOOLS
-
-    @property
-    def vocabulary(self) -> Vocabulary:
-        return self.config.vocabulary
-
-    @property
-    def max_tokens(self) -> int:
-        return self.config.max_tokens
 
     def system_prompt(self, config: PromptConfig) -> str:
         return h_system_prompt(self.vocabulary, config, block=False,

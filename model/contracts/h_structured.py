@@ -187,14 +187,10 @@ def decode_tool(vocabulary: Vocabulary, data: Any, where: str = "tool_call") -> 
 
 
 @dataclass(frozen=True)
-class HStructuredCodec:
-    """H's structured-output contract in one of its vocabularies (see the module doc)."""
+class HCodecBase:
+    """What both of H's contracts take from their config."""
 
     config: CodecConfig = field(default_factory=CodecConfig)
-
-    @property
-    def kind(self) -> ContractKind:
-        return ContractKind.H_STRUCTURED
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -203,6 +199,15 @@ class HStructuredCodec:
     @property
     def max_tokens(self) -> int:
         return self.config.max_tokens
+
+
+@dataclass(frozen=True)
+class HStructuredCodec(HCodecBase):
+    """H's structured-output contract in one of its vocabularies (see the module doc)."""
+
+    @property
+    def kind(self) -> ContractKind:
+        return ContractKind.H_STRUCTURED
 
     def system_prompt(self, config: PromptConfig) -> str:
         return h_system_prompt(self.vocabulary, config, switch=self.config.system_switch_text())
