@@ -17,6 +17,7 @@ one or more profiles (``--compare``), against an endpoint or the built-in demo m
 
 from __future__ import annotations
 
+import functools
 import logging
 import tempfile
 import time
@@ -80,8 +81,8 @@ class PracticeSubject:
 
     wm_class = PRACTICE_WM_CLASS
 
-    def __init__(self, folder: Path) -> None:
-        self._window = PracticeWindow(folder)
+    def __init__(self, folder: Path, preset: str | None = None) -> None:
+        self._window = PracticeWindow(folder, preset)
 
     def open(self) -> Rect:
         try:
@@ -123,6 +124,21 @@ TASKS: tuple[EvalTask, ...] = (
         summary=f"fill a form: type {NAME}, choose Blue in a list, save, delete the draft "
                 "(the demo's practice window)",
         subject=PracticeSubject,
+    ),
+    EvalTask(
+        name="practice-resume",
+        goal=("The holodesk practice window's form is already filled in: save the entry, then "
+              "delete the draft"),
+        summary="pick up part way: the form is filled in; read that from the screen, save, "
+                "delete the draft (typing the name again would spoil it)",
+        subject=functools.partial(PracticeSubject, preset="filled"),
+    ),
+    EvalTask(
+        name="practice-fix-colour",
+        goal=(f"In the holodesk practice window the name {NAME} is typed but the wrong colour "
+              "is chosen: choose Blue instead, save the entry, then delete the draft"),
+        summary="correct a value: Red is chosen; choose Blue, save, delete the draft",
+        subject=functools.partial(PracticeSubject, preset="wrong-colour"),
     ),
 )
 
