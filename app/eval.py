@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from app.demo.run import MARGIN
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
+from control.stop import StopLatch
 from model.coords import Rect
 
 log = logging.getLogger(__name__)
@@ -71,6 +73,11 @@ class Subject(Protocol):
         """Whether the goal is reached, from the window's own state."""
         ...
 
+    @property
+    def alive(self) -> bool:
+        """Whether its window's process is still running."""
+        ...
+
     def close(self) -> None:
         """End the window (safe to call twice)."""
         ...
@@ -100,6 +107,10 @@ class PracticeSubject:
         if state.done:
             return Check(True, f"checklist done ({items})")
         return Check(False, f"still to do: {', '.join(state.missing())} ({items})")
+
+    @property
+    def alive(self) -> bool:
+        return self._window.alive
 
     def close(self) -> None:
         self._window.close()
@@ -228,6 +239,21 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
     }, source="the eval")
 
 
+def _watch(subject: Subject, latch: StopLatch, poll: float = 0.2) -> Callable[[], None]:
+    """Stop the run behind ``latch`` when the task's window goes away: nothing is left that the
+    run may act in (as `holodesk demo` does). Call what it returns to end the watch."""
+    ended = threading.Event()
+
+    def loop() -> None:
+        while not latch.wait(poll) and not ended.is_set():
+            if not subject.alive:
+                latch.stop("eval", "the task's window closed")
+                return
+
+    threading.Thread(target=loop, name="eval-watch", daemon=True).start()
+    return ended.set
+
+
 def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX_STEPS,
              folder: Path | None = None,
              on_event: Callable[[Event], None] = _unattended) -> TaskResult:
@@ -239,12 +265,17 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
         try:
             window = subject.open()
             config = task_settings(settings, window, subject, max_steps=max_steps)
-            session = open_run(config, task.goal)
+            latch = StopLatch()
+            session = open_run(config, task.goal, latch=latch)
             started = time.monotonic()
-            with foreground(session):
-                finished = drive(session, on_event)
-                seconds = time.monotonic() - started
-                records = session.parts.store.steps(finished.run_id) if finished else []
+            unwatch = _watch(subject, latch)
+            try:
+                with foreground(session):
+                    finished = drive(session, on_event)
+                    seconds = time.monotonic() - started
+                    records = session.parts.store.steps(finished.run_id) if finished else []
+            finally:
+                unwatch()
             check = subject.check()
         finally:
             subject.close()

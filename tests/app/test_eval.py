@@ -13,15 +13,18 @@ from app.demo.look import PRACTICE_WM_CLASS
 from app.demo.server import DEMO_MODEL_NAME
 from app.eval import (
     TASKS,
+    Check,
     EvalError,
     EvalReport,
     PracticeSubject,
     TaskResult,
+    _watch,
     select_tasks,
     target_settings,
     task_settings,
 )
 from app.settings import Settings
+from control.stop import StopLatch
 from model.coords import Rect
 from tests.support.home import isolate_home
 
@@ -93,3 +96,28 @@ def test_list_names_every_task(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(task.name in out for task in TASKS)
+
+
+class _Gone:
+    """A subject whose window has gone away."""
+
+    wm_class = "gone"
+    alive = False
+
+    def open(self) -> Rect:
+        raise AssertionError("not opened here")
+
+    def check(self) -> Check:
+        return Check(False, "gone")
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_run_is_stopped_when_its_window_goes_away() -> None:
+    latch = StopLatch()
+    unwatch = _watch(_Gone(), latch, poll=0.01)
+    try:
+        assert latch.wait(10)
+    finally:
+        unwatch()
