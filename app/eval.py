@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from app.demo.look import NAME, PRACTICE_WM_CLASS
 from app.demo.practice import PracticeWindow
+from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
 from app.demo.run import MARGIN
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
@@ -116,6 +117,37 @@ class PracticeSubject:
         self._window.close()
 
 
+class RowsSubject:
+    """The rows window (app/demo/rows.py): which row is selected is the goal's state."""
+
+    wm_class = ROWS_WM_CLASS
+
+    def __init__(self, folder: Path) -> None:
+        self._window = RowsWindow(folder)
+
+    def open(self) -> Rect:
+        try:
+            return self._window.start()
+        except RuntimeError as e:
+            raise EvalError(str(e)) from e
+
+    def check(self) -> Check:
+        state = self._window.state()
+        if state is None:
+            return Check(False, "the rows window wrote no state")
+        chosen = state.get("selected")
+        if chosen == WANTED_ROW:
+            return Check(True, f"{WANTED_ROW} is selected")
+        return Check(False, f"selected: {chosen or 'nothing'} (wanted {WANTED_ROW})")
+
+    @property
+    def alive(self) -> bool:
+        return self._window.alive
+
+    def close(self) -> None:
+        self._window.close()
+
+
 @dataclass(frozen=True)
 class EvalTask:
     """One task of the suite: its name, the goal told to the model, and its window."""
@@ -150,6 +182,14 @@ TASKS: tuple[EvalTask, ...] = (
               "is chosen: choose Blue instead, save the entry, then delete the draft"),
         summary="correct a value: Red is chosen; choose Blue, save, delete the draft",
         subject=functools.partial(PracticeSubject, preset="wrong-colour"),
+    ),
+    EvalTask(
+        name="scroll-to-row",
+        goal=f"In the holodesk rows window, scroll the list to the row named {WANTED_ROW} and "
+             "select it",
+        summary=f"scroll to a row: {WANTED_ROW} of {ROW_COUNT} is out of view in a Tk list; "
+                "find it and select it",
+        subject=RowsSubject,
     ),
 )
 

@@ -29,10 +29,14 @@ from typing import Any
 from app.demo.look import (
     BLUE_SWATCH,
     DELETE_BUTTON,
+    LIST_FRAME,
     NAME,
     NAME_FIELD,
+    ROWS_BORDER,
     SAVE_BUTTON,
+    STATUS_COLORS,
     STEPS,
+    WANTED_ROW_MARK,
     Box,
     Screenshot,
     Status,
@@ -71,6 +75,8 @@ def plan(image: Any) -> dict[str, Any]:
     """The next step for ``image`` (a PIL image, the newest screenshot)."""
     shot = Screenshot(image)
     window = shot.window()
+    if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
+        return plan_rows(shot, rows)
     if window is None:
         return cannot("I cannot see the whole holodesk practice window on the screen (it is "
                       "covered, off the screen or closed), and I act only in it.")
@@ -98,6 +104,27 @@ def plan(image: Any) -> dict[str, Any]:
         return cannot(f"The {element} I found is outside the practice window.")
     x, y = norm1000(mark.x, mark.y, shot.width, shot.height)
     return step(thought, {"action": "click", "element": element, "x": x, "y": y})
+
+
+def plan_rows(shot: Screenshot, window: Box) -> dict[str, Any]:
+    """The next step in the rows window (`holodesk eval`'s scroll-to-row task): the wanted row
+    is marked by its colour; scroll the list down until it shows, then click it."""
+    inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
+    if shot.find(STATUS_COLORS[Status.DONE], inner) is not None:
+        return step("The wanted row is selected.", {
+            "action": "answer", "text": f"{LABEL}the wanted row is selected."})
+    mark = shot.find(WANTED_ROW_MARK, inner)
+    if mark is not None:
+        x, y = norm1000(mark.x, mark.y, shot.width, shot.height)
+        return step("The wanted row shows; select it.",
+                    {"action": "click", "element": "the wanted row", "x": x, "y": y})
+    frame = shot.find(LIST_FRAME, inner)
+    if frame is None:
+        return cannot("I cannot see the list in the rows window.")
+    x, y = norm1000(frame.x, frame.y, shot.width, shot.height)
+    return step("The wanted row is not in view; scroll the list down.",
+                {"action": "scroll", "element": "the list", "x": x, "y": y,
+                 "direction": "down", "amount": 5})
 
 
 def norm1000(x: float, y: float, width: int, height: int) -> tuple[int, int]:
