@@ -55,6 +55,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tasks = select_tasks(names)
     except (UnknownProfile, EvalError) as e:
         return fail(e, EXIT_USAGE)
+    if args.model and not args.endpoint:
+        return fail("--model names a model of --endpoint's server; without --endpoint the "
+                    "built-in demo model answers", EXIT_USAGE)
     if args.max_steps is not None and args.max_steps < 1:
         return fail("--max-steps must be at least 1", EXIT_USAGE)
     if not args.json:

@@ -121,3 +121,10 @@ def test_the_run_is_stopped_when_its_window_goes_away() -> None:
         assert latch.wait(10)
     finally:
         unwatch()
+
+
+@pytest.mark.usefixtures("_home")
+def test_a_model_name_without_an_endpoint_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--model", "holotron"]) == 2
+    assert "--endpoint" in capsys.readouterr().err
