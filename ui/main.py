@@ -35,6 +35,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ui.practice.window import main as practice_main
 
         return practice_main(args[1:])
+    from app.demo.rows import ROWS_OPTION
+
+    if args[:1] == [ROWS_OPTION]:
+        # The rows window of `holodesk eval`, a process of its own (app/demo/rows.py).
+        from ui.practice.rows import main as rows_main
+
+        return rows_main(args[1:])
     from app.autostart import AT_LOGIN_OPTION
 
     if args == [AT_LOGIN_OPTION]:

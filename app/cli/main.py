@@ -21,6 +21,7 @@ from app.cli import calibrate as cli_calibrate
 from app.cli import config as cli_config
 from app.cli import demo as cli_demo
 from app.cli import doctor as cli_doctor
+from app.cli import eval as cli_eval
 from app.cli import log as cli_log
 from app.cli import report as cli_report
 from app.cli import run as cli_run
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 
 # In the order `holodesk --help` lists them.
 _SUBCOMMANDS = (cli_run, cli_demo, cli_log, cli_trigger, cli_config,
-                cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench, cli_report)
+                cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench, cli_report,
+                cli_eval)
 
 
 def main(

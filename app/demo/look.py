@@ -29,6 +29,10 @@ BLUE_SWATCH: RGB = (30, 60, 230)  # the swatch of "Blue" in the colour list
 OTHER_SWATCHES: dict[str, RGB] = {"Red": (230, 30, 30), "Green": (40, 170, 40)}
 SAVE_BUTTON: RGB = (130, 70, 0)  # the frame of Save
 DELETE_BUTTON: RGB = (160, 0, 60)  # the frame of Delete draft
+# The rows window of `holodesk eval` (app/demo/rows.py): its frame, and the row to select.
+ROWS_BORDER: RGB = (0, 110, 110)
+WANTED_ROW_MARK: RGB = (120, 0, 255)
+LIST_FRAME: RGB = (255, 160, 200)  # the frame round its list
 
 
 class Status(StrEnum):
@@ -101,15 +105,16 @@ class Screenshot:
         self.width, self.height = image.size
         self._pixels = np.asarray(image.convert("RGB"), dtype=np.int16)
 
-    def window(self) -> Box | None:
-        """The practice window: the box of its border, when the whole border is in view.
+    def window(self, border: RGB = BORDER) -> Box | None:
+        """The practice window (or the one framed in ``border``): the box of its border, when
+        the whole border is in view.
 
         All four sides must show (each at least half there): a window half covered or half
         off the screen is not one the model may act in.
         """
         import numpy as np
 
-        mask = np.asarray(_mask(self._pixels, BORDER))
+        mask = np.asarray(_mask(self._pixels, border))
         if int(mask.sum()) < 400:
             return None
         ys, xs = np.nonzero(mask)

@@ -9,6 +9,12 @@ from the pixels, so a window that is covered, moved away or not there gets no ac
 only an answer saying it cannot see it. A point it found outside the window is refused the
 same way. Points are in the norm1000 convention of the image it was sent (the demo run sets
 that convention).
+
+It answers in the contract it is asked in (docs/contract.md): holodesk's own dialect, or H's
+structured contract in either vocabulary when the request carries that contract's schema
+(``structured_outputs``). The plan is the same; H's answer is the planned step written as a
+tool call by the codec's own :func:`model.contracts.tools.from_action`, so `holodesk eval
+--compare` can run one task under both contracts without a GPU.
 """
 
 from __future__ import annotations
@@ -23,14 +29,22 @@ from typing import Any
 from app.demo.look import (
     BLUE_SWATCH,
     DELETE_BUTTON,
+    LIST_FRAME,
     NAME,
     NAME_FIELD,
+    ROWS_BORDER,
     SAVE_BUTTON,
+    STATUS_COLORS,
     STEPS,
+    WANTED_ROW_MARK,
     Box,
     Screenshot,
     Status,
 )
+from model.contracts.base import H_VOCABULARIES, Vocabulary
+from model.contracts.h_structured import step_schema
+from model.contracts.tools import from_action
+from model.schema import Step
 
 #: The answers' opening: every text the demo model writes says it is the demo.
 LABEL = "Demo: "
@@ -61,6 +75,8 @@ def plan(image: Any) -> dict[str, Any]:
     """The next step for ``image`` (a PIL image, the newest screenshot)."""
     shot = Screenshot(image)
     window = shot.window()
+    if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
+        return plan_rows(shot, rows)
     if window is None:
         return cannot("I cannot see the whole holodesk practice window on the screen (it is "
                       "covered, off the screen or closed), and I act only in it.")
@@ -88,6 +104,27 @@ def plan(image: Any) -> dict[str, Any]:
         return cannot(f"The {element} I found is outside the practice window.")
     x, y = norm1000(mark.x, mark.y, shot.width, shot.height)
     return step(thought, {"action": "click", "element": element, "x": x, "y": y})
+
+
+def plan_rows(shot: Screenshot, window: Box) -> dict[str, Any]:
+    """The next step in the rows window (`holodesk eval`'s scroll-to-row task): the wanted row
+    is marked by its colour; scroll the list down until it shows, then click it."""
+    inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
+    if shot.find(STATUS_COLORS[Status.DONE], inner) is not None:
+        return step("The wanted row is selected.", {
+            "action": "answer", "text": f"{LABEL}the wanted row is selected."})
+    mark = shot.find(WANTED_ROW_MARK, inner)
+    if mark is not None:
+        x, y = norm1000(mark.x, mark.y, shot.width, shot.height)
+        return step("The wanted row shows; select it.",
+                    {"action": "click", "element": "the wanted row", "x": x, "y": y})
+    frame = shot.find(LIST_FRAME, inner)
+    if frame is None:
+        return cannot("I cannot see the list in the rows window.")
+    x, y = norm1000(frame.x, frame.y, shot.width, shot.height)
+    return step("The wanted row is not in view; scroll the list down.",
+                {"action": "scroll", "element": "the list", "x": x, "y": y,
+                 "direction": "down", "amount": 5})
 
 
 def norm1000(x: float, y: float, width: int, height: int) -> tuple[int, int]:
@@ -130,3 +167,33 @@ def answer(messages: Sequence[Any]) -> dict[str, Any]:
     if image is None:
         return cannot("I was sent no screenshot, so I cannot see the practice window.")
     return plan(image)
+
+
+def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:
+    """The H vocabulary a chat request asks for, by the schema it sends as
+    ``structured_outputs`` (exactly that vocabulary's step schema); None for holodesk's own
+    dialect (its schema, or none).
+
+    Raises ValueError for native tool calls, which the demo model does not answer with.
+    """
+    if body.get("tools"):
+        raise ValueError("the demo model does not answer with native tool calls; use a "
+                         "profile in H's structured contract or holodesk's own")
+    wanted = body.get("structured_outputs")
+    schema = wanted.get("json") if isinstance(wanted, Mapping) else None
+    if schema is None:
+        return None
+    for vocabulary in H_VOCABULARIES:
+        if schema == step_schema(vocabulary):
+            return vocabulary
+    return None
+
+
+def in_contract(planned: Mapping[str, Any], vocabulary: Vocabulary | None) -> dict[str, Any]:
+    """A planned step (holodesk's dialect) as the contract ``vocabulary`` says it: unchanged
+    for holodesk's own (None), else H's ``note``, ``thought``, ``tool_call``."""
+    if vocabulary is None:
+        return dict(planned)
+    parsed = Step.model_validate(planned)
+    return {"note": parsed.note or None, "thought": parsed.thought,
+            "tool_call": from_action(parsed.action, vocabulary)}

@@ -38,12 +38,15 @@ class PracticeWindowError(RuntimeError):
     """The practice window did not start or went away; the message says why and what to do."""
 
 
-def practice_command(state: Path, *, frozen: bool | None = None) -> list[str]:
-    """The command line of the practice window's process, writing its state to ``state``."""
+def practice_command(state: Path, *, frozen: bool | None = None,
+                     preset: str | None = None) -> list[str]:
+    """The command line of the practice window's process, writing its state to ``state``
+    (``preset``: the state it starts in, for `holodesk eval`; ui/practice ``PRESETS``)."""
+    options = ["--state", str(state), *(["--preset", preset] if preset else [])]
     if getattr(sys, "frozen", False) if frozen is None else frozen:
-        return [sys.executable, PRACTICE_OPTION, "--state", str(state)]
+        return [sys.executable, PRACTICE_OPTION, *options]
     # -P: a folder of the person's with its own `app` or `ui` must not shadow holodesk's.
-    return [sys.executable, "-P", "-m", "ui.main", PRACTICE_OPTION, "--state", str(state)]
+    return [sys.executable, "-P", "-m", "ui.main", PRACTICE_OPTION, *options]
 
 
 def practice_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -85,7 +88,8 @@ class PracticeState:
 class PracticeWindow:
     """The practice window's process: :meth:`start` shows it, :meth:`close` ends it."""
 
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, preset: str | None = None) -> None:
+        self.preset = preset
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if folder is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="holodesk-demo-")
@@ -99,7 +103,7 @@ class PracticeWindow:
 
         Raises :class:`PracticeWindowError` when it exits or does not show in ``timeout``.
         """
-        command = practice_command(self.state_path)
+        command = practice_command(self.state_path, preset=self.preset)
         log.info("starting the practice window: %s", " ".join(command))
         with self._stderr.open("wb") as err:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=practice_env(),

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 DEMO_MODEL_NAME = "holodesk-demo"
 _WINDOW = 32768  # max_model_len it reports: as `holodesk serve`'s
 _PIECE = 16  # characters per streamed piece
+_IMAGE_TOKENS = 1000  # what an image counts as in the reported usage
 
 
 class _Server(ThreadingHTTPServer):
@@ -75,28 +76,31 @@ class _Handler(BaseHTTPRequestHandler):
             messages = body.get("messages")
             if not isinstance(messages, list):
                 raise ValueError("messages must be a list")
-            step = self.server.demo.answer(messages)
+            vocabulary = demo_model.requested_vocabulary(body)
+            step = demo_model.in_contract(self.server.demo.answer(messages), vocabulary)
         except ValueError as e:
             self._error(400, str(e), "BadRequestError")
             return
         text = json.dumps(step, ensure_ascii=False)
+        usage = _usage(messages, text)
         if body.get("stream"):
-            self._stream(text, bool((body.get("stream_options") or {}).get("include_usage")))
+            self._stream(text, usage if (body.get("stream_options") or {}).get("include_usage")
+                         else None)
         else:
-            self._json(200, self._completion(text))
+            self._json(200, self._completion(text, usage))
 
     # -- answers --------------------------------------------------------------------------
 
-    def _completion(self, text: str) -> dict[str, Any]:
+    def _completion(self, text: str, usage: dict[str, int]) -> dict[str, Any]:
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
             "created": int(time.time()), "model": DEMO_MODEL_NAME,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": "stop"}],
-            "usage": _usage(text),
+            "usage": usage,
         }
 
-    def _stream(self, text: str, usage: bool) -> None:
+    def _stream(self, text: str, usage: dict[str, int] | None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -113,9 +117,9 @@ class _Handler(BaseHTTPRequestHandler):
         for start in range(0, len(text), _PIECE):
             self._event(chunk({"content": text[start:start + _PIECE]}))
         self._event(chunk({"content": ""}, "stop"))
-        if usage:
+        if usage is not None:
             self._event({"id": ident, "object": "chat.completion.chunk", "created": created,
-                         "model": DEMO_MODEL_NAME, "choices": [], "usage": _usage(text)})
+                         "model": DEMO_MODEL_NAME, "choices": [], "usage": usage})
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")
 
@@ -141,9 +145,25 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _usage(text: str) -> dict[str, int]:
+def _usage(messages: list[Any], text: str) -> dict[str, int]:
+    """Token counts as a rough model would have them: four characters a token, and
+    :data:`_IMAGE_TOKENS` an image (the demo model has no tokenizer; the counts only let
+    `holodesk eval` compare two contracts' prompt sizes)."""
+    chars = images = 0
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            if isinstance(part, str):
+                chars += len(part)
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                images += 1
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                chars += len(part["text"])
+    prompt = chars // 4 + images * _IMAGE_TOKENS
     completion = max(1, len(text) // 4)
-    return {"prompt_tokens": 0, "total_tokens": completion, "completion_tokens": completion}
+    return {"prompt_tokens": prompt, "total_tokens": prompt + completion,
+            "completion_tokens": completion}
 
 
 class DemoServer:

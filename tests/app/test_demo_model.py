@@ -19,13 +19,16 @@ from app.demo.look import (
     BLUE_SWATCH,
     BORDER,
     DELETE_BUTTON,
+    LIST_FRAME,
     NAME,
     NAME_FIELD,
     OTHER_SWATCHES,
+    ROWS_BORDER,
     SAVE_BUTTON,
     STATUS_COLORS,
     STEPS,
     TOLERANCE,
+    WANTED_ROW_MARK,
     Status,
 )
 from control.policy import ConfirmMode, SafetyPolicy
@@ -194,12 +197,41 @@ def test_no_mark_passes_for_another() -> None:
     """Each mark's colour is outside the tolerance of every other mark's, of white, black,
     Qt Fusion's window grey and its selection colour (the colours around the marks)."""
     marks = {"border": BORDER, "name": NAME_FIELD, "blue": BLUE_SWATCH, "save": SAVE_BUTTON,
-             "delete": DELETE_BUTTON, **OTHER_SWATCHES,
+             "delete": DELETE_BUTTON, "rows": ROWS_BORDER, "wanted row": WANTED_ROW_MARK,
+             "list": LIST_FRAME, **OTHER_SWATCHES,
              **{str(k): v for k, v in STATUS_COLORS.items()}}
     around = {"white": (255, 255, 255), "black": (0, 0, 0), "window": (239, 239, 239),
-              "selection": (48, 140, 198)}
+              "selection": (48, 140, 198), "tk grey": (217, 217, 217),
+              "tk selection": (195, 195, 195)}
     names = list(marks)
     for i, a in enumerate(names):
         for b, other in [*((n, marks[n]) for n in names[i + 1:]), *around.items()]:
             gap = max(abs(p - q) for p, q in zip(marks[a], other, strict=True))
             assert gap > TOLERANCE, (a, b, gap)
+
+
+def _rows_shot(*, wanted: bool, done: bool) -> Image.Image:
+    """The rows window drawn as the demo model sees it: its frame, the framed list, the row
+    mark when in view, the status square."""
+    from PIL import ImageDraw
+
+    image = Image.new("RGB", (800, 600), (40, 40, 40))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((100, 100, 500, 500), fill=(217, 217, 217), outline=ROWS_BORDER, width=8)
+    draw.rectangle((130, 160, 400, 470), fill=(255, 255, 255), outline=LIST_FRAME, width=5)
+    if wanted:
+        draw.rectangle((140, 300, 390, 320), fill=WANTED_ROW_MARK)
+    square = STATUS_COLORS[Status.DONE if done else Status.TODO]
+    draw.rectangle((420, 160, 446, 186), fill=square)
+    return image
+
+
+def test_the_rows_window_is_scrolled_until_the_row_shows_then_clicked() -> None:
+    first = demo_model.plan(_rows_shot(wanted=False, done=False))["action"]
+    assert (first["action"], first["direction"]) == ("scroll", "down")
+    assert (first["x"], first["y"]) == (round(265.5 / 800 * 1000), round(315.5 / 600 * 1000))
+    then = demo_model.plan(_rows_shot(wanted=True, done=False))["action"]
+    assert then["action"] == "click" and then["element"] == "the wanted row"
+    assert (then["x"], then["y"]) == (round(265.5 / 800 * 1000), round(310.5 / 600 * 1000))
+    last = demo_model.plan(_rows_shot(wanted=True, done=True))["action"]
+    assert last["action"] == "answer"

@@ -94,3 +94,29 @@ def test_the_state_file_says_where_the_window_is(window: PracticeWindow,
     assert data["window"][2:] == [window.width(), window.height()]
     assert data["steps"] == {"name": "todo", "colour": "todo", "saved": "todo",
                              "deleted": "todo"} or data["steps"]["name"] == "active"
+
+
+@pytest.mark.parametrize(("preset", "statuses"), [
+    ("filled", {"name": "done", "colour": "done", "saved": "todo", "deleted": "todo"}),
+    ("wrong-colour", {"name": "done", "colour": "todo", "saved": "todo", "deleted": "todo"}),
+])
+def test_a_preset_starts_part_way_and_the_screen_shows_it(
+        qtbot: QtBot, tmp_path: Path, preset: str, statuses: dict[str, str]) -> None:
+    """`holodesk eval`'s tasks that start part way: the state file and the drawn checklist
+    agree, and the demo model's first step is the first unfinished item's."""
+    state_path = tmp_path / "state.json"
+    shown = PracticeWindow(state_path, preset)
+    qtbot.addWidget(shown)
+    shown.show()
+    qtbot.waitExposed(shown)
+    qtbot.waitUntil(lambda: shown.ready)
+    state = PracticeState.read(state_path)
+    assert state is not None and state.steps == statuses
+    first = demo_model.plan(shot(shown))["action"]
+    wanted = "Save button" if preset == "filled" else "Blue in the colour list"
+    assert (first["action"], first["element"]) == ("click", wanted)
+
+
+def test_an_unknown_preset_is_refused(qtbot: QtBot) -> None:
+    with pytest.raises(ValueError, match="no practice preset"):
+        PracticeWindow(None, "nope")

@@ -54,6 +54,8 @@ from app.demo.look import (
 log = logging.getLogger(__name__)
 
 BORDER_WIDTH = 8
+#: The states the window can start in besides empty (``--preset``).
+PRESETS = ("filled", "wrong-colour")
 SIZE = QSize(760, 520)
 _CHECKLIST = (
     ("name", f"Type the name {NAME}"),
@@ -88,7 +90,7 @@ def _swatch(color: RGB) -> QIcon:
 class PracticeWindow(QWidget):
     """The form, the list, the buttons and the checklist; see the module doc."""
 
-    def __init__(self, state_path: Path | None = None) -> None:
+    def __init__(self, state_path: Path | None = None, preset: str | None = None) -> None:
         super().__init__()
         self.state_path = state_path
         self.saved = False
@@ -163,6 +165,7 @@ class PracticeWindow(QWidget):
         self.name.textChanged.connect(lambda _text: self.refresh())
         # Selection, not the current item: the current item changes before it is selected.
         self.colours.itemSelectionChanged.connect(self.refresh)
+        self._preset(preset)
         self.save.clicked.connect(self._on_save)
         self.delete.clicked.connect(self._on_delete)
         app = QApplication.instance()
@@ -170,6 +173,21 @@ class PracticeWindow(QWidget):
             # A bound slot, not a lambda: Qt disconnects it when the window is deleted.
             app.focusChanged.connect(self._on_focus_changed)
         self.refresh()
+
+    def _preset(self, preset: str | None) -> None:
+        """Start part way (`holodesk eval`'s tasks): ``filled``, the name typed and Blue
+        chosen; ``wrong-colour``, the name typed and Red chosen."""
+        if preset is None:
+            return
+        if preset not in PRESETS:
+            raise ValueError(f"no practice preset {preset!r} (there is: {', '.join(PRESETS)})")
+        self.name.setText(NAME)
+        wanted = COLOUR if preset == "filled" else "Red"
+        for row in range(self.colours.count()):
+            item = self.colours.item(row)
+            if item.text() == wanted:
+                self.colours.setCurrentItem(item)
+                item.setSelected(True)
 
     # -- the task's state ------------------------------------------------------------------
 
@@ -294,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="holodesk --practice-window",
                                      description="the practice window of holodesk demo")
     parser.add_argument("--state", type=Path, help="write the window's state here (JSON)")
+    parser.add_argument("--preset", choices=PRESETS, help="start part way (holodesk eval)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.WARNING)
     # The instance name of WM_CLASS comes from argv[0], the class from the application name:
@@ -301,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     qt = QApplication([PRACTICE_WM_CLASS])
     qt.setApplicationName(PRACTICE_WM_CLASS)
     qt.setStyle("Fusion")  # the same look everywhere: the marks must not depend on a theme
-    window = PracticeWindow(args.state)
+    window = PracticeWindow(args.state, args.preset)
     center_on_screen(window)
     window.show()
     return int(qt.exec())
