@@ -12,30 +12,22 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from app.demo.look import STEPS
+from app.demo.window_process import (
+    START_TIMEOUT,
+    WindowProcess,
+)
 from model.coords import Rect
 
 log = logging.getLogger(__name__)
 
 #: The hidden first argument that makes `holodesk` show the practice window.
 PRACTICE_OPTION = "--practice-window"
-#: Seconds to wait for the window to show (Qt's start on a busy machine takes a few).
-START_TIMEOUT = 60.0
-#: How long the window must stay in one place before the demo takes its rectangle: a window
-#: manager places (and frames) a new window just after it is first drawn.
-SETTLE = 0.6
-
-
-class PracticeWindowError(RuntimeError):
-    """The practice window did not start or went away; the message says why and what to do."""
 
 
 def practice_command(state: Path, *, frozen: bool | None = None,
@@ -85,80 +77,38 @@ class PracticeState:
         return [step for step in STEPS if self.steps.get(step) != "done"]
 
 
-class PracticeWindow:
+class PracticeWindow(WindowProcess[PracticeState]):
     """The practice window's process: :meth:`start` shows it, :meth:`close` ends it."""
 
+    label = "the practice window"
+    prefix = "holodesk-demo-"
+    state_file = "practice-state.json"
+    log_file = "practice-window.log"
+
     def __init__(self, folder: Path | None = None, preset: str | None = None) -> None:
+        super().__init__(folder)
         self.preset = preset
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        if folder is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="holodesk-demo-")
-            folder = Path(self._tmp.name)
-        self.state_path = folder / "practice-state.json"
-        self._stderr = folder / "practice-window.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        return practice_command(self.state_path, preset=self.preset)
+
+    def environment(self) -> dict[str, str]:
+        return practice_env()
+
+    def state(self) -> PracticeState | None:
+        return PracticeState.read(self.state_path)
+
+    def placed(self, state: PracticeState) -> Rect | None:
+        return state.window if state.ready else None
+
+    def hint(self) -> str:
+        return (" Check that windows can open on this display (the set-up checks say what is "
+                "missing).")
 
     def start(self, timeout: float = START_TIMEOUT) -> PracticeState:
         """Start the window and wait until it is drawn; its first state.
 
         Raises :class:`PracticeWindowError` when it exits or does not show in ``timeout``.
         """
-        command = practice_command(self.state_path, preset=self.preset)
-        log.info("starting the practice window: %s", " ".join(command))
-        with self._stderr.open("wb") as err:
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, env=practice_env(),
-                                         stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + timeout
-        placed: Rect | None = None
-        since = 0.0
-        while True:
-            state = self.state()
-            if state is not None and state.ready and state.window is not None:
-                if state.window != placed:
-                    placed, since = state.window, time.monotonic()
-                elif time.monotonic() - since >= SETTLE:
-                    return state
-            if self.proc.poll() is not None:
-                words = self._last_words()
-                code = self.proc.returncode
-                self.close()
-                raise PracticeWindowError(
-                    f"the practice window did not open (exit status {code}). "
-                    f"{words} Check that windows can open on this display "
-                    "(the set-up checks say what is missing)."
-                )
-            if time.monotonic() > deadline:
-                self.close()
-                raise PracticeWindowError(
-                    f"the practice window did not show within {timeout:g} s. Check that "
-                    "windows can open on this display (the set-up checks say what is "
-                    "missing).")
-            time.sleep(0.05)
-
-    def state(self) -> PracticeState | None:
-        return PracticeState.read(self.state_path)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def _last_words(self) -> str:
-        try:
-            lines = self._stderr.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return ""
-        return lines[-1] if lines else ""
-
-    def close(self) -> None:
-        """End the window's process (safe to call twice) and remove its files."""
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        log.info("starting the practice window: %s", " ".join(self.command()))
+        return self.launch(timeout)

@@ -9,14 +9,12 @@ option :data:`ROWS_OPTION` that ui/main.py routes, as the practice window is
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from app.demo.practice import SETTLE, START_TIMEOUT, PracticeWindowError, practice_env
+from app.demo.practice import practice_env
+from app.demo.window_process import START_TIMEOUT, WindowProcess
 from model.coords import Rect
 
 #: The hidden first argument that makes `holodesk` show the rows window.
@@ -35,17 +33,19 @@ def rows_command(state: Path, *, frozen: bool | None = None) -> list[str]:
     return [sys.executable, "-P", "-m", "ui.main", ROWS_OPTION, "--state", str(state)]
 
 
-class RowsWindow:
+class RowsWindow(WindowProcess[dict[str, Any]]):
     """The rows window's process: :meth:`start` shows it, :meth:`close` ends it."""
 
-    def __init__(self, folder: Path | None = None) -> None:
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        if folder is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="holodesk-rows-")
-            folder = Path(self._tmp.name)
-        self.state_path = folder / "rows-state.json"
-        self._stderr = folder / "rows-window.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+    label = "the rows window"
+    prefix = "holodesk-rows-"
+    state_file = "rows-state.json"
+    log_file = "rows-window.log"
+
+    def command(self) -> list[str]:
+        return rows_command(self.state_path)
+
+    def environment(self) -> dict[str, str]:
+        return practice_env()
 
     def state(self) -> dict[str, Any] | None:
         try:
@@ -54,44 +54,11 @@ class RowsWindow:
             return None
         return data if isinstance(data, dict) else None
 
+    def placed(self, state: dict[str, Any]) -> Rect | None:
+        return Rect(*(int(v) for v in state["window"])) if state.get("ready") else None
+
     def start(self, timeout: float = START_TIMEOUT) -> Rect:
         """Start the window and wait until it is drawn and placed; its rectangle."""
-        with self._stderr.open("wb") as err:
-            self.proc = subprocess.Popen(rows_command(self.state_path), stdin=subprocess.DEVNULL,
-                                         env=practice_env(), stdout=subprocess.DEVNULL,
-                                         stderr=err)
-        deadline = time.monotonic() + timeout
-        placed: Rect | None = None
-        since = 0.0
-        while True:
-            state = self.state()
-            if state is not None and state.get("ready"):
-                box = Rect(*(int(v) for v in state["window"]))
-                if box != placed:
-                    placed, since = box, time.monotonic()
-                elif time.monotonic() - since >= SETTLE:
-                    return box
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                code = self.proc.poll()
-                self.close()
-                raise PracticeWindowError(
-                    f"the rows window did not open (exit status {code})" if code is not None
-                    else f"the rows window did not show within {timeout:g} s")
-            time.sleep(0.05)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        box = self.placed(self.launch(timeout))
+        assert box is not None  # launch returns a placed state
+        return box

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.demo.look import NAME, PRACTICE_WM_CLASS
-from app.demo.practice import PracticeState, PracticeWindow, PracticeWindowError
+from app.demo.practice import PracticeState, PracticeWindow
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
+from app.demo.window_process import PracticeWindowError
 from app.settings import Settings
 from control.stop import StopLatch
 

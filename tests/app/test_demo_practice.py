@@ -70,7 +70,8 @@ def test_demo_settings_are_the_persons_with_the_demos_on_top(
 def test_a_window_that_cannot_open_is_told_and_nothing_is_left(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No display at all: the window's process exits, the demo says so and leaves nothing."""
-    from app.demo.practice import PracticeWindow, PracticeWindowError
+    from app.demo.practice import PracticeWindow
+    from app.demo.window_process import PracticeWindowError
 
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

@@ -1,0 +1,129 @@
+"""A window of the demo and the eval that runs as a process of its own (Qt or Tk, which app/
+never imports) and writes its state to a JSON file: starting it, waiting until it is drawn and
+placed, ending it. app/demo/practice.py and app/demo/rows.py say which window and how to read
+its state.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from model.coords import Rect
+
+__all__ = ["SETTLE", "START_TIMEOUT", "PracticeWindowError", "WindowProcess"]
+
+#: Seconds to wait for the window to show (Qt's start on a busy machine takes a few).
+START_TIMEOUT = 60.0
+#: How long the window must stay in one place before its rectangle is taken: a window manager
+#: places (and frames) a new window just after it is first drawn.
+SETTLE = 0.6
+
+State = TypeVar("State")
+
+
+class PracticeWindowError(RuntimeError):
+    """The window's process exited, or the window did not show in time."""
+
+
+class WindowProcess(Generic[State]):
+    """The process of one window writing its state to ``state_path`` in ``folder`` (a
+    temporary folder, removed on :meth:`close`, when none is given). Subclasses give the
+    command, the environment, how to read the state and where the window is in it."""
+
+    #: Words for the messages ("the practice window").
+    label = "the window"
+    #: A temporary folder's name starts with this.
+    prefix = "holodesk-window-"
+    state_file = "state.json"
+    log_file = "window.log"
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if folder is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix=self.prefix)
+            folder = Path(self._tmp.name)
+        self.state_path = folder / self.state_file
+        self._stderr = folder / self.log_file
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    # -- what a subclass says ----------------------------------------------------------------
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def environment(self) -> dict[str, str] | None:
+        return None
+
+    def state(self) -> State | None:
+        raise NotImplementedError
+
+    def placed(self, state: State) -> Rect | None:
+        """Where the drawn window is, or None while it is not drawn yet."""
+        raise NotImplementedError
+
+    def hint(self) -> str:
+        """What to check when the window does not show (appended to the message)."""
+        return ""
+
+    # -- the process -------------------------------------------------------------------------
+
+    def launch(self, timeout: float = START_TIMEOUT) -> State:
+        """Start the window and wait until it is drawn and stays in one place; that state.
+
+        Raises :class:`PracticeWindowError` when it exits or does not show in ``timeout``.
+        """
+        with self._stderr.open("wb") as err:
+            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
+                                         env=self.environment(), stdout=subprocess.DEVNULL,
+                                         stderr=err)
+        deadline = time.monotonic() + timeout
+        where: Rect | None = None
+        since = 0.0
+        while True:
+            state = self.state()
+            box = self.placed(state) if state is not None else None
+            if state is not None and box is not None:
+                if box != where:
+                    where, since = box, time.monotonic()
+                elif time.monotonic() - since >= SETTLE:
+                    return state
+            if self.proc.poll() is not None:
+                words = self._last_words()
+                code = self.proc.returncode
+                self.close()
+                raise PracticeWindowError(
+                    f"{self.label} did not open (exit status {code}). {words}{self.hint()}")
+            if time.monotonic() > deadline:
+                self.close()
+                raise PracticeWindowError(
+                    f"{self.label} did not show within {timeout:g} s.{self.hint()}")
+            time.sleep(0.05)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _last_words(self) -> str:
+        try:
+            lines = self._stderr.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1] if lines else ""
+
+    def close(self) -> None:
+        """End the window's process (safe to call twice) and remove its files."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
