@@ -104,3 +104,82 @@ def test_redteam7_repeated_alt_f4_closes_the_persons_window(
     assert script.calls >= 1, str(result)
     assert _victim_windows(xvfb) and victim.poll() is None, (
         "the eval closed the person's window:\n" + str(result))
+
+
+class _Stalls:
+    """A model that never answers while the test looks: says when it was first asked."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: Any) -> str:
+        self.asked.set()
+        self.release.wait(60)
+        import json
+
+        return json.dumps(_step({"action": "answer", "text": "done"}))
+
+
+def _exits_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` (not our child) ends within ``seconds``: waits on a pidfd."""
+    import os
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], seconds)
+        return bool(readable)
+    finally:
+        os.close(fd)
+
+
+def _rows_pid(tmp: Any) -> int:
+    import json
+
+    [state] = list(tmp.glob("holodesk-eval-*/rows-state.json"))
+    return int(json.loads(state.read_text())["pid"])
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+def test_redteam7_the_task_window_outlives_a_killed_eval(
+        xvfb: Xvfb, home: Home, openbox: WindowManager, tmp_path: Any,
+        signal_name: str) -> None:
+    """Attack (or accident): `holodesk eval` is killed while its model thinks (`kill -9`, the
+    OOM killer, a CI job's timeout, a closed terminal that escalates). The task window is a
+    child process started with no tie to its parent's life (no PR_SET_PDEATHSIG, no process
+    group the eval ends, no pipe whose closing ends it): it stays on the person's desktop, a
+    window of the class the next eval's only_in allows, after the eval is gone.
+
+    Broken promise (docs/eval.md): "The window is closed at the end of each task." SIGTERM is
+    the control (a stop signal: the run stops and the window is closed). Fix by mechanism:
+    start the task window with a parent-death signal (prctl PR_SET_PDEATHSIG via preexec_fn,
+    or the window watching its stdin pipe from the eval and quitting on EOF)."""
+    import os
+    import signal as signals
+
+    from tests.support.e2e import start_holodesk
+
+    model = _Stalls()
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with FakeVLLM(model) as server:
+        try:
+            proc = start_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
+                                  "legacy", "--tasks", "scroll-to-row", xvfb=xvfb,
+                                  workdir=tmp_path / "eval", env={"TMPDIR": str(tmp)})
+            assert model.asked.wait(120), "the eval never asked the model"
+            rows = _rows_pid(tmp)
+            os.kill(proc.pid, getattr(signals, signal_name))
+            proc.wait(60)
+            gone = _exits_within(rows, 15)
+            if not gone:
+                os.kill(rows, signals.SIGKILL)
+        finally:
+            model.release.set()
+    assert gone, f"the task window (pid {rows}) is still open after the eval got {signal_name}"
