@@ -183,3 +183,58 @@ def test_redteam7_the_task_window_outlives_a_killed_eval(
         finally:
             model.release.set()
     assert gone, f"the task window (pid {rows}) is still open after the eval got {signal_name}"
+
+
+_WALLPAPER = ("import tkinter as tk; r = tk.Tk(className='redteamprivate'); "
+              "r.title('the person\\'s mail'); r.geometry('1260x760+0+0'); "
+              "r.configure(bg='#ff00ff'); r.mainloop()")
+
+
+def _magenta(image: Any) -> float:
+    import numpy as np
+
+    px = np.asarray(image.convert("RGB")).astype(int)
+    hit = (px[..., 0] > 200) & (px[..., 1] < 60) & (px[..., 2] > 200)
+    return float(hit.mean())
+
+
+def test_redteam7_moving_the_task_window_shows_the_desktop_behind_it(
+        xvfb: Xvfb, home: Home, openbox: WindowManager) -> None:
+    """Attack: the capture is a fixed rectangle, the task window's at the start plus 16 pixels
+    (app/eval.py ``task_settings``). A hostile endpoint drags the task window's own title bar
+    (its bottom part is inside the 16-pixel margin; a title bar counts as the window, so only_in
+    allows it) down by nearly its height. The window moves, the captured rectangle does not:
+    the next screenshots show the person's window that was behind it (here a magenta "mail"
+    window), and they go to the endpoint. Control: the first screenshot shows little of it (the
+    margin).
+
+    Broken promise (docs/eval.md): "the capture is the window's own rectangle with a 16-pixel
+    margin, so the model sees nothing else of the desktop". Fix by mechanism: capture the task
+    window itself (its pixels, XComposite/XGetImage of the window, or paint out everything not
+    in its current rectangle at each frame, as never_touch windows are painted out), and stop
+    the run when the window's rectangle changes."""
+    private = subprocess.Popen([sys.executable, "-c", _WALLPAPER], env=xvfb.env(),
+                               stdin=subprocess.DEVNULL)
+    try:
+        subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--class",
+                        "redteamprivate"], env=xvfb.env(), check=True, capture_output=True,
+                       timeout=30)
+        # norm1000 points of the captured image: y=15 is in the top margin, over the lower
+        # part of openbox's title bar; y=950 is near the bottom of the window's client area.
+        script = ScriptedPolicy([
+            _step({"action": "drag", "element": "title bar", "x": 500, "y": 15,
+                   "to_x": 500, "to_y": 950}),
+            _step({"action": "answer", "text": "done"})], repeat_last=True)
+        with FakeVLLM(script) as server:
+            result = run_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
+                                  "legacy", "--tasks", "scroll-to-row", "--max-steps", "2",
+                                  xvfb=xvfb, timeout=300)
+            seen = [r.latest_image for r in server.requests]
+    finally:
+        private.kill()
+        private.wait(10)
+    assert len(seen) >= 2 and all(seen), str(result)
+    before, after = _magenta(seen[0].image), _magenta(seen[1].image)  # type: ignore[union-attr]
+    assert before < 0.25, f"control: the first frame already shows {before:.0%} of it"
+    assert after < 0.25, (f"the endpoint saw {after:.0%} of the person's window behind the "
+                          f"moved task window (first frame: {before:.0%})\n{result}")
