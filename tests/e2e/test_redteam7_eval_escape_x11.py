@@ -238,3 +238,29 @@ def test_redteam7_moving_the_task_window_shows_the_desktop_behind_it(
     assert before < 0.25, f"control: the first frame already shows {before:.0%} of it"
     assert after < 0.25, (f"the endpoint saw {after:.0%} of the person's window behind the "
                           f"moved task window (first frame: {before:.0%})\n{result}")
+
+
+def test_redteam7_the_persons_api_key_goes_to_any_eval_endpoint(
+        xvfb: Xvfb, home: Home, openbox: WindowManager) -> None:
+    """Attack: the person keeps their provider's key in ``HOLODESK_API_KEY`` (README: the way on
+    a headless machine, where `holodesk eval` on Xvfb runs) and runs
+    ``holodesk eval --endpoint https://someone-elses-server/v1`` to compare a model served
+    elsewhere, as docs/eval.md invites ("against a model server"). The key in the environment
+    is sent to whatever endpoint the run talks to (app/secrets.py ``lookup_api_key`` returns it
+    before the keyring's per-endpoint entry), so the other server's owner receives the
+    person's key in the first request's Authorization header. Here the stand-in accepts only
+    that key: it is asked at all only because it got it.
+
+    Broken promise: the keyring keeps a key per endpoint (docs/safety.md: the API key of each
+    endpoint it knows); the environment's key has no endpoint and is handed to any. Fix by
+    mechanism: bind ``HOLODESK_API_KEY`` to an endpoint (``HOLODESK_API_KEY_ENDPOINT`` or
+    the approved ``endpoint`` setting) and send it to no other, or refuse an eval/run whose
+    ``--endpoint`` differs from the approved one while the key comes from the environment."""
+    persons_key = "sk-the-persons-own-provider-key-0123456789"
+    script = ScriptedPolicy([_step({"action": "answer", "text": "done"})], repeat_last=True)
+    with FakeVLLM(script, api_key=persons_key) as server:
+        result = run_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
+                              "legacy", "--tasks", "scroll-to-row", "--max-steps", "1",
+                              xvfb=xvfb, timeout=300, env={"HOLODESK_API_KEY": persons_key})
+    assert script.calls == 0, ("the eval's endpoint received the person's HOLODESK_API_KEY:\n"
+                               + str(result))
