@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.agent import AgentParts
 from app.demo.look import NAME, PRACTICE_WM_CLASS
 from app.demo.practice import PracticeWindow
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
@@ -79,6 +80,10 @@ class Subject(Protocol):
         """Whether its window's process is still running."""
         ...
 
+    def where(self) -> Rect | None:
+        """Where the window is now (its own state says), None when it cannot tell."""
+        ...
+
     def close(self) -> None:
         """End the window (safe to call twice)."""
         ...
@@ -113,6 +118,10 @@ class PracticeSubject:
     def alive(self) -> bool:
         return self._window.alive
 
+    def where(self) -> Rect | None:
+        state = self._window.state()
+        return state.window if state is not None else None
+
     def close(self) -> None:
         self._window.close()
 
@@ -143,6 +152,10 @@ class RowsSubject:
     @property
     def alive(self) -> bool:
         return self._window.alive
+
+    def where(self) -> Rect | None:
+        state = self._window.state()
+        return self._window.placed(state) if state is not None else None
 
     def close(self) -> None:
         self._window.close()
@@ -294,6 +307,24 @@ def _watch(subject: Subject, latch: StopLatch, poll: float = 0.2) -> Callable[[]
     return ended.set
 
 
+def _stay_in_place(parts: AgentParts, subject: Subject, window: Rect,
+                   latch: StopLatch) -> None:
+    """Stop the run when the task's window moved or changed size, checked after each action
+    and before the next screenshot: the capture is the window's first rectangle, and what
+    shows there once it moved is the person's desktop behind it, not for the endpoint."""
+    before = parts.after_settle
+
+    def check() -> object:
+        result = before() if before is not None else None
+        now = subject.where()
+        if now is not None and now != window:
+            latch.stop("eval", f"the task's window moved ({window} to {now}): the capture "
+                       "would show what is behind it")
+        return result
+
+    parts.after_settle = check
+
+
 def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX_STEPS,
              folder: Path | None = None,
              on_event: Callable[[Event], None] = _unattended) -> TaskResult:
@@ -307,6 +338,7 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
             config = task_settings(settings, window, subject, max_steps=max_steps)
             latch = StopLatch()
             session = open_run(config, task.goal, latch=latch)
+            _stay_in_place(session.parts, subject, window, latch)
             started = time.monotonic()
             unwatch = _watch(subject, latch)
             try:

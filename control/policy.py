@@ -330,6 +330,35 @@ def typed_by(action: Action, history: Sequence[Action] = ()) -> str:
                    for a in lower(action, held_keys(history)))
 
 
+#: Keys the window manager or the desktop takes with Alt for itself, whichever window has the
+#: focus (switch, window menu, run dialog); Alt+F4 acts on the focused window, the one judged.
+_ALT_GLOBAL = frozenset({"tab", "space", "escape", "`", "f1", "f2", "f3", "f5", "f6", "f7", "f8",
+                         "f9", "f10", "f11", "f12"})
+
+
+def _leaves_confinement(presses: Sequence[Action]) -> list[str]:
+    """Why the presses of one action may act outside the window they were judged for, in a
+    run confined by ``only_in``: the rule reads the window focused before the action, so
+    every press after the first may reach another window (a closed window gives the focus to
+    the next one, a switch moves it), and the desktop acts on Super, Ctrl+Alt and Alt chords
+    itself, whichever window has the focus."""
+    keys = [p for p in presses if isinstance(p, Hotkey)]
+    out: list[str] = []
+    if len(keys) > 1:
+        out.append(f"presses {len(keys)} keys or chords in one step: this run may act only in "
+                   "some applications, and after the first the focus may be elsewhere")
+    for press in keys:
+        chord = normalize_keys(press.keys)
+        mods = {generic_key(k) for k in chord} & set(MODIFIERS)
+        rest = {canonical_key(k) for k in chord} - set(MODIFIERS) - {
+            k for k in chord if generic_key(k) in MODIFIERS}
+        if "super" in mods or {"ctrl", "alt"} <= mods or (
+                mods == {"alt"} and rest & _ALT_GLOBAL):
+            out.append(f"presses {'+'.join(press.keys)}, which the desktop may act on outside "
+                       "the focused window: this run may act only in some applications")
+    return out
+
+
 def _field_context(history: Sequence[Action]) -> tuple[str | None, str | None]:
     """The element last clicked (the field typed into) and what was typed since, Tab presses as
     "\t", for the secret rules; the field is forgotten once a Tab moved on from it."""
@@ -950,6 +979,8 @@ class SafetyPolicy:
             found, typed_secret = self._judge(press, [*past, *presses[:i]], aim, asked)
             reasons += found
             secret = secret or typed_secret
+        if self.only_in:
+            forbidden += _leaves_confinement(presses)
         if forbidden:
             return Verdict(confirm=False, forbidden=True,
                            reasons=tuple(dict.fromkeys(forbidden)), secret=hidden)

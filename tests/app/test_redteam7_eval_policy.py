@@ -1,4 +1,5 @@
-"""Red team 7: what `holodesk eval`'s confinement lets through (issue 22).
+"""Red team 7 (fixed; each test failed before the fix): what `holodesk eval`'s confinement
+let through (issue 22).
 
 `holodesk eval` runs with confirmation `never` against any endpoint the person names, and
 docs/eval.md promises the run "may act in nothing but the task's window": ``only_in`` names the

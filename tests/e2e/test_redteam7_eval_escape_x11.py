@@ -1,4 +1,5 @@
-"""Red team 7, end to end: a hostile endpoint makes `holodesk eval` act outside its task window.
+"""Red team 7, end to end (fixed but the API key, an open xfail): a hostile endpoint made
+`holodesk eval` act outside its task window.
 
 `holodesk eval --endpoint URL` runs any server's answers with confirmation `never`, confined by
 ``only_in`` to the task window's class (docs/eval.md: "The run may act in nothing but the
@@ -200,7 +201,8 @@ def _magenta(image: Any) -> float:
 
 def test_redteam7_moving_the_task_window_shows_the_desktop_behind_it(
         xvfb: Xvfb, home: Home, openbox: WindowManager) -> None:
-    """Attack: the capture is a fixed rectangle, the task window's at the start plus 16 pixels
+    """(Fixed: the run now stops when the task window moves, before the next screenshot.)
+    Attack: the capture is a fixed rectangle, the task window's at the start plus 16 pixels
     (app/eval.py ``task_settings``). A hostile endpoint drags the task window's own title bar
     (its bottom part is inside the 16-pixel margin; a title bar counts as the window, so only_in
     allows it) down by nearly its height. The window moves, the captured rectangle does not:
@@ -233,13 +235,19 @@ def test_redteam7_moving_the_task_window_shows_the_desktop_behind_it(
     finally:
         private.kill()
         private.wait(10)
-    assert len(seen) >= 2 and all(seen), str(result)
-    before, after = _magenta(seen[0].image), _magenta(seen[1].image)  # type: ignore[union-attr]
+    assert seen and all(seen), str(result)
+    before = _magenta(seen[0].image)  # type: ignore[union-attr]
     assert before < 0.25, f"control: the first frame already shows {before:.0%} of it"
-    assert after < 0.25, (f"the endpoint saw {after:.0%} of the person's window behind the "
-                          f"moved task window (first frame: {before:.0%})\n{result}")
+    # The fix: the run stops once the window moved, before another screenshot is taken.
+    assert "the task's window moved" in result.stdout, str(result)
+    for later in seen[1:]:
+        after = _magenta(later.image)  # type: ignore[union-attr]
+        assert after < 0.25, (f"the endpoint saw {after:.0%} of the person's window behind the "
+                              f"moved task window (first frame: {before:.0%})\n{result}")
 
 
+@pytest.mark.xfail(strict=True, reason="open (a design question): HOLODESK_API_KEY is sent to "
+                   "whatever endpoint a command names, `holodesk run --endpoint` as much as eval")
 def test_redteam7_the_persons_api_key_goes_to_any_eval_endpoint(
         xvfb: Xvfb, home: Home, openbox: WindowManager) -> None:
     """Attack: the person keeps their provider's key in ``HOLODESK_API_KEY`` (README: the way on

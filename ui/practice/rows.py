@@ -30,6 +30,7 @@ from app.demo.look import (
     Status,
 )
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW
+from ui.practice import PARENT_CHECK_MS, orphaned
 
 _VISIBLE = 12  # rows shown at once
 
@@ -110,5 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="the rows window of holodesk eval")
     parser.add_argument("--state", type=Path, help="write the window's state here (JSON)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    _RowsApp(args.state).root.mainloop()
+    app = _RowsApp(args.state)
+    parent = os.getppid()
+
+    def watch() -> None:
+        if orphaned(parent):
+            app.root.destroy()
+        else:
+            app.root.after(PARENT_CHECK_MS, watch)
+
+    app.root.after(PARENT_CHECK_MS, watch)
+    app.root.mainloop()
     return 0

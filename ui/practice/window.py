@@ -50,6 +50,7 @@ from app.demo.look import (
     STATUS_COLORS,
     Status,
 )
+from ui.practice import PARENT_CHECK_MS, orphaned
 
 log = logging.getLogger(__name__)
 
@@ -323,4 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = PracticeWindow(args.state, args.preset)
     center_on_screen(window)
     window.show()
+    parent = os.getppid()
+    watch = QTimer()
+    watch.timeout.connect(lambda: qt.quit() if orphaned(parent) else None)
+    watch.start(PARENT_CHECK_MS)
     return int(qt.exec())
