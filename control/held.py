@@ -10,7 +10,7 @@ The safety policy judges what the machine receives, so it judges every action as
 actions) with the held keys folded in, which all of its rules already know. The executor keeps
 the same state (:attr:`control.input.Executor.sticky_keys`): both follow :func:`held_keys`,
 and a ``key_up`` releases every held key that is the same key as it names, whichever side
-(:func:`same_key`).
+(:func:`control.keys.same_key`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ import re
 from collections.abc import Sequence
 
 from control.input import split_text
-from control.keys import MODIFIERS, canonical_key, generic_key, split_combo
+from control.keys import (
+    MODIFIERS,
+    US_SHIFTED,
+    canonical_key,
+    generic_key,
+    same_key,
+    split_combo,
+)
 from model.schema import (
     Action,
     AskUser,
@@ -32,17 +39,11 @@ from model.schema import (
     Wait,
 )
 
-__all__ = ["held_keys", "is_modifier", "lower", "lower_all", "same_key", "shifted"]
+__all__ = ["held_keys", "is_modifier", "lower", "lower_all", "shifted"]
 
 
 def _generic(name: str) -> str:
     return generic_key(canonical_key(name))
-
-
-def same_key(a: str, b: str) -> bool:
-    """Whether two key names name the same key for holding and releasing (``ctrl_l`` and
-    ``Control`` do: a ``key_up`` of either side releases the key held)."""
-    return _generic(a) == _generic(b)
 
 
 def is_modifier(name: str) -> bool:
@@ -63,15 +64,11 @@ def held_keys(history: Sequence[Action]) -> tuple[str, ...]:
     return tuple(held)
 
 
-#: What a US layout types with Shift held (the layout the policy's rules read keys in).
-_US_SHIFT = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?', strict=True))
-
-
 def shifted(text: str) -> str:
     """``text`` as typed with Shift held down: each key's character with Shift (letters in
     capitals, ``1`` as ``!``); what already needs Shift and what is not on the keyboard
     (pasted) unchanged."""
-    return "".join(c.upper() if c.isascii() and c.isalpha() else _US_SHIFT.get(c, c)
+    return "".join(c.upper() if c.isascii() and c.isalpha() else US_SHIFTED.get(c, c)
                    for c in text)
 
 

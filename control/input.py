@@ -32,12 +32,12 @@ from typing import Any, Literal, Protocol
 
 from control.clipboard import Clipboard, ClipboardError, SystemClipboard, X11PasteServer
 from control.keys import (
+    US_UNSHIFTED,
     UnknownKeyError,
-    canonical_key,
-    generic_key,
     normalize_hotkey,
     normalize_key,
     paste_keys,
+    same_key,
     select_all_keys,
 )
 from control.stop import StopLatch, StoppedError
@@ -474,17 +474,6 @@ _NEEDS_POINTS = {"click": 1, "double_click": 1, "move": 1, "scroll": 1, "drag": 
                  "drag_to": 1}
 
 
-def _same_key(a: str, b: str) -> bool:
-    """Whether two key names are one key for holding and releasing, whichever side
-    (control.held.same_key, in pyautogui's names as much as the model's)."""
-    return generic_key(canonical_key(a)) == generic_key(canonical_key(b))
-
-
-#: What a US layout types with Shift, and the key it is on: with keys held down, a character
-#: is typed by its own key (the policy reads keys in the same layout).
-_US_UNSHIFT = dict(zip('~!@#$%^&*()_+{}|:"<>?', "`1234567890-=[]\\;',./", strict=True))
-
-
 def _char_keys(ch: str) -> list[str]:
     """The keys that type ``ch`` (printable ASCII) on a US layout: its key, with Shift if it
     needs it."""
@@ -492,8 +481,8 @@ def _char_keys(ch: str) -> list[str]:
         return ["space"]
     if ch.isascii() and ch.isupper():
         return ["shift", ch.lower()]
-    if ch in _US_UNSHIFT:
-        return ["shift", _US_UNSHIFT[ch]]
+    if ch in US_UNSHIFTED:
+        return ["shift", US_UNSHIFTED[ch]]
     return [ch]
 
 
@@ -659,7 +648,7 @@ class Executor:
             self._held_keys.remove(key)
 
     def _is_sticky(self, key: str) -> bool:
-        return any(_same_key(key, held) for held in self._sticky_keys)
+        return any(same_key(key, held) for held in self._sticky_keys)
 
     def _press(self, key: str) -> None:
         self._hotkey([key])
@@ -709,7 +698,7 @@ class Executor:
         elif isinstance(action, KeyDown):
             self._key_down_held(normalize_key(action.key, self.platform))
         elif isinstance(action, KeyUp):
-            for key in [k for k in self._sticky_keys if _same_key(k, action.key)]:
+            for key in [k for k in self._sticky_keys if same_key(k, action.key)]:
                 self._sticky_keys.remove(key)
                 self._held_keys.append(key)  # released by _release_pressed if this fails
                 self._release(key)

@@ -219,10 +219,23 @@ def chord_keys(keys: Iterable[str]) -> frozenset[str]:
     return frozenset(generic_key(canonical_key(k)) for k in split_combo(list(keys)))
 
 
+#: What a US layout types with Shift held, key by key (the layout the policy reads keys in;
+#: on another layout the character differs, that something was typed does not).
+US_SHIFTED: Mapping[str, str] = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?',
+                                         strict=True))
+#: The key each shifted symbol is on: with keys held down, a character is typed by its own key.
+US_UNSHIFTED: Mapping[str, str] = {shifted: key for key, shifted in US_SHIFTED.items()}
+
 #: What a US layout types with Shift. pyautogui presses Shift around these (its
 #: ``isShiftCharacter``; on macOS Shift stays down until the symbol's key-up), so a chord that
 #: holds one holds Shift too, whatever the model wrote.
-SHIFTED_SYMBOLS: frozenset[str] = frozenset('~!@#$%^&*()_+{}|:"<>?')
+SHIFTED_SYMBOLS: frozenset[str] = frozenset(US_SHIFTED.values())
+
+
+def same_key(a: str, b: str) -> bool:
+    """Whether two key names name the same key for holding and releasing, whichever side and
+    spelling (``ctrl_l`` and ``Control``, the model's names and pyautogui's)."""
+    return generic_key(canonical_key(a)) == generic_key(canonical_key(b))
 
 
 def pressed_keys(keys: Iterable[str]) -> frozenset[str]:

@@ -71,6 +71,7 @@ from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import split_text, typed_text
 from control.keys import (
     MODIFIERS,
+    US_SHIFTED,
     canonical_key,
     chord_keys,
     generic_key,
@@ -281,9 +282,6 @@ def _typed_since_submit(history: Sequence[Action]) -> str:
                    for a in _since_submit(history) if isinstance(a, Type | Hotkey))
 
 
-#: What a US layout types with Shift held: the rules read a shifted key as that symbol (on
-#: another layout the character differs; that something was typed does not).
-_US_SHIFT = dict(zip("`1234567890-=[]\\;',./", '~!@#$%^&*()_+{}|:"<>?', strict=True))
 
 
 def key_text(action: Action) -> str:
@@ -318,7 +316,7 @@ def key_text(action: Action) -> str:
             char = keypad.group(1)
         if len(char) == 1 and char.isprintable():
             if shift:
-                char = char.upper() if char.isalpha() else _US_SHIFT.get(char, char)
+                char = char.upper() if char.isalpha() else US_SHIFTED.get(char, char)
             out.append(char)
     return "".join(out)
 
@@ -350,8 +348,7 @@ def _leaves_confinement(presses: Sequence[Action]) -> list[str]:
     for press in keys:
         chord = normalize_keys(press.keys)
         mods = {generic_key(k) for k in chord} & set(MODIFIERS)
-        rest = {canonical_key(k) for k in chord} - set(MODIFIERS) - {
-            k for k in chord if generic_key(k) in MODIFIERS}
+        rest = {k for k in chord if generic_key(k) not in MODIFIERS}
         if "super" in mods or {"ctrl", "alt"} <= mods or (
                 mods == {"alt"} and rest & _ALT_GLOBAL):
             out.append(f"presses {'+'.join(press.keys)}, which the desktop may act on outside "
