@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import logging
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,8 +31,8 @@ from app.agent import AgentParts
 from app.demo.look import NAME, PRACTICE_WM_CLASS
 from app.demo.practice import PracticeWindow
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
-from app.demo.run import MARGIN
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
+from app.demo.window_process import capture_region, watch_window
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
 from control.stop import StopLatch
@@ -281,8 +280,7 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
                   max_steps: int) -> Settings:
     """``settings`` for one task (in memory, never saved): no confirmation, acting only in the
     task's window, which is all the model sees."""
-    region = (f"{window.width + 2 * MARGIN}x{window.height + 2 * MARGIN}"
-              f"{window.left - MARGIN:+d}{window.top - MARGIN:+d}")
+    region = capture_region(window)
     return settings.with_overrides({
         "confirm": "never",
         "only_in": (subject.wm_class,),
@@ -293,18 +291,8 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
 
 
 def _watch(subject: Subject, latch: StopLatch, poll: float = 0.2) -> Callable[[], None]:
-    """Stop the run behind ``latch`` when the task's window goes away: nothing is left that the
-    run may act in (as `holodesk demo` does). Call what it returns to end the watch."""
-    ended = threading.Event()
-
-    def loop() -> None:
-        while not latch.wait(poll) and not ended.is_set():
-            if not subject.alive:
-                latch.stop("eval", "the task's window closed")
-                return
-
-    threading.Thread(target=loop, name="eval-watch", daemon=True).start()
-    return ended.set
+    """Stop the run behind ``latch`` when the task's window goes away (as the demo does)."""
+    return watch_window(lambda: subject.alive, latch, "eval", "the task's window closed", poll)
 
 
 def _stay_in_place(parts: AgentParts, subject: Subject, window: Rect,

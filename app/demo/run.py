@@ -14,14 +14,14 @@ sees nothing else of the desktop; the demo model itself refuses points outside t
 from __future__ import annotations
 
 import logging
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.demo.look import NAME, PRACTICE_WM_CLASS
 from app.demo.practice import PracticeState, PracticeWindow
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
-from app.demo.window_process import PracticeWindowError
+from app.demo.window_process import PracticeWindowError, capture_region, watch_window
 from app.settings import Settings
 from control.stop import StopLatch
 
@@ -32,9 +32,6 @@ __all__ = ["DEMO_TASK", "Demo", "DemoResult", "PracticeWindowError", "start_demo
 #: The task of every demo run: the action log and every window show it, labelled as the demo.
 DEMO_TASK = (f"Demo: in the holodesk practice window, type the name {NAME}, choose Blue, save "
              "the entry, then delete the draft")
-#: Pixels of screen around the practice window that the demo's screenshots include (a window
-#: manager may still nudge the window after it was drawn).
-MARGIN = 16
 _STEP_NAMES = {"name": "type the name", "colour": "choose Blue", "saved": "save the entry",
                "deleted": "delete the draft"}
 
@@ -57,21 +54,14 @@ class Demo:
     server: DemoServer
     settings: Settings
     task: str = DEMO_TASK
-    _closed: bool = field(default=False, repr=False)
+    _unwatch: Callable[[], None] = field(default=lambda: None, repr=False)
 
     def watch(self, latch: StopLatch, poll: float = 0.2) -> None:
         """Stop the run behind ``latch`` when the practice window goes away (the person
         closed it): there is nothing left to practise on."""
 
-        def loop() -> None:
-            while not latch.wait(poll):
-                if self._closed:
-                    return
-                if not self.practice.alive:
-                    latch.stop("demo", "the practice window was closed")
-                    return
-
-        threading.Thread(target=loop, name="demo-watch", daemon=True).start()
+        self._unwatch = watch_window(lambda: self.practice.alive, latch, "demo",
+                                     "the practice window was closed", poll)
 
     def result(self) -> DemoResult:
         """Whether the practice task is done, from the practice window's own state."""
@@ -96,7 +86,7 @@ class Demo:
 
     def close(self) -> None:
         """Close the practice window and stop the demo model; safe to call twice."""
-        self._closed = True
+        self._unwatch()  # before the window goes: closing it is no stop
         self.practice.close()
         self.server.stop()
 
@@ -105,9 +95,7 @@ def demo_settings(settings: Settings, endpoint: str, state: PracticeState,
                   confirm: str | None = None) -> Settings:
     """``settings`` with the demo's on top (in memory: never saved)."""
     assert state.window is not None
-    w = state.window
-    region = (f"{w.width + 2 * MARGIN}x{w.height + 2 * MARGIN}"
-              f"{w.left - MARGIN:+d}{w.top - MARGIN:+d}")
+    region = capture_region(state.window)
     overrides: dict[str, object] = {
         "endpoint": endpoint,
         "model": DEMO_MODEL_NAME,

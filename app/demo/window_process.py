@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from control.stop import StopLatch
 from model.coords import Rect
 
-__all__ = ["SETTLE", "START_TIMEOUT", "PracticeWindowError", "WindowProcess"]
+__all__ = ["MARGIN", "SETTLE", "START_TIMEOUT", "PracticeWindowError", "WindowProcess",
+           "capture_region", "watch_window"]
 
 #: Seconds to wait for the window to show (Qt's start on a busy machine takes a few).
 START_TIMEOUT = 60.0
@@ -22,7 +26,33 @@ START_TIMEOUT = 60.0
 #: places (and frames) a new window just after it is first drawn.
 SETTLE = 0.6
 
+#: Pixels of screen around the window that the screenshots include (a window manager may still
+#: nudge the window after it was drawn).
+MARGIN = 16
+
 State = TypeVar("State")
+
+
+def capture_region(window: Rect) -> str:
+    """The ``monitor`` setting that captures ``window`` and :data:`MARGIN` around it."""
+    return (f"{window.width + 2 * MARGIN}x{window.height + 2 * MARGIN}"
+            f"{window.left - MARGIN:+d}{window.top - MARGIN:+d}")
+
+
+def watch_window(alive: Callable[[], bool], latch: StopLatch, source: str, reason: str,
+                 poll: float = 0.2) -> Callable[[], None]:
+    """Stop the run behind ``latch`` (as ``source``, for ``reason``) once ``alive`` says the
+    window is gone: nothing is left the run may act in. Call what it returns to end the watch."""
+    ended = threading.Event()
+
+    def loop() -> None:
+        while not latch.wait(poll) and not ended.is_set():
+            if not alive():
+                latch.stop(source, reason)
+                return
+
+    threading.Thread(target=loop, name=f"{source}-watch", daemon=True).start()
+    return ended.set
 
 
 class PracticeWindowError(RuntimeError):

@@ -10,8 +10,9 @@ import pytest
 
 from app.demo.look import PRACTICE_WM_CLASS
 from app.demo.practice import PRACTICE_OPTION, PracticeState, practice_command, practice_env
-from app.demo.run import MARGIN, demo_settings
+from app.demo.run import demo_settings
 from app.demo.server import DEMO_MODEL_NAME
+from app.demo.window_process import MARGIN
 from app.settings import load_settings, save_settings, set_values
 from model.coords import Rect
 from tests.support.home import isolate_home
