@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from control.policy import Aim, SafetyPolicy
 from model.schema import Action
-from tests.support.actions import act, click, key, typing
+from tests.support.actions import act, click, key
 from tests.support.fake_targets import FIREFOX, NAUTILUS, window
 
 RISKY = SafetyPolicy()
