@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 from control.input import split_text
 from control.keys import (
+    KEYPAD_CHARS,
+    KEYPAD_OTHER,
     MODIFIERS,
     US_SHIFTED,
     canonical_key,
@@ -103,7 +105,8 @@ def lower(action: Action, held: Sequence[str] = ()) -> tuple[Action, ...]:
             if not is_modifier(key):
                 out.append(_chord([*held, *down], [key]))
             down.append(key)
-        return (*out, *(_chord([*held, *action.hold], [tap]) for tap in action.tap))
+        return (*out, *(_chord([*held, *action.hold], keys)
+                         for tap in action.tap for keys in _presses([tap])))
     if isinstance(action, Hotkey):
         presses = _presses(action.keys)
         if not held and action.repeat == 1 and len(presses) == 1:
@@ -125,14 +128,20 @@ def _presses(keys: Sequence[str]) -> list[list[str]]:
     parts = split_combo(list(keys))
     mods = [k for k in parts if is_modifier(k)]
     others = [k for k in parts if not is_modifier(k)]
-    early = [[*mods, key] for key in others[:-1] if not _types(key)]
-    return [*early, list(keys)]
+    # Space types and acts (it presses the focused button): wherever it is in the chord.
+    early = [[*mods, key] for i, key in enumerate(others) if len(others) > 1 and (
+        canonical_key(key) == "space" or (i < len(others) - 1 and not _types(key)))]
+    # A keypad key's other meaning (Num Lock off, or Shift): the dot is also Delete.
+    other = [[*mods, KEYPAD_OTHER[canonical_key(k)]] for k in others
+             if canonical_key(k) in KEYPAD_OTHER]
+    return [*early, list(keys), *other]
 
 
 def _types(key: str) -> bool:
-    """Whether ``key`` types a character (a printable key, Space, a keypad digit)."""
+    """Whether ``key`` types a character (a printable key, Space, a keypad digit or sign)."""
     name = canonical_key(key)
-    return name == "space" or len(name) == 1 or re.fullmatch(r"num\d", name) is not None
+    return (name == "space" or len(name) == 1 or name in KEYPAD_CHARS
+            or re.fullmatch(r"num\d", name) is not None)
 
 
 def _typed_chords(action: Type, held: Sequence[str]) -> tuple[Action, ...]:

@@ -232,6 +232,17 @@ US_UNSHIFTED: Mapping[str, str] = {shifted: key for key, shifted in US_SHIFTED.i
 SHIFTED_SYMBOLS: frozenset[str] = frozenset(US_SHIFTED.values())
 
 
+#: The keypad's keys that type a character whatever Num Lock says (pyautogui's names).
+KEYPAD_CHARS: Mapping[str, str] = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/",
+                                   "decimal": ".", "separator": ","}
+#: What a keypad key does with Num Lock off, or with Shift while it is on: its other meaning,
+#: which the policy judges too (holodesk cannot see the Num Lock state; the keypad's dot is
+#: Delete in a file manager).
+KEYPAD_OTHER: Mapping[str, str] = {
+    "decimal": "delete", "num0": "insert", "num1": "end", "num2": "down", "num3": "pagedown",
+    "num4": "left", "num6": "right", "num7": "home", "num8": "up", "num9": "pageup"}
+
+
 def same_key(a: str, b: str) -> bool:
     """Whether two key names name the same key for holding and releasing, whichever side and
     spelling (``ctrl_l`` and ``Control``, the model's names and pyautogui's)."""

@@ -70,6 +70,7 @@ from control.held import held_keys, is_modifier, lower, lower_all
 from control.hotkeys import DEFAULT_STOP_HOTKEY, Combo, parse_combo
 from control.input import split_text, typed_text
 from control.keys import (
+    KEYPAD_CHARS,
     MODIFIERS,
     US_SHIFTED,
     canonical_key,
@@ -314,6 +315,8 @@ def key_text(action: Action) -> str:
         keypad = re.fullmatch(r"num(\d)", name)
         if keypad:
             char = keypad.group(1)
+        elif name in KEYPAD_CHARS:
+            char = KEYPAD_CHARS[name]
         if len(char) == 1 and char.isprintable():
             if shift:
                 char = char.upper() if char.isalpha() else US_SHIFTED.get(char, char)
@@ -1239,6 +1242,11 @@ _RECALLS = frozenset(frozenset(k.split("+")) for k in (
     "up", "pageup", "ctrl+p", "ctrl+r", "alt+.", "alt+<", "alt+>"))
 
 
+def _sends_escape(chord: frozenset[str]) -> bool:
+    """Whether a chord sends ESC to a terminal: Escape, or Ctrl+[ (the same byte)."""
+    return "escape" in chord or chord == {"ctrl", "["}
+
+
 def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> list[str]:
     """Typing after Escape, anywhere since the person was last asked: readline takes Escape as
     Meta, so Escape then ``#`` (with an argument: Escape, ``1``, Escape, ``#``) uncomments and
@@ -1246,7 +1254,7 @@ def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> li
     types = isinstance(action, Type) or bool(key_text(action))
     if not types:
         return []
-    escaped = any(isinstance(a, Hotkey) and "escape" in normalize_keys(a.keys) for a in since)
+    escaped = any(isinstance(a, Hotkey) and _sends_escape(normalize_keys(a.keys)) for a in since)
     if not escaped:
         return []
     return [f"types after Escape in {target.label()}: a shell takes what follows Escape as a "
@@ -1321,7 +1329,8 @@ def _content_replaced(history: Sequence[Action]) -> bool:
                 selected = replaced = False
             elif chord in _SELECT_WHOLE:
                 selected = True
-            elif selected and (chord in _REMOVE_SELECTION or key_text(done)):
+            elif selected and (chord in _REMOVE_SELECTION
+                               or chord - {"shift"} in _REMOVE_SELECTION or key_text(done)):
                 replaced, selected = True, False
             elif not chord <= {"shift", "ctrl", "alt", "super"} | _MENU_MOVES_KEYS:
                 selected = False

@@ -1,4 +1,5 @@
-"""Red team 8 (open; fails on the current code): the keypad's '.' deletes a file through the
+"""(Fixed; failed before its fix.)
+Red team 8: the keypad's '.' deletes a file through the
 real agent, with the holo-nano codec (``holodesk run --profile holotron-12b``), in the default
 ``risky`` mode, nobody at the keyboard.
 

@@ -1,4 +1,5 @@
-"""Red team 8 (open; fails on the current code): ``ctrl+[`` is Escape to a shell.
+"""(Fixed; failed before its fix.)
+Red team 8: ``ctrl+[`` is Escape to a shell.
 
 A terminal sends the ESC byte for Ctrl+[ exactly as for the Escape key, so readline takes what
 follows as a Meta command: ``ctrl+[`` then ``#`` is M-# (insert-comment, which accepts the

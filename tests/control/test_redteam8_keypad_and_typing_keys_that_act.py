@@ -1,4 +1,5 @@
-"""Red team 8: keys the policy reads as "typing" or as "nothing" that act (open; each test
+"""(Fixed; failed before its fix.)
+Red team 8: keys the policy reads as "typing" or as "nothing" that act (open; each test
 fails on the current code).
 
 1. The keypad. pyautogui presses ``decimal``, ``add``, ``subtract``, ``multiply``, ``divide``

@@ -1,4 +1,5 @@
-"""Red team 8 (open; fails on the current code): the whole document selected, removed with a
+"""(Fixed; failed before its fix.)
+Red team 8: the whole document selected, removed with a
 *modified* removal key (Shift+Backspace: a chord, or Shift held and Backspace tapped with
 ``hold_and_tap``, or Shift left down by ``key_down``), then saved: the save is not asked.
 

@@ -1,4 +1,5 @@
-"""Red team 8 (open; fails on the current code): the terminal confirmation shows a line other
+"""(Fixed; failed before its fix.)
+Red team 8: the terminal confirmation shows a line other
 than the one that runs.
 
 Attack: in a terminal, ``type "git push origin "``, ``hotkey add`` (the keypad '+', which
