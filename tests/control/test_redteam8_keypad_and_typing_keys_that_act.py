@@ -1,6 +1,5 @@
 """(Fixed; failed before its fix.)
-Red team 8: keys the policy reads as "typing" or as "nothing" that act (open; each test
-fails on the current code).
+Red team 8: keys the policy reads as "typing" or as "nothing" that act.
 
 1. The keypad. pyautogui presses ``decimal``, ``add``, ``subtract``, ``multiply``, ``divide``
    and ``num0``..``num9`` as the keypad's keys (KP_Decimal, KP_Add, ...: the key code, which
