@@ -38,6 +38,7 @@ from app.events import (
     StepProposed,
 )
 from app.logs import mask
+from app.parts import ContractChoice
 from app.pause import PauseGate
 from app.secrets import redact, redact_unfinished
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
@@ -49,7 +50,7 @@ from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
 from model.client import HolotronClient, ServedModel
-from model.contracts import Codec, ContractKind
+from model.contracts import ContractKind
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
 from model.problem import Fix
@@ -191,9 +192,9 @@ class AgentParts:
     #: may pull the stop latch, and returns what it found to tell when the latch was pulled
     #: already (added to the reason the run ended for), else None.
     last_look: Callable[[], str | None] | None = None
-    #: Given what the server serves, the contract to speak instead of the client's (None: keep
-    #: it); asked once, before the first step (app/parts.py ``auto_codec``).
-    choose_codec: Callable[[ServedModel], Codec | None] | None = None
+    #: Given what the server serves, the contract to speak and what to tell the person of it
+    #: (None: keep the client's); asked once, before the first step (app/session.py).
+    choose_codec: Callable[[ServedModel], ContractChoice | None] | None = None
 
 
 @dataclass
@@ -268,6 +269,7 @@ class Agent:
         self._emit = emit
         self._approve_rest = False
         self._steps_done = 0
+        self._notice = ""
 
     def run(self, config: RunConfig) -> RunFinished:
         """Carry out ``config.task``; never raises for anything a run can meet."""
@@ -286,7 +288,7 @@ class Agent:
             self._emit(
                 # The task may carry a secret parameter's value: shown masked, as in the log.
                 RunStarted(run_id, self._masked(config.task), config.endpoint, model,
-                           config.monitor_label, config.dry_run)
+                           config.monitor_label, config.dry_run, notice=self._notice)
             )
             end = self._loop(run_id, config)
         except _Ended as e:
@@ -321,9 +323,11 @@ class Agent:
         contract fixes."""
         p = self.parts
         entry = p.client.served_entry()
-        codec = p.choose_codec(entry) if p.choose_codec is not None and entry else None
-        if codec is None:
+        choice = p.choose_codec(entry) if p.choose_codec is not None and entry else None
+        if choice is None:
             return config
+        codec = choice.codec
+        self._notice = choice.notice
         p.client.codec = codec
         log.info("speaking the %s contract (%s)", codec.kind.value, entry.name if entry else "")
         if codec.kind is ContractKind.LEGACY:

@@ -37,6 +37,7 @@ from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFin
 from app.settings import Settings
 from control.stop import StopLatch
 from model.coords import Rect
+from model.profiles import DEFAULT_PROFILE
 
 log = logging.getLogger(__name__)
 
@@ -368,7 +369,9 @@ def target_settings(settings: Settings, *, endpoint: str | None, model: str | No
     if demo:
         # As `holodesk demo` sets them: its name, no pinned certificate, norm1000 points.
         overrides.update({"model": DEMO_MODEL_NAME, "tls_fingerprint": None,
-                          "convention": "norm1000", "thinking": False})
+                          "convention": "norm1000", "thinking": False,
+                          # It stands in for the default model, in that model's contract.
+                          "model_profile": settings.model_profile or DEFAULT_PROFILE.key})
     elif model:
         overrides["model"] = model
     return settings.with_overrides(overrides, source="the eval") if overrides else settings

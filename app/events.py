@@ -48,6 +48,9 @@ class RunStarted:
     model: str
     monitor: str
     dry_run: bool
+    #: What the person should know of the contract chosen for the model (an unknown model,
+    #: a setting that does not apply); "" when nothing.
+    notice: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ true of a run).
 from __future__ import annotations
 
 import dataclasses
+import logging
+from dataclasses import dataclass
 from typing import Any
 
 from app.settings import Settings
@@ -15,6 +17,8 @@ from control.capture import CaptureTarget, ExcludeRects, MssCapturer
 from model.client import ClientConfig, ServedModel
 from model.contracts import Codec, ContractKind
 from model.coords import Convention
+
+log = logging.getLogger(__name__)
 
 
 def client_config(settings: Settings, key: str | None, **changes: Any) -> ClientConfig:
@@ -42,19 +46,38 @@ def run_codec(settings: Settings) -> Codec | None:
     return codec_for(profile_by_key(settings.model_profile).codec_config())
 
 
-def auto_codec(entry: ServedModel) -> Codec | None:
-    """The contract for the model a server serves, when no profile is named: the documented
-    one of a model holodesk recognises (Holo3.1, Holo4, Holotron4: docs/models.md). None,
-    holodesk's own dialect, for Holotron-12B (its default waits for `holodesk eval` to compare
-    the two, docs/contract.md) and for a model no profile knows (a fine-tune or a local
-    folder may be Holotron-12B)."""
+@dataclass(frozen=True)
+class ContractChoice:
+    """The contract a run speaks to the model it found, and what the person should hear of
+    the choice ("" when nothing: a model holodesk knows)."""
+
+    codec: Codec
+    notice: str = ""
+
+
+def auto_codec(entry: ServedModel) -> ContractChoice:
+    """The contract for the model a server serves, when no profile is named: its profile's
+    (docs/models.md), H's documented contract for every model holodesk knows, Holotron-12B
+    included (the holo-nano tools, docs/contract.md); for a model no profile knows, H's
+    documented contract with the hub's tool names, with a notice saying so and how to name
+    a profile. ``model_profile = "legacy"`` keeps holodesk's own dialect."""
     from model.contracts import codec_for
-    from model.profiles import DEFAULT_PROFILE, find_profile
+    from model.profiles import find_profile
 
     match = find_profile(entry.name, entry.root)
-    if match.guessed or match.profile.hf_id == DEFAULT_PROFILE.hf_id:
-        return None
-    return codec_for(match.profile.codec_config())
+    if match.notice:
+        log.warning("%s", match.notice)
+    return ContractChoice(codec_for(match.profile.codec_config()), match.notice or "")
+
+
+def convention_notice(settings: Settings, codec: Codec | None) -> str:
+    """What the person should know when the ``convention`` setting does not apply: H's
+    contracts fix the coordinates ("" when it applies or is the one they fix)."""
+    if run_convention(settings, codec) == settings.convention:
+        return ""
+    return (f"the convention setting ({settings.convention.value}) is not used: H's contract "
+            "fixes points to 0-1000 of the screenshot (set the model profile to legacy for "
+            "holodesk's own dialect, docs/contract.md)")
 
 
 def run_convention(settings: Settings, codec: Codec | None) -> Convention:

@@ -13,7 +13,15 @@ from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
 from app.logs import mask
 from app.parameters import Filled
-from app.parts import auto_codec, client_config, make_capturer, run_codec, run_convention
+from app.parts import (
+    ContractChoice,
+    auto_codec,
+    client_config,
+    convention_notice,
+    make_capturer,
+    run_codec,
+    run_convention,
+)
 from app.replay import Replayer
 from app.secrets import api_key, redact
 from app.settings import Settings
@@ -31,7 +39,6 @@ from control.target_x11 import make_target_finder
 from control.touch import TouchDetector
 from control.tripwire import STOP_SOURCE, Trip
 from model.client import HolotronClient, ServedModel
-from model.contracts import Codec
 from model.coords import Rect
 from model.plain_http import check_plain_http
 from model.problem import HolodeskError
@@ -102,13 +109,18 @@ class Session:
     def latch(self) -> StopLatch:
         return self.parts.latch
 
-    def choose_codec(self, entry: ServedModel) -> Codec | None:
-        """The contract of the served model when no profile is named (app/parts.py
-        ``auto_codec``); saved steps then record the coordinates that contract fixes."""
-        codec = auto_codec(entry)
-        if codec is not None and self.recorder is not None:
-            self.recorder.convention = run_convention(self.settings, codec)
-        return codec
+    def choose_codec(self, entry: ServedModel) -> ContractChoice:
+        """The contract the run speaks: the named profile's, else the served model's
+        (app/parts.py ``auto_codec``); saved steps then record the coordinates that contract
+        fixes. The notice says what the person should know of the choice."""
+        if self.settings.model_profile:
+            codec = self.parts.client.codec
+            return ContractChoice(codec, convention_notice(self.settings, codec))
+        choice = auto_codec(entry)
+        if self.recorder is not None:
+            self.recorder.convention = run_convention(self.settings, choice.codec)
+        said = [n for n in (choice.notice, convention_notice(self.settings, choice.codec)) if n]
+        return ContractChoice(choice.codec, "; ".join(said))
 
     def run(self, emit: Callable[[Event], None]) -> RunFinished:
         """Carry out the task, with the failsafe corner watched throughout (real input only)."""
@@ -309,8 +321,7 @@ def build_session(
         finder=finder,
     )
     session = Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
-    if not settings.model_profile:
-        parts.choose_codec = session.choose_codec
+    parts.choose_codec = session.choose_codec
     if not dry_run:
         session.watch_protected_files(finder)  # closed first: its callback asks the finder
     finder_close = getattr(finder, "close", None)

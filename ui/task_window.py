@@ -553,6 +553,8 @@ class TaskWindow(QWidget):
         self.result_label.hide()
         dry = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
         self.status_label.setText("Running" + dry)
+        if event.notice:  # until the model's first words replace it (the CLI prints it too)
+            self.thought_view.setPlainText(f"Note: {shown(event.notice)}")
         self._refresh()
 
     def _run_finished(self, event: RunFinished) -> None:

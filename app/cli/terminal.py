@@ -70,6 +70,8 @@ class TerminalFrontEnd:
                 model = _v(event.model) if event.model else "its saved steps (the model if needed)"
                 self._say(f"run {event.run_id}: {_v(repr(event.task))} with {model} at "
                           f"{_v(event.endpoint)}, monitor {event.monitor}{mode}")
+                if event.notice:
+                    self._say(f"note: {_v(event.notice)}")
             case FrameCaptured():
                 g = event.geometry
                 self._say(f"[{event.step_no}] screenshot {g.sent_width}x{g.sent_height} of "

@@ -24,6 +24,7 @@ from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.demo.window_process import PracticeWindowError, capture_region, watch_window
 from app.settings import Settings
 from control.stop import StopLatch
+from model.profiles import DEFAULT_PROFILE
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,8 @@ def demo_settings(settings: Settings, endpoint: str, state: PracticeState,
     overrides: dict[str, object] = {
         "endpoint": endpoint,
         "model": DEMO_MODEL_NAME,
+        # The demo model stands in for the default model: spoken to in its contract.
+        "model_profile": settings.model_profile or DEFAULT_PROFILE.key,
         "tls_fingerprint": None,
         "convention": "norm1000",
         "thinking": False,

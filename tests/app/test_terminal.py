@@ -103,7 +103,8 @@ def test_model_text_never_reaches_the_terminal_as_escape_sequences() -> None:
     front = TerminalFrontEnd(out=out, answers=io.StringIO("s\n"), verbose=True)
     action = Type(text="x" * 120 + HOSTILE + "END")
     step = Step(thought="think " + HOSTILE, note=HOSTILE, action=action)
-    front.handle(RunStarted("r1", "task " + HOSTILE, "http://h/v1", "m" + HOSTILE, "1", False))
+    front.handle(RunStarted("r1", "task " + HOSTILE, "http://h/v1", "m" + HOSTILE, "1", False,
+                            notice="no profile for m" + HOSTILE))
     front.handle(StepProposed("r1", 1, step, (), "type " + HOSTILE,
                                 Verdict(True, False, ()), HOSTILE))
     request = ConfirmRequest(
@@ -157,3 +158,10 @@ def test_the_question_names_the_application_the_action_goes_to() -> None:
     request = dataclasses.replace(_request(Type(text="ls")), target="XTerm \u2014 bash")
     _answer, _edited, shown = _ask(request, "s\n")
     assert "  in:      XTerm \u2014 bash\n" in shown
+
+
+def test_the_contracts_notice_is_printed_under_the_runs_first_line() -> None:
+    out = io.StringIO()
+    TerminalFrontEnd(out=out).handle(RunStarted("r1", "t", "http://h/v1", "m", "1", False,
+                                                notice="holodesk has no profile for m"))
+    assert out.getvalue().splitlines()[1] == "note: holodesk has no profile for m"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from model.structured import step_output_schema
+from model.contracts import Vocabulary
+from model.contracts.h_structured import step_schema
 from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
 from tests.support.fake_vllm import (
     ChatRequest,
@@ -61,9 +62,11 @@ def test_click_and_type_through_real_pixels(xvfb: Xvfb, app: RunningApp, home: H
         steps = [r for r in server.requests if r.images and r.images[-1].width > 100]
     assert result.returncode == 0, str(result)
     assert sent == (1920, 1080)
-    # The schema the real run sent, in vLLM's field, on every step (never guided_json).
+    # The default profile's schema (H's step in the holo-nano tools), in vLLM's field, on
+    # every step (never guided_json).
     assert len(steps) == 4
-    assert all(r.structured_outputs == {"json": step_output_schema()} for r in steps)
+    schema = step_schema(Vocabulary.HOLO_NANO)
+    assert all(r.structured_outputs == {"json": schema} for r in steps)
     assert not any(k.startswith("guided_") for r in server.requests for k in r.body)
     assert app.wait_for(lambda: app.events("click", widget="save"), what="click on save")
     assert app.wait_for(lambda: app.text("field") == "hello world", what="typed text")

@@ -78,7 +78,7 @@ def test_eval_against_the_demo_model_passes_every_task(xvfb: Xvfb, home: Home) -
         assert task["reasoning_tokens"] is None  # not recorded: "n/a" in the table
         said = raw_answers(home, task["run_id"])
         assert len(said) == task["steps"]
-        assert all('"action"' in raw for raw in said)
+        assert all('"tool_call"' in raw for raw in said)  # the default profile: H's contract
     assert practice_windows(xvfb) == []  # every window closed at the end
 
 

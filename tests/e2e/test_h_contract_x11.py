@@ -58,13 +58,13 @@ def test_a_run_in_hs_contract_clicks_and_answers(xvfb: Xvfb, app: RunningApp,
 
 def test_holodesks_own_dialect_is_refused_by_the_strict_stand_in(
         xvfb: Xvfb, app: RunningApp, home: Home) -> None:
-    """The control: without the profile, holodesk speaks its own dialect, and the stand-in
+    """The control: with the legacy profile holodesk speaks its own dialect, and the stand-in
     that wants H's contract refuses it."""
     configure(home, max_steps="4", confirm="never")
     legacy = {"thought": "done", "action": {"action": "answer", "text": "saved"}}
     with FakeVLLM(ScriptedPolicy([legacy]), contract="h_structured") as server:
-        result = run_holodesk(home, "run", "save the document", "--endpoint", server.base_url,
-                              xvfb=xvfb)
+        result = run_holodesk(home, "run", "save the document", "--profile", "legacy",
+                              "--endpoint", server.base_url, xvfb=xvfb)
     assert result.returncode != 0
     assert "H contract" in result.stdout + result.stderr, result
 

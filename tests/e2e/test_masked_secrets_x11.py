@@ -51,7 +51,7 @@ PASSWORD = 'Hunter2!x9"q'
 PASSWORD_MARK = "Hunter2"
 KEY = "sk-holodesk-test-7f3a9c1e5b"
 #: How the log file's line for the cut-short answer starts, once masked.
-REJECTED = 'rejected answer: {"note": "", "thought": "Sure! I used ***'
+REJECTED = 'rejected answer: {"note": null, "thought": "Sure! I used ***'
 
 
 def _script(password: str | None, key: str | None) -> list[ScriptItem]:
@@ -65,9 +65,10 @@ def _script(password: str | None, key: str | None) -> list[ScriptItem]:
     steps += [
         {"note": f"remember: {secrets}", "thought": f"I used {secrets}; wait for the page.",
          "action": {"action": "wait", "seconds": 0.1}},
-        # Longer than the 1024 tokens a step may take: cut short at the length limit, so not
-        # a step; the client logs its start as a rejected answer and asks again.
-        {"note": "", "thought": f"Sure! I used {secrets} to sign in. " + "Then I wait. " * 600,
+        # Longer than the 4096 tokens a step may take (the default profile's budget): cut
+        # short at the length limit, so not a step; the client logs its start as a rejected
+        # answer and asks again.
+        {"note": "", "thought": f"Sure! I used {secrets} to sign in. " + "Then I wait. " * 1500,
          "action": {"action": "wait", "seconds": 0.1}},
         {"note": "", "thought": f"Signed in with {secrets}.",
          "action": {"action": "answer", "text": "signed in"}},

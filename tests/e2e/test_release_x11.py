@@ -58,14 +58,17 @@ def _step(action: dict[str, Any], thought: str = "") -> dict[str, Any]:
 
 
 def _drags(app: RunningApp) -> list[dict[str, Any]]:
-    """Drags across the pad, each a little lower than the last (never the same action twice)."""
+    """Drags across the pad, each a little lower than the last (never the same action twice):
+    H's way, a move to the start and a drag from the cursor to the end."""
     left, top, width, height = app.widgets["pad"].solid
     steps = []
     for i in range(DRAGS):
         y = top + 20 + (i * 5) % (height - 40)
         (x0, y0), (x1, y1) = _norm((left + 30, y)), _norm((left + width - 30, y))
-        steps.append(_step({"action": "drag", "element": "drag pad", "x": x0, "y": y0,
-                            "to_x": x1, "to_y": y1}, f"Drag {i + 1} across the pad."))
+        steps.append(_step({"action": "move", "element": "drag pad", "x": x0, "y": y0},
+                           f"Go to the start of drag {i + 1}."))
+        steps.append(_step({"action": "drag_to", "element": "drag pad", "x": x1, "y": y1},
+                           f"Drag {i + 1} across the pad."))
     return steps
 
 

@@ -224,9 +224,11 @@ def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
     assert shown.count("[forbidden / skipped]") == 2, shown
     refused = f"refused by the safety policy: aims at holodesk (holodesk's own): holodesk {OWN}"
     assert shown.count(f"error: {refused}") == 2, shown
-    # The model hears why each click was not done, in the next request.
-    assert f"after step 1: {refused}" in steps[1].text, steps[1].text
-    assert f"after step 2: {refused}" in steps[2].text, steps[2].text
+    # The model hears why each click was not done, in the next request (H's contract: an
+    # <error> result after each step).
+    told = f'<error tool="click_desktop">\nnot done: {refused}'
+    assert steps[1].text.count(told) == 1, steps[1].text
+    assert steps[2].text.count(told) == 2, steps[2].text
 
 
 def _stop_button(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:

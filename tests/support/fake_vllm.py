@@ -104,6 +104,7 @@ from tests.support.fake_policies import (
     to_convention,
 )
 from tests.support.fake_vllm_contract import H_STRUCTURED, h_structured_problem
+from tests.support.fake_vllm_dialect import in_request_contract
 from tests.support.fake_vllm_grammar import (
     Constraint,
     ConstraintError,
@@ -312,6 +313,9 @@ class FakeVLLM:
         self.root = root
         #: ``"h_structured"``: requests are held to H's contract (fake_vllm_contract.py).
         self.contract = contract
+        #: Steps a policy writes in holodesk's dialect are said in the request's contract
+        #: (tests/support/fake_vllm_dialect.py); False: the policy's text goes out as it is.
+        self.speaks_request_contract = True
         #: A server-side context: the stand-in then speaks https (vLLM's --ssl-certfile).
         self.ssl_context = ssl_context
         self.served_model_name = served_model_name
@@ -794,6 +798,8 @@ class FakeVLLM:
         try:
             with self._policy_lock:
                 text = self.policy(request)
+            if self.speaks_request_contract:
+                text = in_request_contract(text, request)
         except FakeStreamError as err:
             if not request.stream:
                 raise _BadRequest(err.status, err.message, err.err_type) from err

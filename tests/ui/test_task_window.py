@@ -3,6 +3,7 @@ the last action marked at the right pixel, pause / stop, and the end of a run.""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -253,3 +254,8 @@ def test_an_unreadable_screenshot_says_so(window: TaskWindow, qtbot: QtBot,
     window.on_event(FrameCaptured("r1", 1, geometry, str(tmp_path / "missing.jpg"), 1.0))
     qtbot.waitUntil(lambda: "could not be read" in window.screenshot_label.text(), timeout=5000)
     assert window.screenshot_image() is None
+
+
+def test_the_contracts_notice_shows_until_the_model_speaks(window: TaskWindow) -> None:
+    window.on_event(dataclasses.replace(started(), notice="holodesk has no profile for m"))
+    assert window.thought_view.toPlainText() == "Note: holodesk has no profile for m"
