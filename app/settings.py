@@ -156,7 +156,8 @@ class Settings(BaseModel):
     )
     convention: Convention = Field(
         default=Convention.NORM1000,
-        description="how the model gives points: norm1000 (0-1000), norm1 (0-1), pixels",
+        description="how the model gives points in holodesk's own (legacy) contract: norm1000 "
+        "(0-1000), norm1 (0-1), pixels; H's contract always uses 0-1000",
     )
     confirm: ConfirmMode = Field(
         default=ConfirmMode.RISKY,
