@@ -157,6 +157,11 @@ class StepReply:
     model: str = ""
     finish_reason: str | None = None
     cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    """Reasoning tokens of the accepted attempt: the server's figure, or, when it sends none,
+    the number of reasoning deltas streamed (``reasoning_estimated``); None: not known
+    (see :func:`reasoning_count`)."""
+    reasoning_estimated: bool = False
 
     @property
     def ttft(self) -> float | None:
@@ -165,6 +170,24 @@ class StepReply:
 
 
 # --------------------------------------------------------------------------- pure helpers
+
+
+def reasoning_count(reported: int | None, deltas: int) -> tuple[int | None, bool]:
+    """A step's reasoning tokens and whether the figure is holodesk's estimate.
+
+    vLLM run with a reasoning parser reports ``completion_tokens_details.reasoning_tokens`` in
+    its last usage chunk from the release that counts them; older releases send nothing
+    (docs/vllm-protocol.md, "Reasoning tokens"). Then the count is the reasoning deltas
+    streamed: vLLM streams about one delta per generated token, so it is close but not exact
+    (a delta may hold several tokens, and the ``<think>`` markers are not streamed). No figure
+    and no reasoning delta: not known (None); the reasoning may have landed in the content of
+    a server without a parser.
+    """
+    if reported is not None:
+        return reported, False
+    if deltas:
+        return deltas, True
+    return None, False
 
 
 # --------------------------------------------------------------------------- cancellable sockets
@@ -313,6 +336,8 @@ class _Done:
     completion_tokens: int | None
     cached_tokens: int | None
     first_token: float | None  # seconds from sending to the first text
+    reasoning_tokens: int | None = None
+    reasoning_estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -623,6 +648,8 @@ class HolotronClient:
                     model=model,
                     finish_reason=done.finish_reason,
                     cached_tokens=done.cached_tokens,
+                    reasoning_tokens=done.reasoning_tokens,
+                    reasoning_estimated=done.reasoning_estimated,
                 )
                 logger.info(
                     "step %s in %.2fs (attempts %d, prompt %s tokens, answer %s tokens, "
@@ -760,6 +787,8 @@ class HolotronClient:
         prompt_tokens: int | None = None
         completion_tokens: int | None = None
         cached: int | None = None
+        reported_reasoning: int | None = None  # the server's figure, when it sends one
+        reasoning_deltas = 0
         size = 0  # bytes of answer so far
         limit = self.config.max_answer_bytes
         try:
@@ -773,12 +802,14 @@ class HolotronClient:
                         prompt_tokens = chunk.usage.prompt_tokens
                         completion_tokens = chunk.usage.completion_tokens
                         cached = chunk.usage.cached_tokens
+                        reported_reasoning = chunk.usage.reasoning_tokens
                     for delta in chunk.deltas:
                         thought, piece = delta.thought, delta.content
                         if thought or piece:
                             if first is None:
                                 first = time.monotonic() - sent
                             reasoning += thought
+                            reasoning_deltas += 1 if thought else 0
                             content += piece
                             size += len(thought.encode()) + len(piece.encode())
                             if size > limit:
@@ -792,8 +823,9 @@ class HolotronClient:
                         if delta.finish is not None:
                             finish = delta.finish
             text = joined(reasoning, content)
+            thought_tokens, estimated = reasoning_count(reported_reasoning, reasoning_deltas)
             events.put(_Done(text, reasoning, content, finish, prompt_tokens, completion_tokens,
-                             cached, first))
+                             cached, first, thought_tokens, estimated))
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
                 events.put(_Failed(exc))
