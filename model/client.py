@@ -133,6 +133,16 @@ class Localized:
     raw: str
 
 
+@dataclass(frozen=True)
+class ReasoningProbe:
+    """What a small thinking request came back as: the reasoning the server sent apart, the
+    content, and why it stopped (``length``: cut at the probe's budget)."""
+
+    reasoning: str
+    content: str
+    finish_reason: str | None
+
+
 # A point is about 20 tokens of JSON: room for it, not for an essay.
 _LOCALIZE_TOKENS = 64
 
@@ -546,6 +556,38 @@ class HolotronClient:
             )
         except openai.OpenAIError as exc:
             raise self._map_error(exc, timeout=read) from exc
+
+    def probe_reasoning(self, prompt: str, reasoning: dict[str, Any], *,
+                        max_tokens: int) -> ReasoningProbe:
+        """One small text request with the model's reasoning switched on (``reasoning``: the
+        profile's ``chat_template_kwargs`` and ``reasoning_effort`` fields), not streamed: where
+        did the thinking land? ``holodesk doctor`` asks it (app/doctor.py). Raises as a step
+        does (``AuthFailed``, ``ModelNotFound``, ...)."""
+        model = self.resolve_model()
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            **reasoning,
+        }
+        read = self.config.request_timeout
+        try:
+            response = self._sdk.post(
+                "/chat/completions", content=chat_body(body),
+                options=make_request_options(timeout=self._timeout(read),
+                                             security={"bearer_auth": True}),
+                cast_to=ChatCompletion)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, timeout=read) from exc
+        choice = response.choices[0] if response.choices else None
+        if choice is None:
+            return ReasoningProbe("", "", None)
+        extra = choice.message.model_extra or {}
+        # vLLM names it ``reasoning`` (0.12 also ``reasoning_content``): docs/vllm-protocol.md.
+        thought = extra.get("reasoning") or extra.get("reasoning_content") or ""
+        return ReasoningProbe(thought if isinstance(thought, str) else "",
+                              choice.message.content or "", choice.finish_reason)
 
     def localize(self, image_url: str, element: str, *,
                  thinking_switch: str | None = "enable_thinking") -> Localized:
