@@ -666,6 +666,8 @@ class Agent:
         record.raw_output = reply.raw
         record.prompt_tokens = reply.prompt_tokens
         record.completion_tokens = reply.completion_tokens
+        record.reasoning_tokens = reply.reasoning_tokens
+        record.reasoning_estimated = reply.reasoning_estimated
         record.thought = reply.step.thought
         record.note = reply.step.note
         return reply.step, reply.raw

@@ -3,7 +3,8 @@
 Each check is a small method returning a :class:`CheckResult` (name, status, detail, fix), so
 the CLI prints them and a GUI can show them later. The order follows what depends on what:
 the desktop (display, capture, input, hotkeys, tray), the API key, then the model server
-(reachable, model, context length, image limit, structured output) and finally a one-step
+(reachable, model, context length, image limit, structured output, reasoning apart from the
+answer) and finally a one-step
 dry run through the real pipeline (capture, prompt, ask, parse, map) that acts on nothing.
 
 Rules every check keeps:
@@ -45,6 +46,7 @@ from model.problem import Fix, Problem, Remedy, as_fix, describe
 if TYPE_CHECKING:
     from control.capture import Frame
     from model.client import HolotronClient, ServedModel
+    from model.profiles import ModelProfile
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,7 @@ __all__ = [
     "format_result",
     "frame_is_black",
     "keyring_result",
+    "reasoning_result",
     "run_doctor",
     "run_with_timeout",
     "session_kind",
@@ -131,12 +134,13 @@ MODEL = "model"
 CONTEXT = "context length"
 IMAGES = "image limit"
 STRUCTURED = "structured output"
+REASONING = "reasoning parser"
 DRY_RUN = "one-step dry run"
 
 #: Every check, in the order the doctor runs and prints them.
 CHECK_NAMES: tuple[str, ...] = (
     DISPLAY, CAPTURE, INPUT, HOTKEYS, TRAY, KEYRING,
-    ENDPOINT, MODEL, CONTEXT, IMAGES, STRUCTURED, DRY_RUN,
+    ENDPOINT, MODEL, CONTEXT, IMAGES, STRUCTURED, REASONING, DRY_RUN,
 )  # fmt: skip
 
 #: What the dry run asks the model; any pointing answer exercises the whole mapping.
@@ -151,6 +155,12 @@ DRY_RUN_TASK = (
 _FORMAT_PROBE = "This is a check of the answer format. Reply with just the word OK.\n"
 
 _SERVE_FIX = "Start the model server"
+
+# A question a thinking model reasons about briefly; the budget leaves room for the reasoning
+# to end, so a missing parser shows as a </think> in the content (docs/models.md, "Reasoning").
+_REASONING_PROBE = ("What is 17 + 25? Think it through briefly, then answer with the number "
+                    "alone.")
+_REASONING_PROBE_TOKENS = 512
 
 _WAYLAND_WHY = (
     "Wayland keeps applications from seeing and driving each other's windows, and the "
@@ -307,6 +317,40 @@ def context_result(max_model_len: int | None) -> CheckResult:
                        f"screenshots needs at least {MIN_CONTEXT})")
 
 
+def reasoning_result(profile: ModelProfile, reasoning: str, content: str,
+                     finish_reason: str | None) -> CheckResult:
+    """Where a thinking request's reasoning landed. In the content (a ``<think>`` or, where
+    the template opens the block in the prompt, a ``</think>``): the server runs without the
+    profile's reasoning parser, and every step's answer would carry it (the codecs refuse such
+    an answer: model/contracts/base.py, ``reject_inline_thinking``)."""
+    parser = profile.reasoning.parser
+    flag = f"--reasoning-parser {parser}" if parser else "--reasoning-parser"
+    if "<think>" in content or "</think>" in content:
+        return CheckResult(
+            REASONING, Status.FAIL,
+            f"{profile.display_name} thinks at each step, but its reasoning came back inside the "
+            "answer's content (a <think> block): the server runs without the reasoning parser, "
+            "so every step's answer would be refused",
+            Fix(f"Restart vLLM with `{flag}` (`holodesk serve` starts it with the profile's "
+                "flags, this one included; docs/models.md).", remedy=Remedy.START_SERVER))
+    if reasoning:
+        return CheckResult(REASONING, Status.PASS,
+                           f"the reasoning came back apart from the answer ({len(reasoning):,} "
+                           f"characters of reasoning; the server runs a reasoning parser)")
+    if finish_reason == "length":
+        return CheckResult(REASONING, Status.PASS,
+                           "inconclusive: the answer was cut at the check's budget before any "
+                           "reasoning or answer could be told apart",
+                           Fix(f"If steps fail with reasoning in their answer, restart vLLM "
+                               f"with `{flag}` (`holodesk serve` does)."))
+    return CheckResult(REASONING, Status.PASS,
+                       "the model answered without reasoning this time, so the check cannot "
+                       "tell whether the server separates it",
+                       Fix(f"The server needs `{flag}` for this model (`holodesk serve` passes "
+                           "it); if steps fail with reasoning in their answer, restart vLLM "
+                           "with it."))
+
+
 def keyring_result(backend: str, *, problem: str | None, key_source: str) -> CheckResult:
     """The keyring check from what :mod:`app.secrets` found (never the key itself).
 
@@ -430,6 +474,7 @@ class Doctor:
         self._client: HolotronClient | None = None
         self._served: list[ServedModel] = []
         self._model: str | None = None
+        self._profile: ModelProfile | None = None  # the served model's, once recognised
         self._client_lock = threading.Lock()
 
     # ------------------------------------------------------------------ plumbing
@@ -450,6 +495,7 @@ class Doctor:
             (CONTEXT, self.check_context, (MODEL,), ask),
             (IMAGES, self.check_images, (MODEL,), ask),
             (STRUCTURED, self.check_structured, (MODEL,), ask),
+            (REASONING, self.check_reasoning, (MODEL,), ask),
             (DRY_RUN, self.check_dry_run, (CAPTURE, STRUCTURED), ask * 2),
         ]
 
@@ -712,6 +758,7 @@ class Doctor:
                     "`--profile` if it is one of H's, and calibrate to see where its clicks "
                     "land.", remedy=Remedy.CALIBRATE) if guessed else None)
         if not guessed:
+            self._profile = profile
             detail += f"; profile {profile.key}"
             version = client.server_version()
             problem = check_vllm_version(profile, version) if version else None
@@ -777,6 +824,30 @@ class Doctor:
         return CheckResult(STRUCTURED, Status.PASS,
                            "the answer was held to the step schema even when asked for plain "
                            f"text (its step: {describe_action(reply.step.action)})")
+
+    def check_reasoning(self) -> CheckResult:
+        """10b. For a model that thinks at each step, the thinking comes back apart from the
+        answer (vLLM's ``--reasoning-parser``): one small request with the switch on."""
+        from model.errors import HolotronError
+
+        profile = self._profile
+        if profile is None or not profile.reasoning.agent_thinking:
+            who = (f"{profile.display_name} does not think at each step" if profile is not None
+                   else "the model's profile is not known, so holodesk asks it without thinking")
+            return CheckResult(REASONING, Status.PASS, f"nothing to check: {who}")
+        reasoning = profile.reasoning
+        fields: dict[str, Any] = {}
+        switch = reasoning.template_kwargs(True)
+        if switch is not None:
+            fields["chat_template_kwargs"] = switch
+        if reasoning.effort is not None:
+            fields["reasoning_effort"] = reasoning.effort
+        try:
+            probe = self._get_client().probe_reasoning(_REASONING_PROBE, fields,
+                                                       max_tokens=_REASONING_PROBE_TOKENS)
+        except HolotronError as exc:
+            return CheckResult(REASONING, Status.FAIL, exc.message, exc.fix)
+        return reasoning_result(profile, probe.reasoning, probe.content, probe.finish_reason)
 
     def check_dry_run(self) -> CheckResult:
         """11. Capture, build the real prompt, ask, parse, map; act on nothing."""

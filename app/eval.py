@@ -35,6 +35,7 @@ from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.demo.window_process import capture_region, watch_window
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
+from app.store import StepRecord
 from control.stop import StopLatch
 from model.coords import Rect
 from model.profiles import DEFAULT_PROFILE
@@ -235,8 +236,11 @@ class TaskResult:
     seconds: float
     prompt_tokens: int | None
     completion_tokens: int | None
-    #: None: not recorded (holodesk's client does not keep reasoning token counts).
+    #: Reasoning tokens summed over the steps; None: no step's figure is known (docs/eval.md).
     reasoning_tokens: int | None = None
+    #: True: some step's figure is holodesk's count of streamed reasoning deltas, not the
+    #: server's (model.client.reasoning_count).
+    reasoning_estimated: bool = False
     run_id: str = ""
 
 
@@ -261,6 +265,13 @@ class EvalReport:
         return {"profile": self.profile, "endpoint": self.endpoint, "model": self.model,
                 "passed": self.passed, "success_rate": self.success_rate,
                 "tasks": [asdict(r) for r in self.results]}
+
+
+def reasoning_total(records: Sequence[StepRecord]) -> tuple[int | None, bool]:
+    """A run's reasoning tokens over its steps, and whether any step's figure is holodesk's
+    estimate (streamed reasoning deltas counted, docs/eval.md); None: no step's is known."""
+    known = [r for r in records if r.reasoning_tokens is not None]
+    return _sum([r.reasoning_tokens for r in known]), any(r.reasoning_estimated for r in known)
 
 
 def _sum(values: Sequence[int | None]) -> int | None:
@@ -349,6 +360,8 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
         steps=finished.steps, seconds=round(seconds, 2),
         prompt_tokens=_sum([r.prompt_tokens for r in records]),
         completion_tokens=_sum([r.completion_tokens for r in records]),
+        reasoning_tokens=reasoning_total(records)[0],
+        reasoning_estimated=reasoning_total(records)[1],
         run_id=finished.run_id,
     )
 

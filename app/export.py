@@ -125,6 +125,8 @@ def _step_line(step: StepRecord, shot: str | None, thumb: str | None) -> dict[st
         "timings": step.timings,
         "prompt_tokens": step.prompt_tokens,
         "completion_tokens": step.completion_tokens,
+        "reasoning_tokens": step.reasoning_tokens,
+        "reasoning_estimated": step.reasoning_estimated,
     }
 
 

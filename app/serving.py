@@ -268,7 +268,8 @@ def capacity_plan(
         notes += (f"{settings.serve_model} has no Mamba or linear-attention layers in its "
                   "config.json: it is planned as an attention-only model",)
     side = settings.max_side
-    workload = Workload(image_width=side, image_height=round(side * 9 / 16))
+    workload = Workload(image_width=side, image_height=round(side * 9 / 16),
+                        image_rule=profile.image_rule)
     reserve = DEFAULT_RESERVE_GIB if reserve_gib is None else reserve_gib
     return make_plan(
         gpu=gpu if gpu is not None else plan_gpu(), utilization=settings.serve_gpu_memory,

@@ -77,7 +77,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 OUTCOMES = frozenset(
     {"answered", "asked_user", "stopped", "limit", "loop", "error", "running", "interrupted"}
@@ -174,6 +174,12 @@ class StepRecord:
     timings: dict[str, float] = field(default_factory=dict)
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    #: Of ``completion_tokens``, those the model reasoned with; None: not known (a log from
+    #: before schema 4, a server that neither reports them nor streams reasoning apart).
+    reasoning_tokens: int | None = None
+    #: True: ``reasoning_tokens`` is holodesk's count of streamed reasoning deltas, not the
+    #: server's figure (model.client.reasoning_count; docs/eval.md).
+    reasoning_estimated: bool = False
     target: str | None = None  # the application the action went to, in words
     source: Source = Source.MODEL
     #: Why the action came from there, in words: where a replayed target was found again, or
@@ -266,18 +272,22 @@ _V1 = [
 # Version N is reached by running _MIGRATIONS[N] on a database at version N - 1.
 # 2: the application each step went to ("xterm — bash"), from control.target.
 # 3: where each step's action came from (the model, or a replayed trajectory) and why.
+# 4: each step's reasoning tokens, and whether that figure is an estimate (NULL before).
 _MIGRATIONS: dict[int, list[str]] = {
     1: _V1,
     2: ["ALTER TABLE steps ADD COLUMN target TEXT"],
     3: ["ALTER TABLE steps ADD COLUMN source TEXT",
         "ALTER TABLE steps ADD COLUMN source_note TEXT"],
+    4: ["ALTER TABLE steps ADD COLUMN reasoning_tokens INTEGER",
+        "ALTER TABLE steps ADD COLUMN reasoning_estimated INTEGER"],
 }
 
 _STEP_COLUMNS = (
     "run_id", "step_no", "started_at", "finished_at", "screenshot_path", "thumbnail_path",
     "geometry_json", "raw_output", "action_json", "thought", "note", "element", "screen_point",
     "decision", "reason_for_confirm", "result", "error", "timings_json", "prompt_tokens",
-    "completion_tokens", "target", "source", "source_note",
+    "completion_tokens", "target", "source", "source_note", "reasoning_tokens",
+    "reasoning_estimated",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id, task, started_at, finished_at, outcome, reason, endpoint, model, settings_json, steps, "
@@ -491,6 +501,8 @@ class ActionLog:
             self._text(record.target),
             record.source.value,
             self._text(record.source_note),
+            record.reasoning_tokens,
+            None if record.reasoning_tokens is None else int(record.reasoning_estimated),
         )
         placeholders = ", ".join("?" for _ in _STEP_COLUMNS)
         with self._lock:
@@ -733,6 +745,8 @@ class ActionLog:
             target=data["target"],
             source=_source(data["source"]),
             source_note=data["source_note"],
+            reasoning_tokens=data["reasoning_tokens"],
+            reasoning_estimated=bool(data["reasoning_estimated"]),
         )
 
 

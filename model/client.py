@@ -133,6 +133,16 @@ class Localized:
     raw: str
 
 
+@dataclass(frozen=True)
+class ReasoningProbe:
+    """What a small thinking request came back as: the reasoning the server sent apart, the
+    content, and why it stopped (``length``: cut at the probe's budget)."""
+
+    reasoning: str
+    content: str
+    finish_reason: str | None
+
+
 # A point is about 20 tokens of JSON: room for it, not for an essay.
 _LOCALIZE_TOKENS = 64
 
@@ -157,6 +167,11 @@ class StepReply:
     model: str = ""
     finish_reason: str | None = None
     cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    """Reasoning tokens of the accepted attempt: the server's figure, or, when it sends none,
+    the number of reasoning deltas streamed (``reasoning_estimated``); None: not known
+    (see :func:`reasoning_count`)."""
+    reasoning_estimated: bool = False
 
     @property
     def ttft(self) -> float | None:
@@ -165,6 +180,24 @@ class StepReply:
 
 
 # --------------------------------------------------------------------------- pure helpers
+
+
+def reasoning_count(reported: int | None, deltas: int) -> tuple[int | None, bool]:
+    """A step's reasoning tokens and whether the figure is holodesk's estimate.
+
+    vLLM run with a reasoning parser reports ``completion_tokens_details.reasoning_tokens`` in
+    its last usage chunk from the release that counts them; older releases send nothing
+    (docs/vllm-protocol.md, "Reasoning tokens"). Then the count is the reasoning deltas
+    streamed: vLLM streams about one delta per generated token, so it is close but not exact
+    (a delta may hold several tokens, and the ``<think>`` markers are not streamed). No figure
+    and no reasoning delta: not known (None); the reasoning may have landed in the content of
+    a server without a parser.
+    """
+    if reported is not None:
+        return reported, False
+    if deltas:
+        return deltas, True
+    return None, False
 
 
 # --------------------------------------------------------------------------- cancellable sockets
@@ -313,6 +346,8 @@ class _Done:
     completion_tokens: int | None
     cached_tokens: int | None
     first_token: float | None  # seconds from sending to the first text
+    reasoning_tokens: int | None = None
+    reasoning_estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -522,6 +557,38 @@ class HolotronClient:
         except openai.OpenAIError as exc:
             raise self._map_error(exc, timeout=read) from exc
 
+    def probe_reasoning(self, prompt: str, reasoning: dict[str, Any], *,
+                        max_tokens: int) -> ReasoningProbe:
+        """One small text request with the model's reasoning switched on (``reasoning``: the
+        profile's ``chat_template_kwargs`` and ``reasoning_effort`` fields), not streamed: where
+        did the thinking land? ``holodesk doctor`` asks it (app/doctor.py). Raises as a step
+        does (``AuthFailed``, ``ModelNotFound``, ...)."""
+        model = self.resolve_model()
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [{"role": "user", "content": prompt}],
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            **reasoning,
+        }
+        read = self.config.request_timeout
+        try:
+            response = self._sdk.post(
+                "/chat/completions", content=chat_body(body),
+                options=make_request_options(timeout=self._timeout(read),
+                                             security={"bearer_auth": True}),
+                cast_to=ChatCompletion)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, timeout=read) from exc
+        choice = response.choices[0] if response.choices else None
+        if choice is None:
+            return ReasoningProbe("", "", None)
+        extra = choice.message.model_extra or {}
+        # vLLM names it ``reasoning`` (0.12 also ``reasoning_content``): docs/vllm-protocol.md.
+        thought = extra.get("reasoning") or extra.get("reasoning_content") or ""
+        return ReasoningProbe(thought if isinstance(thought, str) else "",
+                              choice.message.content or "", choice.finish_reason)
+
     def localize(self, image_url: str, element: str, *,
                  thinking_switch: str | None = "enable_thinking") -> Localized:
         """Where ``element`` (in words) is in the screenshot ``image_url`` (a data URL): H's
@@ -623,6 +690,8 @@ class HolotronClient:
                     model=model,
                     finish_reason=done.finish_reason,
                     cached_tokens=done.cached_tokens,
+                    reasoning_tokens=done.reasoning_tokens,
+                    reasoning_estimated=done.reasoning_estimated,
                 )
                 logger.info(
                     "step %s in %.2fs (attempts %d, prompt %s tokens, answer %s tokens, "
@@ -760,6 +829,8 @@ class HolotronClient:
         prompt_tokens: int | None = None
         completion_tokens: int | None = None
         cached: int | None = None
+        reported_reasoning: int | None = None  # the server's figure, when it sends one
+        reasoning_deltas = 0
         size = 0  # bytes of answer so far
         limit = self.config.max_answer_bytes
         try:
@@ -773,12 +844,14 @@ class HolotronClient:
                         prompt_tokens = chunk.usage.prompt_tokens
                         completion_tokens = chunk.usage.completion_tokens
                         cached = chunk.usage.cached_tokens
+                        reported_reasoning = chunk.usage.reasoning_tokens
                     for delta in chunk.deltas:
                         thought, piece = delta.thought, delta.content
                         if thought or piece:
                             if first is None:
                                 first = time.monotonic() - sent
                             reasoning += thought
+                            reasoning_deltas += 1 if thought else 0
                             content += piece
                             size += len(thought.encode()) + len(piece.encode())
                             if size > limit:
@@ -792,8 +865,9 @@ class HolotronClient:
                         if delta.finish is not None:
                             finish = delta.finish
             text = joined(reasoning, content)
+            thought_tokens, estimated = reasoning_count(reported_reasoning, reasoning_deltas)
             events.put(_Done(text, reasoning, content, finish, prompt_tokens, completion_tokens,
-                             cached, first))
+                             cached, first, thought_tokens, estimated))
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
                 events.put(_Failed(exc))

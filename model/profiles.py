@@ -21,6 +21,7 @@ Pure data and standard library: no Qt, no pyautogui, no network.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ __all__ = [
     "PROFILES",
     "CacheShape",
     "ContractKind",
+    "ImageRule",
+    "ImageTokens",
     "MatchSource",
     "ModelProfile",
     "ProfileMatch",
@@ -51,10 +54,12 @@ __all__ = [
     "WeightFormat",
     "Weights",
     "canonical_name",
+    "dynamic_image_tokens",
     "find_profile",
     "parse_vllm_version",
     "profile_by_key",
     "profile_keys",
+    "tiled_image_tokens",
 ]
 
 
@@ -88,6 +93,17 @@ class MatchSource(Enum):
     """The served model name."""
     NONE = "none"
     """Nothing: the generic profile, a guess."""
+
+
+class ImageRule(Enum):
+    """How the model's processor turns a screenshot into prompt tokens."""
+
+    TILES = "tiles"
+    """Fixed square tiles on the grid whose aspect ratio is closest, plus a thumbnail
+    (Nemotron Nano VL, the Holotron line)."""
+    DYNAMIC = "dynamic"
+    """Qwen's dynamic resolution: the image resized to a multiple of patch x merge pixels,
+    within a pixel budget, one token per merged patch (Holo3.1, Holo4)."""
 
 
 class VersionFit(Enum):
@@ -234,6 +250,94 @@ class CacheShape:
         return tuple(name for name in need if getattr(self, name) is None)
 
 
+def tiled_image_tokens(width: int, height: int, *, tile: int = 512, max_tiles: int = 12,
+                       tile_tokens: int = 256) -> int:
+    """The tokens of one image cut into tiles (docs/holotron.md, "Images").
+
+    The processor picks the grid of at most ``max_tiles`` tiles whose aspect ratio is closest
+    to the image's (on a tie, the larger grid when the image has the area for it), stretches
+    the image onto it, and adds a thumbnail tile when there is more than one tile.
+    """
+    if width <= 0 or height <= 0:
+        raise ValueError("an image has a positive width and height")
+    aspect = width / height
+    area = width * height
+    best = (1, 1)
+    best_diff = math.inf
+    grids = sorted({(c, r) for n in range(1, max_tiles + 1) for c in range(1, n + 1)
+                    for r in range(1, n + 1) if c * r == n}, key=lambda g: g[0] * g[1])
+    for cols, rows in grids:
+        diff = abs(aspect - cols / rows)
+        if diff < best_diff:
+            best, best_diff = (cols, rows), diff
+        elif diff == best_diff and area > 0.5 * tile * tile * cols * rows:
+            best = (cols, rows)
+    count = best[0] * best[1]
+    return (count + (1 if count > 1 else 0)) * tile_tokens
+
+
+def dynamic_image_tokens(width: int, height: int, *, patch: int = 16, merge: int = 2,
+                         min_pixels: int = 65_536, max_pixels: int = 16_777_216) -> int:
+    """The tokens of one image under Qwen's dynamic resolution (docs/models.md, "Screenshots").
+
+    Each side is rounded to a multiple of ``patch x merge`` pixels (32 for Qwen3.5); an image
+    over ``max_pixels`` is scaled down (sides floored), one under ``min_pixels`` scaled up
+    (sides ceiled), keeping its aspect ratio; each ``merge x merge`` block of patches is one
+    token. The image's start and end marker tokens are not counted (text, a token each).
+    """
+    if width <= 0 or height <= 0:
+        raise ValueError("an image has a positive width and height")
+    factor = patch * merge
+    # Python's round(), as the processor's smart_resize rounds.
+    h = max(factor, round(height / factor) * factor)
+    w = max(factor, round(width / factor) * factor)
+    if h * w > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h = max(factor, math.floor(height / beta / factor) * factor)
+        w = max(factor, math.floor(width / beta / factor) * factor)
+    elif h * w < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h = math.ceil(height * beta / factor) * factor
+        w = math.ceil(width * beta / factor) * factor
+    return (h // factor) * (w // factor)
+
+
+@dataclass(frozen=True)
+class ImageTokens:
+    """What one screenshot costs the model in prompt tokens, and where the rule comes from.
+
+    ``TILES`` uses ``tile``, ``max_tiles`` and ``tile_tokens``; ``DYNAMIC`` uses ``patch``,
+    ``merge``, ``min_pixels`` and ``max_pixels`` (the preprocessor config's ``size``
+    ``shortest_edge`` and ``longest_edge``, which are pixel counts).
+    """
+
+    rule: ImageRule
+    source: str
+    tile: int = 512
+    max_tiles: int = 12
+    tile_tokens: int = 256
+    patch: int = 16
+    merge: int = 2
+    min_pixels: int = 65_536
+    max_pixels: int = 16_777_216
+
+    def count(self, width: int, height: int) -> int:
+        """The prompt tokens of one ``width`` x ``height`` image."""
+        if self.rule is ImageRule.TILES:
+            return tiled_image_tokens(width, height, tile=self.tile, max_tiles=self.max_tiles,
+                                      tile_tokens=self.tile_tokens)
+        return dynamic_image_tokens(width, height, patch=self.patch, merge=self.merge,
+                                    min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+
+    def describe(self) -> str:
+        if self.rule is ImageRule.TILES:
+            return (f"{self.tile}-pixel tiles, up to {self.max_tiles} plus a thumbnail, "
+                    f"{self.tile_tokens} tokens each")
+        side = self.patch * self.merge
+        return (f"dynamic resolution: a token per {side}x{side} pixels, "
+                f"{self.min_pixels:,} to {self.max_pixels:,} pixels")
+
+
 @dataclass(frozen=True)
 class Serving:
     """How ``vllm serve`` runs the model, beyond model, host, port and memory share."""
@@ -276,6 +380,13 @@ class ModelProfile:
     """Screenshots kept in a prompt (older ones become placeholders)."""
     aliases: tuple[str, ...] = ()
     """Other names it is served or published under (hub API ids, served names)."""
+    image_tokens: ImageTokens | None = None
+    """What a screenshot costs it (the capacity plan's workload); None: the Holotron tiling,
+    :data:`NEMOTRON_TILES`."""
+
+    @property
+    def image_rule(self) -> ImageTokens:
+        return self.image_tokens or NEMOTRON_TILES
 
     @property
     def state(self) -> StateKind:
@@ -390,6 +501,23 @@ def _deltanet(layers: int, attention: int, kv_heads: int, source: str, *,
     )  # fmt: skip
 
 
+# What a screenshot costs each model family (docs/models.md, "Screenshots").
+NEMOTRON_TILES = ImageTokens(
+    ImageRule.TILES,
+    "Nemotron Nano VL's processor: 512-pixel tiles, up to 12 plus a thumbnail, 256 tokens a "
+    "tile (docs/holotron.md, Images)")
+QWEN35_DYNAMIC = ImageTokens(
+    ImageRule.DYNAMIC,
+    "Qwen3.5's preprocessor_config.json (Qwen3.5-9B-Base, Qwen3.5-35B-A3B): patch 16, merge 2, "
+    "shortest_edge 65,536 and longest_edge 16,777,216 pixels")
+# Assumed, not read: Nemotron 3 Nano Omni's image preprocessing is described as tiling to an
+# aspect-matched grid with a thumbnail; tile size and tokens per tile are Nano v2 VL's.
+OMNI_TILES = ImageTokens(
+    ImageRule.TILES,
+    "assumed: Nemotron 3 Nano Omni tiles like Nano v2 VL (512-pixel tiles, up to 12 plus a "
+    "thumbnail, 256 tokens a tile); its processor config was not read (docs/models.md)")
+
+
 # --------------------------------------------------------------------------- the profiles
 
 HOLOTRON_12B = ModelProfile(
@@ -454,6 +582,7 @@ def _holo31(size: str, weights: tuple[Weights, ...], cache: CacheShape) -> Model
         cache=cache,
         context_length=262_144,
         aliases=(f"holo3.1-{size.lower()}", f"holo3-1-{size.lower()}"),
+        image_tokens=QWEN35_DYNAMIC,
     )
 
 
@@ -504,6 +633,8 @@ def _holo4(size: str, params: float) -> ModelProfile:
                              "not read: Holo4's base and config.json are not confirmed"),
         context_length=262_144,
         aliases=(f"holo4-{size.lower()}",),
+        # Assumed: Holo4 shares Qwen3.5's template (docs/models.md) and so its processor.
+        image_tokens=QWEN35_DYNAMIC,
     )
 
 
@@ -532,6 +663,7 @@ HOLOTRON4_30B = ModelProfile(
                          "not read", layers=52, attention_layers=6, state_layers=23),
     context_length=262_144,
     aliases=("holotron4",),
+    image_tokens=OMNI_TILES,
 )
 
 GENERIC_PROFILE = ModelProfile(

@@ -27,6 +27,10 @@ class Usage:
     prompt_tokens: int | None
     completion_tokens: int | None
     cached_tokens: int | None
+    reasoning_tokens: int | None = None
+    """``completion_tokens_details.reasoning_tokens``: sent by vLLM run with a reasoning parser,
+    from the release that counts them (docs/vllm-protocol.md, "Reasoning tokens"); None when
+    the server sent no such figure."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,11 @@ def read_chunk(data: object) -> Chunk:
         raise MalformedChunk(f"a stream chunk's usage is not an object: {_brief(usage)}")
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    answer = usage.get("completion_tokens_details")
+    reasoning = answer.get("reasoning_tokens") if isinstance(answer, dict) else None
     return Chunk(deltas, Usage(_count(usage.get("prompt_tokens")),
-                               _count(usage.get("completion_tokens")), _count(cached)))
+                               _count(usage.get("completion_tokens")), _count(cached),
+                               _count(reasoning)))
 
 
 def reasoning_of(delta: dict[str, object]) -> str:

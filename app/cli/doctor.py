@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check the desktop and the model server, and say how to fix what fails",
         description="Check, in order: display server, screen capture, input injection, global "
         "hotkeys, system tray, keyring, endpoint, model, context length, image limit, "
-        "structured output, and a one-step dry run that acts on nothing. Exit code 0 only "
+        "structured output, reasoning parser (a model that thinks at each step gets its "
+        "reasoning apart from the answer), and a one-step dry run that acts on nothing. Exit "
+        "code 0 only "
         "when every check passes.",
     )
     p.add_argument("--endpoint", help="the server's base URL (default from settings)")

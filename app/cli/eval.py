@@ -92,11 +92,18 @@ def _n(value: int | None) -> str:
     return NOT_RECORDED if value is None else str(value)
 
 
+def _reasoning(result: TaskResult) -> str:
+    """The reasoning cell: ``~N`` when holodesk counted streamed deltas (docs/eval.md)."""
+    text = _n(result.reasoning_tokens)
+    estimated = result.reasoning_tokens is not None and result.reasoning_estimated
+    return f"~{text}" if estimated else text
+
+
 def _cells(result: TaskResult | None) -> list[str]:
     if result is None:
         return ["-"] * 6
     return ["yes" if result.passed else "NO", str(result.steps), f"{result.seconds:.1f}",
-            _n(result.prompt_tokens), _n(result.completion_tokens), _n(result.reasoning_tokens)]
+            _n(result.prompt_tokens), _n(result.completion_tokens), _reasoning(result)]
 
 
 _COLUMNS = ["passed", "steps", "seconds", "prompt", "answer", "reasoning"]

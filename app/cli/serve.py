@@ -520,6 +520,7 @@ def format_plan(plan: CapacityPlan) -> str:
         f"    weights: {h.arch.weights_source}",
         f"  {a.arch.name}: {a.arch.source}",
         f"    weights: {a.arch.weights_source}",
+        f"  screenshot tokens: {plan.workload.image_rule.source}",
         "  state shapes and dtypes: vLLM, vllm/model_executor/layers/mamba/mamba_utils.py "
         "(MambaStateShapeCalculator.mamba2_state_shape, MambaStateDtypeCalculator)",
         "Assumptions:",

@@ -24,7 +24,6 @@ where it was published.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -33,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from model.problem import HolodeskError
-from model.profiles import ModelProfile, StateKind, WeightFormat
+from model.profiles import (
+    NEMOTRON_TILES,
+    ImageTokens,
+    ModelProfile,
+    StateKind,
+    WeightFormat,
+    tiled_image_tokens,
+)
 
 __all__ = [
     "ATTENTION_REFERENCE",
@@ -425,28 +431,10 @@ def load_architecture(
 
 def image_tokens(width: int, height: int, *, tile: int = 512, max_tiles: int = 12,
                  tile_tokens: int = 256) -> int:
-    """The tokens one screenshot costs the base model (docs/holotron.md, "Images").
-
-    The processor picks the grid of at most ``max_tiles`` tiles whose aspect ratio is closest
-    to the image's (on a tie, the larger grid when the image has the area for it), stretches
-    the image onto it, and adds a thumbnail tile when there is more than one tile.
-    """
-    if width <= 0 or height <= 0:
-        raise ValueError("an image has a positive width and height")
-    aspect = width / height
-    area = width * height
-    best = (1, 1)
-    best_diff = math.inf
-    grids = sorted({(c, r) for n in range(1, max_tiles + 1) for c in range(1, n + 1)
-                    for r in range(1, n + 1) if c * r == n}, key=lambda g: g[0] * g[1])
-    for cols, rows in grids:
-        diff = abs(aspect - cols / rows)
-        if diff < best_diff:
-            best, best_diff = (cols, rows), diff
-        elif diff == best_diff and area > 0.5 * tile * tile * cols * rows:
-            best = (cols, rows)
-    count = best[0] * best[1]
-    return (count + (1 if count > 1 else 0)) * tile_tokens
+    """The tokens one screenshot costs Holotron-12B's base model (docs/holotron.md, "Images");
+    other models: their profile's rule (:attr:`ModelProfile.image_rule`, docs/models.md)."""
+    return tiled_image_tokens(width, height, tile=tile, max_tiles=max_tiles,
+                              tile_tokens=tile_tokens)
 
 
 @dataclass(frozen=True)
@@ -457,10 +445,18 @@ class Workload:
     image_width: int = 2048
     image_height: int = 1152
     text_tokens: int = DEFAULT_TEXT_TOKENS
+    image_rule: ImageTokens = NEMOTRON_TILES
+    """What a screenshot costs the served model: its profile's rule (docs/models.md)."""
 
     @property
     def tokens_per_image(self) -> int:
-        return image_tokens(self.image_width, self.image_height)
+        return self.image_rule.count(self.image_width, self.image_height)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"images": self.images, "image_width": self.image_width,
+                "image_height": self.image_height, "text_tokens": self.text_tokens,
+                "image_rule": self.image_rule.rule.value,
+                "image_rule_source": self.image_rule.source}
 
     @property
     def context(self) -> int:
@@ -614,7 +610,7 @@ class CapacityPlan:
             "vllm_bytes": self.vllm_bytes,
             "reserve_bytes": self.reserve_bytes,
             "context_tokens": self.context,
-            "workload": {**asdict(self.workload),
+            "workload": {**self.workload.to_dict(),
                          "tokens_per_image": self.workload.tokens_per_image,
                          "context": self.workload.context},
             "dtypes": asdict(self.dtypes),

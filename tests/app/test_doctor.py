@@ -18,6 +18,7 @@ from app.doctor import (
     ENDPOINT,
     IMAGES,
     MODEL,
+    REASONING,
     STRUCTURED,
     CheckResult,
     Doctor,
@@ -389,3 +390,66 @@ def test_a_server_rejecting_the_schema_fails_structured_output() -> None:
     assert "refused" in results[STRUCTURED].detail
     assert "structured_outputs" in results[STRUCTURED].detail
     assert "vLLM 0.12" in fix_line(results[STRUCTURED].fix)
+
+
+# --------------------------------------------------------------------------- reasoning apart
+
+
+def _reasoning_checks(server: FakeVLLM) -> dict[str, CheckResult]:
+    settings = Settings().with_overrides({"endpoint": server.base_url})
+    doctor = Doctor(DoctorConfig(settings=settings, environ={}, platform="linux",
+                                 request_timeout=20.0))
+    try:
+        return {name: check() for name, check in ((ENDPOINT, doctor.check_endpoint),
+                                                  (MODEL, doctor.check_model),
+                                                  (REASONING, doctor.check_reasoning))}
+    finally:
+        doctor.close()
+
+
+def _holo(policy: ScriptedPolicy, *, reasoning_parser: bool) -> FakeVLLM:
+    return FakeVLLM(policy, served_model_name="holo3.1-9b", root="Hcompany/Holo-3.1-9B",
+                    vllm_version="0.20.0", reasoning_parser=reasoning_parser)
+
+
+def test_a_thinking_model_with_its_reasoning_parser_passes() -> None:
+    policy = ScriptedPolicy(["42"], think="17 and 25 make 42.", repeat_last=True)
+    with _holo(policy, reasoning_parser=True) as server:
+        results = _reasoning_checks(server)
+        probe = server.requests[-1]
+    assert results[MODEL].passed and "profile holo3.1-9b" in results[MODEL].detail
+    assert results[REASONING].status is Status.PASS, results[REASONING]
+    assert "apart from the answer" in results[REASONING].detail
+    # One small request with the profile's switch and effort on, not a step.
+    assert probe.body["chat_template_kwargs"] == {"enable_thinking": True}
+    assert probe.body["reasoning_effort"] == "medium"
+    assert probe.max_tokens is not None and probe.max_tokens <= 512
+    assert "structured_outputs" not in probe.body and not probe.stream
+
+
+def test_a_server_without_the_reasoning_parser_fails_with_the_serve_flag() -> None:
+    policy = ScriptedPolicy(["42"], think="17 and 25 make 42.", repeat_last=True)
+    with _holo(policy, reasoning_parser=False) as server:
+        results = _reasoning_checks(server)
+    result = results[REASONING]
+    assert result.status is Status.FAIL
+    assert "inside the answer's content" in result.detail
+    fix = fix_line(result.fix)
+    assert "--reasoning-parser qwen3" in fix and "holodesk serve" in fix
+
+
+def test_a_model_that_does_not_think_at_each_step_has_nothing_to_check() -> None:
+    # Holotron-12B keeps thinking off in agent steps: no request is made.
+    with FakeVLLM(ScriptedPolicy([WAIT], repeat_last=True)) as server:
+        results = _reasoning_checks(server)
+        asked = len(server.requests)
+    assert results[REASONING].passed and "nothing to check" in results[REASONING].detail
+    assert asked == 0
+
+
+def test_a_thinking_model_that_did_not_reason_is_a_pass_with_a_note() -> None:
+    with _holo(ScriptedPolicy(["42"], repeat_last=True), reasoning_parser=True) as server:
+        results = _reasoning_checks(server)
+    assert results[REASONING].passed
+    assert "cannot tell" in results[REASONING].detail
+    assert "--reasoning-parser qwen3" in fix_line(results[REASONING].fix)

@@ -3,6 +3,7 @@ tests/e2e/test_eval_x11.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,13 @@ from app.eval import (
     PracticeSubject,
     TaskResult,
     _watch,
+    reasoning_total,
     select_tasks,
     target_settings,
     task_settings,
 )
 from app.settings import Settings
+from app.store import StepRecord
 from control.stop import StopLatch
 from model.coords import Rect
 from tests.support.home import isolate_home
@@ -78,6 +81,25 @@ def test_the_table_puts_two_profiles_side_by_side() -> None:
     assert lines[2].split() == ["practice-form", "yes", "6", "1.2", "n/a", "40", "n/a",
                                 "NO", "6", "1.2", "100", "40", "n/a"]
     assert lines[3].split() == ["passed", "1/1", "0/1"]
+
+
+def test_reasoning_is_summed_per_task_and_marked_when_estimated() -> None:
+    def step(n: int, tokens: int | None, estimated: bool = False) -> StepRecord:
+        return StepRecord(run_id="r", step_no=n, started_at=0.0, reasoning_tokens=tokens,
+                          reasoning_estimated=estimated)
+
+    assert reasoning_total([step(1, 40), step(2, None), step(3, 2)]) == (42, False)
+    assert reasoning_total([step(1, 40), step(2, 5, estimated=True)]) == (45, True)
+    assert reasoning_total([step(1, None), step(2, None)]) == (None, False)
+    assert reasoning_total([]) == (None, False)
+    counted = EvalReport("holo3.1-9b", "e", "m", (
+        replace(_result("practice-form", True), reasoning_tokens=45, reasoning_estimated=True),
+        replace(_result("scroll-to-row", True), reasoning_tokens=12),
+    ))
+    lines = table([counted]).splitlines()
+    assert lines[2].split()[-1] == "~45" and lines[3].split()[-1] == "12"
+    data = counted.as_dict()["tasks"][0]
+    assert (data["reasoning_tokens"], data["reasoning_estimated"]) == (45, True)
 
 
 @pytest.fixture

@@ -182,3 +182,20 @@ def test_the_plan_follows_the_gpu_share(home: Home, shims: Path) -> None:
     # 0.5 x 81,559 MiB = 42,760,404,992 bytes; less 26e9 and 4 GiB = 12,465,437,696;
     # / 417,038,336 = 29.9: 29 sessions.
     assert _seqs(_argv(home, shims, "--gpu-memory", "0.5")) == ["29"]
+
+
+def test_the_plan_counts_screenshots_with_the_served_models_rule(tmp_path: Path) -> None:
+    # Holo3.1 (Qwen3.5's dynamic resolution): a 1920x1080 frame is 60 x 34 = 2,040 tokens,
+    # where Holotron-12B's tiling makes it 4x2 tiles + a thumbnail = 2,304
+    # (tests/model/test_capacity.py works both out).
+    from app.serving import capacity_plan
+    from app.settings import Settings
+    from model.serving.capacity import DEFAULT_GPU
+
+    environ = {"HF_HOME": str(tmp_path / "hf")}  # no cached config.json: the built-in figures
+    for model, tokens in (("Hcompany/Holo-3.1-9B", 2_040), ("Hcompany/Holotron-12B", 2_304)):
+        settings = Settings().with_overrides({"serve_model": model, "max_side": 1920})
+        plan = capacity_plan(settings, gpu=DEFAULT_GPU, environ=environ)
+        assert (plan.workload.image_width, plan.workload.image_height) == (1920, 1080)
+        assert plan.workload.tokens_per_image == tokens, model
+        assert plan.context == 3 * tokens + 4_000

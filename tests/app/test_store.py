@@ -91,10 +91,10 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 def test_open_creates_a_private_wal_database(log: ActionLog, home: Home) -> None:
     assert log.path == home.data / "holodesk" / "holodesk.db"
-    assert log.schema_version == SCHEMA_VERSION == 3
+    assert log.schema_version == SCHEMA_VERSION == 4
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert other.execute("PRAGMA user_version").fetchone()[0] == 4
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.path.parent.stat().st_mode) & 0o077 == 0
 
@@ -195,6 +195,36 @@ def test_a_file_that_is_not_a_database(home: Home, tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="not a holodesk action log"):
         ActionLog.open(path)
+
+
+def test_a_version_3_log_reads_its_token_figures_unchanged(home: Home, tmp_path: Path) -> None:
+    # A log written before reasoning tokens were recorded: its figures read as they were, its
+    # reasoning as not known; a new step keeps its reasoning figure and whether it is estimated.
+    path = tmp_path / "v3" / "holodesk.db"
+    path.parent.mkdir()
+    with sqlite3.connect(path) as conn:
+        for version in (1, 2, 3):
+            for statement in store._MIGRATIONS[version]:
+                conn.execute(statement)
+        conn.execute("INSERT INTO runs (id, task, started_at, endpoint) "
+                     "VALUES ('20260101-000000-abcd', 'old', 0, 'http://h/v1')")
+        conn.execute("INSERT INTO steps (run_id, step_no, started_at, prompt_tokens, "
+                     "completion_tokens, source) "
+                     "VALUES ('20260101-000000-abcd', 1, 0, 3000, 120, 'model')")
+        conn.execute("PRAGMA user_version = 3")
+    conn.close()
+    with ActionLog.open(path) as log:
+        assert log.schema_version == SCHEMA_VERSION
+        (step,) = log.steps("20260101-000000-abcd")
+        assert (step.prompt_tokens, step.completion_tokens) == (3000, 120)
+        assert (step.reasoning_tokens, step.reasoning_estimated) == (None, False)
+        run = log.start_run("new", "http://h/v1", None, {})
+        log.add_step(StepRecord(run_id=run.id, step_no=1, started_at=1.0, completion_tokens=90,
+                                reasoning_tokens=60, reasoning_estimated=True))
+        log.add_step(StepRecord(run_id=run.id, step_no=2, started_at=2.0, reasoning_tokens=7))
+        first, second = log.steps(run.id)
+        assert (first.reasoning_tokens, first.reasoning_estimated) == (60, True)
+        assert (second.reasoning_tokens, second.reasoning_estimated) == (7, False)
 
 
 # --- runs and steps ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.x11
 RED = (255, 0, 0)
 ORDER = ["display server", "screen capture", "input injection", "global hotkeys",
          "system tray", "keyring", "endpoint", "model", "context length", "image limit",
-         "structured output", "one-step dry run"]
+         "structured output", "reasoning parser", "one-step dry run"]
 
 
 def _seeing() -> SeeingPolicy:
@@ -76,7 +76,7 @@ def test_everything_passes(xvfb: Xvfb, target_app: RunningApp, home: Home) -> No
     assert result.returncode == 0, str(result)
     assert list(statuses(result)) == ORDER, str(result)
     assert set(statuses(result).values()) == {"PASS"}, str(result)
-    assert "All 12 checks passed." in result.stdout
+    assert "All 13 checks passed." in result.stdout
     assert "a system tray is running" in result.stdout
     dry = line_of(result, "one-step dry run")
     assert 'click "Save button" at (' in dry

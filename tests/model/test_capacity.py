@@ -12,6 +12,21 @@ from typing import Any
 
 import pytest
 
+from model.profiles import (
+    GENERIC_PROFILE,
+    HOLO4_27B,
+    HOLO4_35B,
+    HOLO31_08B,
+    HOLO31_4B,
+    HOLO31_9B,
+    HOLO31_35B,
+    HOLOTRON4_30B,
+    HOLOTRON_12B,
+    LEGACY_PROFILE,
+    NEMOTRON_TILES,
+    ImageRule,
+    dynamic_image_tokens,
+)
 from model.serving.capacity import (
     ATTENTION_REFERENCE,
     DEFAULT_GPU,
@@ -200,6 +215,53 @@ def test_bad_inputs_are_refused(kwargs: dict[str, float], said: str) -> None:
 )
 def test_image_tokens_follow_the_tiling(size: tuple[int, int], tokens: int) -> None:
     assert image_tokens(*size) == tokens
+
+
+@pytest.mark.parametrize(
+    ("size", "tokens"),
+    [
+        # Each side rounded to a multiple of 32 (patch 16 x merge 2), a token per 32x32 block.
+        # 2048x1152: 64 x 36 = 2,304 (the same as the tiling, by chance).
+        ((2048, 1152), 2_304),
+        # 1920x1080: 1080 / 32 = 33.75 -> 34, so 60 x 34 = 2,040.
+        ((1920, 1080), 2_040),
+        # 1280x720: 720 / 32 = 22.5 -> 22 (Python rounds half to even, as smart_resize does):
+        # 40 x 22 = 880.
+        ((1280, 720), 880),
+        # 1920x1200: 60 x 37.5 -> 38 = 2,280.
+        ((1920, 1200), 2_280),
+        # Below 65,536 pixels: scaled up by sqrt(65,536 / 10,000) = 2.56 to 256x256: 8 x 8.
+        ((100, 100), 64),
+        # Above 16,777,216 pixels: scaled down by sqrt(36,000,000 / 16,777,216) = 1.4648,
+        # sides floored: 8000 -> 170 x 32, 4500 -> 96 x 32; 170 x 96 = 16,320.
+        ((8000, 4500), 16_320),
+    ],
+)
+def test_qwen_dynamic_resolution_is_a_token_per_32_pixels_square(size: tuple[int, int],
+                                                                 tokens: int) -> None:
+    assert dynamic_image_tokens(*size) == tokens
+    assert HOLO31_9B.image_rule.count(*size) == tokens
+
+
+def test_each_profile_counts_screenshots_with_its_own_rule() -> None:
+    for profile in (HOLO31_08B, HOLO31_4B, HOLO31_9B, HOLO31_35B, HOLO4_27B, HOLO4_35B):
+        assert profile.image_rule.rule is ImageRule.DYNAMIC, profile.key
+        assert "preprocessor_config.json" in profile.image_rule.source
+    for profile in (HOLOTRON_12B, LEGACY_PROFILE, GENERIC_PROFILE):
+        assert profile.image_rule is NEMOTRON_TILES, profile.key
+    # Holotron4: the Nemotron tiling, an assumption the source says is one.
+    assert HOLOTRON4_30B.image_rule.rule is ImageRule.TILES
+    assert HOLOTRON4_30B.image_rule.source.startswith("assumed")
+    assert HOLOTRON4_30B.image_rule.count(1920, 1080) == image_tokens(1920, 1080) == 2_304
+
+
+def test_the_workload_counts_with_the_served_models_rule() -> None:
+    qwen = Workload(image_width=1920, image_height=1080, text_tokens=1_000,
+                    image_rule=HOLO31_9B.image_rule)
+    assert (qwen.tokens_per_image, qwen.context) == (2_040, 3 * 2_040 + 1_000)
+    assert qwen.to_dict()["image_rule"] == "dynamic"
+    nemotron = Workload(image_width=1920, image_height=1080, text_tokens=1_000)
+    assert (nemotron.tokens_per_image, nemotron.context) == (2_304, 3 * 2_304 + 1_000)
 
 
 def test_workload_context() -> None:

@@ -21,6 +21,7 @@ from model.client import (
     clean_answer,
     normalize_base_url,
     parse_step,
+    reasoning_count,
     root_url_of,
 )
 from model.errors import (
@@ -56,6 +57,7 @@ from tests.support.fake_vllm import (
     jpeg_bytes,
     screenshot,
 )
+from tests.support.fake_vllm_tokens import pieces
 
 ANSWER = {"note": "", "thought": "The task is done.", "action": {"action": "answer", "text": "ok"}}
 CLICK = {
@@ -417,6 +419,34 @@ def test_reasoning_deltas_are_shown_as_thinking_and_the_step_still_parses() -> N
     assert reply.raw == "<think>The dialog says saved.</think>\n" + json.dumps(ANSWER)
     assert texts[-1] == reply.raw
     assert all(reply.raw.startswith(t) for t in texts)  # the thinking streams first
+
+
+def test_reasoning_tokens_are_the_servers_figure_when_it_sends_one() -> None:
+    script = ScriptedPolicy([ANSWER], think="The dialog says saved.")
+    with FakeVLLM(script, reasoning_parser=True) as fake:
+        reply = client_for(fake).next_step(messages(), step_output_schema())
+    # The stand-in's tokens: the thought cut into token-sized pieces, the markers left out.
+    assert (reply.reasoning_tokens, reply.reasoning_estimated) == (8, False)
+    assert len(pieces("The dialog says saved.")) == 8
+
+
+def test_without_the_servers_figure_the_reasoning_deltas_are_counted_as_an_estimate() -> None:
+    script = ScriptedPolicy([ANSWER], think="The dialog says saved.")
+    with FakeVLLM(script, reasoning_parser=True, legacy=True) as fake:
+        reply = client_for(fake).next_step(messages(), step_output_schema())
+    assert (reply.reasoning_tokens, reply.reasoning_estimated) == (8, True)  # a delta a piece
+
+
+def test_reasoning_tokens_are_not_known_without_a_reasoning_parser() -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as fake:
+        reply = client_for(fake).next_step(messages(), step_output_schema())
+    assert (reply.reasoning_tokens, reply.reasoning_estimated) == (None, False)
+
+
+def test_reasoning_count_prefers_the_server() -> None:
+    assert reasoning_count(0, 5) == (0, False)
+    assert reasoning_count(None, 5) == (5, True)
+    assert reasoning_count(None, 0) == (None, False)
 
 
 def test_legacy_reasoning_content_is_not_counted_twice() -> None:

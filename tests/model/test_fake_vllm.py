@@ -465,6 +465,26 @@ def test_the_reasoning_parser_streams_thinking_apart(http: httpx2.Client) -> Non
     assert json.loads(message["content"]) == ANSWER
 
 
+def test_usage_counts_reasoning_tokens_only_where_vllm_does(http: httpx2.Client) -> None:
+    # Current vLLM with a reasoning parser: completion_tokens_details.reasoning_tokens, the
+    # tokens between the markers; without a parser, or 0.12: no such field.
+    script = ScriptedPolicy([ANSWER], think="The dialog is open.", repeat_last=True)
+    with FakeVLLM(script, reasoning_parser=True) as fake:
+        body = chat_body(stream_options={"include_usage": True})
+        _status, events = _stream(http, fake, body)
+        whole = post(http, fake, chat_body()).json()
+    thought = [e for e in events[:-1] if e["choices"] and "reasoning" in e["choices"][0]["delta"]]
+    usage = events[-2]["usage"]
+    assert usage["completion_tokens_details"] == {"reasoning_tokens": len(thought)}
+    assert whole["usage"]["completion_tokens_details"] == {"reasoning_tokens": len(thought)}
+    for options in ({"reasoning_parser": False}, {"reasoning_parser": True, "legacy": True}):
+        with FakeVLLM(script, **options) as fake:  # type: ignore[arg-type]
+            _status, events = _stream(http, fake, body)
+            whole = post(http, fake, chat_body()).json()
+        assert "completion_tokens_details" not in events[-2]["usage"]
+        assert "completion_tokens_details" not in whole["usage"]
+
+
 def test_legacy_vllm_mirrors_reasoning_into_reasoning_content(http: httpx2.Client) -> None:
     script = ScriptedPolicy([ANSWER], think="hmm")
     with FakeVLLM(script, reasoning_parser=True, legacy=True) as fake:

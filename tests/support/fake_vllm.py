@@ -30,7 +30,9 @@ vLLM 0.12's where they differ; docs/vllm-protocol.md has the sources):
   chunk with the last output (for ``stop`` an empty delta: the end-of-sequence token), a usage
   chunk with ``choices: []`` when asked for, ``data: [DONE]``. With ``reasoning_parser`` a
   leading ``<think>…</think>`` of the answer streams as ``reasoning`` deltas (and
-  ``reasoning_content`` with ``legacy``), the rest as content. A :class:`FakeStreamError` in a
+  ``reasoning_content`` with ``legacy``), the rest as content, and usage carries
+  ``completion_tokens_details: {"reasoning_tokens": N}`` (not with ``legacy``: 0.12 sends no
+  such field). A :class:`FakeStreamError` in a
   script fails the stream after the 200 with ``data: {"error": …}``.
 * **The context window.** Prompt tokens are counted with the model's image tiling (512-pixel
   tiles, up to 12 plus a thumbnail, 256 tokens each) and text estimated at four characters a
@@ -207,18 +209,26 @@ class _Answer:
     content: list[str]
     finish_reason: str
     prompt_tokens: int
+    #: Whether usage says how many tokens were reasoning: current vLLM does when it runs a
+    #: reasoning parser (0 when the model did not reason); 0.12 never does.
+    counts_reasoning: bool = False
 
     @property
     def completion_tokens(self) -> int:
         return len(self.reasoning) + len(self.content)
 
-    def usage(self) -> dict[str, int]:
-        # vLLM's key order: prompt, total, completion.
-        return {
+    def usage(self) -> dict[str, Any]:
+        # vLLM's key order: prompt, total, completion, then the details it has.
+        usage: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        if self.counts_reasoning:
+            # The reasoning parser counts the tokens between <think> and </think>, the
+            # markers left out (docs/vllm-protocol.md, "Reasoning tokens").
+            usage["completion_tokens_details"] = {"reasoning_tokens": len(self.reasoning)}
+        return usage
 
 
 _THINK = re.compile(r"\A\s*<think>(?P<reasoning>.*?)</think>\s*", re.DOTALL)
@@ -856,7 +866,8 @@ class FakeVLLM:
             finish = "length"
             reasoning_pieces = reasoning_pieces[:max_tokens]
             content_pieces = content_pieces[: max_tokens - len(reasoning_pieces)]
-        return _Answer(reasoning_pieces, content_pieces, finish, tokens)
+        return _Answer(reasoning_pieces, content_pieces, finish, tokens,
+                       counts_reasoning=self.reasoning_parser and not self.legacy)
 
     def _parse(self, body: dict[str, Any], h: _Handler) -> ChatRequest:
         images: list[SentImage] = []
@@ -1064,7 +1075,7 @@ class _Chunks:
             body["kv_transfer_params"] = None
         return body
 
-    def usage(self, usage: dict[str, int]) -> dict[str, Any]:
+    def usage(self, usage: dict[str, Any]) -> dict[str, Any]:
         return {**self._base([]), "usage": usage}
 
 

@@ -176,7 +176,7 @@ def test_rows_fill_in_order_while_the_loop_keeps_turning(qtbot: QtBot) -> None:
             assert rows[i + 1].status == "checking"
             assert all(r.status == "waiting" for r in rows[i + 2:])
         if i + 1 < len(results):
-            assert window.summary() == f"Checking… {i + 1} of 12 checks done."
+            assert window.summary() == f"Checking… {i + 1} of 13 checks done."
 
     qtbot.waitUntil(lambda: bool(finished), timeout=10_000)
     assert finished == [results]
@@ -203,7 +203,7 @@ def test_rows_show_status_words_colours_and_fixes(qtbot: QtBot) -> None:
     assert rows[DISPLAY].fix == ""
     assert rows[DRY_RUN].fix == ""
     assert len({STATUS_COLORS[s] for s in ("PASS", "FAIL", "SKIP")}) == 3
-    assert window.summary() == "9 of 12 checks passed."
+    assert window.summary() == "10 of 13 checks passed."
 
 
 def test_all_passing_says_so(qtbot: QtBot) -> None:
@@ -211,7 +211,7 @@ def test_all_passing_says_so(qtbot: QtBot) -> None:
     window = make_window(qtbot, Factory(FakeDoctor(results)))
     with qtbot.waitSignal(window.finished, timeout=10_000):
         window.run_checks()
-    assert window.summary() == "All 12 checks passed."
+    assert window.summary() == "All 13 checks passed."
 
 
 def test_copy_report_is_the_cli_text(qtbot: QtBot) -> None:
@@ -221,7 +221,7 @@ def test_copy_report_is_the_cli_text(qtbot: QtBot) -> None:
     with qtbot.waitSignal(window.finished, timeout=10_000):
         window.run_checks()
     assert window.copy_button.isEnabled()
-    expected = expected_report(results, "9 of 12 checks passed.")
+    expected = expected_report(results, "10 of 13 checks passed.")
     assert window.report_text() == expected
     window.copy_button.click()
     assert QGuiApplication.clipboard().text() == expected
@@ -249,13 +249,13 @@ def test_a_second_run_while_running_is_ignored(qtbot: QtBot) -> None:
     assert [r.status for r in window.rows()[:4]] == ["PASS", "PASS", "PASS", "checking"]
 
     first.release(len(CHECK_NAMES))
-    qtbot.waitUntil(lambda: finishes == [12], timeout=10_000)
+    qtbot.waitUntil(lambda: finishes == [13], timeout=10_000)
     # Once finished, the button runs the checks again, from fresh rows.
     with qtbot.waitSignal(window.finished, timeout=10_000):
         window.run_button.click()
     assert len(factory.settings) == 2
-    assert finishes == [12, 12]
-    assert len(window.results) == 12
+    assert finishes == [13, 13]
+    assert len(window.results) == 13
 
 
 def test_first_show_runs_the_checks_once(qtbot: QtBot) -> None:
@@ -292,13 +292,13 @@ def test_closing_while_running_drops_the_late_results(qtbot: QtBot) -> None:
     qtbot.wait(200)  # the late results' queued signals arrive now, and are dropped
     assert finishes == []
     assert len(window.results) == 2
-    assert [r.status for r in window.rows()[2:]] == ["waiting"] * 10
+    assert [r.status for r in window.rows()[2:]] == ["waiting"] * 11
     assert window.run_button.isEnabled()
 
     # Shown again, the window checks afresh.
     with qtbot.waitSignal(window.finished, timeout=10_000):
         window.show()
-    assert finishes == [12]
+    assert finishes == [13]
     assert len(factory.settings) == 2
 
 
@@ -318,7 +318,7 @@ def test_deleting_the_window_while_running_is_safe(qtbot: QtBot) -> None:
     fake.release(len(CHECK_NAMES))  # results keep coming after the window is gone
     assert fake.closed.wait(20)
     qtbot.wait(200)
-    assert fake.reported == 12
+    assert fake.reported == 13
     assert finishes == []
 
 
@@ -363,12 +363,12 @@ def test_the_real_doctor_against_the_fake_server(qtbot: QtBot) -> None:
     assert status[KEYRING] is Status.PASS
     for name in (ENDPOINT, "model", "context length", "image limit", "structured output"):
         assert status[name] is Status.PASS, (name, results)
-    assert window.summary() == "6 of 12 checks passed."
+    assert window.summary() == "7 of 13 checks passed."
     rows = {r.name: r for r in window.rows()}
     assert rows[DISPLAY].status == "FAIL"
     assert rows[DISPLAY].fix.startswith("Fix: ")
     assert rows[ENDPOINT].status == "PASS"
     report = window.report_text()
-    assert report == expected_report(results, "6 of 12 checks passed.").replace(
+    assert report == expected_report(results, "7 of 13 checks passed.").replace(
         ENDPOINT_URL, server.base_url)
     assert key not in report
