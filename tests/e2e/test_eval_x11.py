@@ -107,6 +107,22 @@ def test_compare_legacy_and_holotron_12b_side_by_side(xvfb: Xvfb, home: Home) ->
     assert any('"click_desktop"' in raw for raw in h_said)
 
 
+def test_eval_in_native_tool_calls_against_the_demo_model(xvfb: Xvfb, home: Home) -> None:
+    """`holodesk eval --profile holo3.1-9b-tools`: the run speaks H's native function calling
+    (docs/contract.md) to the demo model, which answers each step with a streamed tool call."""
+    result = run_holodesk(home, "eval", "--profile", "holo3.1-9b-tools", "--tasks",
+                          "practice-form", "--json", xvfb=xvfb, timeout=300)
+    assert result.returncode == 0, str(result)
+    [report] = reports(result.stdout)
+    assert report["passed"] is True and report["profile"] == "holo3.1-9b-tools"
+    [task] = report["tasks"]
+    said = raw_answers(home, task["run_id"])
+    assert len(said) == task["steps"] >= LEAST_STEPS["practice-form"]
+    # Each answer is one call, as the log keeps it: name(arguments), no step JSON.
+    assert all(raw.startswith(("click(", "write(", "answer(")) for raw in said), said
+    assert practice_windows(xvfb) == []
+
+
 @pytest.mark.parametrize(("profile", "vocabulary", "root"), [
     ("holotron-12b", Vocabulary.HOLO_NANO, "Hcompany/Holotron-12B"),
     ("holo3.1-9b", Vocabulary.HUB, "Hcompany/Holo-3.1-9B"),
