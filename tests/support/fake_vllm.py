@@ -32,6 +32,12 @@ vLLM 0.12's where they differ; docs/vllm-protocol.md has the sources):
   leading ``<think>…</think>`` of the answer streams as ``reasoning`` deltas (and
   ``reasoning_content`` with ``legacy``), the rest as content. A :class:`FakeStreamError` in a
   script fails the stream after the 200 with ``data: {"error": …}``.
+* **Tool calls.** A request with ``tools`` is held to vLLM's tool validators and wording
+  (``tool_choice: "auto"`` only with ``tool_parser``, the server's ``--tool-call-parser``), a
+  required tool choice's answer to its grammar (a JSON list of calls, no content), and a
+  policy's :class:`ToolCallAnswer` (or a scripted step, said as the call of the request's
+  tools) streams as vLLM streams a call, ``finish_reason: "tool_calls"`` (also when cut by the
+  budget mid-arguments, as vLLM reports it): tests/support/fake_vllm_tools.py.
 * **The context window.** Prompt tokens are counted with the model's image tiling (512-pixel
   tiles, up to 12 plus a thumbnail, 256 tokens each) and text estimated at four characters a
   token. A prompt over the window is a 400 (``context_wording`` picks vLLM's wording); a
