@@ -16,7 +16,7 @@ import pytest
 
 from model.client import ClientConfig, HolotronClient
 from model.contracts import CodecConfig, ContractKind, HNativeToolsCodec, HStructuredCodec
-from model.errors import BadRequest, Cancelled, InvalidOutput, ServerError
+from model.errors import BadRequest, Cancelled, ContextFull, InvalidOutput, ServerError
 from model.schema import Answer, Click, Step, Type
 from tests.support.contract_run import TASK, prompt_config, turns
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, StructuredOutputs, ToolCallAnswer
@@ -153,6 +153,20 @@ def test_a_call_cut_by_the_budget_says_so() -> None:
     assert "cut off at the length limit of 5 tokens" in caught.value.reason
     assert "not valid JSON" in caught.value.reason
     assert finishes == 3  # asked again like any invalid answer
+
+
+def test_a_call_cut_by_the_window_is_a_full_context() -> None:
+    """vLLM clamps the budget to what is left of the window: a call cut there ends
+    "tool_calls" too, before the budget; prompt and answer filling the window tell it."""
+    with FakeVLLM(ScriptedPolicy([CLICK]), reasoning_parser=True) as measure:
+        _ask(measure)
+        prompt = measure.requests[0].prompt_tokens
+    with FakeVLLM(ScriptedPolicy([CLICK], repeat_last=True), reasoning_parser=True,
+                  max_model_len=prompt + 12) as server, pytest.raises(ContextFull) as caught:
+        _ask(server)
+    assert caught.value.prompt_tokens == prompt
+    assert "click(" in (caught.value.detail or "")  # cut mid-call, reported "tool_calls"
+    assert len(server.requests) == 1  # asking again cannot help: the history only grows
 
 
 def test_the_stand_in_holds_calls_to_the_required_grammar() -> None:
