@@ -4,7 +4,9 @@
 (``structured_outputs: {"json": schema}``, never the removed ``guided_json``), streams the
 answer (so a UI can show it and a stop can cut it short), strips a leading ``<think>`` block,
 validates it as a :class:`model.schema.Step`, and retries an invalid answer a couple of times
-at a higher temperature. Every failure becomes a :mod:`model.errors` error with a plain fix.
+at a higher temperature. Streamed tool calls (H's native function-calling contract) are put
+together by index (model/tool_calls.py) and decoded by the codec like any answer. Every
+failure becomes a :mod:`model.errors` error with a plain fix.
 
 Threads: :meth:`HolotronClient.next_step` runs the HTTP exchange in a worker thread and waits
 for its events, so :meth:`HolotronClient.cancel` (from any thread) returns control at once; it

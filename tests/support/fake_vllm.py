@@ -1060,8 +1060,9 @@ class FakeVLLM:
             self._open_stream(h)
             self._write_event(h, chunk.delta({"role": "assistant", "content": ""}))
             for index, event in enumerate(events):
-                if self.stream_chunk_delay > 0:
-                    self._wait(h, self.stream_chunk_delay)
+                chunk_delay = self.stream_chunk_delay + self.chunk_delay_per_active * self.active
+                if chunk_delay > 0:
+                    self._wait(h, chunk_delay)
                 last = cut and index == len(events) - 1
                 self._write_event(h, chunk.delta(event, finish if last else None))
             if not cut:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,8 +99,6 @@ class ToolCallAnswer:
     def arguments_text(self) -> str:
         if isinstance(self.arguments, str):
             return self.arguments
-        import json
-
         return json.dumps(dict(self.arguments), ensure_ascii=False)
 
     @property

@@ -30,6 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from model.contracts.base import H_VOCABULARIES
+from model.contracts.h_native import function_tools
+from model.contracts.tools import from_action
+from model.schema import Step
 from tests.support.fake_vllm_request import Answer, ToolCallAnswer
 
 AUTO = "auto"
@@ -180,11 +184,6 @@ def as_tool_call(answer: Answer, tools: Sequence[Mapping[str, Any]]) -> ToolCall
     content. Raises ValueError for anything else."""
     if isinstance(answer, ToolCallAnswer):
         return answer
-    from model.contracts.base import H_VOCABULARIES
-    from model.contracts.h_native import function_tools
-    from model.contracts.tools import from_action
-    from model.schema import Step
-
     think = ""
     text = answer
     if text.lstrip().startswith("<think>") and "</think>" in text:
