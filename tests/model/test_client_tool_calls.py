@@ -95,6 +95,28 @@ def test_the_stand_in_streams_a_call_as_vllm_does() -> None:
         1 for d in deltas if d.get("reasoning"))
 
 
+def test_the_stand_in_answers_a_call_unstreamed_too() -> None:
+    import urllib.request
+
+    codec = HNativeToolsCodec(NATIVE)
+    body = codec.body("holotron", _messages(codec))
+    body["stream"] = False
+    del body["stream_options"]
+    with FakeVLLM(ScriptedPolicy([CLICK]), reasoning_parser=True) as server:
+        request = urllib.request.Request(f"{server.base_url}/chat/completions",
+                                         data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+    [choice] = answer["choices"]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"]["content"] is None
+    assert choice["message"]["reasoning"] == CLICK.reasoning
+    [call] = choice["message"]["tool_calls"]
+    assert call["type"] == "function" and call["function"]["name"] == "click"
+    assert json.loads(call["function"]["arguments"]) == CLICK.arguments
+
+
 def test_a_step_dict_is_said_as_the_call_of_the_requests_tools() -> None:
     """The stand-in translates a scripted step (holodesk's dialect or H's) into the native
     call of the tools the request offers; under a required tool choice it has no content."""
