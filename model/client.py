@@ -4,7 +4,9 @@
 (``structured_outputs: {"json": schema}``, never the removed ``guided_json``), streams the
 answer (so a UI can show it and a stop can cut it short), strips a leading ``<think>`` block,
 validates it as a :class:`model.schema.Step`, and retries an invalid answer a couple of times
-at a higher temperature. Every failure becomes a :mod:`model.errors` error with a plain fix.
+at a higher temperature. Streamed tool calls (H's native function-calling contract) are put
+together by index (model/tool_calls.py) and decoded by the codec like any answer. Every
+failure becomes a :mod:`model.errors` error with a plain fix.
 
 Threads: :meth:`HolotronClient.next_step` runs the HTTP exchange in a worker thread and waits
 for its events, so :meth:`HolotronClient.cancel` (from any thread) returns control at once; it
@@ -36,7 +38,7 @@ from openai import Stream
 from openai._base_client import make_request_options
 from openai.types.chat import ChatCompletion
 
-from model.contracts.base import Codec
+from model.contracts.base import Codec, ToolCall, invalid
 from model.contracts.legacy import LegacyCodec, joined
 from model.contracts.legacy import clean_answer as clean_answer  # re-exported
 from model.contracts.legacy import parse_step as parse_step  # re-exported
@@ -64,6 +66,7 @@ from model.request_body import chat_body
 from model.schema import Step
 from model.stream_chunk import read_chunk
 from model.tls import CertificateMismatch, pinned_context
+from model.tool_calls import ToolCallAccumulator, calls_text
 
 logger = logging.getLogger(__name__)
 
@@ -338,7 +341,7 @@ class _Text:
 
 @dataclass(frozen=True)
 class _Done:
-    text: str  # reasoning and content joined (model.contracts.legacy.joined)
+    text: str  # reasoning, content and tool calls joined (_answer_text)
     reasoning: str
     content: str
     finish_reason: str | None
@@ -346,8 +349,19 @@ class _Done:
     completion_tokens: int | None
     cached_tokens: int | None
     first_token: float | None  # seconds from sending to the first text
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_problem: str | None = None  # what is wrong with the streamed tool calls, if anything
     reasoning_tokens: int | None = None
     reasoning_estimated: bool = False
+
+
+def _answer_text(reasoning: str, content: str, calls: ToolCallAccumulator) -> str:
+    """The answer as one text for the live view and the log: reasoning and content joined
+    (model.contracts.legacy.joined), then any tool calls, one ``name(arguments)`` a line."""
+    said = calls_text(calls.calls())
+    if said:
+        content = f"{content}\n{said}" if content else said
+    return joined(reasoning, content)
 
 
 @dataclass(frozen=True)
@@ -667,11 +681,14 @@ class HolotronClient:
                 body = codec.body(model, messages, schema=schema, retry=attempt > 1)
                 done = self._attempt_with_retries(flight, body, on_text)
                 raws.append(done.text)
+                finish = self._finish_of(done)
                 try:
+                    if done.tool_problem is not None:
+                        raise invalid(done.text, done.tool_problem, finish, codec.max_tokens)
                     step = codec.decode(done.content, reasoning=done.reasoning,
-                                        finish_reason=done.finish_reason)
+                                        finish_reason=finish, tool_calls=done.tool_calls)
                 except InvalidOutput as exc:
-                    full = self._window_full(done)
+                    full = self._window_full(done, finish)
                     if full is not None:
                         raise full from exc
                     problem = exc.reason
@@ -718,7 +735,26 @@ class HolotronClient:
                 if self._flight is flight:
                     self._flight = None
 
-    def _window_full(self, done: _Done) -> ContextFull | None:
+    def _finish_of(self, done: _Done) -> str | None:
+        """Why the answer ended, as the contract should hear it.
+
+        vLLM reports ``tool_calls`` for any answer in which a call started to stream, also one
+        cut off by the token budget or the window mid-arguments (its chat serving sets the
+        reason from "a tool was streamed", not from why generation stopped). A call that used
+        the whole budget, or filled the window, was cut: ``length`` then, so the error says so
+        (docs/vllm-protocol.md, "Tool calls").
+        """
+        if done.finish_reason != "tool_calls" or done.completion_tokens is None:
+            return done.finish_reason
+        if done.completion_tokens >= self.codec.max_tokens:
+            return "length"
+        window = self._window
+        if (window is not None and done.prompt_tokens is not None
+                and done.prompt_tokens + done.completion_tokens >= window):
+            return "length"
+        return done.finish_reason
+
+    def _window_full(self, done: _Done, finish: str | None) -> ContextFull | None:
         """The error for an answer cut short by the end of the context window, if it was.
 
         Current vLLM clamps ``max_tokens`` to what is left of the window without a word, so an
@@ -726,7 +762,7 @@ class HolotronClient:
         (docs/vllm-protocol.md, "The context window").
         Without usage figures it cannot be told from a model that rambles: None then.
         """
-        if done.finish_reason != "length" or done.completion_tokens is None:
+        if finish != "length" or done.completion_tokens is None:
             return None
         if done.completion_tokens >= self.codec.max_tokens:
             return None
@@ -825,13 +861,14 @@ class HolotronClient:
         first: float | None = None
         reasoning = ""
         content = ""
+        calls = ToolCallAccumulator()
         finish: str | None = None
         prompt_tokens: int | None = None
         completion_tokens: int | None = None
         cached: int | None = None
         reported_reasoning: int | None = None  # the server's figure, when it sends one
         reasoning_deltas = 0
-        size = 0  # bytes of answer so far
+        size = 0  # bytes of answer so far (reasoning, content and tool calls)
         limit = self.config.max_answer_bytes
         try:
             stream = self._create_stream(body)
@@ -847,27 +884,33 @@ class HolotronClient:
                         reported_reasoning = chunk.usage.reasoning_tokens
                     for delta in chunk.deltas:
                         thought, piece = delta.thought, delta.content
-                        if thought or piece:
+                        if thought or piece or delta.tool_calls:
                             if first is None:
                                 first = time.monotonic() - sent
                             reasoning += thought
                             reasoning_deltas += 1 if thought else 0
                             content += piece
-                            size += len(thought.encode()) + len(piece.encode())
+                            # Tool calls (the native-tools contract) stream as pieces of
+                            # their arguments, put together by index (model/tool_calls.py).
+                            calls.add(delta.tool_calls)
+                            size += len(thought.encode()) + len(piece.encode()) + sum(
+                                len((p.name or "").encode()) + len(p.arguments.encode())
+                                for p in delta.tool_calls)
                             if size > limit:
                                 # Leaving the ``with`` closes the response: the connection
                                 # drops and vLLM stops generating.
-                                cut = joined(reasoning, content).encode()[:limit]
+                                cut = _answer_text(reasoning, content, calls).encode()[:limit]
                                 raw = cut.decode(errors="ignore")
                                 events.put(_Failed(AnswerTooLong(raw, limit)))
                                 return
-                            events.put(_Text(joined(reasoning, content)))
+                            events.put(_Text(_answer_text(reasoning, content, calls)))
                         if delta.finish is not None:
                             finish = delta.finish
-            text = joined(reasoning, content)
+            text = _answer_text(reasoning, content, calls)
             thought_tokens, estimated = reasoning_count(reported_reasoning, reasoning_deltas)
             events.put(_Done(text, reasoning, content, finish, prompt_tokens, completion_tokens,
-                             cached, first, thought_tokens, estimated))
+                             cached, first, calls.calls(), calls.problem, thought_tokens,
+                             estimated))
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
                 events.put(_Failed(exc))

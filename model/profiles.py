@@ -21,6 +21,7 @@ Pure data and standard library: no Qt, no pyautogui, no network.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Iterable
@@ -33,6 +34,7 @@ from model.problem import Fix, HolodeskError
 __all__ = [
     "DEFAULT_PROFILE",
     "GENERIC_PROFILE",
+    "HOLO31_TOOLS",
     "HOLOTRON_12B",
     "LEGACY_PROFILE",
     "PROFILES",
@@ -609,6 +611,25 @@ HOLO31_35B = _holo31(
 )
 
 
+def native_tools(profile: ModelProfile) -> ModelProfile:
+    """``profile`` speaking H's native function calling instead of structured output, under
+    the key ``<key>-tools``: the same model, served the same way (its tool parser makes
+    ``holodesk serve`` add ``--enable-auto-tool-choice --tool-call-parser``), reached by key
+    only (docs/models.md, "Native tool calls")."""
+    if not profile.native_tools:
+        raise ValueError(f"{profile.display_name} documents no native tool calls")
+    return dataclasses.replace(
+        profile, key=f"{profile.key}-tools",
+        display_name=f"{profile.display_name} (native tool calls)",
+        contract=ContractKind.H_NATIVE_TOOLS, aliases=())
+
+
+#: Holo3.1 in H's native function-calling contract, which H documents for Holo3.1 alone of the
+#: Holo3.x line ("Models": "supports both output formats"; docs/contract.md).
+HOLO31_TOOLS: tuple[ModelProfile, ...] = tuple(
+    native_tools(p) for p in (HOLO31_08B, HOLO31_4B, HOLO31_9B, HOLO31_35B))
+
+
 def _holo4(size: str, params: float) -> ModelProfile:
     repo = f"Hcompany/Holo4-{size}"
     return ModelProfile(
@@ -685,8 +706,8 @@ GENERIC_PROFILE = ModelProfile(
 )
 
 PROFILES: tuple[ModelProfile, ...] = (
-    HOLOTRON_12B, LEGACY_PROFILE, HOLO31_08B, HOLO31_4B, HOLO31_9B, HOLO31_35B, HOLO4_27B,
-    HOLO4_35B, HOLOTRON4_30B, GENERIC_PROFILE,
+    HOLOTRON_12B, LEGACY_PROFILE, HOLO31_08B, HOLO31_4B, HOLO31_9B, HOLO31_35B, *HOLO31_TOOLS,
+    HOLO4_27B, HOLO4_35B, HOLOTRON4_30B, GENERIC_PROFILE,
 )  # fmt: skip
 
 DEFAULT_PROFILE = HOLOTRON_12B
@@ -777,8 +798,8 @@ def _format_from_name(name: str) -> WeightFormat | None:
 def _index() -> dict[str, ModelProfile]:
     found: dict[str, ModelProfile] = {}
     for profile in PROFILES:
-        if profile in (LEGACY_PROFILE, GENERIC_PROFILE):
-            continue  # reached by key only
+        if profile in (LEGACY_PROFILE, GENERIC_PROFILE, *HOLO31_TOOLS):
+            continue  # reached by key only: a served model's name says nothing of its contract
         for name in profile.names():
             if name:
                 found.setdefault(canonical_name(name), profile)

@@ -16,10 +16,25 @@ class MalformedChunk(ValueError):
 
 
 @dataclass(frozen=True)
+class ToolCallPiece:
+    """One entry of a delta's ``tool_calls``: a piece of one function call, as the OpenAI
+    streaming format carries it (docs/vllm-protocol.md, "Tool calls"). The first piece of a
+    call has its ``id``, ``type`` and the function's ``name``; the later ones only more of
+    its ``arguments``, which are JSON text in pieces. None: the field was absent or null."""
+
+    index: int
+    id: str | None
+    type: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Delta:
     thought: str  # the reasoning parser's text (see reasoning_of)
     content: str
     finish: str | None
+    tool_calls: tuple[ToolCallPiece, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +108,37 @@ def _delta(choice: object) -> Delta:
     finish = choice.get("finish_reason")
     if finish is not None and not isinstance(finish, str):
         raise MalformedChunk(f"a stream chunk's finish_reason is not text: {_brief(finish)}")
-    return Delta(reasoning_of(delta), content, finish)
+    return Delta(reasoning_of(delta), content, finish, _tool_calls(delta.get("tool_calls")))
+
+
+def _tool_calls(value: object) -> tuple[ToolCallPiece, ...]:
+    """The pieces of a delta's ``tool_calls``. Only their shape is checked here; what they add
+    up to (one call, a name, JSON arguments) is the contract's to judge (model/tool_calls.py)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise MalformedChunk(f"a stream chunk's tool_calls are not a list: {_brief(value)}")
+    pieces = []
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise MalformedChunk(f"a streamed tool call is not an object: {_brief(entry)}")
+        index = entry.get("index")
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise MalformedChunk(f"a streamed tool call has no index: {_brief(entry)}")
+        function = entry.get("function")
+        if function is None:
+            function = {}
+        if not isinstance(function, dict):
+            raise MalformedChunk(f"a streamed tool call's function is not an object: "
+                                 f"{_brief(function)}")
+        texts = {"id": entry.get("id"), "type": entry.get("type"), "name": function.get("name"),
+                 "arguments": function.get("arguments")}
+        for name, text in texts.items():
+            if text is not None and not isinstance(text, str):
+                raise MalformedChunk(f"a streamed tool call's {name} is not text: {_brief(text)}")
+        pieces.append(ToolCallPiece(index, texts["id"], texts["type"], texts["name"],
+                                    texts["arguments"] or ""))
+    return tuple(pieces)
 
 
 def _count(value: object) -> int | None:

@@ -10,11 +10,12 @@ only an answer saying it cannot see it. A point it found outside the window is r
 same way. Points are in the norm1000 convention of the image it was sent (the demo run sets
 that convention).
 
-It answers in the contract it is asked in (docs/contract.md): holodesk's own dialect, or H's
+It answers in the contract it is asked in (docs/contract.md): holodesk's own dialect, H's
 structured contract in either vocabulary when the request carries that contract's schema
-(``structured_outputs``). The plan is the same; H's answer is the planned step written as a
-tool call by the codec's own :func:`model.contracts.tools.from_action`, so `holodesk eval
---compare` can run one task under both contracts without a GPU.
+(``structured_outputs``), or H's native function calling when it offers a vocabulary's tools
+(``tools``). The plan is the same; H's answer is the planned step written as a tool call by the
+codec's own :func:`model.contracts.tools.from_action`, so `holodesk eval --compare` can run one
+task under every contract without a GPU.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from app.demo.look import (
     Status,
 )
 from model.contracts.base import H_VOCABULARIES, Vocabulary
+from model.contracts.h_native import function_tools
 from model.contracts.h_structured import step_schema
 from model.contracts.tools import from_action
 from model.schema import Step
@@ -174,11 +176,8 @@ def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:
     ``structured_outputs`` (exactly that vocabulary's step schema); None for holodesk's own
     dialect (its schema, or none).
 
-    Raises ValueError for native tool calls, which the demo model does not answer with.
+    Tool calls are :func:`requested_tools`' to read.
     """
-    if body.get("tools"):
-        raise ValueError("the demo model does not answer with native tool calls; use a "
-                         "profile in H's structured contract or holodesk's own")
     wanted = body.get("structured_outputs")
     schema = wanted.get("json") if isinstance(wanted, Mapping) else None
     if schema is None:
@@ -187,6 +186,37 @@ def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:
         if schema == step_schema(vocabulary):
             return vocabulary
     return None
+
+
+def requested_tools(body: Mapping[str, Any]) -> Vocabulary | None:
+    """The H vocabulary whose tools a native tool-call request offers (exactly that
+    vocabulary's functions, as the native codec sends them); None for a request without tools.
+
+    Raises ValueError for tools of no H vocabulary or a tool choice other than "required", the
+    native contract's (docs/contract.md).
+    """
+    tools = body.get("tools")
+    if not tools:
+        return None
+    if body.get("tool_choice") != "required":
+        raise ValueError("the demo model answers tool calls only with tool_choice \"required\", "
+                         "as H's native contract asks for them")
+    for vocabulary in H_VOCABULARIES:
+        if tools == function_tools(vocabulary):
+            return vocabulary
+    raise ValueError("the demo model calls only the tools of H's native contract; use a "
+                     "profile in one of H's contracts or holodesk's own")
+
+
+def as_tool_call(planned: Mapping[str, Any], vocabulary: Vocabulary) -> tuple[str, str]:
+    """A planned step (holodesk's dialect) as one native call of ``vocabulary``'s tools: the
+    function's name and its arguments as JSON text. The note is not said: under a required
+    tool choice vLLM lets the model write the call only (docs/vllm-protocol.md)."""
+    import json
+
+    said = in_contract(planned, vocabulary)["tool_call"]
+    name = said.pop("tool_name")
+    return name, json.dumps(said, ensure_ascii=False)
 
 
 def in_contract(planned: Mapping[str, Any], vocabulary: Vocabulary | None) -> dict[str, Any]:

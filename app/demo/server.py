@@ -76,6 +76,11 @@ class _Handler(BaseHTTPRequestHandler):
             messages = body.get("messages")
             if not isinstance(messages, list):
                 raise ValueError("messages must be a list")
+            tools = demo_model.requested_tools(body)
+            if tools is not None:
+                call = demo_model.as_tool_call(self.server.demo.answer(messages), tools)
+                self._answer_call(body, messages, *call)
+                return
             vocabulary = demo_model.requested_vocabulary(body)
             step = demo_model.in_contract(self.server.demo.answer(messages), vocabulary)
         except ValueError as e:
@@ -91,6 +96,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- answers --------------------------------------------------------------------------
 
+    def _answer_call(self, body: dict[str, Any], messages: list[Any], name: str,
+                     arguments: str) -> None:
+        """One native tool call, as vLLM answers a required tool choice: no content, the call
+        (docs/vllm-protocol.md, "Tool calls")."""
+        ident = f"chatcmpl-tool-{uuid.uuid4().hex}"
+        usage = _usage(messages, arguments)
+        if not body.get("stream"):
+            call = {"id": ident, "type": "function",
+                    "function": {"name": name, "arguments": arguments}}
+            answer = self._completion("", usage)
+            answer["choices"][0]["message"] = {"role": "assistant", "content": None,
+                                               "tool_calls": [call]}
+            answer["choices"][0]["finish_reason"] = "tool_calls"
+            self._json(200, answer)
+            return
+        deltas: list[dict[str, Any]] = [{"tool_calls": [{
+            "index": 0, "id": ident, "type": "function",
+            "function": {"name": name, "arguments": ""}}]}]
+        deltas += [{"tool_calls": [{"index": 0, "function": {
+            "arguments": arguments[start:start + _PIECE]}}]}
+            for start in range(0, len(arguments), _PIECE)]
+        self._stream_deltas(deltas, "tool_calls",
+                            usage if (body.get("stream_options") or {}).get("include_usage")
+                            else None)
+
     def _completion(self, text: str, usage: dict[str, int]) -> dict[str, Any]:
         return {
             "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
@@ -101,6 +131,13 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
     def _stream(self, text: str, usage: dict[str, int] | None) -> None:
+        deltas = [{"content": text[start:start + _PIECE]}
+                  for start in range(0, len(text), _PIECE)]
+        self._stream_deltas(deltas, "stop", usage, end={"content": ""})
+
+    def _stream_deltas(self, deltas: list[dict[str, Any]], finish: str,
+                       usage: dict[str, int] | None,
+                       end: dict[str, Any] | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -108,15 +145,15 @@ class _Handler(BaseHTTPRequestHandler):
         ident = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        def chunk(delta: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
             return {"id": ident, "object": "chat.completion.chunk", "created": created,
                     "model": DEMO_MODEL_NAME,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
 
         self._event(chunk({"role": "assistant", "content": ""}))
-        for start in range(0, len(text), _PIECE):
-            self._event(chunk({"content": text[start:start + _PIECE]}))
-        self._event(chunk({"content": ""}, "stop"))
+        for delta in deltas:
+            self._event(chunk(delta))
+        self._event(chunk(end or {}, finish))
         if usage is not None:
             self._event({"id": ident, "object": "chat.completion.chunk", "created": created,
                          "model": DEMO_MODEL_NAME, "choices": [], "usage": usage})

@@ -6,9 +6,11 @@ is the assistant message (its content: what the model chose to remember) with it
 then a ``tool`` message keyed by the call's id saying what happened. Observations, the image
 budget, reasoning and sampling are the structured contract's.
 
-Streaming: the client reads ``content`` and ``reasoning`` only; accumulating the streamed
-``tool_calls`` deltas into :class:`ToolCall` for :meth:`HNativeToolsCodec.decode` is still to
-be wired into model/client.py (docs/contract.md says so).
+Streaming: the client puts the streamed ``tool_calls`` deltas together by index
+(model/tool_calls.py) and hands the calls to :meth:`HNativeToolsCodec.decode`. Under vLLM's
+required tool choice the answer carries no content, so a self-hosted model's note and thought
+are empty (docs/contract.md, "What vLLM does to the note"). Chosen by the Holo3.1 ``-tools``
+profiles (model/profiles.py).
 """
 
 from __future__ import annotations

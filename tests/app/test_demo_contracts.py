@@ -1,8 +1,8 @@
 """The demo model answers in the contract it is asked in (issue 22, `holodesk eval --compare`).
 
 Through holodesk's real client with each profile's codec: the same screenshot gets the same
-planned action whether the run speaks holodesk's own dialect or H's structured contract, and
-H's answer fits the grammar vLLM would enforce for that vocabulary.
+planned action whether the run speaks holodesk's own dialect, H's structured contract or H's
+native tool calls, and H's answer fits the grammar vLLM would enforce for it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from app.demo.look import Status
 from app.demo.server import DemoServer
 from model.client import ClientConfig, HolotronClient
 from model.contracts import Codec, codec_for
+from model.contracts.h_native import function_tools
 from model.contracts.h_structured import step_schema
 from model.coords import Convention
 from model.profiles import profile_by_key
@@ -26,6 +27,8 @@ from model.schema import Click
 from tests.support.demo_screens import SWATCHES, centre, practice
 from tests.support.fake_policies import image_message
 from tests.support.fake_vllm_grammar import compile_constraint, read_constraint
+from tests.support.fake_vllm_request import ToolCallAnswer
+from tests.support.fake_vllm_tools import required_schema, required_text
 
 D, T = Status.DONE, Status.TODO
 
@@ -42,7 +45,7 @@ def server() -> Iterator[DemoServer]:
         yield running
 
 
-@pytest.mark.parametrize("key", ["legacy", "holotron-12b", "holo3.1-9b"])
+@pytest.mark.parametrize("key", ["legacy", "holotron-12b", "holo3.1-9b", "holo3.1-9b-tools"])
 def test_each_contract_gets_the_same_planned_click(server: DemoServer, key: str) -> None:
     codec = codec_for(profile_by_key(key).codec_config())
     with HolotronClient(ClientConfig(base_url=server.base_url), codec=codec) as client:
@@ -53,6 +56,17 @@ def test_each_contract_gets_the_same_planned_click(server: DemoServer, key: str)
     assert isinstance(action, Click)
     assert action.element == "Blue in the colour list"
     assert (round(action.x), round(action.y)) == pytest.approx(centre(SWATCHES["Blue"]), abs=3)
+    if key.endswith("-tools"):
+        # The native call, held to the grammar vLLM's required tool choice enforces.
+        assert reply.finish_reason == "tool_calls"
+        name, arguments = reply.raw.split("(", 1)
+        call = ToolCallAnswer(name, json.loads(arguments[:-1]))
+        schema = required_schema(function_tools(profile_by_key(key).vocabulary))
+        tool_constraint = read_constraint({"json": schema})
+        assert tool_constraint is not None
+        assert compile_constraint(tool_constraint).check(required_text(call)) is None
+        assert name == "click"
+        return
     said = json.loads(reply.raw)
     if key == "legacy":
         assert set(said) == {"note", "thought", "action"}
@@ -66,19 +80,20 @@ def test_each_contract_gets_the_same_planned_click(server: DemoServer, key: str)
             "click_desktop" if key == "holotron-12b" else "click")
 
 
-def test_native_tool_calls_are_refused(server: DemoServer) -> None:
+def test_tools_of_no_h_contract_are_refused(server: DemoServer) -> None:
     import urllib.error
     import urllib.request
 
     body = {"model": "holodesk-demo", "messages": [image_message(practice())],
-            "tools": [{"type": "function", "function": {"name": "click"}}]}
+            "tools": [{"type": "function", "function": {"name": "click"}}],
+            "tool_choice": "required"}
     request = urllib.request.Request(f"{server.base_url}/chat/completions",
                                      data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(request, timeout=10)
     assert err.value.code == 400
-    assert "native tool calls" in err.value.read().decode()
+    assert "calls only the tools of H's native contract" in err.value.read().decode()
 
 
 def test_usage_counts_the_prompt(server: DemoServer) -> None:

@@ -2,9 +2,10 @@
 
 Each task's window opens in its own process and the real run drives it; whether a task passed
 is read from the window's own state. Against the built-in demo model (holodesk's own dialect
-and H's structured contract, `--compare legacy holotron-12b`), and against the stand-in vLLM
-server holding every request to H's contract, for Holotron-12B (holo-nano tools) and Holo3.1
-(the hub's tools, thinking on).
+and H's structured contract, `--compare legacy holotron-12b`; H's native tool calls,
+`--profile holo3.1-9b-tools`), and against the stand-in vLLM server holding every request to
+H's contract, for Holotron-12B (holo-nano tools) and Holo3.1 (the hub's tools, thinking on, in
+structured output and in native tool calls).
 """
 
 from __future__ import annotations
@@ -107,6 +108,22 @@ def test_compare_legacy_and_holotron_12b_side_by_side(xvfb: Xvfb, home: Home) ->
     assert any('"click_desktop"' in raw for raw in h_said)
 
 
+def test_eval_in_native_tool_calls_against_the_demo_model(xvfb: Xvfb, home: Home) -> None:
+    """`holodesk eval --profile holo3.1-9b-tools`: the run speaks H's native function calling
+    (docs/contract.md) to the demo model, which answers each step with a streamed tool call."""
+    result = run_holodesk(home, "eval", "--profile", "holo3.1-9b-tools", "--tasks",
+                          "practice-form", "--json", xvfb=xvfb, timeout=300)
+    assert result.returncode == 0, str(result)
+    [report] = reports(result.stdout)
+    assert report["passed"] is True and report["profile"] == "holo3.1-9b-tools"
+    [task] = report["tasks"]
+    said = raw_answers(home, task["run_id"])
+    assert len(said) == task["steps"] >= LEAST_STEPS["practice-form"]
+    # Each answer is one call, as the log keeps it: name(arguments), no step JSON.
+    assert all(raw.startswith(("click(", "write(", "answer(")) for raw in said), said
+    assert practice_windows(xvfb) == []
+
+
 @pytest.mark.parametrize(("profile", "vocabulary", "root"), [
     ("holotron-12b", Vocabulary.HOLO_NANO, "Hcompany/Holotron-12B"),
     ("holo3.1-9b", Vocabulary.HUB, "Hcompany/Holo-3.1-9B"),
@@ -124,6 +141,26 @@ def test_eval_against_the_stand_in_in_hs_contract(xvfb: Xvfb, home: Home, profil
     assert [t["task"] for t in report["tasks"]] == list(task_names())
     assert planner.requests == sum(t["steps"] for t in report["tasks"])
     assert all("structured_outputs" in b.body for b in bodies)
+    assert practice_windows(xvfb) == []
+
+
+def test_eval_against_the_stand_in_in_native_tool_calls(xvfb: Xvfb, home: Home) -> None:
+    """The stand-in holding every request to H's native contract and every call to vLLM's
+    required tool choice: the checklist planner's steps go out as streamed tool calls."""
+    planner = ReadsTheChecklist()
+    with FakeVLLM(planner, contract="h_native_tools", root="Hcompany/Holo-3.1-9B",
+                  reasoning_parser=True, tool_parser="qwen3_coder") as server:
+        result = run_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
+                              "holo3.1-9b-tools", "--tasks", "practice-form", "--json",
+                              xvfb=xvfb, timeout=300)
+        bodies = list(server.requests)
+    assert result.returncode == 0, str(result)
+    [report] = reports(result.stdout)
+    assert report["passed"] is True and report["profile"] == "holo3.1-9b-tools"
+    assert planner.requests == report["tasks"][0]["steps"] == len(bodies)
+    assert all(b.body["tool_choice"] == "required" for b in bodies)
+    # The last request carries the whole history: each call answered by its tool message.
+    assert sum(m["role"] == "tool" for m in bodies[-1].messages) == len(bodies) - 1
     assert practice_windows(xvfb) == []
 
 

@@ -1,5 +1,6 @@
-"""H's native function-calling contract (Holo3.1): the request of the fixed three-step run
-and the decoding of the SDK's tool calls (docs/contract.md)."""
+"""H's native function-calling contract (Holo3.1): the request of the fixed three-step run,
+sent over HTTP to the stand-in holding the contract, and the decoding of the streamed tool
+calls (docs/contract.md; the stream itself: tests/model/test_client_tool_calls.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 from model.contracts import ToolCall, Vocabulary
 from model.contracts.h_native import HNativeToolsCodec, function_tools
 from model.errors import InvalidOutput
-from model.schema import Click, Step
+from model.schema import Answer, Click, Step
 from model.structured import inline_refs
-from tests.support.contract_run import TASK, prompt_config, turns
+from tests.support.contract_run import TASK, prompt_config, sent_bytes, turns
+from tests.support.fake_vllm_request import ToolCallAnswer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "contracts"
 FIXTURE = FIXTURES / "h_native_hub_three_steps.json"
@@ -28,6 +30,17 @@ def test_three_step_run_is_the_documented_request() -> None:
     from model.request_body import chat_body
 
     assert chat_body(_body()) == FIXTURE.read_bytes()
+
+
+def test_three_step_run_over_http_sends_the_documented_bytes_and_reads_the_call() -> None:
+    """Through the real client to the stand-in holding H's native contract: the request's
+    bytes are the fixture's, and the streamed call becomes the step."""
+    codec = HNativeToolsCodec()
+    answer = ToolCallAnswer("answer", {"content": "ok"})
+    raw, step = sent_bytes(codec.messages(TASK, turns(), prompt_config()), answer, codec,
+                           served_model_name="holo", contract="h_native_tools")
+    assert raw == FIXTURE.read_bytes()
+    assert step == Step(note="", thought="", action=Answer(text="ok"))
 
 
 def test_layout_follows_h() -> None:

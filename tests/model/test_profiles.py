@@ -388,3 +388,27 @@ def test_each_profile_gives_its_codec_config() -> None:
     assert hub.reasoning()["chat_template_kwargs"] == {"enable_thinking": True}
     for profile in PROFILES:
         assert codec_for(profile.codec_config()).kind is profile.contract
+
+
+def test_holo3_1_speaks_native_tool_calls_under_its_tools_key() -> None:
+    """docs/models.md, "Native tool calls": Holo3.1 documents both output formats; the
+    ``-tools`` key chooses function calling, the rest of the profile unchanged."""
+    from model.contracts import HNativeToolsCodec, codec_for
+    from model.profiles import HOLO31_9B, HOLO31_TOOLS, native_tools
+
+    assert [p.key for p in HOLO31_TOOLS] == ["holo3.1-0.8b-tools", "holo3.1-4b-tools",
+                                             "holo3.1-9b-tools", "holo3.1-35b-a3b-tools"]
+    tools = profile_by_key("Holo3.1-9B-tools")
+    assert tools.contract is ContractKind.H_NATIVE_TOOLS
+    assert (tools.hf_id, tools.vocabulary, tools.reasoning, tools.sampling, tools.serving) == (
+        HOLO31_9B.hf_id, HOLO31_9B.vocabulary, HOLO31_9B.reasoning, HOLO31_9B.sampling,
+        HOLO31_9B.serving)
+    assert isinstance(codec_for(tools.codec_config()), HNativeToolsCodec)
+    argv = build_command(ServeConfig(model=tools.hf_id, profile=tools,
+                                     max_model_len=tools.serving.max_model_len))
+    flags = argv[argv.index("--enable-auto-tool-choice"):][:3]
+    assert flags == ["--enable-auto-tool-choice", "--tool-call-parser", "qwen3_coder"]
+    # A served model's name never picks the native contract: it is chosen by key.
+    assert find_profile("holo3.1-9b-tools", root="Hcompany/Holo-3.1-9B").profile is HOLO31_9B
+    with pytest.raises(ValueError, match="documents no native tool calls"):
+        native_tools(HOLOTRON_12B)

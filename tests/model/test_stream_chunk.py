@@ -13,7 +13,7 @@ import pytest
 
 from model.client import ClientConfig, HolotronClient
 from model.errors import ServerError
-from model.stream_chunk import Chunk, Delta, MalformedChunk, Usage, read_chunk
+from model.stream_chunk import Chunk, Delta, MalformedChunk, ToolCallPiece, Usage, read_chunk
 from model.structured import step_output_schema
 
 
@@ -94,3 +94,26 @@ def test_a_malformed_chunk_is_the_servers_error_with_what_was_wrong(odd_server: 
     finally:
         client.close()
     assert "choices are not a list" in str(caught.value.detail)
+
+
+def test_streamed_tool_call_pieces_are_read_by_index() -> None:
+    first = read_chunk({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "chatcmpl-tool-1", "type": "function",
+         "function": {"name": "click", "arguments": ""}}]}, "finish_reason": None}]})
+    later = read_chunk({"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "function": {"name": None, "arguments": "{\"x\""}}]},
+        "finish_reason": "tool_calls"}]})
+    assert first.deltas[0] == Delta("", "", None, (
+        ToolCallPiece(0, "chatcmpl-tool-1", "function", "click", ""),))
+    assert later.deltas[0] == Delta("", "", "tool_calls", (
+        ToolCallPiece(0, None, None, None, "{\"x\""),))
+
+
+@pytest.mark.parametrize("calls", [
+    "x", ["x"], [{"function": {}}], [{"index": "0"}], [{"index": -1}], [{"index": True}],
+    [{"index": 0, "function": "click"}], [{"index": 0, "function": {"arguments": {"x": 1}}}],
+    [{"index": 0, "id": 7}],
+])
+def test_tool_calls_of_another_shape_are_a_malformed_chunk(calls: Any) -> None:
+    with pytest.raises(MalformedChunk):
+        read_chunk({"choices": [{"delta": {"tool_calls": calls}}]})

@@ -12,6 +12,7 @@ block is only possible with the server's reasoning parser on (or structured outp
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import threading
@@ -22,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image
 
-from tests.support.fake_vllm_request import ChatRequest, FakeHTTPError
+from tests.support.fake_vllm_request import Answer, ChatRequest, FakeHTTPError, ToolCallAnswer
 
 Convention = Literal["norm1000", "norm1", "pixels"]
 
@@ -31,11 +32,13 @@ class ScriptExhausted(RuntimeError):
     """A ScriptedPolicy was asked for more replies than it holds."""
 
 
-ScriptItem = str | Mapping[str, Any] | FakeHTTPError
+ScriptItem = str | Mapping[str, Any] | FakeHTTPError | ToolCallAnswer
 
 
 class ScriptedPolicy:
-    """Replies from a list, in order: strings as they are, dicts as JSON, errors raised.
+    """Replies from a list, in order: strings as they are, dicts as JSON, errors raised, a
+    :class:`ToolCallAnswer` as a native tool call (for a request with ``tools``; a step dict
+    is also said as the call of the request's tools there: tests/support/fake_vllm_tools.py).
 
     When the script is exhausted it raises :class:`ScriptExhausted` (the server then answers 500)
     unless ``repeat_last`` is set: a test that gets more requests than it scripted has a bug
@@ -53,7 +56,7 @@ class ScriptedPolicy:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def __call__(self, request: ChatRequest) -> str:
+    def __call__(self, request: ChatRequest) -> Answer:
         with self._lock:
             index = self.calls
             self.calls += 1
@@ -66,6 +69,10 @@ class ScriptedPolicy:
         item = self._replies[index]
         if isinstance(item, FakeHTTPError):
             raise item
+        if isinstance(item, ToolCallAnswer):
+            if self._think and not item.reasoning:
+                return dataclasses.replace(item, reasoning=self._think)
+            return item
         text = item if isinstance(item, str) else json.dumps(dict(item), ensure_ascii=False)
         return _with_think(text, self._think)
 

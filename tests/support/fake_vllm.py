@@ -34,6 +34,12 @@ vLLM 0.12's where they differ; docs/vllm-protocol.md has the sources):
   ``completion_tokens_details: {"reasoning_tokens": N}`` (not with ``legacy``: 0.12 sends no
   such field). A :class:`FakeStreamError` in a
   script fails the stream after the 200 with ``data: {"error": …}``.
+* **Tool calls.** A request with ``tools`` is held to vLLM's tool validators and wording
+  (``tool_choice: "auto"`` only with ``tool_parser``, the server's ``--tool-call-parser``), a
+  required tool choice's answer to its grammar (a JSON list of calls, no content), and a
+  policy's :class:`ToolCallAnswer` (or a scripted step, said as the call of the request's
+  tools) streams as vLLM streams a call, ``finish_reason: "tool_calls"`` (also when cut by the
+  budget mid-arguments, as vLLM reports it): tests/support/fake_vllm_tools.py.
 * **The context window.** Prompt tokens are counted with the model's image tiling (512-pixel
   tiles, up to 12 plus a thumbnail, 256 tokens each) and text estimated at four characters a
   token. A prompt over the window is a 400 (``context_wording`` picks vLLM's wording); a
@@ -69,6 +75,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import enum
 import io
 import json
@@ -105,7 +112,12 @@ from tests.support.fake_policies import (
     screenshot,
     to_convention,
 )
-from tests.support.fake_vllm_contract import H_STRUCTURED, h_structured_problem
+from tests.support.fake_vllm_contract import (
+    H_NATIVE_TOOLS,
+    H_STRUCTURED,
+    h_native_problem,
+    h_structured_problem,
+)
 from tests.support.fake_vllm_dialect import in_request_contract
 from tests.support.fake_vllm_grammar import (
     Constraint,
@@ -117,13 +129,25 @@ from tests.support.fake_vllm_grammar import (
     schema_of,
 )
 from tests.support.fake_vllm_request import (
+    Answer,
     ChatRequest,
     FakeHTTPError,
     FakeStreamError,
     Policy,
     SentImage,
+    ToolCallAnswer,
 )
 from tests.support.fake_vllm_tokens import image_tokens, pieces
+from tests.support.fake_vllm_tools import (
+    REQUIRED,
+    StreamedCall,
+    ToolRequestError,
+    as_tool_call,
+    check_request,
+    check_served,
+    required_schema,
+    required_text,
+)
 
 __all__ = [
     "IMAGE_TOKENS",
@@ -143,6 +167,7 @@ __all__ = [
     "SentImage",
     "StructuredOutputs",
     "Target",
+    "ToolCallAnswer",
     "data_url",
     "find_color",
     "image_message",
@@ -315,13 +340,18 @@ class FakeVLLM:
         contract: str | None = None,
         root: str = "Hcompany/Holotron-12B",
         vllm_version: str | None = "0.14.1",
+        tool_parser: str | None = None,
     ) -> None:
+        #: ``--tool-call-parser`` (with ``--enable-auto-tool-choice``): None, the server takes
+        #: no ``tool_choice: "auto"`` (tests/support/fake_vllm_tools.py).
+        self.tool_parser = tool_parser
         #: What ``GET /version`` says (vLLM's own route); None: the route is missing (404).
         self.vllm_version = vllm_version
         self.policy = policy
         #: The weights ``/v1/models`` says the server loaded (holodesk finds the profile by it).
         self.root = root
-        #: ``"h_structured"``: requests are held to H's contract (fake_vllm_contract.py).
+        #: ``"h_structured"`` or ``"h_native_tools"``: requests are held to that contract of
+        #: H's (fake_vllm_contract.py).
         self.contract = contract
         #: Steps a policy writes in holodesk's dialect are said in the request's contract
         #: (tests/support/fake_vllm_dialect.py); False: the policy's text goes out as it is.
@@ -612,14 +642,20 @@ class FakeVLLM:
         self.received.set()
 
         self._note_ignored_fields(body)
-        # In the order vLLM checks: the model, the request's own fields, the images while the
-        # chat template is rendered, the prompt against the window; then the engine compiles
-        # the grammar (for a stream: after the 200, vLLM 0.34).
+        # In the order vLLM checks: the request's validators (tools), the model, the request's
+        # own fields, the images while the chat template is rendered, the prompt against the
+        # window; then the engine compiles the grammar (for a stream: after the 200, vLLM 0.34).
+        self._check_tools(body, served=False)
         if request.model != self.served_model_name:
             message = f"The model `{request.model}` does not exist."
             if not self.legacy:
                 message += f" Valid aliases: {self.served_model_name}."
             raise _BadRequest(404, message, "NotFoundError", "model")
+        self._check_tools(body, served=True)
+        if self.contract == H_NATIVE_TOOLS:
+            problem = h_native_problem(body)
+            if problem is not None:
+                raise _BadRequest(400, f"H contract: {problem}", "BadRequestError")
         if self.contract == H_STRUCTURED:
             problem = h_structured_problem(body)
             if problem is not None:
@@ -633,7 +669,7 @@ class FakeVLLM:
                 "BadRequestError",
                 None if self.legacy else "stream_options",
             )
-        constraint = self._constraint(body)
+        constraint = self._constraint(body) or self._tool_constraint(body)
         if len(request.images) > self.image_limit:
             raise _BadRequest(
                 400,
@@ -705,6 +741,27 @@ class FakeVLLM:
         with self._lock:
             self.removed_fields.extend(removed)
             self.warnings.append(warning)
+
+    def _check_tools(self, body: dict[str, Any], *, served: bool) -> None:
+        """vLLM's checks of a request's tools: its validators first, then (``served``) what
+        the chat serving refuses (tests/support/fake_vllm_tools.py)."""
+        try:
+            if served:
+                check_served(body, self.tool_parser)
+            else:
+                check_request(body)
+        except ToolRequestError as exc:
+            raise _BadRequest(400, exc.message, exc.err_type, exc.param) from exc
+
+    def _tool_constraint(self, body: dict[str, Any]) -> Constraint | None:
+        """The grammar of a required tool choice: vLLM constrains such an answer to a JSON list
+        of calls of the request's tools (fake_vllm_tools.required_schema)."""
+        if not body.get("tools") or body.get("tool_choice") != REQUIRED:
+            return None
+        try:
+            return read_constraint({"json": required_schema(body["tools"])})
+        except ToolRequestError as exc:
+            raise _BadRequest(400, exc.message, exc.err_type, exc.param) from exc
 
     def _constraint(self, body: dict[str, Any]) -> Constraint | None:
         if "structured_outputs" not in body or body["structured_outputs"] is None:
@@ -807,9 +864,9 @@ class FakeVLLM:
             self._wait(h, delay)
         try:
             with self._policy_lock:
-                text = self.policy(request)
-            if self.speaks_request_contract:
-                text = in_request_contract(text, request)
+                said = self.policy(request)
+            if self.speaks_request_contract and isinstance(said, str):
+                said = in_request_contract(said, request)
         except FakeStreamError as err:
             if not request.stream:
                 raise _BadRequest(err.status, err.message, err.err_type) from err
@@ -824,6 +881,13 @@ class FakeVLLM:
             logger.exception("fake vllm policy failed")
             raise _BadRequest(500, f"{type(exc).__name__}: {exc}", "InternalServerError") from exc
 
+        if request.body.get("tools") and request.body.get("tool_choice") != "none":
+            self._answer_tools(h, request, said, tokens, max_tokens, grammar)
+            return
+        if isinstance(said, ToolCallAnswer):
+            raise _BadRequest(500, "stand-in server: the policy answered a tool call to a "
+                              "request without tools", "InternalServerError")
+        text = said
         answer = self._shape(text, tokens, max_tokens, grammar)
         if request.stream:
             self._send_stream(h, request, answer)
@@ -960,6 +1024,95 @@ class FakeVLLM:
         if request.include_usage:
             self._write_event(h, chunk.usage(answer.usage()))
         self._close_stream(h)
+
+    def _answer_tools(self, h: _Handler, request: ChatRequest, said: Answer, tokens: int,
+                      max_tokens: int, grammar: Grammar | None) -> None:
+        """A policy's answer to a request with tools, as vLLM sends a tool call (see
+        tests/support/fake_vllm_tools.py): held to what the tool choice lets a model write,
+        cut to the budget, streamed piece by piece."""
+        def misuse(problem: str) -> _BadRequest:
+            return _BadRequest(500, f"stand-in server: {problem}", "InternalServerError")
+
+        try:
+            call = as_tool_call(said, request.body["tools"])
+        except ValueError as exc:
+            raise misuse(str(exc)) from exc
+        required = request.body.get("tool_choice") == REQUIRED
+        if required and not isinstance(said, ToolCallAnswer):
+            # A step's note has nowhere to go: the required grammar starts at the list.
+            call = dataclasses.replace(call, content="")
+        if required and call.content:
+            raise misuse("under tool_choice 'required' vLLM constrains the answer to a list "
+                         f"of calls, which holds no content ({call.content[:40]!r}); script "
+                         "the ToolCallAnswer without content, or use tool_choice 'auto'")
+        if call.reasoning and not self.reasoning_parser:
+            raise misuse("a tool call's reasoning goes apart only with the server's "
+                         "reasoning parser (FakeVLLM(reasoning_parser=True))")
+        if grammar is not None:
+            violation = grammar.check(required_text(call))
+            if violation is not None:
+                with self._lock:
+                    self.grammar_violations.append(violation)
+                raise misuse("the policy's tool call is one the required tool choice's "
+                             f"grammar would never allow ({violation.problem})")
+        calls = [StreamedCall(index, f"chatcmpl-tool-{uuid.uuid4().hex}", c.name,
+                              pieces(c.arguments_text, self.chunk_chars) if c.arguments_text
+                              else [])
+                 for index, c in enumerate(call.calls)]
+        events: list[dict[str, Any]] = [
+            {"reasoning": piece} for piece in pieces(call.reasoning, self.chunk_chars)
+        ] if call.reasoning else []
+        events += [{"content": piece} for piece in pieces(call.content, self.chunk_chars)] \
+            if call.content else []
+        for streamed in calls:
+            events.append(streamed.header())
+            events += [streamed.piece(piece) for piece in streamed.pieces]
+        cut = len(events) > max_tokens
+        events = events[:max_tokens]
+        started = any("tool_calls" in event for event in events)
+        # vLLM says tool_calls once a call has streamed, cut or not (fake_vllm_tools.py).
+        finish = "tool_calls" if started else "length"
+        if request.stream:
+            chunk = _Chunks(request.model, legacy=self.legacy)
+            self._open_stream(h)
+            self._write_event(h, chunk.delta({"role": "assistant", "content": ""}))
+            for index, event in enumerate(events):
+                chunk_delay = self.stream_chunk_delay + self.chunk_delay_per_active * self.active
+                if chunk_delay > 0:
+                    self._wait(h, chunk_delay)
+                last = cut and index == len(events) - 1
+                self._write_event(h, chunk.delta(event, finish if last else None))
+            if not cut:
+                self._write_event(h, chunk.delta({}, finish))
+            usage = {"prompt_tokens": tokens, "total_tokens": tokens + len(events),
+                     "completion_tokens": len(events)}
+            if request.include_usage:
+                self._write_event(h, chunk.usage(usage))
+            self._close_stream(h)
+        else:
+            arguments: dict[int, str] = {}
+            for event in events:
+                for piece in event.get("tool_calls", []):
+                    arguments[piece["index"]] = (arguments.get(piece["index"], "")
+                                                 + piece["function"]["arguments"])
+            message = {"role": "assistant", "content": "".join(
+                e.get("content", "") for e in events) or None,
+                "reasoning": "".join(e.get("reasoning", "") for e in events) or None,
+                "tool_calls": [{"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": arguments[c.index]}}
+                    for c in calls if c.index in arguments]}
+            self._send_json(h, 200, {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion",
+                "created": int(time.time()), "model": request.model,
+                "choices": [{"index": 0, "message": message, "logprobs": None,
+                             "finish_reason": finish, "stop_reason": None}],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens + len(events),
+                          "completion_tokens": len(events)}})
+        with self._changed:
+            self.served += 1
+            self.served_prompt_tokens += tokens
+            self.served_completion_tokens += len(events)
+            self._changed.notify_all()
 
     def _send_stream_error(
         self,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,8 +78,39 @@ class ChatRequest:
         return text_tokens(self.text) + sum(image.tokens for image in self.images)
 
 
-Policy = Callable[[ChatRequest], str]
-"""What the model answers: the assistant message content for a request."""
+@dataclass(frozen=True)
+class ToolCallAnswer:
+    """A native function call a policy answers (a request with ``tools``): the stand-in
+    streams it as vLLM streams a tool call (tests/support/fake_vllm_tools.py).
+
+    ``arguments`` as a mapping is sent as its JSON; as a string, as it is (a broken answer, for
+    the tests of one). ``content`` is text before the call, which only ``tool_choice: "auto"``
+    lets a model write; ``reasoning`` goes out as the reasoning parser's text. ``more`` are
+    further calls of the same answer (a model calling two tools at once).
+    """
+
+    name: str
+    arguments: Mapping[str, Any] | str = field(default_factory=dict)
+    content: str = ""
+    reasoning: str = ""
+    more: tuple[ToolCallAnswer, ...] = ()
+
+    @property
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(dict(self.arguments), ensure_ascii=False)
+
+    @property
+    def calls(self) -> tuple[ToolCallAnswer, ...]:
+        """This call and the ``more`` ones, in order."""
+        return (self, *self.more)
+
+
+Answer = str | ToolCallAnswer
+
+Policy = Callable[[ChatRequest], Answer]
+"""What the model answers: the assistant message content for a request, or a tool call."""
 
 
 class FakeHTTPError(Exception):
