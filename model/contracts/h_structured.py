@@ -80,18 +80,32 @@ def output_format_block(vocabulary: Vocabulary) -> str:
     return f"\n<output_format>\n```json\n{_schema_text(vocabulary)}\n```\n</output_format>\n"
 
 
-_RULES = """\
+_INTRO = """\
 You are a computer-use agent working on the person's desktop on their behalf. At each step \
 you see the screen and choose one tool call; after it runs you are told what happened and \
 see the screen again.
 
 Rules:
+"""
+
+_JSON_STEP = """\
 - One tool call per step. Each step is one JSON object with "note", "thought" and \
 "tool_call".
 - "note" is your only lasting memory: only the last few screenshots are kept. Before the \
 screen changes, write there every fact you will need later (values, names, where things \
 are). Set it to null when there is nothing new.
 - "thought" is a one-line plan for this step. If an action had no effect, try another way.
+"""
+
+# The native-tools contract: the answer is the call alone (with tool_choice "required" vLLM
+# lets the model write nothing else, docs/contract.md), so there is no note or thought.
+_NATIVE_STEP = """\
+- One tool call per step: call exactly one of the tools you are given.
+- Only the last few screenshots are kept: earlier steps are remembered by the calls you \
+made and what each returned. If an action had no effect, try another way.
+"""
+
+_RULES = """\
 - Tools that point at the screen name their target in words ("element") and aim at its \
 centre. Coordinates x and y are integers from 0 to 1000 relative to the screenshot: (0, 0) \
 is its top-left corner, (1000, 1000) its bottom-right.
@@ -114,7 +128,9 @@ def h_system_prompt(vocabulary: Vocabulary, config: PromptConfig, *, block: bool
     contract has none)."""
     today = config.today
     text = (
-        _RULES
+        _INTRO
+        + (_JSON_STEP if block else _NATIVE_STEP)
+        + _RULES
         + f"\nThe screenshot shows the whole screen at {config.sent_width}x"
         f"{config.sent_height} pixels.\n"
         + f"Today is {_WEEKDAYS[today.weekday()]} {today.isoformat()}.\n"

@@ -184,7 +184,7 @@ def test_check_set_up_opens_the_doctor_window_and_runs_the_checks(
         app.actions.check.trigger()
         window = app.doctor_window
         assert window is not None and window.isVisible()
-        qtbot.waitUntil(lambda: not window.running and len(window.results) == 12,
+        qtbot.waitUntil(lambda: not window.running and len(window.results) == 13,
                         timeout=60_000)
         by_name = {r.name: str(r.status.value).lower() for r in window.results}
         assert by_name["endpoint"] == "pass", window.report_text()
