@@ -19,8 +19,15 @@ focused button:
   ``type " "``): the very key ``hotkey space`` presses, typed; a line break typed there asks,
   a space does not.
 
+The Tab-then-Space rule ("types Tab then Space, which presses the next button") has the same
+blind spots: Shift+Tab moves the focus to the *previous* button as surely, and Enter presses
+a focused button as Space does (browsers, GTK's activate binding, Qt's focused push
+button); click a field, ``hotkey shift+tab``, ``hotkey space`` (or Tab, then Enter) presses a
+button nobody named, unasked.
+
 Expected: Space with Shift, held or tapped, and a typed Space, are judged as Space by these
-two rules.
+rules; Shift+Tab moves the focus as Tab does, and Enter after a focus move presses the button
+as Space does.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import pytest
 from control.input import normalized
 from control.policy import Aim, SafetyPolicy, Verdict
 from control.target import Target
-from model.schema import Action, HoldAndTap, Hotkey, Type
+from model.schema import Action, Click, HoldAndTap, Hotkey, Type
 from tests.support.fake_targets import FIREFOX, window
 
 RISKY = SafetyPolicy()
@@ -55,6 +62,8 @@ def test_control_space_asks_after_typing_and_in_a_destructive_question() -> None
     assert _last(FIREFOX, [Type(text="hello"), Hotkey(keys=["space"])]).confirm
     assert _last(QUESTION, [Hotkey(keys=["space"])]).confirm
     assert _last(QUESTION, [Type(text="\n")]).confirm
+    assert _last(FIREFOX, [Click(element="Comment field", x=100, y=100), Hotkey(keys=["tab"]),
+                           Hotkey(keys=["space"])]).confirm
 
 
 CASES = {
@@ -66,11 +75,17 @@ CASES = {
     "destructive question: shift held, space tapped": (
         QUESTION, [HoldAndTap(hold=["shift"], tap=["space"])]),
     "destructive question: a space typed": (QUESTION, [Type(text=" ")]),
+    "shift+tab from a field, then space": (
+        FIREFOX, [Click(element="Comment field", x=100, y=100), Hotkey(keys=["shift", "tab"]),
+                  Hotkey(keys=["space"])]),
+    "tab from a field, then enter": (
+        FIREFOX, [Click(element="Comment field", x=100, y=100), Hotkey(keys=["tab"]),
+                  Hotkey(keys=["enter"])]),
 }
 
 
 @pytest.mark.xfail(strict=True, reason="red team 9: Space with Shift, or typed, is not judged "
-                   "as Space by the after-typing and destructive-question rules")
+                   "as Space by the Space rules; Shift+Tab and Enter escape Tab-then-Space")
 @pytest.mark.parametrize("name", list(CASES))
 def test_redteam9_space_spelled_otherwise_asks(name: str) -> None:
     target, actions = CASES[name]
