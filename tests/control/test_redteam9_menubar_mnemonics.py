@@ -10,8 +10,9 @@ Attacks (default ``risky`` mode, nothing asked):
 
 * Thunderbird, a message selected: ``hold_and_tap_key_desktop hold_keys=["alt"]
   tap_keys=["e", "d"]`` (one step of H's holo-nano vocabulary; legacy: ``hotkey alt+e``, then
-  ``hotkey d``): Alt+E opens the Edit menu, D is its "Delete Message" mnemonic (Alt held or
-  not). The message is deleted, as the Delete key would, which asks.
+  ``hotkey d``): Alt+E opens the Edit menu, D is its "Delete Message" access key (a menu
+  takes its item's letter alone, and Qt's menus take it with Alt still held too). The
+  message is deleted, as the Delete key would, which asks.
 * Firefox: ``hotkey alt+f``, then ``hotkey q``: File > Quit, what ctrl+q does (asked).
 * Any GTK or Firefox window: ``hotkey f10`` (opens the menu bar's first menu), ``down``,
   ``enter``: picks an item unseen; Enter "after the Menu key" asks, after F10 it does not.
