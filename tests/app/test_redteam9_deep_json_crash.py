@@ -11,13 +11,13 @@ exceeded ..." (app/agent.py's catch-all), not as an invalid answer in words. The
 dialect reads the same answer with pydantic's parser, says "not valid JSON (recursion limit
 exceeded ...)" and asks again.
 
-The same with ``"tool_name": ["wait"]`` (or an object): ``decode_tool`` tests ``name not in
-tools`` on a dict, and an unhashable name raises ``TypeError`` ("internal error: TypeError:
-unhashable type: 'list'"); the legacy dialect's discriminated union names the bad tag and asks
-again.
+The same with ``"tool_name": ["wait"]`` (or an object): ``decode_tool`` tests ``name not
+in tools`` on a dict, and an unhashable name raises ``TypeError`` ("internal error:
+TypeError: unhashable type: 'list'"); the legacy dialect's discriminated union names the bad
+tag and asks again.
 
-A grammar-bound model cannot nest so or name its tool so (the schema bounds it); a server that ignores
-``structured_outputs`` (a proxy, an old or foreign server: the stand-in's
+A grammar-bound model cannot nest so or name its tool so (the schema bounds it); a server
+that ignores ``structured_outputs`` (a proxy, an old or foreign server: the stand-in's
 ``StructuredOutputs.IGNORED``) lets it. Expected: an invalid answer, asked again like any
 other, in every contract. Low severity: no action runs, the run ends.
 """

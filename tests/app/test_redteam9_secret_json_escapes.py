@@ -23,6 +23,7 @@ re-serialised from what was parsed).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -78,10 +79,8 @@ def _decoded(texts: list[str]) -> list[str]:
     as nothing, or as a box) left out."""
     out = []
     for text in texts:
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             text = json.dumps(json.loads(text), ensure_ascii=False)
-        except json.JSONDecodeError:
-            pass
         out.append(re.sub(r"\\u00[01][0-9a-f]|\\u007f|[\x00-\x1f\x7f]", "", text))
     return out
 

@@ -61,7 +61,7 @@ def test_control_the_same_items_by_their_shortcuts_ask() -> None:
     assert _last(THUNDERBIRD, [key("menu"), key("d")]).confirm
 
 
-MENU_BAR = {
+MENU_BAR: dict[str, tuple[Target, list[Action]]] = {
     "one hold_and_tap: alt held, e then d (Edit > Delete Message)": (
         THUNDERBIRD, [HoldAndTap(hold=["alt"], tap=["e", "d"])]),
     "alt+e, then d (Edit > Delete Message)": (THUNDERBIRD, [key("alt", "e"), key("d")]),

@@ -66,7 +66,7 @@ def test_control_space_asks_after_typing_and_in_a_destructive_question() -> None
                            Hotkey(keys=["space"])]).confirm
 
 
-CASES = {
+CASES: dict[str, tuple[Target, list[Action]]] = {
     "after typing: shift+space": (
         FIREFOX, [Type(text="hello"), Hotkey(keys=["shift", "space"])]),
     "after typing: shift held, space tapped": (
