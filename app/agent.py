@@ -428,9 +428,13 @@ class Agent:
             # Its words (an element's name, a plan, an answer) may echo a typed secret.
             "action": _masked_action(_recorded(action, verdict), self.parts.store.secrets(),
                                      keep_text=True)})
-        if _recorded(action, verdict) is not action:
-            # Keys that type a secret: the model's own answer and words spell them out.
-            shown = hidden_key_step(shown)
+        if verdict.secret or _recorded(action, verdict) is not action:
+            # The model's own answer may spell a typed secret in a form no mask knows (a JSON
+            # escape, a control character typing drops): stored and shown is what was parsed,
+            # said again, with the secret masked.
+            if _recorded(action, verdict) is not action:
+                # Keys that type a secret: the model's own answer and words spell them out.
+                shown = hidden_key_step(shown)
             raw = shown.model_dump_json()
             cur.record.raw_output = raw
             cur.record.thought, cur.record.note = shown.thought, shown.note

@@ -18,6 +18,7 @@ from pathlib import Path
 from app import paths
 from app.secrets import RedactingFilter
 from app.version import version
+from app.visible import without_controls
 from control.tripwire import own_write
 
 #: Attached to every handler we install; :func:`mask` adds secrets to it.
@@ -27,6 +28,16 @@ _REDACTOR = RedactingFilter()
 #: days of a busy app at debug level, a few lines per step.
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
+
+
+class _PlainFormatter(logging.Formatter):
+    """Every line as plain text: control characters (an escape sequence in a model's words,
+    a server's error text) shown as symbols, so that reading the log with ``cat`` or ``tail``
+    can neither run a terminal escape nor erase or forge a line's look. Line breaks stay
+    (tracebacks)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return without_controls(super().format(record))
 
 
 class _RotatingFileHandler(logging.handlers.RotatingFileHandler):
@@ -51,7 +62,7 @@ def log_file_handler(
     )
     handler.setLevel(logging.DEBUG)
     handler.setFormatter(
-        logging.Formatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+        _PlainFormatter("%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
     )
     handler.addFilter(_REDACTOR)
     return handler
@@ -65,7 +76,7 @@ def setup_logging(verbose: bool = False) -> None:
     root.setLevel(logging.DEBUG)
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.INFO if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("holodesk: %(levelname)s: %(message)s"))
+    console.setFormatter(_PlainFormatter("holodesk: %(levelname)s: %(message)s"))
     console.addFilter(_REDACTOR)
     root.addHandler(console)
     try:

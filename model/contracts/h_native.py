@@ -154,6 +154,8 @@ class HNativeToolsCodec(HCodecBase):
             arguments = json.loads(call.arguments or "{}")
         except json.JSONDecodeError as exc:
             raise fail(f"the arguments of {call.name!r} are not valid JSON ({exc.msg})") from exc
+        except RecursionError as exc:  # nested past the parser's depth
+            raise fail(f"the arguments of {call.name!r} are nested too deeply") from exc
         if not isinstance(arguments, dict) or "tool_name" in arguments:
             raise fail(f"the arguments of {call.name!r} are not an object of arguments")
         try:

@@ -193,7 +193,7 @@ def decode_tool(vocabulary: Vocabulary, data: Any, where: str = "tool_call") -> 
         raise ValueError(f"{where} is not an object")
     name = data.get("tool_name")
     tools = TOOLS[vocabulary]
-    if name not in tools:
+    if not isinstance(name, str) or name not in tools:
         known = ", ".join(tools)
         raise ValueError(f"unknown tool {name!r} in {where} (the tools are: {known})")
     try:
@@ -280,6 +280,8 @@ class HStructuredCodec(HCodecBase):
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             raise fail(f"not valid JSON ({exc.msg})") from exc
+        except RecursionError as exc:  # nested past the parser's depth: not a step either
+            raise fail("not valid JSON (nested too deeply)") from exc
         if not isinstance(data, dict):
             raise fail("the answer is not a JSON object")
         extra = sorted(set(data) - {"note", "thought", "tool_call"})

@@ -17,6 +17,9 @@ clipboard, ready for the next paste, and lines of the log erased.
 
 Expected: text of the model's written to holodesk.log carries no control characters (escape
 them, as app/visible.py does for the terminal).
+
+Fixed: the log's formatter (app/logs.py) shows every control character as a symbol, in the
+file and on the console.
 """
 
 from __future__ import annotations
@@ -50,8 +53,6 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     isolate_home(monkeypatch, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="red team 9: the model's reasoning reaches holodesk.log "
-                   "with its terminal escape sequences (the rejected-answer debug line)")
 def test_redteam9_reasoning_escape_sequences_never_reach_the_log_file(
         harness_for: HarnessFor, tmp_path: Path) -> None:
     log_path = tmp_path / "holodesk.log"

@@ -91,8 +91,6 @@ def test_control_a_secret_written_plainly_is_masked(harness_for: HarnessFor) -> 
     assert not [t for t in _decoded(stored) + _decoded(shown) if SECRET in t]
 
 
-@pytest.mark.xfail(strict=True, reason="red team 9: a secret split by an escaped control "
-                   "character in the model's answer is stored and shown in its raw answer unmasked")
 def test_redteam9_a_secret_written_with_a_json_escape_is_masked(
         harness_for: HarnessFor) -> None:
     stored, shown, verdict = _run(harness_for, _write(SPLIT))
