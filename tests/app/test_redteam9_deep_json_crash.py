@@ -63,6 +63,7 @@ def test_control_the_legacy_dialect_asks_again(harness_for: HarnessFor) -> None:
     assert finished.outcome is Outcome.ANSWERED, finished
 
 
+@pytest.mark.parametrize("bad", [NANO_DEEP, NANO_LIST_NAME], ids=["deep", "list-name"])
 def test_redteam9_a_malformed_h_answer_is_an_invalid_answer(
         harness_for: HarnessFor, bad: str) -> None:
     with FakeVLLM(ScriptedPolicy([bad, NANO_ANSWER]),
