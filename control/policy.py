@@ -226,9 +226,45 @@ _LINE_EDITS = {
         "ctrl+left", "ctrl+right", "ctrl+backspace", "escape")},
 }
 
-#: Keys that open a context menu from the keyboard: the Enter after them picks an item the
-#: policy never sees named (Move to Trash, Delete Permanently).
-_MENU_KEYS = (frozenset({"menu"}), frozenset({"shift", "f10"}))
+def _opens_menu(chord: frozenset[str]) -> int:
+    """How many menu levels a press opens from the keyboard (0: it opens none), after which a
+    letter, Enter or Space picks an item the policy never sees named (Move to Trash, Delete
+    Message, Quit): the Menu key (with anything) and Shift+F10 open the context menu (one
+    level); F10 and an Alt chord of a key that types (a mnemonic: Alt+E opens the Edit menu,
+    Alt+Space the window menu) focus the menu bar and open one of its menus (two: Escape
+    closes the menu and leaves the bar active); Alt pressed alone focuses the menu bar (one)."""
+    mods = chord & set(MODIFIERS)
+    rest = chord - mods
+    if "menu" in rest or (rest == {"f10"} and mods == {"shift"}):
+        return 1
+    if rest == {"f10"} and not mods:
+        return 2
+    if "alt" in mods and mods <= {"alt", "shift"}:
+        if not rest:
+            return 1
+        if len(rest) == 1 and _types_a_character(next(iter(rest))):
+            return 2
+    return 0
+
+
+def _types_a_character(key: str) -> bool:
+    """Whether a generic canonical key name types a character (a printable key, Space, a
+    keypad digit or sign): the keys a menu's items are picked by."""
+    return (key == "space" or len(key) == 1 or key in KEYPAD_CHARS
+            or re.fullmatch(r"num\d", key) is not None)
+
+
+def _switches_window(chord: frozenset[str]) -> bool:
+    """Whether a chord moves the focus to another window (the desktop's Alt+Tab, Alt+`,
+    Alt+Escape): a menu closes when its window loses the focus."""
+    return "alt" in chord and bool(chord & {"tab", "`", "escape"})
+
+
+def _moves_focus(chord: frozenset[str]) -> bool:
+    """Whether a chord moves the focus to another control of the window: Tab, with Shift
+    (the previous control) or Ctrl (out of a text area) as surely; not with Alt or Super (the
+    desktop switches windows)."""
+    return "tab" in chord and not chord & {"alt", "super"}
 
 
 def submit_what(action: Action) -> str | None:
@@ -393,7 +429,7 @@ def _keystream_since_submit(history: Sequence[Action]) -> str:
     """What the keyboard typed since the last submit, Tab keys as "\t": the focus moves with
     a Tab, and what is typed after it goes to the next control."""
     return "".join(typed_text(a.text) if isinstance(a, Type)
-                   else "\t" if isinstance(a, Hotkey) and normalize_keys(a.keys) == {"tab"}
+                   else "\t" if isinstance(a, Hotkey) and _moves_focus(normalize_keys(a.keys))
                    else key_text(a)
                    for a in _since_submit(history))
 
@@ -869,9 +905,9 @@ def _click_verb(action: Click | DoubleClick | Drag | DragTo) -> str:
 #: a wait do nothing to it).
 _ACTING = (Click, DoubleClick, Drag, DragTo, Scroll, Type, Hotkey, HoldAndTap, KeyDown)
 
-# A window title that names a destructive question: Enter or Space there presses its default
-# button ("Delete 3 files?", "Empty Trash").
-_PRESSES_DEFAULT = (frozenset({"enter"}), frozenset({"space"}))
+# A window title that names a destructive question: Enter or Space there (with any
+# modifiers, or a Space typed alone) presses its default button ("Delete 3 files?", "Empty
+# Trash"); see _presses_space.
 
 _TRASH = re.compile(r"\b(?:trash|rubbish|recycle bin|wastebasket|bin|papierkorb|corbeille|"
                     r"papelera|lixeira|cestino|prullenbak|корзина)\b|回收站|ゴミ箱",
@@ -1155,22 +1191,23 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
                        "it is a terminal, keys like this may run the typed line")
     if maybe_terminal:
         reasons += _after_escape(action, target, since)
-    if (isinstance(action, Hotkey) and normalize_keys(action.keys) == {"space"}
-            and kind is not TargetKind.TERMINAL and _entered_since_submit(history)):
+    if (_presses_space(action) and kind is not TargetKind.TERMINAL
+            and _entered_since_submit(history)):
         reasons.append("presses Space after typing, which presses the focused button (it may "
                        "submit a form)")
     if (isinstance(action, Hotkey | Type) and kind is not TargetKind.TERMINAL
-            and not _moves_in_a_menu(action) and _menu_open(since)):
-        reasons.append(f"{_doing(action)} in a context menu (opened from the keyboard or with "
-                       "a right-click), which picks an item holodesk cannot see (it may delete "
-                       "something)")
+            and _picks_in_a_menu(action) and _menu_open(since)):
+        reasons.append(f"{_doing(action)} in a context menu or the menu bar (opened from the "
+                       "keyboard or with a right-click), which picks an item holodesk cannot "
+                       "see (it may delete something)")
     if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
             and normalize_keys(action.keys) == {"ctrl", "s"} and _content_replaced(history)):
         reasons.append("saves after the whole content was selected and replaced or removed "
                        "(it may save an emptied document)")
     if kind is not TargetKind.TERMINAL and _tab_then_space(action, history):
         reasons.append("types Tab then Space, which presses the next button (it may submit a "
-                       "form)")
+                       "form): Shift+Tab moves the focus as Tab does, and Enter presses a "
+                       "button as Space does")
     if (target.dialog and isinstance(action, Type | Hotkey)
             and normalize_keys(action.keys if isinstance(action, Hotkey) else [])
             not in _DIALOG_QUIET):
@@ -1180,11 +1217,12 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
                            f"letter there may answer it (it {found[1]})")
     if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag | DragTo):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
-    if isinstance(action, Hotkey) and normalize_keys(action.keys) in _PRESSES_DEFAULT:
+    if _presses_space(action) or (isinstance(action, Hotkey)
+                                  and "enter" in normalize_keys(action.keys)):
         found = risky_element_word(target.title) if target.found else None
         if found is not None:
-            reasons.append(f"presses {'+'.join(action.keys)} in {_quoted(target.title)}, which "
-                           f"answers its default button (it {found[1]})")
+            reasons.append(f"{_doing(action)} in {_quoted(target.title)}, which answers its "
+                           f"default button (it {found[1]})")
     if isinstance(action, Drag | DragTo):
         reasons += _drag_risks(action, aim)
     return reasons
@@ -1262,32 +1300,70 @@ def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> li
 
 
 def _menu_open(since: Sequence[Action]) -> bool:
-    """Whether a context menu may still be open: opened with the menu key, shift+F10 or a
-    right-click, then only keys that move in a menu, waits, moves and scrolls (no other click,
-    no typing, no other key). A pointer over a menu highlights its item, so a move keeps it
-    open; Enter, Space or an item's letter then picks it."""
-    for done in reversed(since):
-        if isinstance(done, Wait | Move | Scroll):
+    """Whether a menu may still be open: a context menu (the Menu key, Shift+F10, a
+    right-click) or the menu bar (F10, Alt alone, an Alt+letter mnemonic), whatever action
+    pressed the key (``since`` is lowered: a held Alt and a ``hold_and_tap`` are presses).
+    A key that picks an item (or Right) may open a submenu, so the menu counts as open one
+    level deeper after it; Escape closes one level (:func:`_opens_menu` says how many a key
+    opens); another click or a desktop switch (Alt+Tab) closes it; any other key leaves it as
+    it was (a move, a modifier alone, a shortcut with Ctrl or Super: a menu may take its
+    items' shortcuts). A pointer over a menu highlights its item, so a move keeps it open;
+    Enter, Space or an item's letter then picks it."""
+    depth = 0
+    for done in since:
+        if isinstance(done, Wait | Move | Scroll | AskUser | Answer | UpdatePlan):
             continue
         if isinstance(done, Click):
-            return done.button == "right"
-        if not isinstance(done, Hotkey):
-            return False
-        chord = normalize_keys(done.keys)
-        if chord in _MENU_KEYS:
-            return True
-        if chord not in _MENU_MOVES:
-            return False
-    return False
+            depth = 1 if done.button == "right" else 0
+        elif isinstance(done, Type):
+            depth = depth + 1 if depth and typed_text(done.text) else depth
+        elif isinstance(done, Hotkey):
+            chord = normalize_keys(done.keys)
+            if _switches_window(chord):
+                depth = 0
+            elif _opens_menu(chord):
+                depth += _opens_menu(chord)
+            elif chord == {"escape"}:
+                depth = max(0, depth - 1)
+            elif chord == {"right"} and depth:
+                depth += 1  # it may open the highlighted item's submenu
+            elif depth and _picks_in_a_menu(done):
+                depth += 1
+            # Anything else (a move, a modifier alone, a shortcut) leaves the menu as it was.
+        else:
+            depth = 0
+    return depth > 0
 
 
 _MENU_MOVES = frozenset(frozenset({k}) for k in ("up", "down", "left", "right", "home", "end"))
 
 
-def _moves_in_a_menu(action: Action) -> bool:
-    """Keys that move in a menu or close it, picking nothing."""
-    return isinstance(action, Hotkey) and (
-        normalize_keys(action.keys) in _MENU_MOVES or normalize_keys(action.keys) == {"escape"})
+def _picks_in_a_menu(action: Action) -> bool:
+    """Whether a press picks an item in an open menu: typing, a letter with or without Alt
+    (Qt's menus take an item's letter with Alt still held), Enter, Space; not the keys that
+    move in a menu or close it, a modifier pressed alone, a desktop switch, nor a shortcut
+    with Ctrl or Super (the menu ignores it)."""
+    if isinstance(action, Type):
+        return True
+    if not isinstance(action, Hotkey):
+        return False
+    chord = normalize_keys(action.keys)
+    if (chord in _MENU_MOVES or chord == {"escape"} or chord <= set(MODIFIERS)
+            or _switches_window(chord)):
+        return False
+    return not chord & {"ctrl", "super"} or bool(chord & {"enter", "space"})
+
+
+def _presses_space(action: Action) -> bool:
+    """Whether a press is the Space key going down on the focused control: Space with any
+    modifiers (Qt's buttons press on the key whatever is held, browsers with Shift), or a
+    Space typed alone (a ``type`` of spaces only). A space typed within a text is typing."""
+    if isinstance(action, Hotkey):
+        return "space" in normalize_keys(action.keys)
+    if isinstance(action, Type):
+        text = typed_text(action.text)
+        return bool(text) and not text.strip(" ")
+    return False
 
 
 #: Keys that move between a dialog's controls or close it without answering.
@@ -1299,12 +1375,16 @@ def _tab_then_space(action: Action, history: Sequence[Action]) -> bool:
     """Whether ``action`` types a Space right after a Tab (in the same text or across steps):
     the Tab moved the focus to the next control, and Space presses it if it is a button."""
     if isinstance(action, Type):
-        this = typed_text(action.text)
-    elif isinstance(action, Hotkey) and normalize_keys(action.keys) == {"tab"}:
+        this = typed_text(action.text) + ("\n" if action.press_enter else "")
+    elif isinstance(action, Hotkey) and _moves_focus(normalize_keys(action.keys)):
         this = "\t"
+    elif isinstance(action, Hotkey) and normalize_keys(action.keys) & {"space", "enter"}:
+        # Space or Enter with any modifiers presses the focused button.
+        this = " " if "space" in normalize_keys(action.keys) else "\n"
     else:
         this = key_text(action)
-    return "\t " in _keystream_since_submit(history)[-1:] + this
+    stream = _keystream_since_submit(history)[-1:] + this
+    return "\t " in stream or "\t\n" in stream
 
 
 #: Chords that select the whole document, or everything from the caret to its start or end.

@@ -328,6 +328,13 @@ def _red_team_sequences() -> list[Seq]:
             for name, actions in found.EMPTIED.items()]
     out += [seq(f"red team: {name}", found.SIGNAL, *actions)
             for name, actions in found.SPACE_AFTER_TYPING.items()]
+    # Red team 9: menu-bar items picked from the keyboard, Space and Enter spelled otherwise.
+    from tests.control import test_redteam9_menubar_mnemonics as menubar
+    from tests.control import test_redteam9_space_spellings as spaces
+    out += [seq(f"red team 9: menu bar: {name}", target, *actions)
+            for name, (target, actions) in menubar.MENU_BAR.items()]
+    out += [seq(f"red team 9: space: {name}", target, *actions)
+            for name, (target, actions) in spaces.CASES.items()]
     return out
 
 
@@ -521,6 +528,13 @@ BENIGN = [
     seq("drag from the cursor: a slider", FIREFOX, MOVE, drag_to("volume")),
     seq("only-in app: key down and up", FIREFOX, down("shift"), up("shift"),
         policy=SafetyPolicy(only_in=["firefox"])),
+    # Alt held for the window switcher opens no menu: what follows the switch runs.
+    seq("alt held: tab tab, released, Enter", FIREFOX, down("alt"), key("tab"), key("tab"),
+        up("alt"), key("enter")),
+    seq("alt held: tab, released, type", FIREFOX, down("alt"), key("tab"), up("alt"),
+        typing("see you at five")),
+    seq("shift+tab back, then type", FIREFOX, typing("Ada"), key("shift", "tab"),
+        typing("Lovelace")),
 ]
 
 
