@@ -405,6 +405,8 @@ class Agent:
         cur.record.target = aim.target.label()
         verdict = p.policy.assess(action, history=history.done, aim=aim,
                                   outside_monitor=any(m.clamped for m in mapped),
+                                  start_outside_monitor=_start_outside(action, points,
+                                                                       frame.geometry),
                                   asked_at=history.asked_at)
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
@@ -764,7 +766,8 @@ class Agent:
             reply = self._ask(cur, action, points, verdict, aim, description, frame)
             if reply.answer is not Answer.EDIT:
                 break
-            checked = self._check_edit(action, reply.edited, frame, convention, history)
+            checked = self._check_edit(action, points, reply.edited, frame, convention,
+                                       history)
             if not isinstance(checked, str):
                 cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
                 edited, edited_points, edited_verdict, edited_aim = checked
@@ -794,13 +797,15 @@ class Agent:
         self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
         return Decision.APPROVED, action, points, OUTCOME_DONE, verdict, aim
 
-    def _points(self, action: Action, mapped: list[MappedPoint]) -> tuple[Point, ...]:
-        """The screen points of ``action``: a ``drag_to`` starts where the pointer is now, so
-        that start is judged (the window under it), shown and executed, whatever the pointer
-        does while the person answers (it goes to the confirmation's buttons)."""
+    def _points(self, action: Action, mapped: list[MappedPoint],
+                start: Point | None = None) -> tuple[Point, ...]:
+        """The screen points of ``action``: a ``drag_to`` starts where the pointer is now (or
+        at ``start``, the one already judged and shown), so that start is judged (the window
+        under it, and whether it lies on the chosen monitor), shown and executed, whatever the
+        pointer does while the person answers (it goes to the confirmation's buttons)."""
         points = tuple(m.point for m in mapped)
         if isinstance(action, DragTo) and points:
-            return (self.parts.executor.pointer(), *points)
+            return (start if start is not None else self.parts.executor.pointer(), *points)
         return points
 
     def _aim(self, action: Action, points: tuple[Point, ...]) -> Aim:
@@ -879,12 +884,16 @@ class Agent:
     def _check_edit(
         self,
         proposed: Action,
+        proposed_points: tuple[Point, ...],
         edited: Action | None,
         frame: Frame,
         convention: Convention,
         history: _History,
     ) -> tuple[Action, tuple[Point, ...], Verdict, Aim] | str:
-        """The person's edit with its points, verdict and target, or why it cannot be used."""
+        """The person's edit with its points, verdict and target, or why it cannot be used.
+
+        An edited ``drag_to`` starts where the proposal's did (the start the person was shown),
+        not where their pointer went to answer."""
         if edited is None:
             return "the edit was empty"
         if edited.action != proposed.action:
@@ -892,11 +901,14 @@ class Agent:
             return f"an edit keeps the kind of action ({proposed.action}), not {edited.action}"
         edited = normalized(edited)
         mapped = _map_points(edited, convention, frame.geometry)
-        points = self._points(edited, mapped)
+        start = proposed_points[0] if isinstance(proposed, DragTo) and proposed_points else None
+        points = self._points(edited, mapped, start)
         aim = self._aim(edited, points)
         # The person's edit gets the same hard limits as the model's proposal.
         verdict = self.parts.policy.assess(edited, history=history.done, aim=aim,
                                            outside_monitor=any(m.clamped for m in mapped),
+                                           start_outside_monitor=_start_outside(
+                                               edited, points, frame.geometry),
                                            asked_at=history.asked_at)
         if verdict.forbidden:
             return "; ".join(verdict.reasons) or "the safety policy forbids it"
@@ -1035,6 +1047,14 @@ def _map_points(action: Action, convention: Convention, geom: FrameGeometry) -> 
     if isinstance(action, Drag):
         mapped.append(to_screen(action.to_x, action.to_y, convention, geom))
     return mapped
+
+
+def _start_outside(action: Action, points: tuple[Point, ...], geom: FrameGeometry) -> bool:
+    """Whether a ``drag_to`` starts (at the pointer) outside the monitor or region the run
+    captures and acts on: the model never saw what the button would go down on there."""
+    if not isinstance(action, DragTo) or len(points) < 2:
+        return False
+    return not geom.logical_monitor.contains(points[0].x, points[0].y)
 
 
 def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> str:

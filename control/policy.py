@@ -126,6 +126,15 @@ class ConfirmMode(StrEnum):
     NEVER = "never"  # nothing; forbidden actions are still refused
 
 
+#: Why a ``drag_to`` from a pointer outside the run's monitor is refused: the model's tool
+#: result, so it says what to do instead.
+DRAG_START_OUTSIDE = (
+    "starts the drag where the pointer is now, outside the chosen monitor (in a window this "
+    "run was never shown); holodesk never drags from there: move the pointer onto the screen "
+    "first with move_to, then drag"
+)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The policy's decision on one action.
@@ -980,12 +989,16 @@ class SafetyPolicy:
         *,
         history: Sequence[Action] = (),
         outside_monitor: bool = False,
+        start_outside_monitor: bool = False,
         aim: Aim = Aim(),
         asked_at: int = 0,
     ) -> Verdict:
         """Judge ``action`` sent to ``aim``; ``history`` is what this run did so far, in order.
 
         ``outside_monitor`` says the model's point had to be clamped to the chosen monitor.
+        ``start_outside_monitor`` says a ``drag_to``'s start (where the pointer is now) lies
+        outside the chosen monitor (or region): refused, since the button would go down in a
+        window the run was never shown (the person's pointer on their other monitor).
         ``asked_at`` is how many of ``history``'s actions came before the person last answered
         a question: the rules that look back (a key that changes what typing does next, a menu
         opened from the keyboard) read everything since, never just the action before, so a
@@ -1017,6 +1030,8 @@ class SafetyPolicy:
             secret = secret or typed_secret
         if self.only_in:
             forbidden += _leaves_confinement(presses)
+        if start_outside_monitor and isinstance(action, DragTo):
+            forbidden.append(DRAG_START_OUTSIDE)
         if forbidden:
             return Verdict(confirm=False, forbidden=True,
                            reasons=tuple(dict.fromkeys(forbidden)), secret=hidden)

@@ -12,11 +12,12 @@ sentence typed elsewhere) cannot approve a step the person has not seen. Skip an
 once.
 
 Editing. Only what a person can correct better than the model is offered: the text of a
-``type`` action (and its Enter and clear-first switches), the keys of a ``hotkey``, the
-direction and amount of a ``scroll``. A point or a target element is not editable: the remedy
-for a wrong target is Skip, and the model looks again at a fresh screenshot. Edit is held back
-like Approve, and opening or cancelling the editor restarts the hold-back, because each
-changes what Enter means. While the editor is open:
+``type`` action (and its Enter and clear-first switches), the keys of a ``hotkey`` and how many
+times they are pressed (its repeat count, always shown: an edit runs what the editor shows,
+never a count it did not show), the direction and amount of a ``scroll``. A point or a target
+element is not editable: the remedy for a wrong target is Skip, and the model looks again at a
+fresh screenshot. Edit is held back like Approve, and opening or cancelling the editor restarts
+the hold-back, because each changes what Enter means. While the editor is open:
 
 - Enter (in any field) approves the edited action, once it is valid and the hold-back is over;
   an Enter too early does nothing at all (it neither approves nor enters a line break).
@@ -36,7 +37,7 @@ import json
 import typing
 
 import annotated_types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QKeyEvent, QPixmap, QTextCursor
 from PySide6.QtWidgets import (
@@ -101,7 +102,7 @@ def _validated(original: Action, changes: dict[str, object]) -> Action:
         raise EditError("; ".join(lines)) from e
 
 
-def _int_bounds(model: type[Scroll], name: str) -> tuple[int, int]:
+def _int_bounds(model: type[BaseModel], name: str) -> tuple[int, int]:
     """The ge/le bounds the schema puts on an integer field, for a spin box's range."""
     low, high = 0, 1_000_000
     for rule in model.model_fields[name].metadata:
@@ -213,14 +214,20 @@ class TypeEditor(ActionEditor):
 
 
 class HotkeyEditor(ActionEditor):
-    """The keys of a shortcut, written as shown: ``ctrl+shift+t``."""
+    """The keys of a shortcut, written as shown: ``ctrl+shift+t``, and how many times the chord
+    is pressed (the proposal's repeat count: what is approved is what the fields show)."""
 
     def __init__(self, original: Hotkey, parent: QWidget | None = None) -> None:
         super().__init__(original, parent)
         self.keys_field = QLineEdit("+".join(original.keys))
         self.keys_field.setPlaceholderText("e.g. ctrl+s")
         self.keys_field.textChanged.connect(self.changed)
+        self.repeat_box = QSpinBox()
+        self.repeat_box.setRange(*_int_bounds(Hotkey, "repeat"))
+        self.repeat_box.setValue(original.repeat)
+        self.repeat_box.valueChanged.connect(self.changed)
         self.form.addRow("Keys:", self.keys_field)
+        self.form.addRow("Times pressed:", self.repeat_box)
 
     def edited(self) -> Action:
         text = self.keys_field.text().strip()
@@ -233,10 +240,11 @@ class HotkeyEditor(ActionEditor):
             normalize_hotkey(keys)
         except UnknownKeyError as e:
             raise EditError(f"{e} (key names like ctrl, shift, alt, enter, f5, a)") from e
-        return _validated(self.original, {"keys": keys})
+        # The count is the field's, never the proposal's unseen: the edit presses what it shows.
+        return _validated(self.original, {"keys": keys, "repeat": self.repeat_box.value()})
 
     def fields(self) -> list[QWidget]:
-        return [self.keys_field]
+        return [self.keys_field, self.repeat_box]
 
 
 class ScrollEditor(ActionEditor):

@@ -12,11 +12,20 @@ from typing import Any
 
 import pytest
 
-from app.events import Answer, AwaitingConfirmation, ConfirmReply, Outcome
+from app.events import (
+    ActionExecuted,
+    Answer,
+    AwaitingConfirmation,
+    ConfirmReply,
+    Decision,
+    Outcome,
+    StepDecided,
+)
 from control.policy import ConfirmMode
 from model.contracts import codec_for
 from model.coords import Point
 from model.profiles import HOLOTRON_12B
+from model.schema import Hotkey
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
@@ -105,3 +114,33 @@ def test_keys_typed_with_shift_held_into_a_password_field_are_hidden(
     actions = [s.action for s in h.store.steps(finished.run_id)]
     assert actions[2] == {"action": "hold_and_tap", "hold": ["shift"], "tap": ["[secret keys]"]}
     assert "terrible" not in str(actions[3]) and "TERRIBLE" not in str(actions[3])
+
+
+def _edit_repeated_delete(harness_for: HarnessFor, edits: list[Hotkey]) -> Any:
+    replies = iter([*(ConfirmReply(Answer.EDIT, e) for e in edits), ConfirmReply(Answer.SKIP)])
+    script = [step("hotkey_desktop", keys=["delete"], repeat_count=20), ANSWER]
+    with FakeVLLM(ScriptedPolicy(script)) as server:
+        h = _harness(harness_for, server, mode=ConfirmMode.RISKY,
+                     answer=lambda _e: next(replies))
+        h.run()
+    return h
+
+
+def test_an_edited_repeated_chord_presses_as_many_times_as_the_edit_says(
+        harness_for: HarnessFor) -> None:
+    h = _edit_repeated_delete(harness_for, [Hotkey(keys=["backspace"], repeat=2)])
+    (asked,) = h.of(AwaitingConfirmation)
+    assert asked.request.description.startswith("press delete 20 times")
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.EDITED]
+    pressed = [str(c) for c in h.backend.calls if "backspace" in str(c)]
+    assert len(pressed) == 4 and not any("delete" in str(c) for c in h.backend.calls)
+    (done,) = h.of(ActionExecuted)
+    assert done.description.startswith("press backspace 2 times")
+
+
+def test_an_edit_to_a_forbidden_repeated_chord_is_refused(harness_for: HarnessFor) -> None:
+    h = _edit_repeated_delete(harness_for, [Hotkey(keys=["ctrl", "alt", "delete"], repeat=3)])
+    asked = h.of(AwaitingConfirmation)
+    assert len(asked) == 2 and asked[1].request.reasons[0].startswith("your edit was not used")
+    assert [e.decision for e in h.of(StepDecided)] == [Decision.SKIPPED]
+    assert h.backend.calls == []

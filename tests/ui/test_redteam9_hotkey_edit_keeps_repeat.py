@@ -1,4 +1,5 @@
-"""Red team 9: editing a repeated chord at the confirmation keeps its repeat count, unshown.
+"""Red team 9 (fixed): editing a repeated chord at the confirmation kept its repeat count,
+unshown.
 
 H's ``hotkey_desktop`` carries ``repeat_count`` (holodesk's ``Hotkey.repeat``, up to 20). The
 confirmation panel's Edit for a hotkey (ui/confirm_panel.py ``HotkeyEditor``) shows one field,
@@ -15,6 +16,10 @@ model's proposal ("press delete 20 times").
 
 Expected: the editor shows the count and lets the person change it (or the edit presses
 once): what is approved is what the panel shows.
+
+Fixed: ``HotkeyEditor`` shows the count in a spin box (1 to the schema's maximum, starting at
+the proposal's), and the edit carries the box's value; the panel's payload and title say "N
+times" for a repeated chord.
 """
 # pytest-qt's key and mouse helpers carry no annotations.
 # mypy: disable-error-code="no-untyped-call"
@@ -46,8 +51,6 @@ def panel(qtbot: QtBot) -> ConfirmPanel:
     return p
 
 
-@pytest.mark.xfail(strict=True, reason="red team 9: the hotkey editor keeps the proposal's "
-                   "repeat count without showing it: an edited chord runs 20 times")
 def test_redteam9_an_edited_repeated_chord_shows_what_it_presses(
         panel: ConfirmPanel, qtbot: QtBot, tmp_path: Path) -> None:
     shot = tmp_path / "step.jpg"
@@ -70,3 +73,30 @@ def test_redteam9_an_edited_repeated_chord_shows_what_it_presses(
     edited = reply.edited
     assert isinstance(edited, Hotkey) and edited.keys == ["backspace"]
     assert edited.repeat == 1 or any("20" in text for text in shown), (edited, shown)
+
+
+def test_the_person_sets_how_many_times_an_edited_chord_is_pressed(
+        panel: ConfirmPanel, qtbot: QtBot, tmp_path: Path) -> None:
+    shot = tmp_path / "step.jpg"
+    Image.new("RGB", (1280, 800), (30, 30, 30)).save(shot)
+    proposal = Hotkey(keys=["delete"], repeat=20)
+    panel.show_request(ConfirmRequest(
+        description="press delete 20 times", element="", points=(),
+        reasons=("presses delete, which deletes the selection",), action=proposal,
+        screenshot_path=str(shot), geometry=GEOMETRY))
+    # The proposal's own text says the count: the title and the keys' box.
+    assert "20 times" in panel.title_label.text()
+    assert panel.payload_label.text() == "delete (20 times)"
+    qtbot.keyClick(panel, Qt.Key.Key_E, ALT)
+    editor = panel.editor
+    assert isinstance(editor, HotkeyEditor)
+    assert editor.repeat_box.value() == 20
+    assert (editor.repeat_box.minimum(), editor.repeat_box.maximum()) == (1, 20)
+    assert editor.fields() == [editor.keys_field, editor.repeat_box]
+    editor.keys_field.setText("backspace")
+    editor.repeat_box.setValue(1)
+    assert panel.edit_error is None
+    with qtbot.waitSignal(panel.answered, timeout=2000) as blocker:
+        qtbot.keyClick(editor.repeat_box, Qt.Key.Key_Return)  # Enter in the count approves
+    reply = blocker.args[0]
+    assert reply.answer is Answer.EDIT and reply.edited == Hotkey(keys=["backspace"])
