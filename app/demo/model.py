@@ -71,13 +71,19 @@ def cannot(why: str) -> dict[str, Any]:
     return step(why, {"action": "answer", "text": f"{LABEL}{why} I did nothing."})
 
 
-def plan(image: Any) -> dict[str, Any]:
-    """The next step for ``image`` (a PIL image, the newest screenshot)."""
+def plan(image: Any, goal: str = "") -> dict[str, Any]:
+    """The next step for ``image`` (a PIL image, the newest screenshot) towards ``goal`` (the
+    task's words, which the eval's task windows need: the level, invoice or number asked)."""
     shot = Screenshot(image)
     window = shot.window()
     if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
         return plan_rows(shot, rows)
     if window is None:
+        from app.demo.plans import route  # its planners use this module's step()
+
+        routed = route(shot, goal)
+        if routed is not None:
+            return routed
         return cannot("I cannot see the whole holodesk practice window on the screen (it is "
                       "covered, off the screen or closed), and I act only in it.")
     inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
@@ -161,12 +167,29 @@ def latest_image(messages: Sequence[Any]) -> Any | None:
     return None
 
 
+def task_text(messages: Sequence[Any]) -> str:
+    """The task of a chat request: its user message that starts "Task:" (both contracts say it
+    so, before any step's results), else every user message's text, one per line."""
+    texts: list[str] = []
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [str(part.get("text", "")) for part in content
+                      if isinstance(part, Mapping) and part.get("type") == "text"]
+    task = next((t for t in texts if t.startswith("Task:")), None)
+    return task if task is not None else "\n".join(texts)
+
+
 def answer(messages: Sequence[Any]) -> dict[str, Any]:
     """The demo model's step for a chat request's ``messages``."""
     image = latest_image(messages)
     if image is None:
         return cannot("I was sent no screenshot, so I cannot see the practice window.")
-    return plan(image)
+    return plan(image, task_text(messages))
 
 
 def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:
