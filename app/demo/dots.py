@@ -84,6 +84,18 @@ def layout(text: str, unit: int) -> tuple[list[Dot], int]:
     return dots, max(0, column - 1) * unit
 
 
+def ink(pixels: Any) -> Any:
+    """Which of ``pixels`` (rows of RGB) are the dot font's ink: blue well above red and green,
+    which stay dark. By hue, not by a distance to :data:`app.demo.task_look.INK`: JPEG's
+    halved colour resolution pales a lone square towards the white round it, but keeps it
+    blue; black text and its grey edges are never blue."""
+    import numpy as np
+
+    rgb = np.asarray(pixels, dtype=np.int16)
+    red_green = np.maximum(rgb[..., 0], rgb[..., 1])
+    return (rgb[..., 2] - red_green >= 40) & (red_green <= 110)
+
+
 def _runs(flags: Sequence[bool]) -> list[tuple[int, int]]:
     """The runs of True in ``flags``: (start, end) with end exclusive."""
     runs: list[tuple[int, int]] = []

@@ -146,12 +146,15 @@ class Screenshot:
         return Mark(inside.left + float(xs.mean()) + 0.5, inside.top + float(ys.mean()) + 0.5,
                     count)
 
+    def pixels(self, inside: Box) -> Any:
+        """The pixels inside ``inside``: an array of rows of RGB (int16)."""
+        return self._pixels[inside.top:inside.bottom, inside.left:inside.right]
+
     def mask(self, color: RGB, inside: Box) -> Any:
         """Which pixels inside ``inside`` show ``color`` (a boolean array of its rows)."""
         import numpy as np
 
-        area = self._pixels[inside.top:inside.bottom, inside.left:inside.right]
-        return np.asarray(_mask(area, color))
+        return np.asarray(_mask(self.pixels(inside), color))
 
     def extent(self, color: RGB, inside: Box, min_pixels: int = 60) -> Box | None:
         """The box round ``color``'s pixels inside ``inside``, or None when too few show."""

@@ -42,11 +42,12 @@ BORDERS: dict[TaskWindow, RGB] = {
     TaskWindow.COPIES: (240, 60, 120),
 }
 
-#: The dot font's colour: a dark blue, apart from black text and its grey edges.
+#: The dot font's colour: a dark blue, apart from black text and its grey edges (read by its
+#: hue, :func:`app.demo.dots.ink`: JPEG pales small squares towards the white round them).
 INK: RGB = (0, 0, 120)
 
 #: Small square icons naming one of up to four things (a zoom level, a setting).
-TAGS: tuple[RGB, ...] = ((240, 240, 60), (60, 0, 240), (120, 180, 0), (180, 60, 240))
+TAGS: tuple[RGB, ...] = ((100, 150, 240), (60, 0, 240), (120, 180, 0), (180, 60, 240))
 
 # -- pick from a menu --------------------------------------------------------------------------
 VIEW_MARK: RGB = (240, 180, 120)  # the menu bar's View entry
@@ -93,7 +94,7 @@ APPLY_BUTTON: RGB = (180, 120, 240)  # the frame of Apply (and of the copies win
 
 # -- set a number ---------------------------------------------------------------------------------
 MINUS_BUTTON: RGB = (60, 240, 120)
-PLUS_BUTTON: RGB = (240, 60, 240)
+PLUS_BUTTON: RGB = (120, 0, 120)
 COPIES_START = 2
 COPIES_WANTED = 7
 COPIES_MAX = 20

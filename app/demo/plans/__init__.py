@@ -10,13 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from app.demo.look import Screenshot
+from app.demo.plans import copies, drag, invoices, menu, settings
 from app.demo.task_look import BORDERS, TaskWindow
 
 
 def route(shot: Screenshot, goal: str) -> dict[str, Any] | None:
     """The next step in the task window ``shot`` shows whole, or None when it shows none."""
-    from app.demo.plans import copies, drag, invoices, menu, settings
-
     planners = {TaskWindow.MENU: menu.plan, TaskWindow.DRAG: drag.plan,
                 TaskWindow.INVOICES: invoices.plan, TaskWindow.SETTINGS: settings.plan,
                 TaskWindow.COPIES: copies.plan}

@@ -1,10 +1,13 @@
-"""What the task windows' planners share: the window's inside, pointing at a mark."""
+"""What the task windows' planners share: the window's inside, pointing at a mark, the
+answers (a refusal is :func:`app.demo.steps.cannot`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.demo.look import Box, Mark, Screenshot
+from app.demo.steps import LABEL, norm1000, step
+from app.demo.steps import cannot as cannot
 
 
 def inside(window: Box) -> Box:
@@ -16,8 +19,6 @@ def point_at(shot: Screenshot, mark: Mark | tuple[float, float], element: str, t
              action: str = "click") -> dict[str, Any]:
     """A step that points at ``mark`` (a ``click``, ``move`` or ``drag_to``), in norm1000 of
     the image."""
-    from app.demo.model import norm1000, step
-
     x, y = (mark.x, mark.y) if isinstance(mark, Mark) else mark
     nx, ny = norm1000(x, y, shot.width, shot.height)
     return step(thought, {"action": action, "element": element, "x": nx, "y": ny})
@@ -25,12 +26,4 @@ def point_at(shot: Screenshot, mark: Mark | tuple[float, float], element: str, t
 
 def done(thought: str, text: str) -> dict[str, Any]:
     """The answer that ends a task: what was done (or read)."""
-    from app.demo.model import LABEL, step
-
     return step(thought, {"action": "answer", "text": LABEL + text})
-
-
-def cannot(why: str) -> dict[str, Any]:
-    from app.demo.model import cannot as refuse
-
-    return refuse(why)

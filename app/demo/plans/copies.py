@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.demo.dots import read_lines
+from app.demo.dots import ink, read_lines
 from app.demo.look import STATUS_COLORS, Box, Screenshot, Status
 from app.demo.plans.common import cannot, done, inside, point_at
-from app.demo.task_look import APPLY_BUTTON, INK, MINUS_BUTTON, PLUS_BUTTON
+from app.demo.task_look import APPLY_BUTTON, MINUS_BUTTON, PLUS_BUTTON
 
 
 def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
@@ -18,7 +18,7 @@ def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
         return cannot("The task names no number of copies to set.")
     wanted = int(found[1])
     area = inside(window)
-    shown = [words[0] for _y, words in read_lines(shot.mask(INK, area))
+    shown = [words[0] for _y, words in read_lines(ink(shot.pixels(area)))
              if len(words) == 1 and words[0].isdigit()]
     if len(shown) != 1:
         return cannot("I cannot read the number of copies in the print window.")

@@ -1,7 +1,7 @@
 """The drag-an-item task (ui/practice/tasks/drag.py): the card into the Done box, in two steps
 that both contracts can say: ``move`` onto the card (it lights up), then a ``drag`` from the
 card to the box. H's contract has no drag with a start, only ``drag_to`` from the pointer
-(:func:`app.demo.model.in_contract` writes the drag as one), which is why the pointer is put
+(app/demo/model.py ``in_contract`` writes the drag as one), which is why the pointer is put
 on the card first and the drag planned only once the card shows it is there."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from app.demo.look import Box, Screenshot
-from app.demo.model import norm1000
 from app.demo.plans.common import cannot, done, inside, point_at
+from app.demo.steps import norm1000
 from app.demo.task_look import CARD, CARD_HOVER, DROP_BOX
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.demo.dots import read_lines
+from app.demo.dots import ink, read_lines
 from app.demo.look import Box, Screenshot
 from app.demo.plans.common import cannot, done, inside
-from app.demo.task_look import INK
 
 
 def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
@@ -17,7 +16,7 @@ def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
     if found is None:
         return cannot("The task names no invoice number (INV-...) to look for.")
     wanted = found[0].upper()
-    rows = [words for _y, words in read_lines(shot.mask(INK, inside(window)))]
+    rows = [words for _y, words in read_lines(ink(shot.pixels(inside(window))))]
     for words in rows:
         if len(words) >= 2 and words[0] == wanted:
             return done(f"The row of {wanted} shows the total {words[-1]}.",
