@@ -8,7 +8,8 @@ that the task is done when the checklist says so. It never replays a script: wha
 from the pixels, so a window that is covered, moved away or not there gets no action at all,
 only an answer saying it cannot see it. A point it found outside the window is refused the
 same way. Points are in the norm1000 convention of the image it was sent (the demo run sets
-that convention).
+that convention). The task windows of `holodesk eval` (app/demo/task_look.py) are planned by
+their own modules (app/demo/plans), from the pixels and the task's words.
 
 It answers in the contract it is asked in (docs/contract.md): holodesk's own dialect, or H's
 structured contract in either vocabulary when the request carries that contract's schema

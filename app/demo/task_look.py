@@ -47,7 +47,7 @@ BORDERS: dict[TaskWindow, RGB] = {
 INK: RGB = (0, 0, 120)
 
 #: Small square icons naming one of up to four things (a zoom level, a setting).
-TAGS: tuple[RGB, ...] = ((100, 150, 240), (60, 0, 240), (120, 180, 0), (180, 60, 240))
+TAGS: tuple[RGB, ...] = ((240, 240, 120), (60, 0, 240), (120, 180, 0), (180, 60, 240))
 
 # -- pick from a menu --------------------------------------------------------------------------
 VIEW_MARK: RGB = (240, 180, 120)  # the menu bar's View entry

@@ -92,7 +92,8 @@ def test_every_mark_is_apart_from_every_other_and_from_tks_greys() -> None:
     assert len(marks) >= 30
     around = {"white": (255, 255, 255), "black": (0, 0, 0), "tk grey": (217, 217, 217),
               "tk active": (236, 236, 236), "tk selection": (195, 195, 195),
-              "box grey": (144, 144, 144), "window": (239, 239, 239)}
+              "box grey": (144, 144, 144), "window": (239, 239, 239),
+              "openbox title bar": (100, 150, 240)}
     colors = list(marks)
     for i, a in enumerate(colors):
         for b in [*colors[i + 1:], *around.values()]:
@@ -257,3 +258,11 @@ def test_window_state_checks() -> None:
     assert not card_done({"box": "todo"}, None).passed
     assert copies_set({"set": COPIES_WANTED, "copies": COPIES_WANTED}, None).passed
     assert not copies_set({"set": None, "copies": COPIES_WANTED}, None).passed
+
+
+def test_the_window_managers_title_bar_is_not_read_as_a_level() -> None:
+    """Above the menu bar is the title bar (openbox's is blue): not a zoom level's colour."""
+    image = screens.menu(ZOOM_WANTED)
+    image.paste((100, 150, 240), (200, 95, 800, 119))
+    done = act(image, "menu-zoom")
+    assert done["action"] == "answer" and ZOOM_WANTED in done["text"]

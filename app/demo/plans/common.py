@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.demo.look import Box, Mark, Screenshot
+from app.demo.look import RGB, Box, Mark, Screenshot
 from app.demo.steps import LABEL, norm1000, step
 from app.demo.steps import cannot as cannot
 
@@ -13,6 +13,23 @@ from app.demo.steps import cannot as cannot
 def inside(window: Box) -> Box:
     """The window within its frame's outer edge."""
     return Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
+
+
+def solid(shot: Screenshot, color: RGB, area: Box, min_pixels: int = 40) -> Mark | None:
+    """The centre of ``color``'s solid parts inside ``area``: pixels whose four neighbours
+    show it too. A small icon is solid; the fringe JPEG leaves along the edge of another
+    colour's square (a few pixels wide) is not, so it cannot pull the centre away."""
+    import numpy as np
+
+    mask = np.asarray(shot.mask(color, area))
+    core = np.zeros_like(mask)
+    core[1:-1, 1:-1] = (mask[1:-1, 1:-1] & mask[:-2, 1:-1] & mask[2:, 1:-1]
+                        & mask[1:-1, :-2] & mask[1:-1, 2:])
+    count = int(core.sum())
+    if count < min_pixels:
+        return None
+    ys, xs = np.nonzero(core)
+    return Mark(area.left + float(xs.mean()) + 0.5, area.top + float(ys.mean()) + 0.5, count)
 
 
 def point_at(shot: Screenshot, mark: Mark | tuple[float, float], element: str, thought: str,

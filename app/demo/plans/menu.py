@@ -8,11 +8,12 @@ import re
 from typing import Any
 
 from app.demo.look import Box, Screenshot
-from app.demo.plans.common import cannot, done, inside, point_at
+from app.demo.plans.common import cannot, done, inside, point_at, solid
 from app.demo.task_look import LEVEL_TAGS, VIEW_MARK, ZOOM_MARK
 
-#: Pixels above the window's frame where its menu bar is (Tk puts it outside the frame).
-_BAR = 40
+#: Pixels above the window's frame where its menu bar is (Tk puts it outside the frame); not
+#: more: above the bar is the window manager's title bar, whose colours are not the window's.
+_BAR = 34
 
 
 def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
@@ -24,7 +25,7 @@ def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
     body = inside(window)
     area = Box(body.left, max(0, body.top - _BAR), body.right, body.bottom)
     shown = {level: mark for level, color in LEVEL_TAGS.items()
-             if (mark := shot.find(color, area)) is not None}
+             if (mark := solid(shot, color, area)) is not None}
     if len(shown) >= 2:
         if wanted not in shown:
             return cannot(f"The Zoom menu is open but I cannot see {wanted} in it.")

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from app.demo.look import STATUS_COLORS, Box, Screenshot, Status
-from app.demo.plans.common import cannot, done, inside, point_at
+from app.demo.plans.common import cannot, done, inside, point_at, solid
 from app.demo.task_look import APPLY_BUTTON, OPTION_TAGS, TICK
 
 
@@ -31,7 +31,7 @@ def plan(shot: Screenshot, window: Box, goal: str) -> dict[str, Any]:
         return cannot("The task names no setting of the settings window to tick or untick.")
     area = inside(window)
     for option, tick in wanted.items():
-        icon = shot.find(OPTION_TAGS[option], area)
+        icon = solid(shot, OPTION_TAGS[option], area)
         if icon is None:
             return cannot(f"I cannot see {option} in the settings window.")
         row = Box(area.left, max(area.top, int(icon.y) - 10), int(icon.x) - 6,
