@@ -90,8 +90,13 @@ class MenuApp(TaskApp):
     def rect(self) -> list[int]:
         # The menu bar sits above the toplevel's own area, in the frame Tk wraps round it: the
         # window, for the eval's capture, starts at the bar.
+        import tkinter as tk
+
         left, top, width, height = super().rect()
-        bar_top = int(self.root.tk.call("winfo", "rooty", f".#{MENU_NAMES[0]}"))
+        try:
+            bar_top = int(self.root.tk.call("winfo", "rooty", f".#{MENU_NAMES[0]}"))
+        except tk.TclError:  # the bar's clone is made when the window is first drawn
+            return [left, top, width, height]
         return [left, min(top, bar_top), width, height + max(0, top - bar_top)]
 
     def fields(self) -> dict[str, Any]:
