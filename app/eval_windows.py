@@ -17,6 +17,8 @@ from app.demo.task_look import (
     INVOICES,
     OPTIONS_WANTED,
     POPUP_INSTANCES,
+    THEME_START,
+    THEME_WANTED,
     WANTED_INVOICE,
     WM_CLASSES,
     ZOOM_START,
@@ -114,6 +116,13 @@ def copies_set(state: dict[str, Any], _answer: str | None) -> Check:
                         f"(wanted {COPIES_WANTED}, then OK)")
 
 
+def theme_applied(state: dict[str, Any], _answer: str | None) -> Check:
+    if state.get("applied") == THEME_WANTED:
+        return Check(True, f"the {THEME_WANTED} theme is applied")
+    return Check(False, f"applied: {state.get('applied')}, chosen: {state.get('theme')} "
+                        f"(wanted {THEME_WANTED}, then Apply)")
+
+
 class MenuSubject(TaskWindowSubject):
     """The menu window: its menu bar's pop-ups are windows named by their menus."""
 
@@ -172,5 +181,13 @@ WINDOW_TASKS: tuple[EvalTask, ...] = (
         summary=f"set a number: from {COPIES_START} to {COPIES_WANTED} copies with - and +, "
                 "reading the number after each press, then OK",
         subject=_subject(TaskWindow.COPIES, copies_set),
+    ),
+    EvalTask(
+        name="tab-theme",
+        goal=f"In the holodesk preferences window, go to the Display tab, choose the "
+             f"{THEME_WANTED} theme, then press Apply",
+        summary=f"switch to a tab and change a value: the Display tab of a notebook (General "
+                f"shows first), the {THEME_WANTED} theme instead of {THEME_START}, Apply",
+        subject=_subject(TaskWindow.PREFS, theme_applied),
     ),
 )

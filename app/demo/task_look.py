@@ -6,7 +6,7 @@ the parts a task needs with colours of their own: saturated, apart from each oth
 practice window's marks (app/demo/look.py) and from Tk's greys by more than the look's
 tolerance on some channel (tests/app/test_demo_tasks.py checks every pair). To a real model
 they are ordinary labelled widgets: a menu bar, a board of cards, a table, a settings dialog,
-a number with - and + buttons. Text the demo model must read is drawn in the dot font of
+a number with - and + buttons, tabs. Text the demo model must read is drawn in the dot font of
 :mod:`app.demo.dots` in :data:`INK`.
 
 The tasks' fixed content (the zoom levels, the invoices, the options) is here too: the window
@@ -28,6 +28,7 @@ class TaskWindow(StrEnum):
     INVOICES = "invoices"
     SETTINGS = "settings"
     COPIES = "copies"
+    PREFS = "prefs"
 
 
 #: Each window's X11 window class: what a task's run is limited to (``only_in``).
@@ -40,6 +41,7 @@ BORDERS: dict[TaskWindow, RGB] = {
     TaskWindow.INVOICES: (180, 180, 0),
     TaskWindow.SETTINGS: (120, 0, 180),
     TaskWindow.COPIES: (240, 60, 120),
+    TaskWindow.PREFS: (240, 180, 60),
 }
 
 #: The dot font's colour: a dark blue, apart from black text and its grey edges (read by its
@@ -98,3 +100,11 @@ PLUS_BUTTON: RGB = (120, 0, 120)
 COPIES_START = 2
 COPIES_WANTED = 7
 COPIES_MAX = 20
+
+# -- switch to a tab and change a value -----------------------------------------------------------
+TABS: tuple[str, ...] = ("General", "Display", "Sound")
+DISPLAY_TAB: RGB = (240, 120, 140)  # the Display tab's icon
+THEMES: tuple[str, ...] = ("Light", "Dark", "System")
+THEME_TAGS: dict[str, RGB] = dict(zip(THEMES, TAGS, strict=False))
+THEME_START = "Light"
+THEME_WANTED = "Dark"

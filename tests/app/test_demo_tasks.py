@@ -20,6 +20,7 @@ from app.demo.task_look import (
     OPTIONS_START,
     OPTIONS_WANTED,
     POPUP_INSTANCES,
+    THEME_WANTED,
     WANTED_INVOICE,
     ZOOM_WANTED,
 )
@@ -30,6 +31,7 @@ from app.eval_windows import (
     copies_set,
     numbers,
     options_applied,
+    theme_applied,
     total_read,
     zoom_set,
 )
@@ -266,3 +268,28 @@ def test_the_window_managers_title_bar_is_not_read_as_a_level() -> None:
     image.paste((100, 150, 240), (200, 95, 800, 119))
     done = act(image, "menu-zoom")
     assert done["action"] == "answer" and ZOOM_WANTED in done["text"]
+
+
+# -- switch to a tab and change a value ---------------------------------------------------------
+
+def test_the_tab_is_opened_then_the_theme_chosen_then_applied() -> None:
+    assert_at(act(screens.prefs(), "tab-theme"), "click",
+              screens.centre(screens.DISPLAY_TAB_BOX))
+    choose = act(screens.prefs("Display"), "tab-theme")
+    assert_at(choose, "click", screens.centre(screens.THEME_ROWS[THEME_WANTED][1]))
+    assert_at(act(screens.prefs("Display", THEME_WANTED), "tab-theme"), "click",
+              screens.centre(screens.PREFS_APPLY_BOX))
+    done = act(screens.prefs("Display", THEME_WANTED, applied=True), "tab-theme")
+    assert done["action"] == "answer" and THEME_WANTED in done["text"]
+    assert theme_applied({"applied": THEME_WANTED}, None).passed
+    assert not theme_applied({"applied": None, "theme": THEME_WANTED}, None).passed
+
+
+def test_every_task_window_covered_or_gone_gets_no_action() -> None:
+    drawn = {"menu-zoom": screens.menu(), "drag-card": screens.board(),
+             "read-invoice": screens.invoices(), "set-copies": screens.copies(2),
+             "settings-ticks": screens.settings(dict(OPTIONS_START)),
+             "tab-theme": screens.prefs()}
+    for task, image in drawn.items():
+        image.paste((90, 90, 90), (450, 60, 950, 650))
+        assert_refused(act(image, task), "cannot see the whole")

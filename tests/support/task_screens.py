@@ -16,6 +16,7 @@ from app.demo.task_look import (
     BORDERS,
     CARD,
     CARD_HOVER,
+    DISPLAY_TAB,
     DROP_BOX,
     INK,
     INVOICES,
@@ -24,6 +25,8 @@ from app.demo.task_look import (
     OPTION_TAGS,
     OPTIONS,
     PLUS_BUTTON,
+    THEME_TAGS,
+    THEMES,
     TICK,
     VIEW_MARK,
     ZOOM_LEVELS,
@@ -157,4 +160,25 @@ def copies(number: int, *, set_: bool = False) -> Image.Image:
     dots(draw, str(number), (420, 199), unit=6)
     draw.rectangle((230, 405, 256, 425), fill=STATUS_COLORS[Status.DONE if set_ else Status.TODO])
     frame(draw, OK_BOX, APPLY_BUTTON)
+    return image
+
+
+# -- the preferences window ----------------------------------------------------------------------
+DISPLAY_TAB_BOX = (300, 140, 316, 156)
+THEME_ROWS = {theme: ((230, 200 + 30 * i, 242, 212 + 30 * i),
+                      (252, 198 + 30 * i, 268, 214 + 30 * i)) for i, theme in enumerate(THEMES)}
+PREFS_APPLY_BOX = (640, 480, 760, 520)
+
+
+def prefs(tab: str = "General", chosen: str = "Light", *, applied: bool = False) -> Image.Image:
+    image, draw = _window(TaskWindow.PREFS)
+    draw.rectangle(DISPLAY_TAB_BOX, fill=DISPLAY_TAB)
+    if tab == "Display":
+        for theme, (box, icon) in THEME_ROWS.items():
+            draw.ellipse(box, fill=TICK if theme == chosen else (255, 255, 255),
+                         outline=(80, 80, 80))
+            draw.rectangle(icon, fill=THEME_TAGS[theme])
+    draw.rectangle((230, 485, 256, 505),
+                   fill=STATUS_COLORS[Status.DONE if applied else Status.TODO])
+    frame(draw, PREFS_APPLY_BOX, APPLY_BUTTON)
     return image

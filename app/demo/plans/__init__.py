@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.demo.look import Screenshot
-from app.demo.plans import copies, drag, invoices, menu, settings
+from app.demo.plans import copies, drag, invoices, menu, prefs, settings
 from app.demo.task_look import BORDERS, TaskWindow
 
 
@@ -18,7 +18,7 @@ def route(shot: Screenshot, goal: str) -> dict[str, Any] | None:
     """The next step in the task window ``shot`` shows whole, or None when it shows none."""
     planners = {TaskWindow.MENU: menu.plan, TaskWindow.DRAG: drag.plan,
                 TaskWindow.INVOICES: invoices.plan, TaskWindow.SETTINGS: settings.plan,
-                TaskWindow.COPIES: copies.plan}
+                TaskWindow.COPIES: copies.plan, TaskWindow.PREFS: prefs.plan}
     for kind, border in BORDERS.items():
         window = shot.window(border)
         if window is not None:

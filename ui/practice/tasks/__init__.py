@@ -32,7 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ui.practice.tasks.invoices import InvoicesApp as App  # type: ignore[assignment]
     elif kind is TaskWindow.SETTINGS:
         from ui.practice.tasks.settings import SettingsApp as App  # type: ignore[assignment]
-    else:
+    elif kind is TaskWindow.COPIES:
         from ui.practice.tasks.copies import CopiesApp as App  # type: ignore[assignment]
+    else:
+        from ui.practice.tasks.prefs import PrefsApp as App  # type: ignore[assignment]
     App(args.state).run()
     return 0
