@@ -293,3 +293,22 @@ def test_every_task_window_covered_or_gone_gets_no_action() -> None:
     for task, image in drawn.items():
         image.paste((90, 90, 90), (450, 60, 950, 650))
         assert_refused(act(image, task), "cannot see the whole")
+
+
+def test_each_task_window_has_its_module_and_its_command() -> None:
+    """`holodesk --eval-window NAME` shows ui/practice/tasks/NAME.py's window; a frozen
+    holodesk is started with the option itself (it has no Python to run a module with)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    from app.demo.task_windows import EVAL_WINDOW_OPTION, window_command
+    from ui.practice.tasks.base import TaskApp
+
+    for kind in task_look.TaskWindow:
+        module = importlib.import_module(f"ui.practice.tasks.{kind.value}")
+        apps = [v for v in vars(module).values() if isinstance(v, type)
+                and issubclass(v, TaskApp) and v is not TaskApp and v.kind is kind]
+        assert len(apps) == 1, kind
+        frozen = window_command(kind, Path("/s.json"), frozen=True)
+        assert frozen == [sys.executable, EVAL_WINDOW_OPTION, kind.value, "--state", "/s.json"]

@@ -7,6 +7,7 @@ one module each, on a shared frame (:mod:`ui.practice.tasks.base`).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,19 +23,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("name", choices=[kind.value for kind in TaskWindow])
     parser.add_argument("--state", type=Path, help="write the window's state here (JSON)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    # Each window's module is imported only when it is the one shown: ui.practice.tasks.NAME
+    # holds its window as the one TaskApp subclass whose kind is NAME.
+    from ui.practice.tasks.base import TaskApp
+
     kind = TaskWindow(args.name)
-    # Each window's module is imported only when it is the one shown.
-    if kind is TaskWindow.MENU:
-        from ui.practice.tasks.menu import MenuApp as App
-    elif kind is TaskWindow.DRAG:
-        from ui.practice.tasks.drag import DragApp as App  # type: ignore[assignment]
-    elif kind is TaskWindow.INVOICES:
-        from ui.practice.tasks.invoices import InvoicesApp as App  # type: ignore[assignment]
-    elif kind is TaskWindow.SETTINGS:
-        from ui.practice.tasks.settings import SettingsApp as App  # type: ignore[assignment]
-    elif kind is TaskWindow.COPIES:
-        from ui.practice.tasks.copies import CopiesApp as App  # type: ignore[assignment]
-    else:
-        from ui.practice.tasks.prefs import PrefsApp as App  # type: ignore[assignment]
-    App(args.state).run()
+    module = importlib.import_module(f"ui.practice.tasks.{kind.value}")
+    [app] = [v for v in vars(module).values() if isinstance(v, type)
+             and issubclass(v, TaskApp) and v is not TaskApp and v.kind is kind]
+    app(args.state).run()
     return 0
