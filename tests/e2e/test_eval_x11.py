@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from app.demo.look import PRACTICE_WM_CLASS
+from app.demo.rows import ROWS_WM_CLASS
+from app.demo.task_look import WM_CLASSES
 from app.eval import task_names
 from model.contracts import Vocabulary
 from tests.support.e2e import run_holodesk
@@ -35,7 +37,8 @@ WIDTH, HEIGHT = 1280, 800
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
 #: The fewest steps each task takes: its clicks and typing (the answer ends the run).
 LEAST_STEPS = {"practice-form": 5, "practice-resume": 2, "practice-fix-colour": 3,
-               "scroll-to-row": 2}
+               "scroll-to-row": 2, "menu-zoom": 3, "drag-card": 2, "read-invoice": 1,
+               "settings-ticks": 5, "set-copies": 6, "tab-theme": 3}
 
 
 @pytest.fixture(autouse=True)
@@ -45,10 +48,14 @@ def _desktop(openbox: WindowManager, xvfb: Xvfb) -> Iterator[None]:
     yield
 
 
-def practice_windows(xvfb: Xvfb) -> list[str]:
-    found = subprocess.run(["xdotool", "search", "--class", PRACTICE_WM_CLASS],
-                           env=xvfb.env(), capture_output=True, text=True)
-    return found.stdout.split()
+def task_windows(xvfb: Xvfb) -> list[str]:
+    """The task windows still open: the practice, rows and Tk task windows' classes."""
+    left: list[str] = []
+    for wm_class in (PRACTICE_WM_CLASS, ROWS_WM_CLASS, *WM_CLASSES.values()):
+        found = subprocess.run(["xdotool", "search", "--class", f"^{wm_class}$"],
+                               env=xvfb.env(), capture_output=True, text=True)
+        left += found.stdout.split()
+    return left
 
 
 def raw_answers(home: Home, run_id: str) -> list[str]:
@@ -80,7 +87,7 @@ def test_eval_against_the_demo_model_passes_every_task(xvfb: Xvfb, home: Home) -
         said = raw_answers(home, task["run_id"])
         assert len(said) == task["steps"]
         assert all('"tool_call"' in raw for raw in said)  # the default profile: H's contract
-    assert practice_windows(xvfb) == []  # every window closed at the end
+    assert task_windows(xvfb) == []  # every window closed at the end
 
 
 def test_compare_legacy_and_holotron_12b_side_by_side(xvfb: Xvfb, home: Home) -> None:
@@ -121,7 +128,7 @@ def test_eval_in_native_tool_calls_against_the_demo_model(xvfb: Xvfb, home: Home
     assert len(said) == task["steps"] >= LEAST_STEPS["practice-form"]
     # Each answer is one call, as the log keeps it: name(arguments), no step JSON.
     assert all(raw.startswith(("click(", "write(", "answer(")) for raw in said), said
-    assert practice_windows(xvfb) == []
+    assert task_windows(xvfb) == []
 
 
 @pytest.mark.parametrize(("profile", "vocabulary", "root"), [
@@ -141,7 +148,7 @@ def test_eval_against_the_stand_in_in_hs_contract(xvfb: Xvfb, home: Home, profil
     assert [t["task"] for t in report["tasks"]] == list(task_names())
     assert planner.requests == sum(t["steps"] for t in report["tasks"])
     assert all("structured_outputs" in b.body for b in bodies)
-    assert practice_windows(xvfb) == []
+    assert task_windows(xvfb) == []
 
 
 def test_eval_against_the_stand_in_in_native_tool_calls(xvfb: Xvfb, home: Home) -> None:
@@ -161,7 +168,7 @@ def test_eval_against_the_stand_in_in_native_tool_calls(xvfb: Xvfb, home: Home) 
     assert all(b.body["tool_choice"] == "required" for b in bodies)
     # The last request carries the whole history: each call answered by its tool message.
     assert sum(m["role"] == "tool" for m in bodies[-1].messages) == len(bodies) - 1
-    assert practice_windows(xvfb) == []
+    assert task_windows(xvfb) == []
 
 
 def test_the_seeing_stand_in_fills_the_form(xvfb: Xvfb, home: Home) -> None:
@@ -186,3 +193,18 @@ def test_a_failed_task_exits_1(xvfb: Xvfb, home: Home) -> None:
     assert result.returncode == 1, str(result)
     assert "practice-form: FAILED" in result.stdout
     assert "still to do: colour, saved, deleted" in result.stdout
+
+
+def test_a_wrong_reading_fails_the_task(xvfb: Xvfb, home: Home) -> None:
+    """read-invoice is checked on the run's answer: another invoice's total fails it."""
+    def misreads(_request: object) -> str:
+        return json.dumps({"note": "", "thought": "the total is there",
+                           "action": {"action": "answer", "text": "1257.09"}})
+
+    with FakeVLLM(misreads) as server:
+        result = run_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
+                              "legacy", "--tasks", "read-invoice", xvfb=xvfb, timeout=300)
+    assert result.returncode == 1, str(result)
+    assert "read-invoice: FAILED" in result.stdout
+    assert "wanted 1275.90" in result.stdout
+    assert task_windows(xvfb) == []
