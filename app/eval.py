@@ -32,7 +32,24 @@ from app.demo.look import NAME, PRACTICE_WM_CLASS
 from app.demo.practice import PracticeWindow
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
+from app.demo.task_look import (
+    NOTES_FILE,
+    ORDER_NUMBER,
+    SEARCH_FOR,
+    WANTED_CONTACT,
+    WANTED_FILE,
+    WANTED_FORMAT,
+)
 from app.demo.window_process import capture_region, watch_window
+from app.eval_check import Check as Check  # re-exported: the suite's names
+from app.eval_check import EvalError as EvalError
+from app.eval_windows import (
+    ContactsSubject,
+    EditorSubject,
+    ExportSubject,
+    FilesSubject,
+    OrderSubject,
+)
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
 from control.stop import StopLatch
@@ -46,18 +63,6 @@ DEFAULT_MAX_STEPS = 20
 MAX_SECONDS = 600.0
 #: What the report says where a figure is not recorded.
 NOT_RECORDED = "n/a"
-
-
-class EvalError(RuntimeError):
-    """The suite cannot run (an unknown task name, a window that does not open)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """Whether a task's goal was reached, read from its window's own state, and what it saw."""
-
-    passed: bool
-    detail: str
 
 
 class Subject(Protocol):
@@ -203,6 +208,45 @@ TASKS: tuple[EvalTask, ...] = (
                 "find it and select it",
         subject=RowsSubject,
     ),
+    EvalTask(
+        name="edit-and-save",
+        goal=(f"In the holodesk notes editor, change the line 'status: draft' to 'status: "
+              f"final' and save the file {NOTES_FILE}"),
+        summary=f"edit and save a file: a Tk text editor opened on {NOTES_FILE}; the check "
+                "reads the file on disk (that line changed, nothing else)",
+        subject=EditorSubject,
+    ),
+    EvalTask(
+        name="copy-order-number",
+        goal=("Copy the order number shown in the holodesk order window into the order number "
+              "field of the holodesk returns form beside it, then press Submit"),
+        summary=f"a two-window task: copy {ORDER_NUMBER} from one window into a form in "
+                "another (two window classes) and submit",
+        subject=OrderSubject,
+    ),
+    EvalTask(
+        name="export-as-csv",
+        goal=f"In the holodesk export dialog, choose {WANTED_FORMAT} as the format and "
+             "confirm with OK",
+        summary=f"a dialog: change the chosen format from PDF to {WANTED_FORMAT}, confirm "
+                "with OK",
+        subject=ExportSubject,
+    ),
+    EvalTask(
+        name="open-by-double-click",
+        goal=f"In the holodesk documents window, open the document {WANTED_FILE} by "
+             "double-clicking it",
+        summary=f"double-click a list item: open {WANTED_FILE} (a single click only selects)",
+        subject=FilesSubject,
+    ),
+    EvalTask(
+        name="search-with-shortcut",
+        goal=f"In the holodesk contacts window, use the search (Ctrl+F) to find "
+             f"{SEARCH_FOR} and press Enter to open the contact",
+        summary=f"a keyboard shortcut: Ctrl+F shows a search field; search {SEARCH_FOR}, "
+                f"Enter opens {WANTED_CONTACT}",
+        subject=ContactsSubject,
+    ),
 )
 
 
@@ -276,6 +320,13 @@ def _unattended(event: Event) -> None:
                  event.outcome.value, event.steps, event.reason)
 
 
+def confined_to(subject: Subject) -> tuple[str, ...]:
+    """The window classes a task's run may act in: every one of a subject of several windows
+    (its ``wm_classes``, app/eval_windows.py), else its one ``wm_class``."""
+    classes: tuple[str, ...] = tuple(getattr(subject, "wm_classes", ()))
+    return classes or (subject.wm_class,)
+
+
 def task_settings(settings: Settings, window: Rect, subject: Subject, *,
                   max_steps: int) -> Settings:
     """``settings`` for one task (in memory, never saved): no confirmation, acting only in the
@@ -283,7 +334,7 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
     region = capture_region(window)
     return settings.with_overrides({
         "confirm": "never",
-        "only_in": (subject.wm_class,),
+        "only_in": confined_to(subject),
         "monitor": region,
         "max_steps": max_steps,
         "max_seconds": MAX_SECONDS,

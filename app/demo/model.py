@@ -78,6 +78,13 @@ def plan(image: Any) -> dict[str, Any]:
     if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
         return plan_rows(shot, rows)
     if window is None:
+        # `holodesk eval`'s Tk task windows, a planner each (app/demo/plans).
+        from app.demo.plans import plan_task_window
+
+        planned = plan_task_window(shot)
+        if planned is not None:
+            return planned
+    if window is None:
         return cannot("I cannot see the whole holodesk practice window on the screen (it is "
                       "covered, off the screen or closed), and I act only in it.")
     inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
