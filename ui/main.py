@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args[:1] == [TASK_WINDOW_OPTION]:
         # A Tk task window of `holodesk eval`, a process of its own (app/demo/task_window.py).
-        from ui.practice.tk_task import main as task_window_main
+        from ui.practice.tk_windows import main as task_window_main
 
         return task_window_main(args[1:])
     from app.autostart import AT_LOGIN_OPTION

@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.demo.answers import LABEL, cannot, norm1000, step
 from app.demo.look import (
     BLUE_SWATCH,
     DELETE_BUTTON,
@@ -41,13 +42,11 @@ from app.demo.look import (
     Screenshot,
     Status,
 )
+from app.demo.plans import plan_task_window
 from model.contracts.base import H_VOCABULARIES, Vocabulary
 from model.contracts.h_structured import step_schema
 from model.contracts.tools import from_action
 from model.schema import Step
-
-#: The answers' opening: every text the demo model writes says it is the demo.
-LABEL = "Demo: "
 
 _DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
 
@@ -61,16 +60,6 @@ _TARGETS = {
 }
 
 
-def step(thought: str, action: Mapping[str, Any], note: str = "") -> dict[str, Any]:
-    """One step as Holotron answers it (model/schema.py): note, thought, action."""
-    return {"note": note, "thought": LABEL + thought, "action": dict(action)}
-
-
-def cannot(why: str) -> dict[str, Any]:
-    """The answer when the model may not act: no action, the reason in words."""
-    return step(why, {"action": "answer", "text": f"{LABEL}{why} I did nothing."})
-
-
 def plan(image: Any) -> dict[str, Any]:
     """The next step for ``image`` (a PIL image, the newest screenshot)."""
     shot = Screenshot(image)
@@ -79,8 +68,6 @@ def plan(image: Any) -> dict[str, Any]:
         return plan_rows(shot, rows)
     if window is None:
         # `holodesk eval`'s Tk task windows, a planner each (app/demo/plans).
-        from app.demo.plans import plan_task_window
-
         planned = plan_task_window(shot)
         if planned is not None:
             return planned
@@ -132,11 +119,6 @@ def plan_rows(shot: Screenshot, window: Box) -> dict[str, Any]:
     return step("The wanted row is not in view; scroll the list down.",
                 {"action": "scroll", "element": "the list", "x": x, "y": y,
                  "direction": "down", "amount": 5})
-
-
-def norm1000(x: float, y: float, width: int, height: int) -> tuple[int, int]:
-    """A pixel position of a ``width`` x ``height`` image in the norm1000 convention."""
-    return round(x / width * 1000), round(y / height * 1000)
 
 
 def latest_image(messages: Sequence[Any]) -> Any | None:

@@ -18,6 +18,14 @@ from typing import Any
 import pytest
 
 from app.demo.look import PRACTICE_WM_CLASS
+from app.demo.task_look import (
+    CONTACTS_WM_CLASS,
+    EDITOR_WM_CLASS,
+    EXPORT_WM_CLASS,
+    FILES_WM_CLASS,
+    ORDER_FORM_WM_CLASS,
+    ORDER_SOURCE_WM_CLASS,
+)
 from app.eval import task_names
 from model.contracts import Vocabulary
 from tests.support.e2e import run_holodesk
@@ -34,7 +42,20 @@ WIDTH, HEIGHT = 1280, 800
 xvfb = xvfb_fixture(WIDTH, HEIGHT)
 #: The fewest steps each task takes: its clicks and typing (the answer ends the run).
 LEAST_STEPS = {"practice-form": 5, "practice-resume": 2, "practice-fix-colour": 3,
-               "scroll-to-row": 2}
+               "scroll-to-row": 2,
+               # double-click draft, type final, Ctrl+S
+               "edit-and-save": 3,
+               # double-click the number, Ctrl+C, click the field, Ctrl+V, Submit
+               "copy-order-number": 5,
+               # CSV, OK
+               "export-as-csv": 2,
+               # the double click
+               "open-by-double-click": 1,
+               # click the list, Ctrl+F, type with Enter
+               "search-with-shortcut": 3}
+#: The window classes of the Tk task windows (app/demo/task_look.py).
+TASK_WM_CLASSES = (EDITOR_WM_CLASS, ORDER_SOURCE_WM_CLASS, ORDER_FORM_WM_CLASS,
+                   EXPORT_WM_CLASS, FILES_WM_CLASS, CONTACTS_WM_CLASS)
 
 
 @pytest.fixture(autouse=True)
@@ -48,6 +69,16 @@ def practice_windows(xvfb: Xvfb) -> list[str]:
     found = subprocess.run(["xdotool", "search", "--class", PRACTICE_WM_CLASS],
                            env=xvfb.env(), capture_output=True, text=True)
     return found.stdout.split()
+
+
+def task_windows(xvfb: Xvfb) -> list[str]:
+    """The Tk task windows still open on the display."""
+    found: list[str] = []
+    for wm_class in TASK_WM_CLASSES:
+        search = subprocess.run(["xdotool", "search", "--class", wm_class], env=xvfb.env(),
+                                capture_output=True, text=True)
+        found += search.stdout.split()
+    return found
 
 
 def raw_answers(home: Home, run_id: str) -> list[str]:
@@ -65,7 +96,7 @@ def reports(stdout: str) -> list[dict[str, Any]]:
 
 
 def test_eval_against_the_demo_model_passes_every_task(xvfb: Xvfb, home: Home) -> None:
-    result = run_holodesk(home, "eval", "--json", xvfb=xvfb, timeout=300)
+    result = run_holodesk(home, "eval", "--json", xvfb=xvfb, timeout=600)
     assert result.returncode == 0, str(result)
     [report] = reports(result.stdout)
     assert report["passed"] is True
@@ -80,11 +111,12 @@ def test_eval_against_the_demo_model_passes_every_task(xvfb: Xvfb, home: Home) -
         assert len(said) == task["steps"]
         assert all('"action"' in raw for raw in said)
     assert practice_windows(xvfb) == []  # every window closed at the end
+    assert task_windows(xvfb) == []
 
 
 def test_compare_legacy_and_holotron_12b_side_by_side(xvfb: Xvfb, home: Home) -> None:
     result = run_holodesk(home, "eval", "--compare", "legacy", "holotron-12b", xvfb=xvfb,
-                          timeout=400)
+                          timeout=800)
     assert result.returncode == 0, str(result)
     lines = result.stdout.splitlines()
     header = next(line for line in lines if line.startswith("task"))
@@ -95,7 +127,7 @@ def test_compare_legacy_and_holotron_12b_side_by_side(xvfb: Xvfb, home: Home) ->
         assert "n/a" in row  # reasoning tokens, which the client does not record
     # The same task was really spoken in both contracts: the log keeps the answers.
     again = run_holodesk(home, "eval", "--compare", "legacy", "holotron-12b", "--json",
-                         xvfb=xvfb, timeout=400)
+                         xvfb=xvfb, timeout=800)
     assert again.returncode == 0, str(again)
     legacy, holotron = reports(again.stdout)
     assert (legacy["profile"], holotron["profile"]) == ("legacy", "holotron-12b")
@@ -116,7 +148,7 @@ def test_eval_against_the_stand_in_in_hs_contract(xvfb: Xvfb, home: Home, profil
     planner = ReadsTheChecklist()
     with FakeVLLM(InContract(planner, vocabulary), contract="h_structured", root=root) as server:
         result = run_holodesk(home, "eval", "--endpoint", server.base_url, "--profile",
-                              profile, "--json", xvfb=xvfb, timeout=400)
+                              profile, "--json", xvfb=xvfb, timeout=800)
         bodies = list(server.requests)
     assert result.returncode == 0, str(result)
     [report] = reports(result.stdout)

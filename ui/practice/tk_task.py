@@ -1,26 +1,23 @@
-"""What the Tk task windows of `holodesk eval` share: a framed window of its own class, its state
-written to a JSON file, closing itself when the holodesk that started it is gone.
+"""What the Tk task windows of `holodesk eval` share: a framed window of its own class, and its
+state written to a JSON file.
 
 Each window runs as a process of its own (``holodesk --task-window KIND --state FILE``, routed by
-ui/main.py; app/demo/task_window.py starts it). Tk: a few widgets, no Qt needed. The state file
+ui/main.py to ui/practice/tk_windows.py, which also closes it when the holodesk that started it
+is gone; app/demo/task_window.py starts it). Tk: a few widgets, no Qt needed. The state file
 holds where each of its windows is (``windows``: name to [x, y, width, height]), whether they
 are drawn (``ready``) and what the task's check reads; files a task edits live beside it.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import tkinter as tk
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.demo.look import RGB, STATUS_COLORS, Status
 from app.demo.task_look import hex_colour
-from ui.practice import PARENT_CHECK_MS, orphaned
 
 #: How long after the window is first drawn it says it is ready (ms): Tk draws in steps.
 _SHOWN_MS = 300
@@ -100,28 +97,3 @@ def write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".saving")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``holodesk --task-window KIND [--state FILE]``: show the window until it is closed."""
-    from ui.practice.tk_windows import WINDOWS
-
-    parser = argparse.ArgumentParser(prog="holodesk --task-window",
-                                     description="a task window of holodesk eval")
-    parser.add_argument("kind", choices=sorted(WINDOWS))
-    parser.add_argument("--state", type=Path, help="write the window's state here (JSON)")
-    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    make: Callable[[Path | None], TaskWindow] = WINDOWS[args.kind]
-    app = make(args.state)
-    parent = os.getppid()
-
-    def watch() -> None:
-        if orphaned(parent):
-            app.root.destroy()
-        else:
-            app.root.after(PARENT_CHECK_MS, watch)
-
-    app.root.after(PARENT_CHECK_MS, watch)
-    app.refresh()
-    app.root.mainloop()
-    return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import norm1000, step
 from app.demo.look import RGB, Box, Mark, Screenshot
 
 
@@ -14,16 +15,12 @@ def inside(window: Box) -> Box:
 
 def at(shot: Screenshot, mark: Mark) -> tuple[int, int]:
     """``mark``'s centre in norm1000 of the image sent."""
-    from app.demo.model import norm1000
-
     return norm1000(mark.x, mark.y, shot.width, shot.height)
 
 
 def pointed(shot: Screenshot, kind: str, element: str, mark: Mark,
             thought: str) -> dict[str, Any]:
     """A ``kind`` action ("click", "double_click") at ``mark``, named ``element``."""
-    from app.demo.model import step
-
     x, y = at(shot, mark)
     return step(thought, {"action": kind, "element": element, "x": x, "y": y})
 

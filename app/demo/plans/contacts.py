@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import cannot, step
 from app.demo.look import Screenshot, Status
 from app.demo.plans.common import find_in, inside, pointed
 from app.demo.task_look import (
@@ -20,8 +21,6 @@ BORDERS = (CONTACTS_BORDER,)
 
 
 def plan(shot: Screenshot) -> dict[str, Any]:
-    from app.demo.model import cannot, step
-
     window = shot.window(CONTACTS_BORDER)
     if window is None:
         return cannot("I cannot see the whole holodesk contacts window on the screen (it is "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import cannot, step
 from app.demo.look import Screenshot, Status
 from app.demo.plans.common import find_in, inside, pointed
 from app.demo.task_look import (
@@ -21,8 +22,6 @@ BORDERS = (EDITOR_BORDER,)
 
 
 def plan(shot: Screenshot) -> dict[str, Any]:
-    from app.demo.model import cannot, step
-
     window = shot.window(EDITOR_BORDER)
     if window is None:
         return cannot("I cannot see the whole holodesk notes editor on the screen (it is "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import cannot, step
 from app.demo.look import Screenshot, Status
 from app.demo.plans.common import find_in, inside, pointed
 from app.demo.task_look import CHOSEN, CSV_ICON, EXPORT_BORDER, OK_BUTTON, WANTED_FORMAT
@@ -16,8 +17,6 @@ _SAME_ROW = 15
 
 
 def plan(shot: Screenshot) -> dict[str, Any]:
-    from app.demo.model import cannot, step
-
     window = shot.window(EXPORT_BORDER)
     if window is None:
         return cannot("I cannot see the whole holodesk export dialog on the screen (it is "

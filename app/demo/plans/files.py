@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import cannot, step
 from app.demo.look import Screenshot, Status
 from app.demo.plans.common import find_in, inside, pointed
 from app.demo.task_look import FILES_BORDER, WANTED_FILE, WANTED_FILE_MARK
@@ -12,8 +13,6 @@ BORDERS = (FILES_BORDER,)
 
 
 def plan(shot: Screenshot) -> dict[str, Any]:
-    from app.demo.model import cannot, step
-
     window = shot.window(FILES_BORDER)
     if window is None:
         return cannot("I cannot see the whole holodesk documents window on the screen (it is "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.demo.answers import cannot, step
 from app.demo.look import Screenshot, Status
 from app.demo.plans.common import find_in, inside, pointed
 from app.demo.task_look import (
@@ -21,8 +22,6 @@ BORDERS = (ORDER_SOURCE_BORDER, ORDER_FORM_BORDER)
 
 
 def plan(shot: Screenshot) -> dict[str, Any]:
-    from app.demo.model import cannot, step
-
     source = shot.window(ORDER_SOURCE_BORDER)
     form = shot.window(ORDER_FORM_BORDER)
     if source is None or form is None:
