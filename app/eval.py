@@ -33,8 +33,10 @@ from app.demo.practice import PracticeWindow
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.demo.task_look import (
+    CITY,
     NOTES_FILE,
     ORDER_NUMBER,
+    POSTCODE,
     SEARCH_FOR,
     WANTED_CONTACT,
     WANTED_FILE,
@@ -45,6 +47,7 @@ from app.eval_check import Check as Check  # re-exported: the suite's names
 from app.eval_check import EvalError as EvalError
 from app.eval_windows import (
     ContactsSubject,
+    DeliverySubject,
     EditorSubject,
     ExportSubject,
     FilesSubject,
@@ -246,6 +249,14 @@ TASKS: tuple[EvalTask, ...] = (
         summary=f"a keyboard shortcut: Ctrl+F shows a search field; search {SEARCH_FOR}, "
                 f"Enter opens {WANTED_CONTACT}",
         subject=ContactsSubject,
+    ),
+    EvalTask(
+        name="tab-between-fields",
+        goal=f"In the holodesk delivery form, type {CITY} in the City field, press Tab to move "
+             f"to the Postcode field, type {POSTCODE} there, then press Save",
+        summary="two fields and the keyboard: type in one, Tab to the next (a click there does "
+                "not count), type, Save",
+        subject=DeliverySubject,
     ),
 )
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from app.demo.task_look import (
+    CITY,
     CONTACTS_WM_CLASS,
+    DELIVERY_WM_CLASS,
     EDITOR_WM_CLASS,
     EXPORT_WM_CLASS,
     FILES_WM_CLASS,
@@ -25,6 +27,7 @@ from app.demo.task_look import (
     ORDER_FORM_WM_CLASS,
     ORDER_NUMBER,
     ORDER_SOURCE_WM_CLASS,
+    POSTCODE,
     SEARCH_FOR,
     WANTED_CONTACT,
     WANTED_FILE,
@@ -185,3 +188,23 @@ class ContactsSubject(TkSubject):
             return Check(True, f"{WANTED_CONTACT} is open, found by searching {searched!r}")
         return Check(False, f"open: {opened or 'nothing'} (searched: {searched!r}; wanted "
                             f"{WANTED_CONTACT} by searching {SEARCH_FOR})")
+
+
+class DeliverySubject(TkSubject):
+    """tab-between-fields: the city and postcode saved, the postcode field reached by Tab."""
+
+    kind = Kind.DELIVERY
+    wm_class = DELIVERY_WM_CLASS
+    wm_classes = (DELIVERY_WM_CLASS,)
+
+    def judge(self, state: dict[str, Any]) -> Check:
+        saved = state.get("saved")
+        wanted = {"City": CITY, "Postcode": POSTCODE}
+        if saved is None:
+            return Check(False, f"not saved (typed: {state.get('typed')})")
+        if saved != wanted:
+            return Check(False, f"saved {saved} (wanted {wanted})")
+        if not state.get("tabbed"):
+            return Check(False, "saved as asked, but the Postcode field was not reached with "
+                                "Tab from City")
+        return Check(True, f"saved {CITY} {POSTCODE}, the Postcode field reached with Tab")

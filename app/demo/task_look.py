@@ -73,6 +73,14 @@ CONTACTS = ("Ada Lovelace", "Alan Turing", "Barbara Liskov", "Edsger Dijkstra",
 SEARCH_FOR = "Hopper"
 WANTED_CONTACT = "Grace Hopper"
 
+# -- tab-between-fields: two fields, the keyboard moves between them ----------------------------
+DELIVERY_WM_CLASS = "holodesk-delivery"
+DELIVERY_BORDER: RGB = (0, 255, 0)
+CITY_FIELD: RGB = (140, 80, 255)  # the frame round the City field
+POSTCODE_FIELD: RGB = (255, 0, 160)  # the frame round the Postcode field
+CITY = "Lyon"
+POSTCODE = "69002"
+
 #: Every mark of this module, by name (the test that keeps them apart reads it).
 MARKS: dict[str, RGB] = {
     "editor border": EDITOR_BORDER, "draft value": DRAFT_VALUE, "final value": FINAL_VALUE,
@@ -82,6 +90,8 @@ MARKS: dict[str, RGB] = {
     "csv icon": CSV_ICON, "chosen": CHOSEN, "ok": OK_BUTTON, "files border": FILES_BORDER,
     "wanted file": WANTED_FILE_MARK, "contacts border": CONTACTS_BORDER,
     "list focus": LIST_FOCUS, "list ring": LIST_RING, "search field": SEARCH_FIELD,
+    "delivery border": DELIVERY_BORDER, "city field": CITY_FIELD,
+    "postcode field": POSTCODE_FIELD,
 }
 
 

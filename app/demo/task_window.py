@@ -32,6 +32,7 @@ class Kind(StrEnum):
     EXPORT = "export"
     FILES = "files"
     CONTACTS = "contacts"
+    DELIVERY = "delivery"
 
 
 def task_window_command(kind: Kind, state: Path, *, frozen: bool | None = None) -> list[str]:

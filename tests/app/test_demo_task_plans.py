@@ -14,7 +14,9 @@ from app.demo import look
 from app.demo import model as demo_model
 from app.demo.look import TOLERANCE, Status
 from app.demo.task_look import (
+    CITY,
     CONTACTS_WM_CLASS,
+    DELIVERY_WM_CLASS,
     EDITOR_WM_CLASS,
     EXPORT_WM_CLASS,
     FILES_WM_CLASS,
@@ -22,11 +24,13 @@ from app.demo.task_look import (
     NEW_STATUS,
     ORDER_FORM_WM_CLASS,
     ORDER_SOURCE_WM_CLASS,
+    POSTCODE,
     SEARCH_FOR,
 )
 from app.eval import task_settings
 from app.eval_windows import (
     ContactsSubject,
+    DeliverySubject,
     EditorSubject,
     ExportSubject,
     FilesSubject,
@@ -150,6 +154,16 @@ def test_the_search_is_opened_with_its_shortcut() -> None:
     assert act(screens.contacts(search=True, opened=True).image)["action"] == "answer"
 
 
+def test_the_fields_are_filled_with_tab_between_them() -> None:
+    s = screens.delivery()
+    assert_at(act(s.image), "click", s.centre(screens.CITY_BOX))
+    assert act(screens.delivery(A).image) == {"action": "type", "text": CITY}
+    assert act(screens.delivery(D).image) == {"action": "hotkey", "keys": ["tab"]}
+    assert act(screens.delivery(D, A).image) == {"action": "type", "text": POSTCODE}
+    assert_at(act(screens.delivery(D, D).image), "click", s.centre(screens.SAVE))
+    assert act(screens.delivery(D, D, saved=True).image)["action"] == "answer"
+
+
 def test_a_jpeg_is_read_as_the_client_sends_it() -> None:
     data = jpeg_bytes(screens.order(selected=True, copied=True).image, quality=85)
     step = demo_model.answer([image_message(data)])
@@ -174,11 +188,16 @@ STEPS: list[tuple[Image.Image, str]] = [
     (screens.contacts().image, CONTACTS_WM_CLASS),
     (screens.contacts(focused=True).image, CONTACTS_WM_CLASS),
     (screens.contacts(search=True).image, CONTACTS_WM_CLASS),
+    (screens.delivery().image, DELIVERY_WM_CLASS),
+    (screens.delivery(A).image, DELIVERY_WM_CLASS),
+    (screens.delivery(D).image, DELIVERY_WM_CLASS),
+    (screens.delivery(D, A).image, DELIVERY_WM_CLASS),
+    (screens.delivery(D, D).image, DELIVERY_WM_CLASS),
 ]
 
 
 SUBJECTS: tuple[type[TkSubject], ...] = (EditorSubject, OrderSubject, ExportSubject,
-                                        FilesSubject, ContactsSubject)
+                                        FilesSubject, ContactsSubject, DeliverySubject)
 
 
 @pytest.mark.parametrize("vocabulary", [Vocabulary.HOLO_NANO, Vocabulary.HUB])

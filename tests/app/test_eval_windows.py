@@ -14,6 +14,7 @@ from app.demo.task_window import TASK_WINDOW_OPTION, Kind, bounding, task_window
 from app.eval import TASKS, task_settings
 from app.eval_windows import (
     ContactsSubject,
+    DeliverySubject,
     EditorSubject,
     ExportSubject,
     FilesSubject,
@@ -41,7 +42,7 @@ def opened(subject: TkSubject) -> None:
 def test_every_task_window_is_in_the_suite() -> None:
     names = [task.name for task in TASKS]
     for name in ("edit-and-save", "copy-order-number", "export-as-csv",
-                 "open-by-double-click", "search-with-shortcut"):
+                 "open-by-double-click", "search-with-shortcut", "tab-between-fields"):
         assert name in names
 
 
@@ -112,6 +113,20 @@ def test_the_other_windows_are_checked_by_their_state(tmp_path: Path) -> None:
     assert not contacts.check().passed  # clicked open, not found through the search
     write_state(contacts, searched="Hopper", opened="Grace Hopper")
     assert contacts.check().passed
+
+
+def test_the_delivery_form_counts_only_a_tab_to_the_postcode(tmp_path: Path) -> None:
+    delivery = DeliverySubject(tmp_path)
+    saved = {"City": "Lyon", "Postcode": "69002"}
+    write_state(delivery, saved=None, tabbed=False, typed=saved)
+    assert not delivery.check().passed
+    write_state(delivery, saved=saved, tabbed=False, typed=saved)
+    check = delivery.check()
+    assert not check.passed and "Tab" in check.detail  # clicked there, not tabbed
+    write_state(delivery, saved={**saved, "Postcode": "69"}, tabbed=True, typed=saved)
+    assert not delivery.check().passed
+    write_state(delivery, saved=saved, tabbed=True, typed=saved)
+    assert delivery.check().passed
 
 
 def test_no_state_is_a_failed_check(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import pytest
 from app.demo.look import PRACTICE_WM_CLASS
 from app.demo.task_look import (
     CONTACTS_WM_CLASS,
+    DELIVERY_WM_CLASS,
     EDITOR_WM_CLASS,
     EXPORT_WM_CLASS,
     FILES_WM_CLASS,
@@ -52,10 +53,12 @@ LEAST_STEPS = {"practice-form": 5, "practice-resume": 2, "practice-fix-colour": 
                # the double click
                "open-by-double-click": 1,
                # click the list, Ctrl+F, type with Enter
-               "search-with-shortcut": 3}
+               "search-with-shortcut": 3,
+               # click City, type, Tab, type, Save
+               "tab-between-fields": 5}
 #: The window classes of the Tk task windows (app/demo/task_look.py).
 TASK_WM_CLASSES = (EDITOR_WM_CLASS, ORDER_SOURCE_WM_CLASS, ORDER_FORM_WM_CLASS,
-                   EXPORT_WM_CLASS, FILES_WM_CLASS, CONTACTS_WM_CLASS)
+                   EXPORT_WM_CLASS, FILES_WM_CLASS, CONTACTS_WM_CLASS, DELIVERY_WM_CLASS)
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,10 @@ from PIL import Image, ImageDraw
 from app.demo.look import RGB, STATUS_COLORS, Status
 from app.demo.task_look import (
     CHOSEN,
+    CITY_FIELD,
     CONTACTS_BORDER,
     CSV_ICON,
+    DELIVERY_BORDER,
     DRAFT_VALUE,
     EDITOR_BORDER,
     EXPORT_BORDER,
@@ -25,6 +27,7 @@ from app.demo.task_look import (
     ORDER_FORM_BORDER,
     ORDER_SOURCE_BORDER,
     ORDER_VALUE,
+    POSTCODE_FIELD,
     SEARCH_FIELD,
     SELECTION,
     SUBMIT_BUTTON,
@@ -163,4 +166,24 @@ def contacts(*, focused: bool = False, search: bool = False, opened: bool = Fals
         s.frame((340, 200, 600, 236), SEARCH_FIELD, width=4)
     s.frame(CONTACT_LIST, LIST_FOCUS if focused else LIST_RING, width=4)
     s.square(620, 250, Status.DONE if opened else Status.TODO)
+    return s
+
+
+# -- the delivery form ---------------------------------------------------------------------------
+DELIVERY = (300, 150, 800, 420)
+CITY_BOX = (420, 200, 620, 236)
+POSTCODE_BOX = (420, 250, 620, 286)
+SAVE = (440, 320, 580, 356)
+
+
+def delivery(city: Status = Status.TODO, postcode: Status = Status.TODO, *,
+             saved: bool = False) -> Screen:
+    s = Screen()
+    s.window(DELIVERY, DELIVERY_BORDER)
+    s.frame(CITY_BOX, CITY_FIELD)
+    s.square(640, 208, city)
+    s.frame(POSTCODE_BOX, POSTCODE_FIELD)
+    s.square(640, 258, postcode)
+    s.frame(SAVE, SUBMIT_BUTTON, width=4)
+    s.square(640, 328, Status.DONE if saved else Status.TODO)
     return s

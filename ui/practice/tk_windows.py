@@ -12,6 +12,7 @@ from pathlib import Path
 from app.demo.task_window import Kind
 from ui.practice import PARENT_CHECK_MS, orphaned
 from ui.practice.tk_contacts import ContactsWindow
+from ui.practice.tk_delivery import DeliveryWindow
 from ui.practice.tk_editor import EditorWindow
 from ui.practice.tk_export import ExportWindow
 from ui.practice.tk_files import FilesWindow
@@ -24,6 +25,7 @@ WINDOWS: dict[str, Callable[[Path | None], TaskWindow]] = {
     Kind.EXPORT: ExportWindow,
     Kind.FILES: FilesWindow,
     Kind.CONTACTS: ContactsWindow,
+    Kind.DELIVERY: DeliveryWindow,
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.demo.look import RGB, Box, Screenshot
-from app.demo.plans import contacts, editor, export, files, order
+from app.demo.plans import contacts, delivery, editor, export, files, order
 
 Planner = Callable[[Screenshot], dict[str, Any]]
 
@@ -24,6 +24,7 @@ PLANNERS: tuple[tuple[tuple[RGB, ...], Planner], ...] = (
     (export.BORDERS, export.plan),
     (files.BORDERS, files.plan),
     (contacts.BORDERS, contacts.plan),
+    (delivery.BORDERS, delivery.plan),
 )
 #: Pixels of a border colour that say its window is (at least partly) on the screen.
 _SHOWS = 400
