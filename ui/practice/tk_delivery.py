@@ -10,6 +10,7 @@ or otherwise (a click); the check reads it with what was saved.
 from __future__ import annotations
 
 import tkinter as tk
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from app.demo.task_look import (
     POSTCODE_FIELD,
     SUBMIT_BUTTON,
 )
-from ui.practice.tk_task import POLL_MS, TaskWindow, framed, show, square
+from ui.practice.tk_task import TaskWindow, framed, show, square
 
 
 class DeliveryWindow(TaskWindow):
@@ -38,16 +39,25 @@ class DeliveryWindow(TaskWindow):
             row=0, column=0, columnspan=3, sticky="w", pady=(0, 10))
         self.fields: dict[str, tk.Entry] = {}
         self.squares: dict[str, tk.Label] = {}
+        self.typed: dict[str, tk.StringVar] = {}
         for row, (name, color) in enumerate((("City", CITY_FIELD),
                                              ("Postcode", POSTCODE_FIELD)), start=1):
             tk.Label(self.body, text=f"{name}:", font=font).grid(row=row, column=0, sticky="w")
             box = framed(self.body, color)
             box.grid(row=row, column=1, padx=8, pady=4)
-            entry = tk.Entry(box, width=16, font=font, highlightthickness=0)
+            # Kept: a StringVar Python forgets unsets its Tcl variable (and the trace with it).
+            typed = self.typed[name] = tk.StringVar(self.root)
+            entry = tk.Entry(box, width=16, font=font, highlightthickness=0,
+                             textvariable=typed)
             entry.pack()
             self.fields[name] = entry
             self.squares[name] = square(self.body)
             self.squares[name].grid(row=row, column=2)
+            # The square changes as the text or the focus does, before Tk redraws: a
+            # screenshot never shows typed text beside a square that still says empty.
+            typed.trace_add("write", lambda *_: self._show_fields())
+            entry.bind("<FocusIn>", self._focus_on(name), add="+")
+            entry.bind("<FocusOut>", lambda _e: self._focus(None), add="+")
         self.fields["City"].bind("<Tab>", self._tab, add="+")
         self.fields["Postcode"].bind("<FocusIn>", self._focus_in, add="+")
         save = framed(self.body, SUBMIT_BUTTON, width=4)
@@ -57,7 +67,8 @@ class DeliveryWindow(TaskWindow):
         self.saved_square.grid(row=3, column=2, pady=(14, 0))
         show(self.saved_square, Status.TODO)
         self._pending_tab = False
-        self._poll()
+        self._focused: str | None = None
+        self._show_fields()
 
     def _tab(self, _event: object) -> None:
         self._pending_tab = True  # Tk's own binding moves the focus next
@@ -71,13 +82,18 @@ class DeliveryWindow(TaskWindow):
         show(self.saved_square, Status.DONE)
         self.refresh()
 
-    def _poll(self) -> None:
-        focused = self.root.focus_get()
+    def _focus_on(self, name: str) -> Callable[[object], None]:
+        return lambda _event: self._focus(name)
+
+    def _focus(self, name: str | None) -> None:
+        self._focused = name
+        self._show_fields()
+
+    def _show_fields(self) -> None:
         for name, entry in self.fields.items():
             status = (Status.DONE if entry.get() else
-                      Status.ACTIVE if focused is entry else Status.TODO)
+                      Status.ACTIVE if self._focused == name else Status.TODO)
             show(self.squares[name], status)
-        self.root.after(POLL_MS, self._poll)
 
     def facts(self) -> dict[str, Any]:
         return {"saved": self.saved, "tabbed": self.tabbed,

@@ -25,7 +25,7 @@ from app.demo.task_look import (
     SELECTION,
     hex_colour,
 )
-from ui.practice.tk_task import POLL_MS, TaskWindow, show, square, write_atomically
+from ui.practice.tk_task import TaskWindow, show, square, write_atomically
 
 _STATUS_LINE = re.compile(r"^status:[ \t]*(?P<value>\S*)[ \t]*$")
 
@@ -60,8 +60,8 @@ class EditorWindow(TaskWindow):
         self.words.pack(side="left", padx=8)
         self.text.bind("<Control-s>", self._save)
         self.text.bind("<Control-S>", self._save)
-        self._seen = ""
-        self._poll()
+        self.text.bind("<<Modified>>", self._edited)
+        self._changed()
 
     def content(self) -> str:
         return str(self.text.get("1.0", "end-1c"))
@@ -73,11 +73,12 @@ class EditorWindow(TaskWindow):
         self._changed()
         return "break"  # Ctrl+S inserts nothing
 
-    def _poll(self) -> None:
-        # Typing, pasting, undo: every edit shows here, whichever binding made it.
-        if self.content() != self._seen:
-            self._changed()
-        self.root.after(POLL_MS, self._poll)
+    def _edited(self, _event: object) -> None:
+        # Typing, pasting, undo: every edit shows here, whichever binding made it, before Tk
+        # redraws (a screenshot never shows the new text with the old highlight). Clearing the
+        # flag makes Tk say the next edit too.
+        self.text.edit_modified(False)
+        self._changed()
 
     def _changed(self) -> None:
         self._seen = self.content()

@@ -28,7 +28,7 @@ from app.demo.task_look import (
     SUBMIT_BUTTON,
     hex_colour,
 )
-from ui.practice.tk_task import POLL_MS, TaskWindow, framed, show, square
+from ui.practice.tk_task import TaskWindow, framed, show, square
 
 #: Where the order window opens, and the gap between it and the form to its right.
 _AT = (120, 140)
@@ -79,8 +79,11 @@ class OrderWindows(TaskWindow):
         tk.Label(form, text="Order number:", font=font).grid(row=1, column=0, sticky="w")
         field = framed(form, ORDER_FIELD)
         field.grid(row=1, column=1, padx=8)
-        self.field = tk.Entry(field, width=14, font=font, highlightthickness=0)
+        self.typed = tk.StringVar(self.form)
+        self.field = tk.Entry(field, width=14, font=font, highlightthickness=0,
+                              textvariable=self.typed)
         self.field.pack()
+        self._focused = False
         self.field_square = square(form)
         self.field_square.grid(row=1, column=2)
         submit = framed(form, SUBMIT_BUTTON, width=4)
@@ -92,8 +95,13 @@ class OrderWindows(TaskWindow):
         self.sent_words.grid(row=3, column=0, columnspan=3, sticky="w", pady=(8, 0))
         show(self.sent_square, Status.TODO)
         self.form.bind("<Configure>", lambda _e: self.refresh())
+        # The square changes as the text or the focus does, before Tk redraws: a screenshot
+        # never shows a pasted number beside a square that still says empty.
+        self.typed.trace_add("write", lambda *_: self._show_field())
+        self.field.bind("<FocusIn>", lambda _e: self._focus(True), add="+")
+        self.field.bind("<FocusOut>", lambda _e: self._focus(False), add="+")
+        self._show_field()
         self._place()
-        self._poll()
 
     def _place(self) -> None:
         self.root.geometry(f"+{_AT[0]}+{_AT[1]}")
@@ -117,12 +125,14 @@ class OrderWindows(TaskWindow):
         self.sent_words.configure(text=f"Sent: {self.submitted}")
         self.refresh()
 
-    def _poll(self) -> None:
-        typed = self.field.get()
-        focused = self.form.focus_get() is self.field
-        status = Status.DONE if typed else Status.ACTIVE if focused else Status.TODO
+    def _focus(self, focused: bool) -> None:
+        self._focused = focused
+        self._show_field()
+
+    def _show_field(self) -> None:
+        status = (Status.DONE if self.typed.get() else
+                  Status.ACTIVE if self._focused else Status.TODO)
         show(self.field_square, status)
-        self.root.after(POLL_MS, self._poll)
 
     def facts(self) -> dict[str, Any]:
         return {"copied": self.copied, "field": self.field.get(), "submitted": self.submitted}

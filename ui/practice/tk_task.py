@@ -21,8 +21,6 @@ from app.demo.task_look import hex_colour
 
 #: How long after the window is first drawn it says it is ready (ms): Tk draws in steps.
 _SHOWN_MS = 300
-#: How often the window looks for changes Tk sends no event for (ms).
-POLL_MS = 100
 
 
 def square(parent: tk.Misc) -> tk.Label:
