@@ -69,7 +69,9 @@ NOT_RECORDED = "n/a"
 
 
 class Subject(Protocol):
-    """A throwaway window an eval task acts in."""
+    """A throwaway window an eval task acts in (a subject of several windows also names all
+    their classes as ``wm_classes`` and opens to the rectangle holding them all; see
+    :func:`confined_to` and app/eval_windows.py)."""
 
     #: Its X11 window class: the run may act in nothing else.
     wm_class: str

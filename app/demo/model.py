@@ -1,6 +1,8 @@
 """The demo model: a stand-in for Holotron that plans each step from the screenshot it is sent.
 
-It knows one window, the practice window (:mod:`app.demo.look`), and one task. Each step it
+It knows the practice window (:mod:`app.demo.look`) and its task, the rows window of `holodesk
+eval`, and the eval's Tk task windows, each planned by its own module of :mod:`app.demo.plans`
+(what follows is said of the practice window; they work alike). Each step it
 looks at the newest screenshot: finds the window by its border, reads the checklist, and
 points at the part the first unfinished item needs (the name field, then the Blue swatch, then
 Save, then Delete draft), or types the name once the field shows it has the focus. It answers
