@@ -15,7 +15,9 @@ from app.demo import model as demo_model
 from app.demo.look import TOLERANCE, Status
 from app.demo.task_look import (
     CITY,
+    CONTACTS_BORDER,
     CONTACTS_WM_CLASS,
+    DELIVERY_BORDER,
     DELIVERY_WM_CLASS,
     EDITOR_WM_CLASS,
     EXPORT_WM_CLASS,
@@ -104,8 +106,9 @@ def test_the_editors_point_follows_the_window() -> None:
 
 def test_an_editor_it_cannot_read_gets_no_action() -> None:
     assert_refused(act(screens.editor("drafty", saved=False).image), "cannot find the value")
+    # Half covered, it is no window the model may act in, whatever of it still shows.
     covered = screens.editor("draft", saved=True, covers=[(600, 100, 900, 500)])
-    assert_refused(act(covered.image), "cannot see the whole holodesk notes editor")
+    assert_refused(act(covered.image), "I cannot see the whole")
 
 
 # -- copy-order-number --------------------------------------------------------------------------
@@ -162,6 +165,15 @@ def test_the_fields_are_filled_with_tab_between_them() -> None:
     assert act(screens.delivery(D, A).image) == {"action": "type", "text": POSTCODE}
     assert_at(act(screens.delivery(D, D).image), "click", s.centre(screens.SAVE))
     assert act(screens.delivery(D, D, saved=True).image)["action"] == "answer"
+
+
+def test_a_border_colour_alone_picks_no_planner() -> None:
+    """Another application showing a task window's border colour (a green button) is not that
+    window: no task planner answers, and the model does nothing."""
+    s = screens.Screen()
+    for color in (DELIVERY_BORDER, CONTACTS_BORDER):
+        s.fill((100, 100, 400, 200), color)
+        assert_refused(act(s.image), "I cannot see the whole holodesk practice window")
 
 
 def test_a_jpeg_is_read_as_the_client_sends_it() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.demo.look import RGB, Box, Screenshot
+from app.demo.look import RGB, Screenshot
 from app.demo.plans import contacts, delivery, editor, export, files, order
 
 Planner = Callable[[Screenshot], dict[str, Any]]
@@ -26,14 +26,17 @@ PLANNERS: tuple[tuple[tuple[RGB, ...], Planner], ...] = (
     (contacts.BORDERS, contacts.plan),
     (delivery.BORDERS, delivery.plan),
 )
-#: Pixels of a border colour that say its window is (at least partly) on the screen.
-_SHOWS = 400
 
 
 def plan_task_window(shot: Screenshot) -> dict[str, Any] | None:
-    """The next step in the task window ``shot`` shows (some of), or None when it shows none."""
-    whole = Box(0, 0, shot.width, shot.height)
+    """The next step in the task window ``shot`` shows whole (for a task of two windows: one of
+    them whole, the planner then refuses unless both are), or None when it shows none.
+
+    A window only partly in view picks no planner: some pixels of a border's colour are no
+    proof of that window (another application may show that colour), and the demo model then
+    answers that it cannot see its window, doing nothing.
+    """
     for borders, planner in PLANNERS:
-        if any(shot.find(border, whole, min_pixels=_SHOWS) for border in borders):
+        if any(shot.window(border) is not None for border in borders):
             return planner(shot)
     return None
