@@ -39,7 +39,7 @@ from app.eval_task import Check as Check
 from app.eval_task import EvalError as EvalError
 from app.eval_task import EvalTask as EvalTask
 from app.eval_task import Subject as Subject
-from app.eval_task import also_in
+from app.eval_task import confined_to as confined_to
 from app.eval_windows import WINDOW_TASKS
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
@@ -254,7 +254,7 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
     region = capture_region(window)
     return settings.with_overrides({
         "confirm": "never",
-        "only_in": (subject.wm_class, *also_in(subject)),
+        "only_in": confined_to(subject),
         "monitor": region,
         "max_steps": max_steps,
         "max_seconds": MAX_SECONDS,

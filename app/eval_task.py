@@ -28,13 +28,16 @@ class Check:
 
 
 class Subject(Protocol):
-    """A throwaway window an eval task acts in."""
+    """A throwaway window an eval task acts in (or several: see :func:`confined_to`)."""
 
-    #: Its X11 window class: the run may act in nothing else.
-    wm_class: str
+    @property
+    def wm_class(self) -> str:
+        """Its X11 window class (its first window's, for a subject of several)."""
+        ...
 
     def open(self) -> Rect:
-        """Show the window; its rectangle on the screen once placed."""
+        """Show the window; its rectangle on the screen once placed (for several windows, the
+        rectangle holding them all: the capture)."""
         ...
 
     def check(self, answer: str | None = None) -> Check:
@@ -49,7 +52,9 @@ class Subject(Protocol):
         ...
 
     def where(self) -> Rect | None:
-        """Where the window is now (its own state says), None when it cannot tell."""
+        """Where the window is now (its own state says), None when it cannot tell. A subject of
+        several windows says the rectangle :meth:`open` gave only while every window is where
+        it opened, so the eval stops a run once one moved."""
         ...
 
     def close(self) -> None:
@@ -57,12 +62,14 @@ class Subject(Protocol):
         ...
 
 
-def also_in(subject: Subject) -> tuple[str, ...]:
-    """Other X11 names the run may act in besides the subject's class: the pop-up menus of a
-    Tk menu bar are windows of their own, named by their menu (not by the application's
-    class). A subject lists them in an ``also_in`` attribute; most have none."""
-    names = getattr(subject, "also_in", ())
-    return tuple(str(n) for n in names)
+def confined_to(subject: Subject) -> tuple[str, ...]:
+    """The X11 names a task's run may act in (``only_in``): the subject's ``wm_classes`` when
+    it has them, else its one ``wm_class``. A subject of several windows (copy-order-number's
+    order and form) names each one's class there; the menu window names its menu bar's pop-up
+    menus too, which Tk makes windows of their own, named by their menu, not by the
+    application's class."""
+    classes: tuple[str, ...] = tuple(str(c) for c in getattr(subject, "wm_classes", ()))
+    return classes or (subject.wm_class,)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """The demo model: a stand-in for Holotron that plans each step from the screenshot it is sent.
 
-It knows one window, the practice window (:mod:`app.demo.look`), and one task. Each step it
+It knows the practice window (:mod:`app.demo.look`) and its task, the rows window of `holodesk
+eval`, and the eval's Tk task windows, each planned by its own module of :mod:`app.demo.plans`
+(what follows is said of the practice window; they work alike). Each step it
 looks at the newest screenshot: finds the window by its border, reads the checklist, and
 points at the part the first unfinished item needs (the name field, then the Blue swatch, then
 Save, then Delete draft), or types the name once the field shows it has the focus. It answers
@@ -74,6 +76,7 @@ def plan(image: Any, goal: str = "") -> dict[str, Any]:
     if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
         return plan_rows(shot, rows)
     if window is None:
+        # `holodesk eval`'s Tk task windows, a planner each (app/demo/plans).
         routed = route(shot, goal)
         if routed is not None:
             return routed

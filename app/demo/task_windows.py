@@ -1,9 +1,12 @@
-"""The task windows of `holodesk eval` (ui/practice/tasks, Tk): starting one's process and
-reading its state, as app/demo/rows.py does for the rows window.
+"""The task windows of `holodesk eval` (Tk: ui/practice/tasks and ui/practice/tk_*.py):
+starting one's process and reading its state, as app/demo/rows.py does for the rows window.
 
-Each runs as a process of its own, started with the hidden option :data:`EVAL_WINDOW_OPTION`
-and the window's name (ui/main.py routes it, so a frozen holodesk starts them too), and writes
-its state to a JSON file: where it is, and the task's part (app/demo/task_look.py says what).
+Each runs as a process of its own, started with the hidden option :data:`TASK_WINDOW_OPTION`
+and the window's name (:class:`app.demo.task_look.TaskWindow`; ui/main.py routes it to
+ui/practice/tasks, so a frozen holodesk would start them too, though its build leaves tkinter
+out: docs/eval.md), and writes its state to a JSON file in the task folder: where each of its
+windows is (``windows``: name to [x, y, width, height]), whether they are drawn (``ready``)
+and the task's part (app/demo/task_look.py says what); a file it edits lives beside it.
 """
 
 from __future__ import annotations
@@ -19,16 +22,26 @@ from app.demo.window_process import START_TIMEOUT, WindowProcess
 from model.coords import Rect
 
 #: The hidden first argument that makes `holodesk` show a task window (its name follows).
-EVAL_WINDOW_OPTION = "--eval-window"
+TASK_WINDOW_OPTION = "--task-window"
 
 
-def window_command(kind: TaskWindow, state: Path, *, frozen: bool | None = None) -> list[str]:
+def task_window_command(kind: TaskWindow, state: Path, *, frozen: bool | None = None
+                        ) -> list[str]:
     """The command line of the ``kind`` window's process, writing its state to ``state``."""
-    options = [EVAL_WINDOW_OPTION, kind.value, "--state", str(state)]
+    options = [TASK_WINDOW_OPTION, kind.value, "--state", str(state)]
     if getattr(sys, "frozen", False) if frozen is None else frozen:
         return [sys.executable, *options]
     # -P: a folder of the person's with its own `app` or `ui` must not shadow holodesk's.
     return [sys.executable, "-P", "-m", "ui.main", *options]
+
+
+def bounding(rects: list[Rect]) -> Rect:
+    """The smallest rectangle holding every one of ``rects``."""
+    left = min(r.left for r in rects)
+    top = min(r.top for r in rects)
+    right = max(r.left + r.width for r in rects)
+    bottom = max(r.top + r.height for r in rects)
+    return Rect(left, top, right - left, bottom - top)
 
 
 class TaskWindowProcess(WindowProcess[dict[str, Any]]):
@@ -41,9 +54,10 @@ class TaskWindowProcess(WindowProcess[dict[str, Any]]):
         self.state_file = f"{kind.value}-state.json"
         self.log_file = f"{kind.value}-window.log"
         super().__init__(folder)
+        self.folder = self.state_path.parent
 
     def command(self) -> list[str]:
-        return window_command(self.kind, self.state_path)
+        return task_window_command(self.kind, self.state_path)
 
     def environment(self) -> dict[str, str]:
         return practice_env()
@@ -55,11 +69,19 @@ class TaskWindowProcess(WindowProcess[dict[str, Any]]):
             return None
         return data if isinstance(data, dict) else None
 
-    def placed(self, state: dict[str, Any]) -> Rect | None:
-        return Rect(*(int(v) for v in state["window"])) if state.get("ready") else None
+    @staticmethod
+    def rects(state: dict[str, Any]) -> dict[str, Rect]:
+        """Where each of the task's windows is, by name."""
+        shown = state.get("windows")
+        if not isinstance(shown, dict):
+            return {}
+        return {str(name): Rect(*(int(v) for v in box)) for name, box in shown.items()}
 
-    def start(self, timeout: float = START_TIMEOUT) -> Rect:
-        """Start the window and wait until it is drawn and placed; its rectangle."""
-        box = self.placed(self.launch(timeout))
-        assert box is not None  # launch returns a placed state
-        return box
+    def placed(self, state: dict[str, Any]) -> Rect | None:
+        """The rectangle holding all the task's windows, once they are drawn."""
+        rects = self.rects(state)
+        return bounding(list(rects.values())) if state.get("ready") and rects else None
+
+    def start(self, timeout: float = START_TIMEOUT) -> dict[str, Any]:
+        """Start the window and wait until it is drawn and placed; its state then."""
+        return self.launch(timeout)

@@ -150,7 +150,6 @@ def test_a_covered_menu_window_gets_no_action() -> None:
 
 def test_the_menus_pop_ups_are_in_the_runs_confinement() -> None:
     subject = MenuSubject.__new__(MenuSubject)  # only its class is read
-    subject.wm_class = "holodesk-menu"
     config = task_settings(Settings(), Rect(100, 50, 600, 400), subject, max_steps=7)
     assert config.only_in == ("holodesk-menu", *POPUP_INSTANCES)
 
@@ -296,19 +295,19 @@ def test_every_task_window_covered_or_gone_gets_no_action() -> None:
 
 
 def test_each_task_window_has_its_module_and_its_command() -> None:
-    """`holodesk --eval-window NAME` shows ui/practice/tasks/NAME.py's window; a frozen
+    """`holodesk --task-window NAME` shows ui/practice/tasks/NAME.py's window; a frozen
     holodesk is started with the option itself (it has no Python to run a module with)."""
     import importlib
     import sys
     from pathlib import Path
 
-    from app.demo.task_windows import EVAL_WINDOW_OPTION, window_command
+    from app.demo.task_windows import TASK_WINDOW_OPTION, task_window_command
     from ui.practice.tasks.base import TaskApp
 
-    for kind in task_look.TaskWindow:
+    for kind in task_look.BORDERS:
         module = importlib.import_module(f"ui.practice.tasks.{kind.value}")
         apps = [v for v in vars(module).values() if isinstance(v, type)
                 and issubclass(v, TaskApp) and v is not TaskApp and v.kind is kind]
         assert len(apps) == 1, kind
-        frozen = window_command(kind, Path("/s.json"), frozen=True)
-        assert frozen == [sys.executable, EVAL_WINDOW_OPTION, kind.value, "--state", "/s.json"]
+        frozen = task_window_command(kind, Path("/s.json"), frozen=True)
+        assert frozen == [sys.executable, TASK_WINDOW_OPTION, kind.value, "--state", "/s.json"]

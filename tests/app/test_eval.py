@@ -20,7 +20,7 @@ from app.eval import (
     PracticeSubject,
     TaskResult,
     _watch,
-    also_in,
+    confined_to,
     reasoning_total,
     select_tasks,
     target_settings,
@@ -153,10 +153,10 @@ def test_a_model_name_without_an_endpoint_is_a_usage_error(
     assert "--endpoint" in capsys.readouterr().err
 
 
-def test_a_subject_without_pop_ups_acts_in_its_class_alone() -> None:
-    """``also_in`` is optional: the practice and rows windows name only their class."""
+def test_a_subject_of_one_window_acts_in_its_class_alone() -> None:
+    """``wm_classes`` is optional: the practice and rows windows name only their class."""
     subject = PracticeSubject.__new__(PracticeSubject)
-    assert also_in(subject) == ()
+    assert confined_to(subject) == (PRACTICE_WM_CLASS,)
 
 
 def test_every_task_has_a_name_of_its_own() -> None:

@@ -28,4 +28,4 @@ def test_the_tools_profile_gives_the_native_codec_and_the_tool_parser() -> None:
 
 def test_the_served_name_picks_the_structured_contract() -> None:
     codec = auto_codec(ServedModel("holo3.1-9b-tools", 65536, "Hcompany/Holo-3.1-9B"))
-    assert codec is not None and codec.kind is ContractKind.H_STRUCTURED
+    assert codec.codec.kind is ContractKind.H_STRUCTURED

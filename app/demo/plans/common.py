@@ -1,5 +1,5 @@
-"""What the task windows' planners share: the window's inside, pointing at a mark, the
-answers (a refusal is :func:`app.demo.steps.cannot`)."""
+"""What the task windows' planners share: the window's inside, finding and pointing at a mark,
+the answers (a refusal is :func:`app.demo.steps.cannot`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,14 @@ from app.demo.steps import cannot as cannot
 
 
 def inside(window: Box) -> Box:
-    """The window within its frame's outer edge."""
+    """The window within its frame's outer edge (as the practice planner reads)."""
     return Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
+
+
+def find_in(shot: Screenshot, color: RGB, window: Box, min_pixels: int = 60) -> Mark | None:
+    """``color``'s mark inside ``window``, never one outside it."""
+    mark = shot.find(color, inside(window), min_pixels)
+    return mark if mark is not None and window.contains(mark.x, mark.y) else None
 
 
 def solid(shot: Screenshot, color: RGB, area: Box, min_pixels: int = 40) -> Mark | None:
@@ -34,8 +40,8 @@ def solid(shot: Screenshot, color: RGB, area: Box, min_pixels: int = 40) -> Mark
 
 def point_at(shot: Screenshot, mark: Mark | tuple[float, float], element: str, thought: str,
              action: str = "click") -> dict[str, Any]:
-    """A step that points at ``mark`` (a ``click``, ``move`` or ``drag_to``), in norm1000 of
-    the image."""
+    """A step that points at ``mark`` (a ``click``, ``double_click``, ``move`` or ``drag_to``)
+    named ``element``, in norm1000 of the image."""
     x, y = (mark.x, mark.y) if isinstance(mark, Mark) else mark
     nx, ny = norm1000(x, y, shot.width, shot.height)
     return step(thought, {"action": action, "element": element, "x": nx, "y": ny})

@@ -77,7 +77,7 @@ class TaskApp:
             return
         r = self.root
         data = {"pid": os.getpid(), "ready": self.ready and r.winfo_viewable() == 1,
-                "window": self.rect(), **self.fields()}
+                "windows": {"main": self.rect()}, **self.fields()}
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
         os.replace(tmp, self.state_path)
