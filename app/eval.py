@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from app.agent import AgentParts
 from app.demo.look import NAME, PRACTICE_WM_CLASS
@@ -33,6 +33,14 @@ from app.demo.practice import PracticeWindow
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW, RowsWindow
 from app.demo.server import DEMO_MODEL_NAME, DemoServer
 from app.demo.window_process import capture_region, watch_window
+
+# Re-exported: what a task is was defined here first, and its callers still import it here.
+from app.eval_task import Check as Check
+from app.eval_task import EvalError as EvalError
+from app.eval_task import EvalTask as EvalTask
+from app.eval_task import Subject as Subject
+from app.eval_task import confined_to as confined_to
+from app.eval_windows import WINDOW_TASKS
 from app.events import Answer, AwaitingConfirmation, ConfirmReply, Event, RunFinished
 from app.settings import Settings
 from app.store import StepRecord
@@ -48,46 +56,6 @@ DEFAULT_MAX_STEPS = 20
 MAX_SECONDS = 600.0
 #: What the report says where a figure is not recorded.
 NOT_RECORDED = "n/a"
-
-
-class EvalError(RuntimeError):
-    """The suite cannot run (an unknown task name, a window that does not open)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """Whether a task's goal was reached, read from its window's own state, and what it saw."""
-
-    passed: bool
-    detail: str
-
-
-class Subject(Protocol):
-    """A throwaway window an eval task acts in."""
-
-    #: Its X11 window class: the run may act in nothing else.
-    wm_class: str
-
-    def open(self) -> Rect:
-        """Show the window; its rectangle on the screen once placed."""
-        ...
-
-    def check(self) -> Check:
-        """Whether the goal is reached, from the window's own state."""
-        ...
-
-    @property
-    def alive(self) -> bool:
-        """Whether its window's process is still running."""
-        ...
-
-    def where(self) -> Rect | None:
-        """Where the window is now (its own state says), None when it cannot tell."""
-        ...
-
-    def close(self) -> None:
-        """End the window (safe to call twice)."""
-        ...
 
 
 class PracticeSubject:
@@ -106,7 +74,7 @@ class PracticeSubject:
         assert state.window is not None
         return state.window
 
-    def check(self) -> Check:
+    def check(self, answer: str | None = None) -> Check:
         state = self._window.state()
         if state is None:
             return Check(False, "the practice window wrote no state")
@@ -141,7 +109,7 @@ class RowsSubject:
         except RuntimeError as e:
             raise EvalError(str(e)) from e
 
-    def check(self) -> Check:
+    def check(self, answer: str | None = None) -> Check:
         state = self._window.state()
         if state is None:
             return Check(False, "the rows window wrote no state")
@@ -160,16 +128,6 @@ class RowsSubject:
 
     def close(self) -> None:
         self._window.close()
-
-
-@dataclass(frozen=True)
-class EvalTask:
-    """One task of the suite: its name, the goal told to the model, and its window."""
-
-    name: str
-    goal: str
-    summary: str
-    subject: Callable[[Path], Subject]
 
 
 #: The suite, in the order it runs.
@@ -205,6 +163,7 @@ TASKS: tuple[EvalTask, ...] = (
                 "find it and select it",
         subject=RowsSubject,
     ),
+    *WINDOW_TASKS,
 )
 
 
@@ -295,7 +254,7 @@ def task_settings(settings: Settings, window: Rect, subject: Subject, *,
     region = capture_region(window)
     return settings.with_overrides({
         "confirm": "never",
-        "only_in": (subject.wm_class,),
+        "only_in": confined_to(subject),
         "monitor": region,
         "max_steps": max_steps,
         "max_seconds": MAX_SECONDS,
@@ -348,7 +307,7 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
                     records = session.parts.store.steps(finished.run_id) if finished else []
             finally:
                 unwatch()
-            check = subject.check()
+            check = subject.check(finished.answer if finished is not None else None)
         finally:
             subject.close()
     if finished is None:

@@ -42,6 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ui.practice.rows import main as rows_main
 
         return rows_main(args[1:])
+    from app.demo.task_windows import TASK_WINDOW_OPTION
+
+    if args[:1] == [TASK_WINDOW_OPTION]:
+        # A Tk task window of `holodesk eval`, a process of its own (app/demo/task_windows.py).
+        from ui.practice.tasks import main as task_window_main
+
+        return task_window_main(args[1:])
     from app.autostart import AT_LOGIN_OPTION
 
     if args == [AT_LOGIN_OPTION]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -145,6 +145,27 @@ class Screenshot:
         # +0.5: pixel i covers [i, i+1), its centre is i + 0.5
         return Mark(inside.left + float(xs.mean()) + 0.5, inside.top + float(ys.mean()) + 0.5,
                     count)
+
+    def pixels(self, inside: Box) -> Any:
+        """The pixels inside ``inside``: an array of rows of RGB (int16)."""
+        return self._pixels[inside.top:inside.bottom, inside.left:inside.right]
+
+    def mask(self, color: RGB, inside: Box) -> Any:
+        """Which pixels inside ``inside`` show ``color`` (a boolean array of its rows)."""
+        import numpy as np
+
+        return np.asarray(_mask(self.pixels(inside), color))
+
+    def extent(self, color: RGB, inside: Box, min_pixels: int = 60) -> Box | None:
+        """The box round ``color``'s pixels inside ``inside``, or None when too few show."""
+        import numpy as np
+
+        mask = self.mask(color, inside)
+        if int(mask.sum()) < min_pixels:
+            return None
+        ys, xs = np.nonzero(mask)
+        return Box(inside.left + int(xs.min()), inside.top + int(ys.min()),
+                   inside.left + int(xs.max()) + 1, inside.top + int(ys.max()) + 1)
 
     def checklist(self, inside: Box) -> list[Status]:
         """The checklist's squares from top to bottom, each by the colour most of it shows."""

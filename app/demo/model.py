@@ -1,6 +1,8 @@
 """The demo model: a stand-in for Holotron that plans each step from the screenshot it is sent.
 
-It knows one window, the practice window (:mod:`app.demo.look`), and one task. Each step it
+It knows the practice window (:mod:`app.demo.look`) and its task, the rows window of `holodesk
+eval`, and the eval's Tk task windows, each planned by its own module of :mod:`app.demo.plans`
+(what follows is said of the practice window; they work alike). Each step it
 looks at the newest screenshot: finds the window by its border, reads the checklist, and
 points at the part the first unfinished item needs (the name field, then the Blue swatch, then
 Save, then Delete draft), or types the name once the field shows it has the focus. It answers
@@ -8,7 +10,8 @@ that the task is done when the checklist says so. It never replays a script: wha
 from the pixels, so a window that is covered, moved away or not there gets no action at all,
 only an answer saying it cannot see it. A point it found outside the window is refused the
 same way. Points are in the norm1000 convention of the image it was sent (the demo run sets
-that convention).
+that convention). The task windows of `holodesk eval` (app/demo/task_look.py) are planned by
+their own modules (app/demo/plans), from the pixels and the task's words.
 
 It answers in the contract it is asked in (docs/contract.md): holodesk's own dialect, H's
 structured contract in either vocabulary when the request carries that contract's schema
@@ -42,14 +45,16 @@ from app.demo.look import (
     Screenshot,
     Status,
 )
+from app.demo.plans import route
+from app.demo.steps import LABEL as LABEL
+from app.demo.steps import cannot as cannot
+from app.demo.steps import norm1000 as norm1000
+from app.demo.steps import step as step
 from model.contracts.base import H_VOCABULARIES, Vocabulary
 from model.contracts.h_native import function_tools
 from model.contracts.h_structured import step_schema
 from model.contracts.tools import from_action
 from model.schema import Step
-
-#: The answers' opening: every text the demo model writes says it is the demo.
-LABEL = "Demo: "
 
 _DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
 
@@ -63,23 +68,18 @@ _TARGETS = {
 }
 
 
-def step(thought: str, action: Mapping[str, Any], note: str = "") -> dict[str, Any]:
-    """One step as Holotron answers it (model/schema.py): note, thought, action."""
-    return {"note": note, "thought": LABEL + thought, "action": dict(action)}
-
-
-def cannot(why: str) -> dict[str, Any]:
-    """The answer when the model may not act: no action, the reason in words."""
-    return step(why, {"action": "answer", "text": f"{LABEL}{why} I did nothing."})
-
-
-def plan(image: Any) -> dict[str, Any]:
-    """The next step for ``image`` (a PIL image, the newest screenshot)."""
+def plan(image: Any, goal: str = "") -> dict[str, Any]:
+    """The next step for ``image`` (a PIL image, the newest screenshot) towards ``goal`` (the
+    task's words, which the eval's task windows need: the level, invoice or number asked)."""
     shot = Screenshot(image)
     window = shot.window()
     if window is None and (rows := shot.window(ROWS_BORDER)) is not None:
         return plan_rows(shot, rows)
     if window is None:
+        # `holodesk eval`'s Tk task windows, a planner each (app/demo/plans).
+        routed = route(shot, goal)
+        if routed is not None:
+            return routed
         return cannot("I cannot see the whole holodesk practice window on the screen (it is "
                       "covered, off the screen or closed), and I act only in it.")
     inner = Box(window.left + 1, window.top + 1, window.right - 1, window.bottom - 1)
@@ -129,11 +129,6 @@ def plan_rows(shot: Screenshot, window: Box) -> dict[str, Any]:
                  "direction": "down", "amount": 5})
 
 
-def norm1000(x: float, y: float, width: int, height: int) -> tuple[int, int]:
-    """A pixel position of a ``width`` x ``height`` image in the norm1000 convention."""
-    return round(x / width * 1000), round(y / height * 1000)
-
-
 def latest_image(messages: Sequence[Any]) -> Any | None:
     """The newest screenshot of a chat request's messages (a PIL image), or None.
 
@@ -163,12 +158,29 @@ def latest_image(messages: Sequence[Any]) -> Any | None:
     return None
 
 
+def task_text(messages: Sequence[Any]) -> str:
+    """The task of a chat request: its user message that starts "Task:" (both contracts say it
+    so, before any step's results), else every user message's text, one per line."""
+    texts: list[str] = []
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [str(part.get("text", "")) for part in content
+                      if isinstance(part, Mapping) and part.get("type") == "text"]
+    task = next((t for t in texts if t.startswith("Task:")), None)
+    return task if task is not None else "\n".join(texts)
+
+
 def answer(messages: Sequence[Any]) -> dict[str, Any]:
     """The demo model's step for a chat request's ``messages``."""
     image = latest_image(messages)
     if image is None:
         return cannot("I was sent no screenshot, so I cannot see the practice window.")
-    return plan(image)
+    return plan(image, task_text(messages))
 
 
 def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:

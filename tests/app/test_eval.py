@@ -20,6 +20,7 @@ from app.eval import (
     PracticeSubject,
     TaskResult,
     _watch,
+    confined_to,
     reasoning_total,
     select_tasks,
     target_settings,
@@ -150,3 +151,14 @@ def test_a_model_name_without_an_endpoint_is_a_usage_error(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "--model", "holotron"]) == 2
     assert "--endpoint" in capsys.readouterr().err
+
+
+def test_a_subject_of_one_window_acts_in_its_class_alone() -> None:
+    """``wm_classes`` is optional: the practice and rows windows name only their class."""
+    subject = PracticeSubject.__new__(PracticeSubject)
+    assert confined_to(subject) == (PRACTICE_WM_CLASS,)
+
+
+def test_every_task_has_a_name_of_its_own() -> None:
+    names = [task.name for task in TASKS]
+    assert len(names) == len(set(names)) >= 9

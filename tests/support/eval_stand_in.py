@@ -3,10 +3,11 @@
 :func:`practice_policy` is a :class:`SeeingPolicy` that finds each part of the practice window
 by its colour in the newest screenshot (app/demo/look.py), in the order the form task needs
 them (a fixed order: it serves ``practice-form`` only); :class:`ReadsTheChecklist` plans each
-step from the window's checklist as the demo model does (its planner), so it serves every
-practice task; :class:`InContract` says a policy's steps in H's structured contract (the
-demo model's :func:`app.demo.model.in_contract`, which writes the tool call with the codec's
-own ``from_action``), so a stand-in that holds requests to H's contract
+step as the demo model does (its planner: the practice window's checklist, the rows window,
+the Tk task windows), so it serves every task of the suite; :class:`InContract` says a
+policy's steps in H's structured contract (the demo model's
+:func:`app.demo.model.in_contract`, which writes the tool call with the codec's own
+``from_action``), so a stand-in that holds requests to H's contract
 (``FakeVLLM(contract="h_structured")``) can serve the suite.
 """
 
