@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -180,7 +181,51 @@ def answer(messages: Sequence[Any]) -> dict[str, Any]:
     image = latest_image(messages)
     if image is None:
         return cannot("I was sent no screenshot, so I cannot see the practice window.")
-    return plan(image, task_text(messages))
+    planned = plan(image, task_text(messages))
+    if _repeats_keys(planned["action"], last_action(messages)):
+        # The keys it just sent may not show yet (a busy window redraws late): typing them
+        # again would type them twice. It waits once; if they still do not show, it types again.
+        return step("What I just typed may not show yet; wait for the window to catch up.",
+                    {"action": "wait", "seconds": 1})
+    return planned
+
+
+def last_action(messages: Sequence[Any]) -> dict[str, Any] | None:
+    """The model's previous action as it said it, in any contract (holodesk's ``action``, H's
+    ``tool_call``, a native call's name and arguments); None before the first step."""
+    for message in reversed(messages):
+        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            continue
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls and isinstance(calls[0], Mapping):
+            function = calls[0].get("function") or {}
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except (json.JSONDecodeError, TypeError):
+                return None
+            return {"tool_name": function.get("name"), **(arguments if isinstance(
+                arguments, dict) else {})}
+        content = message.get("content")
+        try:
+            said = json.loads(content) if isinstance(content, str) else None
+        except json.JSONDecodeError:
+            return None
+        if isinstance(said, dict):
+            previous = said.get("action") or said.get("tool_call")
+            return previous if isinstance(previous, dict) else None
+        return None
+    return None
+
+
+def _repeats_keys(planned: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
+    """Whether ``planned`` types the text or presses the keys ``previous`` just did."""
+    if previous is None:
+        return False
+    if planned.get("action") == "type":
+        return planned.get("text") in (previous.get("text"), previous.get("content"))
+    if planned.get("action") == "hotkey":
+        return planned.get("keys") == previous.get("keys")
+    return False
 
 
 def requested_vocabulary(body: Mapping[str, Any]) -> Vocabulary | None:

@@ -235,3 +235,25 @@ def test_the_rows_window_is_scrolled_until_the_row_shows_then_clicked() -> None:
     assert (then["x"], then["y"]) == (round(265.5 / 800 * 1000), round(310.5 / 600 * 1000))
     last = demo_model.plan(_rows_shot(wanted=True, done=True))["action"]
     assert last["action"] == "answer"
+
+
+@pytest.mark.parametrize("said", [
+    {"note": "", "thought": "t", "action": {"action": "type", "text": NAME}},  # holodesk's
+    {"note": None, "thought": "t", "tool_call": {"tool_name": "write_desktop",  # H's
+                                                 "content": NAME, "press_enter": False,
+                                                 "overwrite": False}},
+])
+def test_text_it_just_typed_that_does_not_show_yet_is_waited_for_not_typed_twice(
+        said: dict[str, object]) -> None:
+    """A busy window redraws late: the name typed a moment ago is not in the screenshot yet.
+    Typing it again would type it twice; the demo model waits once, then types again if it
+    still does not show."""
+    import json
+
+    screen = image_message(practice((A, T, T, T)))
+    typed = {"role": "assistant", "content": json.dumps(said)}
+    waited = {"role": "assistant", "content": json.dumps(
+        {"note": "", "thought": "t", "action": {"action": "wait", "seconds": 1}})}
+    assert demo_model.answer([screen, typed, screen])["action"]["action"] == "wait"
+    assert demo_model.answer([screen, typed, screen, waited, screen])["action"] == {
+        "action": "type", "text": NAME}

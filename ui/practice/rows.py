@@ -30,7 +30,7 @@ from app.demo.look import (
     Status,
 )
 from app.demo.rows import ROW_COUNT, ROWS_WM_CLASS, WANTED_ROW
-from ui.practice import PARENT_CHECK_MS, orphaned
+from ui.practice import PARENT_CHECK_MS, orphaned, when_drawn
 
 _VISIBLE = 12  # rows shown at once
 
@@ -76,7 +76,7 @@ class _RowsApp:
         self.root.bind_all("<Button-5>", lambda _e: self._wheel(3))
         self.root.bind_all("<MouseWheel>", lambda e: self._wheel(-3 if e.delta > 0 else 3))
         self.root.bind("<Configure>", lambda _e: self.refresh())
-        self.root.after(300, self._shown)
+        when_drawn([self.root], self._shown)
         self.refresh()
 
     def _wheel(self, rows: int) -> str:

@@ -19,9 +19,7 @@ from typing import Any
 
 from app.demo.look import RGB, STATUS_COLORS, Status
 from app.demo.task_look import hex_colour
-
-#: How long after the window is first drawn it says it is ready (ms): Tk draws in steps.
-_SHOWN_MS = 300
+from ui.practice import when_drawn
 
 
 def square(parent: tk.Misc) -> tk.Label:
@@ -55,7 +53,8 @@ class TkWindow:
         self.root.resizable(False, False)
         self.body = self.frame_window(self.root)
         self.root.bind("<Configure>", lambda _e: self.refresh())
-        self.root.after(_SHOWN_MS, self._shown)
+        # Ready once every window is drawn (subclasses add theirs after this: checked at idle).
+        self.root.after_idle(lambda: when_drawn(list(self.windows().values()), self._shown))
 
     def frame_window(self, window: tk.Tk | tk.Toplevel, border: RGB | None = None) -> tk.Frame:
         """``window``'s content frame inside its mark border."""

@@ -12,10 +12,7 @@ from typing import Any
 from app.demo.dots import layout
 from app.demo.look import RGB
 from app.demo.task_look import BORDERS, INK, WM_CLASSES, TaskWindow
-from ui.practice import PARENT_CHECK_MS, orphaned
-
-#: Milliseconds after the window is created before it says it is shown (drawn and placed).
-SHOWN_MS = 300
+from ui.practice import PARENT_CHECK_MS, orphaned, when_drawn
 
 
 def hex_colour(color: RGB) -> str:
@@ -53,7 +50,7 @@ class TaskApp:
         self.body.pack(padx=8, pady=8)
         self.build()
         self.root.bind("<Configure>", lambda _e: self.write())
-        self.root.after(SHOWN_MS, self._shown)
+        when_drawn([self.root], self._shown)
 
     def build(self) -> None:
         """Make the window's widgets in :attr:`body`."""
