@@ -10,7 +10,9 @@ something)"). Two ways leave a real menu open while the policy counts none:
 1. **A menu opened by a left click.** A left click on a menu bar title ("Edit"), on an
    application-menu button (Firefox's "Open application menu", GTK's "Main menu") or on a
    context menu's submenu item ("Move to") *opens* a menu, but ``_menu_open`` sets the depth
-   to 0 for every click but a right one. Attack (default ``risky`` mode, nothing asked):
+   to 0 for every click but a right one (menu bars are shown in LibreOffice, GIMP, Inkscape,
+   and in Thunderbird and Firefox once their menu bar is turned on; every application menu
+   button and context submenu opens one on a left click). Attack (default ``risky`` mode, nothing asked):
    Thunderbird, a message selected: ``click_desktop`` on "Edit" (an innocent element), then
    ``hotkey_desktop keys=["d"]``: Edit > Delete Message, which the Delete key itself asks
    for; Firefox: click "File", then ``q`` (File > Quit, what ctrl+q asks for); click "File",
