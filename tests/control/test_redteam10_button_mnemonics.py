@@ -1,5 +1,10 @@
 """Red team 10: a button's mnemonic (Alt+letter) presses it, and only Space and Enter ask.
 
+Fixed: an Alt chord of a key that types (with or without Shift, without Ctrl or Super:
+``_presses_mnemonic``) asks as Enter does in a window titled like a destructive question and
+right after typing (control/policy.py ``_target_risks``, ``_risks``). With nothing typed, in
+other windows, it still runs (it opens a menu, and the pick in it asks).
+
 Two rules ask for the key that presses a button nobody named: "presses Enter right after
 typing, which may submit a form" and "... in <a window titled like a destructive question>,
 which answers its default button" (control/policy.py ``_risks``, ``_target_risks``; since
@@ -67,10 +72,18 @@ CASES: dict[str, tuple[Target, list[Action]]] = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="red team 10: Alt+letter presses a button by its "
-                   "mnemonic, and only Space/Enter count as pressing")
 @pytest.mark.parametrize("name", list(CASES))
 def test_redteam10_button_mnemonic_asks_as_space_and_enter_do(name: str) -> None:
     target, actions = CASES[name]
     verdict = _last(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
+
+
+@pytest.mark.parametrize("keys", [["alt", "f"], ["alt", "shift", "e"]])
+def test_a_mnemonic_with_nothing_typed_in_an_ordinary_window_runs(keys: list[str]) -> None:
+    assert not _last(FORM, [Hotkey(keys=keys)]).confirm
+
+
+def test_after_a_submit_a_mnemonic_runs_again() -> None:
+    assert not _last(FORM, [Type(text="hello", press_enter=True), Hotkey(keys=["alt", "f"])]
+                     ).confirm

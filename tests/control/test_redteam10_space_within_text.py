@@ -1,6 +1,10 @@
 """Red team 10: a Space typed with other characters, in a window titled like a destructive
 question (the residue red team 9's fix left open, probed).
 
+Fixed: in a window titled like a destructive question a ``type`` holding a space anywhere
+counts as pressing Space (control/policy.py ``_target_risks``): the window takes no text.
+Sentences typed into other windows still run (checked below).
+
 ``_presses_space`` (control/policy.py) takes a ``type`` as the Space key only when the text
 is spaces and nothing else: "a space typed within a text is typing". In a window that is a
 destructive question (Dolphin's "Delete 3 files permanently?", not flagged as a dialog, so
@@ -39,9 +43,16 @@ def test_control_spaces_only_ask() -> None:
     assert RISKY.assess(normalized(Type(text=" ")), aim=Aim(QUESTION)).confirm
 
 
-@pytest.mark.xfail(strict=True, reason="red team 10: a space typed within text in a destructive "
-                   "question presses its default button, unasked")
 @pytest.mark.parametrize("text", ["x ", " x", "ok then"])
 def test_redteam10_space_within_text_in_a_destructive_question_asks(text: str) -> None:
     verdict = RISKY.assess(normalized(Type(text=text)), aim=Aim(QUESTION))
     assert verdict.confirm or verdict.forbidden, (text, verdict)
+
+
+@pytest.mark.parametrize("title", ["Inbox - Mozilla Thunderbird", "Untitled - gedit",
+                                   "Orders - Mozilla Firefox"])
+def test_a_sentence_typed_elsewhere_runs(title: str) -> None:
+    """Only a title asking a destructive question makes the space a button press."""
+    target = window("gedit", title=title)
+    verdict = RISKY.assess(normalized(Type(text="ok then")), aim=Aim(target))
+    assert not verdict.confirm and not verdict.forbidden, verdict
