@@ -16,6 +16,12 @@ Risky (confirmed in the default ``risky`` mode):
   most mail and chat apps). Extra modifiers still match (ctrl+shift+w is ctrl+w plus shift);
 * Enter after typing: ``type`` with ``press_enter``, text with a line break (typing one
   presses Enter), or an ``enter`` hotkey right after a ``type``: it may submit a form;
+* an Alt+letter right after typing (a button's access key, "&Send"), and Enter, Space, text
+  holding a space or an Alt+letter in a window titled like a destructive question;
+* Backspace right after a select-all, and ``type`` with ``clear_first`` (Ctrl+A, Backspace):
+  in a mail client or a list it deletes every selected item, as Delete does;
+* a letter, Enter, Space or text while a menu is shown on the screen (the finder sees a menu
+  window mapped), or, where it cannot tell, in a menu the keys and clicks since opened;
 * typed text that may be a credential (:func:`secret_reasons`): typing right after pointing at
   a password-like field (password, passcode, PIN, CVV, one-time code..., also Passwort, mot de
   passe, contraseña, пароль, 密码 and other languages) or an API key or token field; typing

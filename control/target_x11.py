@@ -453,17 +453,17 @@ class X11TargetFinder:
             # embedded in its own): that window, and the process that made it, decide.
             client, top = self._client_above(d, focus)
             if client is None:
-                return Target(note=_NO_FOCUS)
+                return Target(note=_NO_FOCUS, menu=self._menu_shown(d))
             if top.id == self._wm_check(d) or top.get_attributes().map_state != X.IsViewable:
                 # The manager parks the focus on its own window when no window has it.
-                return Target(note=_NO_FOCUS)
+                return Target(note=_NO_FOCUS, menu=self._menu_shown(d))
             return self._describe(d, client, top, leaf=focus)
         if named:
             return self._describe(d, *named)
         # Focus on the root (or following the pointer): X sends keys to the window under it.
         pointer = root.query_pointer()
         if not pointer.child:
-            return Target(desktop=True, note="the desktop")
+            return Target(desktop=True, note="the desktop", menu=self._menu_shown(d))
         return self._describe(d, self._client_below(d, pointer.child), pointer.child,
                               leaf=self._leaf(d, pointer.child, pointer.root_x, pointer.root_y))
 
@@ -471,7 +471,7 @@ class X11TargetFinder:
         root = d.screen().root
         child = root.translate_coords(root, x, y).child
         if not child:
-            return Target(desktop=True, note="the desktop")
+            return Target(desktop=True, note="the desktop", menu=self._menu_shown(d))
         return self._describe(d, self._client_below(d, child), child,
                               leaf=self._leaf(d, child, x, y))
 
