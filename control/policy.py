@@ -16,6 +16,12 @@ Risky (confirmed in the default ``risky`` mode):
   most mail and chat apps). Extra modifiers still match (ctrl+shift+w is ctrl+w plus shift);
 * Enter after typing: ``type`` with ``press_enter``, text with a line break (typing one
   presses Enter), or an ``enter`` hotkey right after a ``type``: it may submit a form;
+* an Alt+letter right after typing (a button's access key, "&Send"), and Enter, Space, text
+  holding a space or an Alt+letter in a window titled like a destructive question;
+* Backspace right after a select-all, and ``type`` with ``clear_first`` (Ctrl+A, Backspace):
+  in a mail client or a list it deletes every selected item, as Delete does;
+* a letter, Enter, Space or text while a menu is shown on the screen (the finder sees a menu
+  window mapped), or, where it cannot tell, in a menu the keys and clicks since opened;
 * typed text that may be a credential (:func:`secret_reasons`): typing right after pointing at
   a password-like field (password, passcode, PIN, CVV, one-time code..., also Passwort, mot de
   passe, contraseña, пароль, 密码 and other languages) or an API key or token field; typing
@@ -261,6 +267,28 @@ def _types_a_character(key: str) -> bool:
     keypad digit or sign): the keys a menu's items are picked by."""
     return (key == "space" or len(key) == 1 or key in KEYPAD_CHARS
             or re.fullmatch(r"num\d", key) is not None)
+
+
+def _presses_mnemonic(chord: frozenset[str]) -> bool:
+    """Whether a chord may press a button by its access key ("&Delete", "_Send"): Alt with a
+    key that types a character, with or without Shift, without Ctrl or Super."""
+    return ("alt" in chord and not chord & {"ctrl", "super"}
+            and any(_types_a_character(k) for k in chord - set(MODIFIERS)))
+
+
+def _selects_all_last(history: Sequence[Action]) -> bool:
+    """Whether the last press of ``history`` that acts selected everything (Ctrl+A): a wait,
+    a move, a scroll or a modifier pressed alone changes no selection."""
+    for done in reversed(history):
+        if isinstance(done, Wait | Move | Scroll | AskUser | Answer | UpdatePlan):
+            continue
+        if isinstance(done, Hotkey):
+            chord = normalize_keys(done.keys)
+            if chord <= set(MODIFIERS):
+                continue
+            return chord in _SELECT_WHOLE
+        return False
+    return False
 
 
 def _switches_window(chord: frozenset[str]) -> bool:
@@ -1025,7 +1053,8 @@ class SafetyPolicy:
             hidden = hidden or hides
             if forbidden:
                 continue
-            found, typed_secret = self._judge(press, [*past, *presses[:i]], aim, asked)
+            found, typed_secret = self._judge(press, [*past, *presses[:i]], aim, asked,
+                                              seen_at=len(past))
             reasons += found
             secret = secret or typed_secret
         if self.only_in:
@@ -1046,9 +1075,10 @@ class SafetyPolicy:
         return Verdict(confirm=confirm, forbidden=False, reasons=tuple(reasons), secret=secret)
 
     def _judge(self, action: Action, history: Sequence[Action], aim: Aim,
-               asked_at: int) -> tuple[list[str], bool]:
+               asked_at: int, *, seen_at: int) -> tuple[list[str], bool]:
         """Why one press (or pointer action) that is not forbidden needs the person, after
-        ``history`` (lowered), and whether what it types is a secret."""
+        ``history`` (lowered), and whether what it types is a secret. ``history[seen_at:]``
+        are the earlier presses of the same step, done after ``aim`` was found."""
         terminal = aim.target.kind is TargetKind.TERMINAL
         reasons, secret = self._risks(action, history, terminal=terminal)
         if (self.never_touch and aim.target.kind in (TargetKind.UNKNOWN, TargetKind.NO_FINDER)
@@ -1062,7 +1092,8 @@ class SafetyPolicy:
         flagged = _line_submit(action) is not None and (
             isinstance(action, Type) or bool(key_text(action)) or _entered_since_submit(history))
         since = history[max(0, min(asked_at, len(history))):]
-        reasons += _target_risks(action, aim, history, since, has_submit_reason=flagged)
+        reasons += _target_risks(action, aim, history, since, history[seen_at:],
+                                 has_submit_reason=flagged)
         return reasons, secret
 
     def _forbidden(self, action: Action, aim: Aim) -> tuple[list[str], bool]:
@@ -1124,6 +1155,13 @@ class SafetyPolicy:
                 if label is not None:
                     reasons.append("types what looks like a destructive or system command "
                                    f"({label}), key by key")
+            if chord - {"shift"} == {"backspace"} and _selects_all_last(history):
+                reasons.append(f"presses {shown} right after selecting everything, which "
+                               "deletes the selection (in a mail client or a list, every "
+                               "selected item, as Delete does)")
+            if _presses_mnemonic(chord) and _entered_since_submit(history):
+                reasons.append(f"presses {shown} right after typing, which may press a form's "
+                               "button by its access key (its submit, as Enter does)")
             # A chord that types and presses Enter types, then submits: as ``type`` with Enter.
             if _line_submit(action) and (key_text(action) or _entered_since_submit(history)):
                 reasons.append(
@@ -1135,6 +1173,10 @@ class SafetyPolicy:
             # Judge what will really be typed: a control character the executor drops must not
             # hide a command from the rules ("r\x00m -rf" is typed as "rm -rf").
             action = action.model_copy(update={"text": typed_text(action.text)})
+            if action.clear_first:
+                reasons.append("clears first (ctrl+a, then Backspace), which deletes the "
+                               "selection (in a mail client or a list, every selected item, as "
+                               "Delete does)")
             if action.press_enter:
                 reasons.append("presses Enter after typing, which may submit a form")
             elif "\n" in action.text:
@@ -1187,7 +1229,8 @@ def _held_risks(action: Action, held: Sequence[str],
 
 
 def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
-                  since: Sequence[Action], *, has_submit_reason: bool) -> list[str]:
+                  since: Sequence[Action], this_step: Sequence[Action], *,
+                  has_submit_reason: bool) -> list[str]:
     """The rules that depend on the receiving application; ``since`` is the part of
     ``history`` after the person last answered a question."""
     target = aim.target
@@ -1211,10 +1254,10 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
         reasons.append("presses Space after typing, which presses the focused button (it may "
                        "submit a form)")
     if (isinstance(action, Hotkey | Type) and kind is not TargetKind.TERMINAL
-            and _picks_in_a_menu(action) and _menu_open(since)):
-        reasons.append(f"{_doing(action)} in a context menu or the menu bar (opened from the "
-                       "keyboard or with a right-click), which picks an item holodesk cannot "
-                       "see (it may delete something)")
+            and _picks_in_a_menu(action) and _menu_shown(target, since, this_step)):
+        reasons.append(f"{_doing(action)} in a menu (shown on the screen, or opened from the "
+                       "keyboard or with a click), which picks an item holodesk cannot see "
+                       "(it may delete something)")
     if (isinstance(action, Hotkey) and kind is not TargetKind.TERMINAL
             and normalize_keys(action.keys) == {"ctrl", "s"} and _content_replaced(history)):
         reasons.append("saves after the whole content was selected and replaced or removed "
@@ -1232,8 +1275,13 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
                            f"letter there may answer it (it {found[1]})")
     if kind is TargetKind.UNKNOWN and isinstance(action, Click | DoubleClick | Drag | DragTo):
         reasons.append(f"{_click_verb(action)} where holodesk found no window ({target.label()})")
-    if _presses_space(action) or (isinstance(action, Hotkey)
-                                  and "enter" in normalize_keys(action.keys)):
+    if (_presses_space(action) or (isinstance(action, Type) and " " in typed_text(action.text))
+            or (isinstance(action, Hotkey) and (
+                "enter" in normalize_keys(action.keys)
+                or _presses_mnemonic(normalize_keys(action.keys))))):
+        # A window titled like a destructive question takes no text: its focus is on a button,
+        # a space typed anywhere in a text presses it, Alt+letter presses a button by its
+        # access key ("&Delete").
         found = risky_element_word(target.title) if target.found else None
         if found is not None:
             reasons.append(f"{_doing(action)} in {_quoted(target.title)}, which answers its "
@@ -1315,39 +1363,64 @@ def _after_escape(action: Action, target: Target, since: Sequence[Action]) -> li
 
 
 def _menu_open(since: Sequence[Action]) -> bool:
-    """Whether a menu may still be open: a context menu (the Menu key, Shift+F10, a
-    right-click) or the menu bar (F10, Alt alone, an Alt+letter mnemonic), whatever action
-    pressed the key (``since`` is lowered: a held Alt and a ``hold_and_tap`` are presses).
-    A key that picks an item (or Right) may open a submenu, so the menu counts as open one
-    level deeper after it; Escape closes one level (:func:`_opens_menu` says how many a key
-    opens); another click or a desktop switch (Alt+Tab) closes it; any other key leaves it as
-    it was (a move, a modifier alone, a shortcut with Ctrl or Super: a menu may take its
-    items' shortcuts). A pointer over a menu highlights its item, so a move keeps it open;
-    Enter, Space or an item's letter then picks it."""
-    depth = 0
+    """Whether a menu may still be open, by what the keys and clicks since did (the fallback
+    where the finder cannot tell whether a menu is shown, :func:`_menu_shown`): a context
+    menu (the Menu key, Shift+F10, a right-click) or the menu bar (F10, Alt alone, an
+    Alt+letter mnemonic), whatever action pressed the key (``since`` is lowered: a held Alt
+    and a ``hold_and_tap`` are presses). Levels are counted as a stack of the bar (active,
+    no menu shown) and menus (popups). A key that picks an item (or Right) may open a
+    submenu, so the menu counts as open one level deeper after it; Down or Up on the active
+    bar opens its menu; Escape closes one level (:func:`_opens_menu` says how many a key
+    opens). A left click closes nothing holodesk can see closed (it may open a menu: a
+    menu-bar title, an application-menu button, a submenu item); a desktop switch (Alt+Tab)
+    closes only a bar with no menu shown (an open menu holds the keyboard grab: the window
+    manager never sees the switch). Any other key leaves it as it was (a move, a modifier
+    alone, a shortcut with Ctrl or Super: a menu may take its items' shortcuts). A pointer
+    over a menu highlights its item, so a move keeps it open; Enter, Space or an item's
+    letter then picks it."""
+    levels: list[str] = []  # "bar" or "menu", the innermost last
     for done in since:
         if isinstance(done, Wait | Move | Scroll | AskUser | Answer | UpdatePlan):
             continue
-        if isinstance(done, Click):
-            depth = 1 if done.button == "right" else 0
+        if isinstance(done, Click | DoubleClick | Drag | DragTo):
+            if isinstance(done, Click) and done.button == "right":
+                levels.append("menu")
         elif isinstance(done, Type):
-            depth = depth + 1 if depth and typed_text(done.text) else depth
+            if levels and typed_text(done.text):
+                levels.append("menu")
         elif isinstance(done, Hotkey):
             chord = normalize_keys(done.keys)
+            opens = _opens_menu(chord)
             if _switches_window(chord):
-                depth = 0
-            elif _opens_menu(chord):
-                depth += _opens_menu(chord)
+                if "menu" not in levels:
+                    levels.clear()
+            elif opens:
+                levels += ["menu"] if opens == 1 and chord & {"menu", "f10"} else (
+                    ["bar"] if opens == 1 else ["bar", "menu"])
             elif chord == {"escape"}:
-                depth = max(0, depth - 1)
-            elif chord == {"right"} and depth:
-                depth += 1  # it may open the highlighted item's submenu
-            elif depth and _picks_in_a_menu(done):
-                depth += 1
+                if levels:
+                    levels.pop()
+            elif chord in ({"up"}, {"down"}) and levels and levels[-1] == "bar":
+                levels.append("menu")  # Down or Up on the active bar opens its menu
+            elif chord == {"right"} and levels:
+                levels.append("menu")  # it may open the highlighted item's submenu
+            elif levels and _picks_in_a_menu(done):
+                levels.append("menu")
             # Anything else (a move, a modifier alone, a shortcut) leaves the menu as it was.
         else:
-            depth = 0
-    return depth > 0
+            levels.clear()
+    return bool(levels)
+
+
+def _menu_shown(target: Target, since: Sequence[Action], this_step: Sequence[Action]) -> bool:
+    """Whether a menu may take the next key: shown on the screen when the action was judged
+    (a mapped menu window, :attr:`Target.menu`), or opened by an earlier press of the same
+    step (the screen was seen before it). Where the finder cannot tell (other platforms,
+    nothing found), by what the keys and clicks since the person was last asked did
+    (:func:`_menu_open`)."""
+    if target.menu is None:
+        return _menu_open(since)
+    return target.menu or _menu_open(this_step)
 
 
 _MENU_MOVES = frozenset(frozenset({k}) for k in ("up", "down", "left", "right", "home", "end"))

@@ -114,6 +114,9 @@ class Target:
     #: A dialog (its type says so, or it is transient for another window): a key there may
     #: answer the question its title asks.
     dialog: bool = False
+    #: Whether a menu is shown on the screen (a mapped popup-menu window), when the action was
+    #: judged: the next letter, Enter or Space picks in it. None: the finder cannot tell.
+    menu: bool | None = None
 
     @property
     def names(self) -> frozenset[str]:

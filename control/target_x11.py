@@ -453,17 +453,17 @@ class X11TargetFinder:
             # embedded in its own): that window, and the process that made it, decide.
             client, top = self._client_above(d, focus)
             if client is None:
-                return Target(note=_NO_FOCUS)
+                return Target(note=_NO_FOCUS, menu=self._menu_shown(d))
             if top.id == self._wm_check(d) or top.get_attributes().map_state != X.IsViewable:
                 # The manager parks the focus on its own window when no window has it.
-                return Target(note=_NO_FOCUS)
+                return Target(note=_NO_FOCUS, menu=self._menu_shown(d))
             return self._describe(d, client, top, leaf=focus)
         if named:
             return self._describe(d, *named)
         # Focus on the root (or following the pointer): X sends keys to the window under it.
         pointer = root.query_pointer()
         if not pointer.child:
-            return Target(desktop=True, note="the desktop")
+            return Target(desktop=True, note="the desktop", menu=self._menu_shown(d))
         return self._describe(d, self._client_below(d, pointer.child), pointer.child,
                               leaf=self._leaf(d, pointer.child, pointer.root_x, pointer.root_y))
 
@@ -471,7 +471,7 @@ class X11TargetFinder:
         root = d.screen().root
         child = root.translate_coords(root, x, y).child
         if not child:
-            return Target(desktop=True, note="the desktop")
+            return Target(desktop=True, note="the desktop", menu=self._menu_shown(d))
         return self._describe(d, self._client_below(d, child), child,
                               leaf=self._leaf(d, child, x, y))
 
@@ -543,8 +543,35 @@ class X11TargetFinder:
         target = Target(window=int(client.id), wm_instance=instance, wm_class=klass,
                         title=title, pid=pid or None, process=process,
                         inside=view.inside if view is not None else "",
-                        desktop=desktop, rect=rect, terminal=terminal, dialog=dialog)
+                        desktop=desktop, rect=rect, terminal=terminal, dialog=dialog,
+                        menu=self._menu_shown(d) if deep else None)
         return replace(target, own=True) if self.own.owns(target) else target
+
+    def _menu_shown(self, d: Any) -> bool:
+        """Whether a menu is shown on the screen: a mapped override-redirect window typed as a
+        menu (GTK, Qt, Tk and Mozilla set _NET_WM_WINDOW_TYPE to DROPDOWN_MENU, POPUP_MENU,
+        MENU or COMBO on their popups) or of Tk's menu class "Menu". Whichever application
+        made it: an open menu holds the keyboard grab, so it takes the next key."""
+        from Xlib import X
+        from Xlib import error as xerror
+
+        menus = {d.get_atom(f"_NET_WM_WINDOW_TYPE_{name}")
+                 for name in ("DROPDOWN_MENU", "POPUP_MENU", "MENU", "COMBO")}
+        for top in d.screen().root.query_tree().children:
+            try:
+                attrs = top.get_attributes()
+                if (attrs.map_state != X.IsViewable or not attrs.override_redirect
+                        or attrs.win_class != X.InputOutput):
+                    continue
+                types = self._prop(d, top, "_NET_WM_WINDOW_TYPE") or ()
+                if menus & set(types):
+                    return True
+                wm_class = _text(self._prop(d, top, "WM_CLASS")).split("\0")
+                if len(wm_class) > 1 and wm_class[1] == "Menu":
+                    return True
+            except (xerror.BadWindow, xerror.BadDrawable):
+                continue  # gone since the list: not shown
+        return False
 
     def _server_pid(self, d: Any, window: Any) -> int:
         """The process that made ``window``, as the X server knows it (0: not known)."""

@@ -33,6 +33,7 @@ Every attack below asks; Alt+Tab, Ctrl+C and typing with no menu opened still ru
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -116,8 +117,11 @@ QUIET: dict[str, tuple[Target, list[Action]]] = {
     "alt alone, escape, typing": (FIREFOX, [key("alt"), key("escape"), Type(text="hi")]),
     "f10, escape, escape, enter": (FIREFOX, [key("f10"), key("escape"), key("escape"),
                                              key("enter")]),
+    # The click closed the menu: the finder sees none shown (where it cannot tell, a left
+    # click closes no level: red team 10).
     "alt+e, then a click elsewhere, then d": (
-        THUNDERBIRD, [key("alt", "e"), Click(element="message list", x=5, y=5), key("d")]),
+        replace(THUNDERBIRD, menu=False),
+        [key("alt", "e"), Click(element="message list", x=5, y=5), key("d")]),
     "alt+left (back), then typing": (FIREFOX, [key("alt", "left"), Type(text="x")]),
     "alt+e, then ctrl+c (a shortcut picks no item)": (
         THUNDERBIRD, [key("alt", "e"), key("ctrl", "c")]),

@@ -651,3 +651,78 @@ def test_a_window_from_another_machine_is_judged_a_terminal(x11: Xvfb, app: App,
             proc.kill()
             proc.wait(10)
     finder.close()
+
+
+_TK_MENU = """
+import sys, tkinter as tk
+root = tk.Tk()
+root.title("menu host")
+root.geometry("300x200+700+400")
+menu = tk.Menu(root, tearoff=0)
+menu.add_command(label="Delete Message")
+root.update()
+print("up", flush=True)
+for line in sys.stdin:
+    if line.strip() == "post":
+        menu.post(720, 420)
+    elif line.strip() == "unpost":
+        menu.unpost()
+    root.update()
+    print("done", flush=True)
+"""
+
+
+def test_a_posted_tk_menu_is_a_menu_shown_until_it_is_unposted(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """Red team 10: a popup menu (here Tk's, a mapped override-redirect window of class Menu)
+    takes the next key whichever window is focused: the finder says a menu is shown, so the
+    policy asks for any pick; once the menu is gone it says none is."""
+    host = subprocess.Popen([sys.executable, "-c", _TK_MENU], env=x11.env(), text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert host.stdin is not None and host.stdout is not None
+    try:
+        assert host.stdout.readline().strip() == "up"
+        activate(x11, app.client)
+        finder = finder_for()
+        assert finder.focused().menu is False
+        host.stdin.write("post\n")
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "done"
+        wait_until(lambda: finder.focused().menu is True, "the posted menu to be seen")
+        assert finder.at(*EMPTY).menu is True  # whatever the action aims at
+        host.stdin.write("unpost\n")
+        host.stdin.flush()
+        assert host.stdout.readline().strip() == "done"
+        wait_until(lambda: finder.focused().menu is False, "the menu to be gone")
+    finally:
+        host.kill()
+        host.wait(10)
+
+
+def test_a_mapped_override_redirect_window_typed_popup_menu_is_a_menu_shown(
+        x11: Xvfb, app: App, term: Xterm) -> None:
+    """GTK's and Qt's popups: override-redirect, _NET_WM_WINDOW_TYPE_POPUP_MENU. A tooltip
+    (override-redirect too) is no menu."""
+    from Xlib import X, Xatom
+    from Xlib import display as xdisplay
+
+    d = xdisplay.Display()
+    try:
+        finder = finder_for()
+        for kind, shown in (("TOOLTIP", False), ("POPUP_MENU", True)):
+            popup = d.screen().root.create_window(
+                900, 100, 80, 60, 0, X.CopyFromParent, X.InputOutput, X.CopyFromParent,
+                override_redirect=True)
+            popup.change_property(d.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM, 32,
+                                  [d.intern_atom(f"_NET_WM_WINDOW_TYPE_{kind}")])
+            popup.map()
+            d.sync()
+            try:
+                wait_until(lambda: finder.focused().menu is shown, f"a {kind} mapped")  # noqa: B023
+            finally:
+                popup.destroy()
+                d.sync()
+            wait_until(lambda: finder.focused().menu is False, f"the {kind} gone")
+    finally:
+        d.close()

@@ -15,15 +15,17 @@ _IDS = itertools.count(0x400001)
 
 def window(name: str, *, inside: str = "", title: str = "", own: bool = False,
            rect: Rect | None = None, window_id: int | None = None,
-           terminal: TerminalSign | None = None, dialog: bool = False) -> Target:
+           terminal: TerminalSign | None = None, dialog: bool = False,
+           menu: bool | None = None) -> Target:
     """A found window of the application ``name`` (its class, instance and process); each
     call makes another window (its own id) unless ``window_id`` says which. ``terminal`` is
     what the finder found its processes hold (None: nothing that makes it a terminal);
-    ``dialog`` says the window is a dialog (its type, or transient for another)."""
+    ``dialog`` says the window is a dialog (its type, or transient for another); ``menu``
+    whether the finder saw a menu shown on the screen (None: it cannot tell)."""
     wid = next(_IDS) if window_id is None else window_id
     return Target(window=wid, wm_instance=name.lower(), wm_class=name, title=title or name,
                   pid=4242, process=name.lower(), inside=inside, own=own, rect=rect,
-                  terminal=terminal, dialog=dialog)
+                  terminal=terminal, dialog=dialog, menu=menu)
 
 
 def terminal(name: str, *, inside: str = "bash", title: str = "",

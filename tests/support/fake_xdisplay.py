@@ -2,7 +2,8 @@
 
 :class:`FakeDisplay` answers what ``X11TargetFinder._describe`` asks of a window: its
 properties by name (atoms are their names here), its geometry, and, when the server has the
-X-Resource extension, the pid of the client that made it. The X11 tests check the same rules
+X-Resource extension, the pid of the client that made it; and the root's top-level windows
+(whether a menu window is mapped). The X11 tests check the same rules
 against a real Xvfb (tests/control/test_target_pid_x11.py); this one lets the quick tier hold
 them too.
 """
@@ -22,6 +23,15 @@ class FakeWindow:
     id: int
     props: dict[str, Any] = field(default_factory=dict)
     geometry: tuple[int, int, int, int] = (0, 0, 300, 200)
+    override_redirect: bool = False
+    mapped: bool = True
+
+    def get_attributes(self) -> Any:
+        from Xlib import X
+
+        return SimpleNamespace(map_state=X.IsViewable if self.mapped else X.IsUnmapped,
+                               override_redirect=int(self.override_redirect),
+                               win_class=X.InputOutput)
 
     def get_full_property(self, atom: str, _type: int) -> Any:
         value = self.props.get(atom)
@@ -35,9 +45,15 @@ class FakeWindow:
 @dataclass
 class FakeDisplay:
     """``client_pids``: what X-Resource says made each window (window id: pid); None when the
-    server lacks the extension."""
+    server lacks the extension. ``tops``: the root's children, bottom to top."""
 
     client_pids: dict[int, int] | None = None
+    tops: list[FakeWindow] = field(default_factory=list)
+
+    def screen(self) -> Any:
+        tops = self.tops
+        root = SimpleNamespace(query_tree=lambda: SimpleNamespace(children=tops))
+        return SimpleNamespace(root=root)
 
     def get_atom(self, name: str) -> str:
         return name
