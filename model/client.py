@@ -585,15 +585,7 @@ class HolotronClient:
             "temperature": 0.0,
             **reasoning,
         }
-        read = self.config.request_timeout
-        try:
-            response = self._sdk.post(
-                "/chat/completions", content=chat_body(body),
-                options=make_request_options(timeout=self._timeout(read),
-                                             security={"bearer_auth": True}),
-                cast_to=ChatCompletion)
-        except openai.OpenAIError as exc:
-            raise self._map_error(exc, timeout=read) from exc
+        response = self._post_once(body)
         choice = response.choices[0] if response.choices else None
         if choice is None:
             return ReasoningProbe("", "", None)
@@ -602,6 +594,19 @@ class HolotronClient:
         thought = extra.get("reasoning") or extra.get("reasoning_content") or ""
         return ReasoningProbe(thought if isinstance(thought, str) else "",
                               choice.message.content or "", choice.finish_reason)
+
+    def _post_once(self, body: dict[str, Any]) -> ChatCompletion:
+        """One chat request, not streamed, its body's bytes as :func:`chat_body` writes them;
+        errors mapped as a step's are."""
+        read = self.config.request_timeout
+        try:
+            return self._sdk.post(
+                "/chat/completions", content=chat_body(body),
+                options=make_request_options(timeout=self._timeout(read),
+                                             security={"bearer_auth": True}),
+                cast_to=ChatCompletion)
+        except openai.OpenAIError as exc:
+            raise self._map_error(exc, timeout=read) from exc
 
     def localize(self, image_url: str, element: str, *,
                  thinking_switch: str | None = "enable_thinking") -> Localized:
@@ -614,15 +619,7 @@ class HolotronClient:
         model = self.resolve_model()
         body = localization_body(model, image_url, element, thinking_switch=thinking_switch,
                                  max_tokens=_LOCALIZE_TOKENS)
-        read = self.config.request_timeout
-        try:
-            response = self._sdk.post(
-                "/chat/completions", content=chat_body(body),
-                options=make_request_options(timeout=self._timeout(read),
-                                             security={"bearer_auth": True}),
-                cast_to=ChatCompletion)
-        except openai.OpenAIError as exc:
-            raise self._map_error(exc, timeout=read) from exc
+        response = self._post_once(body)
         choice = response.choices[0] if response.choices else None
         content = (choice.message.content or "") if choice is not None else ""
         x, y = decode_point(content.strip())

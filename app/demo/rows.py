@@ -8,13 +8,12 @@ option :data:`ROWS_OPTION` that ui/main.py routes, as the practice window is
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.demo.practice import practice_env
-from app.demo.window_process import START_TIMEOUT, WindowProcess
+from app.demo.window_process import START_TIMEOUT, WindowProcess, json_state
 from model.coords import Rect
 
 #: The hidden first argument that makes `holodesk` show the rows window.
@@ -48,11 +47,7 @@ class RowsWindow(WindowProcess[dict[str, Any]]):
         return practice_env()
 
     def state(self) -> dict[str, Any] | None:
-        try:
-            data: Any = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+        return json_state(self.state_path)
 
     def placed(self, state: dict[str, Any]) -> Rect | None:
         return Rect(*(int(v) for v in state["window"])) if state.get("ready") else None

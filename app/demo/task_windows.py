@@ -11,14 +11,13 @@ and the task's part (app/demo/task_look.py says what); a file it edits lives bes
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.demo.practice import practice_env
 from app.demo.task_look import TaskWindow
-from app.demo.window_process import START_TIMEOUT, WindowProcess
+from app.demo.window_process import START_TIMEOUT, WindowProcess, json_state
 from model.coords import Rect
 
 #: The hidden first argument that makes `holodesk` show a task window (its name follows).
@@ -63,11 +62,7 @@ class TaskWindowProcess(WindowProcess[dict[str, Any]]):
         return practice_env()
 
     def state(self) -> dict[str, Any] | None:
-        try:
-            data: Any = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+        return json_state(self.state_path)
 
     @staticmethod
     def rects(state: dict[str, Any]) -> dict[str, Rect]:

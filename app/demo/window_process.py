@@ -6,13 +6,14 @@ its state.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from control.stop import StopLatch
 from model.coords import Rect
@@ -53,6 +54,16 @@ def watch_window(alive: Callable[[], bool], latch: StopLatch, source: str, reaso
 
     threading.Thread(target=loop, name=f"{source}-watch", daemon=True).start()
     return ended.set
+
+
+def json_state(path: Path) -> dict[str, Any] | None:
+    """A window's state file as a JSON object; None while it is missing, partly written or
+    not an object (the window writes it atomically, but may not have written it yet)."""
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 class PracticeWindowError(RuntimeError):
