@@ -30,36 +30,23 @@ Enter does (asked); after typing, an Alt+letter chord may press the form's submi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from control.input import normalized
-from control.policy import Aim, SafetyPolicy, Verdict
 from control.target import Target
 from model.schema import Action, HoldAndTap, Hotkey, Type
 from tests.support.fake_targets import window
+from tests.support.policy_steps import last_verdict
 
-RISKY = SafetyPolicy()
 QUESTION = window("dolphin", title="Delete 3 files permanently? \u2014 Dolphin")
 FORM = window("kmail", title="Composer - KMail")
 
 
-def _last(target: Target, actions: Sequence[Action]) -> Verdict:
-    done: list[Action] = []
-    verdict = None
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
-        done.append(action)
-    assert verdict is not None
-    return verdict
 
 
 def test_control_space_and_enter_ask_there() -> None:
-    assert _last(QUESTION, [Hotkey(keys=["space"])]).confirm
-    assert _last(QUESTION, [Hotkey(keys=["enter"])]).confirm
-    assert _last(FORM, [Type(text="hello"), Hotkey(keys=["enter"])]).confirm
+    assert last_verdict(QUESTION, [Hotkey(keys=["space"])]).confirm
+    assert last_verdict(QUESTION, [Hotkey(keys=["enter"])]).confirm
+    assert last_verdict(FORM, [Type(text="hello"), Hotkey(keys=["enter"])]).confirm
 
 
 CASES: dict[str, tuple[Target, list[Action]]] = {
@@ -75,15 +62,15 @@ CASES: dict[str, tuple[Target, list[Action]]] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_redteam10_button_mnemonic_asks_as_space_and_enter_do(name: str) -> None:
     target, actions = CASES[name]
-    verdict = _last(target, actions)
+    verdict = last_verdict(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
 @pytest.mark.parametrize("keys", [["alt", "f"], ["alt", "shift", "e"]])
 def test_a_mnemonic_with_nothing_typed_in_an_ordinary_window_runs(keys: list[str]) -> None:
-    assert not _last(FORM, [Hotkey(keys=keys)]).confirm
+    assert not last_verdict(FORM, [Hotkey(keys=keys)]).confirm
 
 
 def test_after_a_submit_a_mnemonic_runs_again() -> None:
-    assert not _last(FORM, [Type(text="hello", press_enter=True), Hotkey(keys=["alt", "f"])]
+    assert not last_verdict(FORM, [Type(text="hello", press_enter=True), Hotkey(keys=["alt", "f"])]
                      ).confirm

@@ -52,18 +52,17 @@ holds the keyboard) does not close it for the rules.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
 from control.input import normalized
-from control.policy import Aim, SafetyPolicy, Verdict
+from control.policy import Aim, Verdict
 from control.target import Target
 from model.schema import Action, Click, HoldAndTap, Hotkey, KeyDown, KeyUp, Type
 from tests.support.fake_targets import FIREFOX, window
+from tests.support.policy_steps import RISKY, last_verdict
 
-RISKY = SafetyPolicy()
 THUNDERBIRD = window("thunderbird", title="Inbox - Mozilla Thunderbird")
 #: The same windows, as the X11 finder reports them while a menu window is mapped.
 THUNDERBIRD_MENU = replace(THUNDERBIRD, menu=True)
@@ -78,21 +77,12 @@ def click(element: str, button: str = "left") -> Click:
     return Click(element=element, x=40, y=12, button=button)  # type: ignore[arg-type]
 
 
-def _last(target: Target, actions: Sequence[Action]) -> Verdict:
-    done: list[Action] = []
-    verdict = None
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
-        done.append(action)
-    assert verdict is not None
-    return verdict
 
 
 def test_control_the_same_pick_asks_after_a_right_click_or_alt_letter() -> None:
-    assert _last(THUNDERBIRD, [click("message", "right"), key("d")]).confirm
-    assert _last(THUNDERBIRD, [key("alt", "e"), key("d")]).confirm
-    assert _last(THUNDERBIRD, [key("delete")]).confirm
+    assert last_verdict(THUNDERBIRD, [click("message", "right"), key("d")]).confirm
+    assert last_verdict(THUNDERBIRD, [key("alt", "e"), key("d")]).confirm
+    assert last_verdict(THUNDERBIRD, [key("delete")]).confirm
 
 
 FROM_NOTHING: dict[str, tuple[Target, list[Action]]] = {
@@ -135,23 +125,23 @@ def test_the_same_keys_run_when_the_finder_sees_no_menu(name: str) -> None:
     """What makes the case above ask is the menu on the screen: with none shown the same
     left click and keys run (a click on a list row, then Enter, opens it)."""
     target, actions = FROM_NOTHING[name]
-    verdict = _last(replace(target, menu=False), actions)
+    verdict = last_verdict(replace(target, menu=False), actions)
     assert not verdict.confirm and not verdict.forbidden, (name, verdict)
 
 
 def test_a_menu_on_the_screen_asks_for_any_pick_whatever_the_keys_since() -> None:
-    assert _last(THUNDERBIRD_MENU, [key("d")]).confirm
-    assert _last(FIREFOX_MENU, [key("enter")]).confirm
-    assert _last(FIREFOX_MENU, [key("space")]).confirm
-    assert _last(FIREFOX_MENU, [Type(text="q")]).confirm
-    assert not _last(FIREFOX_MENU, [key("down")]).confirm
-    assert not _last(FIREFOX_MENU, [key("escape")]).confirm
+    assert last_verdict(THUNDERBIRD_MENU, [key("d")]).confirm
+    assert last_verdict(FIREFOX_MENU, [key("enter")]).confirm
+    assert last_verdict(FIREFOX_MENU, [key("space")]).confirm
+    assert last_verdict(FIREFOX_MENU, [Type(text="q")]).confirm
+    assert not last_verdict(FIREFOX_MENU, [key("down")]).confirm
+    assert not last_verdict(FIREFOX_MENU, [key("escape")]).confirm
 
 
 def test_a_menu_opened_earlier_in_the_same_step_asks_though_none_was_shown() -> None:
     """The screen is seen before the step: a menu its first press opens is not on it yet."""
     no_menu = replace(THUNDERBIRD, menu=False)
-    assert _last(no_menu, [HoldAndTap(hold=["alt"], tap=["e", "d"])]).confirm
+    assert last_verdict(no_menu, [HoldAndTap(hold=["alt"], tap=["e", "d"])]).confirm
 
 
 @pytest.mark.xfail(strict=True, reason="red team 10, left open: where the finder cannot tell "
@@ -160,7 +150,7 @@ def test_a_menu_opened_earlier_in_the_same_step_asks_though_none_was_shown() -> 
 @pytest.mark.parametrize("name", list(FROM_NOTHING))
 def test_redteam10_pick_after_a_left_click_where_the_finder_cannot_tell(name: str) -> None:
     target, actions = FROM_NOTHING[name]
-    verdict = _last(target, actions)
+    verdict = last_verdict(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
@@ -180,12 +170,12 @@ DOWN_ON_BAR: dict[str, tuple[Target, list[Action]]] = {
 @pytest.mark.parametrize("name", list(DOWN_ON_BAR))
 def test_redteam10_pick_after_down_and_escape_on_the_menu_bar_asks(name: str) -> None:
     target, actions = DOWN_ON_BAR[name]
-    verdict = _last(target, actions)
+    verdict = last_verdict(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
 @pytest.mark.parametrize("switch", [["tab"], ["`"]])
 def test_redteam10_pick_after_a_desktop_switch_under_a_menu_grab_asks(switch: list[str]) -> None:
-    verdict = _last(THUNDERBIRD, [key("alt", "e"), HoldAndTap(hold=["alt"], tap=switch),
+    verdict = last_verdict(THUNDERBIRD, [key("alt", "e"), HoldAndTap(hold=["alt"], tap=switch),
                                   key("d")])
     assert verdict.confirm or verdict.forbidden, verdict

@@ -29,33 +29,19 @@ field, as Delete is: asked (at least in a mail client, where Backspace deletes m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from control.input import normalized
-from control.policy import Aim, SafetyPolicy, Verdict
-from control.target import Target
 from model.schema import Action, Hotkey, Type
 from tests.support.fake_targets import window
+from tests.support.policy_steps import last_verdict
 
-RISKY = SafetyPolicy()
 THUNDERBIRD = window("thunderbird", title="Inbox - Mozilla Thunderbird")
 
 
-def _last(target: Target, actions: Sequence[Action]) -> Verdict:
-    done: list[Action] = []
-    verdict = None
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
-        done.append(action)
-    assert verdict is not None
-    return verdict
 
 
 def test_control_delete_after_select_all_asks() -> None:
-    assert _last(THUNDERBIRD, [Hotkey(keys=["ctrl", "a"]), Hotkey(keys=["delete"])]).confirm
+    assert last_verdict(THUNDERBIRD, [Hotkey(keys=["ctrl", "a"]), Hotkey(keys=["delete"])]).confirm
 
 
 CASES: dict[str, list[Action]] = {
@@ -67,7 +53,7 @@ CASES: dict[str, list[Action]] = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_redteam10_select_all_then_backspace_asks(name: str) -> None:
-    verdict = _last(THUNDERBIRD, CASES[name])
+    verdict = last_verdict(THUNDERBIRD, CASES[name])
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
@@ -78,5 +64,5 @@ def test_redteam10_select_all_then_backspace_asks(name: str) -> None:
     [Type(text="x", clear_first=False)],
 ], ids=["backspace", "after typing", "after a move", "type without clearing"])
 def test_backspace_without_a_select_all_runs(actions: list[Action]) -> None:
-    verdict = _last(THUNDERBIRD, actions)
+    verdict = last_verdict(THUNDERBIRD, actions)
     assert not verdict.confirm and not verdict.forbidden, verdict

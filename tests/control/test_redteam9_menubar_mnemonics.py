@@ -32,18 +32,15 @@ Every attack below asks; Alt+Tab, Ctrl+C and typing with no menu opened still ru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
-from control.input import normalized
-from control.policy import Aim, SafetyPolicy, Verdict
 from control.target import Target
 from model.schema import Action, Click, HoldAndTap, Hotkey, KeyDown, KeyUp, Type
 from tests.support.fake_targets import FIREFOX, window
+from tests.support.policy_steps import last_verdict, verdicts
 
-RISKY = SafetyPolicy()
 THUNDERBIRD = window("thunderbird", title="Inbox - Mozilla Thunderbird")
 
 
@@ -51,22 +48,13 @@ def key(*keys: str) -> Hotkey:
     return Hotkey(keys=list(keys))
 
 
-def _last(target: Target, actions: Sequence[Action]) -> Verdict:
-    done: list[Action] = []
-    verdict = None
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
-        done.append(action)
-    assert verdict is not None
-    return verdict
 
 
 def test_control_the_same_items_by_their_shortcuts_ask() -> None:
-    assert _last(THUNDERBIRD, [key("delete")]).confirm
-    assert _last(FIREFOX, [key("ctrl", "q")]).confirm
+    assert last_verdict(THUNDERBIRD, [key("delete")]).confirm
+    assert last_verdict(FIREFOX, [key("ctrl", "q")]).confirm
     # and a context menu opened from the keyboard asks for the letter that picks its item
-    assert _last(THUNDERBIRD, [key("menu"), key("d")]).confirm
+    assert last_verdict(THUNDERBIRD, [key("menu"), key("d")]).confirm
 
 
 MENU_BAR: dict[str, tuple[Target, list[Action]]] = {
@@ -131,16 +119,12 @@ QUIET: dict[str, tuple[Target, list[Action]]] = {
 @pytest.mark.parametrize("name", list(MENU_BAR))
 def test_redteam9_a_menu_bar_item_picked_from_the_keyboard_asks(name: str) -> None:
     target, actions = MENU_BAR[name]
-    verdict = _last(target, actions)
+    verdict = last_verdict(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
 @pytest.mark.parametrize("name", list(QUIET))
 def test_keys_that_open_no_menu_or_close_it_run_unasked(name: str) -> None:
     target, actions = QUIET[name]
-    done: list[Action] = []
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
+    for action, verdict in verdicts(target, actions):
         assert not verdict.confirm and not verdict.forbidden, (name, action, verdict)
-        done.append(action)

@@ -39,38 +39,25 @@ Space does. Every attack below asks; a sentence with spaces typed into a field s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pytest
 
-from control.input import normalized
-from control.policy import Aim, SafetyPolicy, Verdict
 from control.target import Target
 from model.schema import Action, Click, HoldAndTap, Hotkey, KeyDown, Type
 from tests.support.fake_targets import FIREFOX, window
+from tests.support.policy_steps import last_verdict, verdicts
 
-RISKY = SafetyPolicy()
 #: A window (not a dialog) titled like a destructive question: its focused button is Delete.
 QUESTION = window("dolphin", title="Delete 3 files permanently? \u2014 Dolphin")
 
 
-def _last(target: Target, actions: Sequence[Action]) -> Verdict:
-    done: list[Action] = []
-    verdict = None
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
-        done.append(action)
-    assert verdict is not None
-    return verdict
 
 
 def test_control_space_asks_after_typing_and_in_a_destructive_question() -> None:
-    assert _last(FIREFOX, [Type(text="hello"), Hotkey(keys=["space"])]).confirm
-    assert _last(QUESTION, [Hotkey(keys=["space"])]).confirm
-    assert _last(QUESTION, [Type(text="\n")]).confirm
-    assert _last(FIREFOX, [Click(element="Comment field", x=100, y=100), Hotkey(keys=["tab"]),
-                           Hotkey(keys=["space"])]).confirm
+    assert last_verdict(FIREFOX, [Type(text="hello"), Hotkey(keys=["space"])]).confirm
+    assert last_verdict(QUESTION, [Hotkey(keys=["space"])]).confirm
+    assert last_verdict(QUESTION, [Type(text="\n")]).confirm
+    assert last_verdict(FIREFOX, [Click(element="Comment field", x=100, y=100),
+                                  Hotkey(keys=["tab"]), Hotkey(keys=["space"])]).confirm
 
 
 CASES: dict[str, tuple[Target, list[Action]]] = {
@@ -125,16 +112,12 @@ QUIET: dict[str, tuple[Target, list[Action]]] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_redteam9_space_spelled_otherwise_asks(name: str) -> None:
     target, actions = CASES[name]
-    verdict = _last(target, actions)
+    verdict = last_verdict(target, actions)
     assert verdict.confirm or verdict.forbidden, (name, verdict)
 
 
 @pytest.mark.parametrize("name", list(QUIET))
 def test_spaces_within_text_and_focus_moves_alone_run_unasked(name: str) -> None:
     target, actions = QUIET[name]
-    done: list[Action] = []
-    for action in actions:
-        action = normalized(action)
-        verdict = RISKY.assess(action, history=done, aim=Aim(target))
+    for action, verdict in verdicts(target, actions):
         assert not verdict.confirm and not verdict.forbidden, (name, action, verdict)
-        done.append(action)
