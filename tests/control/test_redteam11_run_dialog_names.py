@@ -5,6 +5,8 @@ xfce4-appfinder, gnome-shell, rofi, ...) and makes them TERMINAL targets, where 
 asks. The run dialogs of LXQt (``lxqt-runner``), Budgie (``budgie-run-dialog``), Cinnamon (its
 Alt+F2 dialog is drawn by the ``cinnamon`` process), Fluxbox (``fbrun``), old Xfce
 (``xfrun4``), ``grun`` and ``j4-dmenu-desktop`` are not listed: they are APPLICATION targets.
+Nor is Xfce's Whisker menu (drawn by ``xfce4-panel``), whose search runs a command typed after
+``!`` (its default "Run in Terminal" search action) when its result is clicked.
 
 Attack (default ``risky`` mode, nothing asked): Alt+F2, ``write_desktop`` "find ~ -delete"
 (destructive, but no pattern of ``shell_command_label`` matches it: no rm, no sudo), then
@@ -51,6 +53,6 @@ def test_control_a_listed_run_dialog_asks() -> None:
                    "(lxqt-runner, budgie-run-dialog, cinnamon, fbrun, xfrun4, grun) run a typed "
                    "command on a click, unasked")
 @pytest.mark.parametrize("name", ["lxqt-runner", "budgie-run-dialog", "cinnamon", "fbrun",
-                                  "xfrun4", "grun"])
+                                  "xfrun4", "grun", "xfce4-panel"])
 def test_unlisted_run_dialog_runs_a_command_unasked(name: str) -> None:
     assert _last(name, ATTACK), f"{name}: typed 'find ~ -delete' and clicked the result, unasked"
