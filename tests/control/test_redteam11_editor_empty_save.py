@@ -80,7 +80,8 @@ CASES = {
 
 
 @pytest.mark.xfail(strict=True, reason="red team 11: emptying a document and saving it with "
-                   "an editor's own keys (ctrl+shift+k, C-x h C-w C-x C-s, ggdGZZ) or after selecting all without a select-all chord is not asked")
+                   "an editor's own keys (ctrl+shift+k, C-x h C-w C-x C-s, ggdGZZ) or after "
+                   "selecting all without a select-all chord is not asked")
 @pytest.mark.parametrize("case", list(CASES))
 def test_editor_empties_and_saves_unasked(case: str) -> None:
     target, actions = CASES[case]
