@@ -79,17 +79,21 @@ HOME_FILES = (
     ".xprofile", ".xsessionrc", ".xsession", ".xinitrc", ".Xresources", ".Xdefaults",
     ".inputrc",  # readline macros run commands
     ".pam_environment",
+    # Other shells a person may log in with: tcsh/csh, ksh/mksh, xonsh.
+    ".tcshrc", ".cshrc", ".login", ".logout", ".kshrc", ".mkshrc", ".xonshrc",
 )  # fmt: skip
 #: In the home folder: programs first on PATH (Debian's ~/.profile puts them there: a `sudo`
 #: there would be asked for the password), keys, and what trusts them.
 HOME_FOLDERS = (".local/bin", "bin", ".ssh", ".gnupg")
-#: Under the XDG config folder: the fish shell's start-up, the session's environment
+#: Under the XDG config folder: the start-up of fish, nushell, xonsh, elvish and PowerShell,
+#: the session's environment
 #: (HOLODESK_* and PATH for every program; Plasma's env scripts are sourced by its shell at
 #: login, its shutdown scripts run at logout), programs started at login, user services, and
 #: the keyring library's config (it names Python to import: app/secrets.py never reads it, other
 #: programs do).
-CONFIG_FOLDERS = ("fish", "environment.d", "plasma-workspace/env", "plasma-workspace/shutdown",
-                  "autostart", "systemd/user", "python_keyring")
+CONFIG_FOLDERS = ("fish", "nushell", "xonsh", "elvish", "powershell", "environment.d",
+                  "plasma-workspace/env", "plasma-workspace/shutdown", "autostart",
+                  "systemd/user", "python_keyring")
 #: Under the XDG data folder: desktop entries, which menus and file types start; the keyring
 #: library's data folder (keyrings.alt's files).
 DATA_FOLDERS = ("applications", "python_keyring")
