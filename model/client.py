@@ -34,8 +34,6 @@ from urllib.parse import urlsplit
 import httpcore2
 import httpx2
 import openai
-from openai import Stream
-from openai._base_client import make_request_options
 from openai.types.chat import ChatCompletion
 
 from model.contracts.base import Codec, ToolCall, invalid
@@ -62,8 +60,8 @@ from model.errors import (
     TooManyImages,
 )
 from model.plain_http import PlainHttpRefused, host_address, needs_consent
-from model.request_body import chat_body
 from model.schema import Step
+from model.sdk_adapter import post_chat, stream_chat, wrap_network_backend
 from model.stream_chunk import read_chunk
 from model.tls import CertificateMismatch, pinned_context
 from model.tool_calls import ToolCallAccumulator, calls_text
@@ -314,19 +312,16 @@ def _tracking_transport(
     loopback_only: str | None = None,
 ) -> httpx2.HTTPTransport:
     transport = httpx2.HTTPTransport(verify=verify)
-    # httpx2 has no public hook for the network backend; its pool keeps it here. Without the
-    # hook cancel() still returns at once (the worker thread is abandoned), only later.
-    pool = getattr(transport, "_pool", None)
-    backend = getattr(pool, "_network_backend", None)
-    if isinstance(backend, httpcore2.NetworkBackend):
-        pool._network_backend = _TrackingBackend(  # type: ignore[union-attr]
-            backend, registry, loopback_only)
-    elif loopback_only is not None:
+    # Without the hook (model/sdk_adapter.py) cancel() still returns at once (the worker
+    # thread is abandoned), only the server sees the disconnect later.
+    hooked = wrap_network_backend(
+        transport, lambda backend: _TrackingBackend(backend, registry, loopback_only))
+    if not hooked and loopback_only is not None:
         # Where the socket goes cannot be checked: plain http unagreed only to a literal
         # loopback address, which no DNS answers for.
         if host_address(urlsplit(loopback_only).hostname or "") is None:
             raise PlainHttpRefused(loopback_only)
-    else:
+    elif not hooked:
         logger.debug("httpx2 transport has no network backend hook; cancel will not cut sockets")
     return transport
 
@@ -596,15 +591,10 @@ class HolotronClient:
                               choice.message.content or "", choice.finish_reason)
 
     def _post_once(self, body: dict[str, Any]) -> ChatCompletion:
-        """One chat request, not streamed, its body's bytes as :func:`chat_body` writes them;
-        errors mapped as a step's are."""
+        """One chat request, not streamed; errors mapped as a step's are."""
         read = self.config.request_timeout
         try:
-            return self._sdk.post(
-                "/chat/completions", content=chat_body(body),
-                options=make_request_options(timeout=self._timeout(read),
-                                             security={"bearer_auth": True}),
-                cast_to=ChatCompletion)
+            return post_chat(self._sdk, body, self._timeout(read))
         except openai.OpenAIError as exc:
             raise self._map_error(exc, timeout=read) from exc
 
@@ -868,9 +858,9 @@ class HolotronClient:
         size = 0  # bytes of answer so far (reasoning, content and tool calls)
         limit = self.config.max_answer_bytes
         try:
-            stream = self._create_stream(body)
-            with stream:
-                for data in stream:
+            with stream_chat(self._sdk, body,
+                             self._timeout(self.config.request_timeout)) as chunks:
+                for data in chunks:
                     if stop.is_set():
                         return
                     chunk = read_chunk(data)
@@ -911,33 +901,6 @@ class HolotronClient:
         except BaseException as exc:  # reported to the caller's thread, which raises it
             if not stop.is_set():
                 events.put(_Failed(exc))
-
-    def _create_stream(self, body: dict[str, Any]) -> Stream[object]:
-        """What ``chat.completions.create(stream=True, ...)`` does with ``body`` (the codec's,
-        model/contracts/), less its walk of the parameters.
-
-        ``create`` first runs every message through the SDK's parameter transform, which for
-        plain dicts changes nothing but walks every part of every turn: 7 ms of CPU per step
-        at step 20, 60 ms at step 200 (the prompt keeps every turn's text). The body is the
-        dict ``create`` builds (same keys, same order, ``extra_body`` merged last), encoded
-        as the SDK encodes it but with the screenshots spliced in (model/request_body.py), so
-        the same bytes (tests/model/test_client_body.py compares them), handed to the same
-        client's ``post`` with the options ``create`` passes: the same headers, API key,
-        timeout, TLS, streaming and status errors.
-        """
-        return self._sdk.post(
-            "/chat/completions",
-            # Bytes: the SDK sends them as they are (model/request_body.py).
-            content=chat_body(body),
-            options=make_request_options(
-                timeout=self._timeout(self.config.request_timeout),
-                security={"bearer_auth": True},
-            ),
-            cast_to=ChatCompletion,
-            stream=True,
-            # The chunks as the server sent them (model/stream_chunk.py reads them).
-            stream_cls=Stream[object],
-        )
 
     # ------------------------------------------------------------------ errors
 

@@ -317,16 +317,16 @@ def _image(turn: Turn) -> dict[str, Any]:
 
 
 def data_url(image: bytes, mime: str) -> str:
-    """The screenshot as a data URL, the same string object each time it is sent again (see
-    model/request_body.py): every contract sends its screenshots through this."""
+    """The screenshot as a data URL, the same string object each time it is sent again: every
+    contract sends its screenshots through this."""
     return _data_url(image, mime)
 
 
 @functools.lru_cache(maxsize=4)  # a request's three and the next step's new one
 def _data_url(image: bytes, mime: str) -> str:
     # A screenshot goes out in up to three requests: encoded once, and the same string each
-    # time (model/request_body.py splices it in by that string). Looking the image up costs
-    # nothing after the first time: a bytes object keeps its hash.
+    # time. Looking the image up costs nothing after the first time: a bytes object keeps its
+    # hash.
     data = base64.b64encode(image).decode("ascii")
     return f"data:{mime};base64,{data}"
 

@@ -1,8 +1,8 @@
 """What holodesk reads of one streamed chat chunk, from the JSON object the server sent.
 
-The openai SDK builds a pydantic model of every chunk (about 0.1 ms each, on the CI machine,
-for a field or two of text): the stream is read as the plain objects instead, and only the
-parts holodesk uses are taken, each checked for its type. A chunk of another shape is the
+The SDK's chunk is read back as that JSON (``to_dict``, model/sdk_adapter.py), so vLLM's own
+fields (``reasoning``) are there as sent, and only the parts holodesk uses are taken, each
+checked for its type. A chunk of another shape is the
 server's error (:class:`MalformedChunk`), reported like any other broken answer.
 """
 

@@ -1,6 +1,7 @@
-"""The chat request the client sends is the one ``chat.completions.create`` would send, byte
-for byte: the client hands its body to the SDK's ``post`` without the SDK's parameter walk
-(model/client.py ``_create_stream``), and nothing of what reaches the server may change."""
+"""The chat request the client sends is the one a hand-written ``chat.completions.create``
+call sends, byte for byte and header for header: the client turns a codec's body into
+``create``'s arguments (model/sdk_adapter.py ``create_arguments``), and nothing of what reaches
+the server may change on the way."""
 
 from __future__ import annotations
 
