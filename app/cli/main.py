@@ -8,8 +8,8 @@ inside that function: the parser is built for every command.
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -77,10 +77,14 @@ def exit_now(code: int) -> NoReturn:
     HTTP client's and pydantic's many among them) took 0.1-0.6 s on a loaded 2-core machine:
     most of the time from a run's end to the prompt (bench/step.py). By the time a command
     returns, what must outlive the process is closed (the action log, the desktop lock, the X
-    connections); the atexit handlers (logging's flush) still run here. Threads left are
-    daemons or idle pool workers.
+    connections) and nothing is held down (the agent's ``finally`` releases every key and
+    button, control/input.py ``Executor.release_all``). What is left to do is holodesk's own
+    short list, run here: the log handlers flushed and closed (what logging's atexit handler
+    does), then stdout and stderr. No other atexit handler is run: holodesk registers none, and
+    a library's (Pillow's cache, say) frees what the process's end frees anyway. Threads left
+    are daemons or idle pool workers.
     """
-    atexit._run_exitfuncs()
+    logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # closed, or a pipe nobody reads
             stream.flush()
