@@ -7,8 +7,8 @@ the one renderer of each). ``Fix.text`` is the part that holds in every front en
 names a command-line option or a menu; ``setting`` and ``remedy`` carry those.
 
 Every exception a person may see derives from :class:`HolodeskError`, which carries a Problem.
-This module is at the bottom of the import order (``ui -> app -> control -> model``), so every
-package can use it.
+This module is at the bottom of the import order (``ui -> app -> control -> model``,
+docs/architecture.md), so every package can use it.
 """
 
 from __future__ import annotations

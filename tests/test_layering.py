@@ -1,4 +1,6 @@
-"""The layering rules of the design card, checked on the source: ui -> app -> {model, control}."""
+"""The layering of docs/architecture.md, checked on the source: ``ui -> app -> control ->
+model``, each package importing only the packages to its right (any of them), Qt only in ui,
+the display libraries never in model or ui and only inside functions elsewhere."""
 
 from __future__ import annotations
 
@@ -9,14 +11,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# What each package may not import (top-level module names).
-FORBIDDEN = {
-    "model": {"PySide6", "pyautogui", "pynput", "mss", "control", "app", "ui"},
-    "control": {"PySide6", "app", "ui"},
-    "app": {"ui"},
-}
-# Libraries that need a display when imported: only ever imported inside functions.
-LAZY = {"pyautogui", "pynput", "mss"}
+#: The packages, left to right: each may import only those to its right.
+ORDER = ("ui", "app", "control", "model")
+QT = {"PySide6", "shiboken6"}
+#: Libraries that need a display when imported: only ever imported inside functions, by the
+#: packages that drive the desktop.
+LAZY = {"pyautogui", "pynput", "mss", "Xlib"}
+
+
+def forbidden(package: str) -> set[str]:
+    """The top-level modules ``package`` may not import (docs/architecture.md's table)."""
+    left = set(ORDER[: ORDER.index(package)])
+    qt = set() if package == "ui" else QT
+    display = LAZY if package in ("ui", "model") else set()
+    return left | qt | display
 
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
@@ -38,25 +46,34 @@ def _sources(package: str) -> list[Path]:
     return sorted((ROOT / package).rglob("*.py"))
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_imports_point_one_way(package: str) -> None:
-    bad = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in _sources(package)
+def violations(root: Path, package: str) -> list[str]:
+    """Every import in ``root/package`` that its rules forbid, one line each."""
+    return [
+        f"{path.relative_to(root)} imports {name}"
+        for path in sorted((root / package).rglob("*.py"))
         for name, _ in _imports(path)
-        if name in FORBIDDEN[package]
+        if name in forbidden(package)
     ]
-    assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("package", ["model", "control", "app"])
-def test_display_libraries_are_imported_lazily(package: str) -> None:
-    bad = [
-        f"{path.relative_to(ROOT)} imports {name} at module level"
-        for path in _sources(package)
+def eager_display_imports(root: Path, package: str) -> list[str]:
+    return [
+        f"{path.relative_to(root)} imports {name} at module level"
+        for path in sorted((root / package).rglob("*.py"))
         for name, at_top in _imports(path)
         if name in LAZY and at_top
     ]
+
+
+@pytest.mark.parametrize("package", ORDER)
+def test_imports_point_one_way(package: str) -> None:
+    bad = violations(ROOT, package)
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("package", ["app", "control"])
+def test_display_libraries_are_imported_lazily(package: str) -> None:
+    bad = eager_display_imports(ROOT, package)
     assert not bad, "\n".join(bad)
 
 
@@ -64,6 +81,41 @@ def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
     sample = tmp_path / "m.py"
     sample.write_text("import PySide6.QtCore\ndef f():\n    import mss\n", encoding="utf-8")
     assert _imports(sample) == [("PySide6", True), ("mss", False)]
+
+
+def test_the_rules_catch_every_kind_of_breach(tmp_path: Path) -> None:
+    files = {
+        "ui/fine.py": "import app.x\nimport control.y\nimport model.z\nimport PySide6\n",
+        "ui/drives.py": "def f():\n    import pyautogui\n",
+        "app/fine.py": "import control.y\nfrom model import z\ndef f():\n    import Xlib\n",
+        "app/up.py": "from ui import window\n",
+        "app/qt.py": "from PySide6 import QtCore\n",
+        "app/eager.py": "import pynput\n",
+        "control/up.py": "import app.agent\n",
+        "model/up.py": "import control.capture\n",
+        "model/display.py": "def f():\n    import mss\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert [line for package in ORDER for line in violations(tmp_path, package)] == [
+        "ui/drives.py imports pyautogui",
+        "app/qt.py imports PySide6",
+        "app/up.py imports ui",
+        "control/up.py imports app",
+        "model/display.py imports mss",
+        "model/up.py imports control",
+    ]
+    assert eager_display_imports(tmp_path, "app") == ["app/eager.py imports pynput at module level"]
+
+
+def test_the_architecture_doc_writes_these_rules() -> None:
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert " ───────▶ ".join(ORDER) in doc
+    for package in ORDER:
+        right = ORDER[ORDER.index(package) + 1:]
+        allowed = ", ".join(f"`{p}`" for p in right) or "nothing of holodesk"
+        assert f"| `{package}/` | {allowed}" in doc, package
 
 
 # --------------------------------------------------------------------------- the one core
