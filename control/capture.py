@@ -25,7 +25,6 @@ mss, like pyautogui, needs a display: it is imported lazily.
 
 from __future__ import annotations
 
-import base64
 import io
 import logging
 import math
@@ -36,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
@@ -44,6 +43,10 @@ import simplejpeg
 from numpy.typing import NDArray
 from PIL import Image
 
+# Frame and GrayFrame live apart so control/settle_frames.py can name them without importing
+# this module (which imports it): they are what capture makes, and are named from here too.
+from control.frame import Frame as Frame
+from control.frame import GrayFrame as GrayFrame
 from control.jpeg_split import encode_jpeg_bands
 from control.settle_frames import SettleFrames, Shot
 from model.coords import FrameGeometry, Rect
@@ -54,7 +57,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 ImageFormat = Literal["jpeg", "png"]
-GrayFrame = NDArray[np.uint8]
 # Below this long side a 16:9 frame falls to the model's 2x1 tile grid (1280x720 and less).
 MIN_LONG_SIDE = 1366
 DEFAULT_MAX_SIDE = 2048
@@ -139,37 +141,7 @@ class CaptureTarget:
         return self.kind
 
 
-# -- frames ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One encoded screenshot and everything needed to map the model's answer back."""
-
-    data: bytes
-    mime: str  # "image/jpeg" or "image/png"
-    geometry: FrameGeometry
-    captured_at: float  # time.monotonic() when the pixels were read
-    capture_ms: float  # reading the pixels
-    encode_ms: float  # downscaling + encoding
-    #: The sent pixels before encoding, BGRX (h, w, 4), when the capturer kept them: the
-    #: thumbnail is made from them (2 ms) instead of decoding the JPEG just encoded (7 ms).
-    pixels: NDArray[np.uint8] | None = field(default=None, compare=False, repr=False)
-    #: Made ahead with the frame (:func:`finished`), when it was made during a settle wait.
-    thumb: bytes | None = field(default=None, compare=False, repr=False)
-    small: GrayFrame | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def width(self) -> int:
-        return self.geometry.sent_width
-
-    @property
-    def height(self) -> int:
-        return self.geometry.sent_height
-
-    def data_url(self) -> str:
-        """The frame as a ``data:`` URL, the form an OpenAI image_url content part takes."""
-        return f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"
+# -- capturers --------------------------------------------------------------------------------
 
 
 class Capturer(Protocol):

@@ -20,11 +20,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from control.capture import Frame, GrayFrame
-    from model.coords import Rect
+from control.frame import Frame, GrayFrame
+from model.coords import Rect
 
 log = logging.getLogger(__name__)
 
