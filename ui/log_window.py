@@ -407,26 +407,6 @@ class LogWindow(QWidget):
         """The step numbers in the steps table, in order."""
         return [view.step_no for view in self._steps]
 
-    def step_row(self, step_no: int) -> dict[str, str]:
-        """The texts of a step's row by column title (for tests and accessibility)."""
-        for row, view in enumerate(self._steps):
-            if view.step_no == step_no:
-                return {
-                    title: (item.text() if (item := self.steps_table.item(row, col)) else "")
-                    for col, title in enumerate(STEP_COLUMNS)
-                }
-        raise KeyError(step_no)
-
-    def run_row(self, run_id: str) -> dict[str, str]:
-        """The texts of a run's row by column title."""
-        for row in range(self.runs_table.rowCount()):
-            if self._run_id_at(row) == run_id:
-                return {
-                    title: (item.text() if (item := self.runs_table.item(row, col)) else "")
-                    for col, title in enumerate(RUN_COLUMNS)
-                }
-        raise KeyError(run_id)
-
     def export_run(self, run_id: str, dest: Path) -> None:
         """Export a run into ``dest`` in the background; ``exported`` gives the folder."""
 

@@ -28,6 +28,7 @@ from control.policy import Verdict
 from model.coords import FrameGeometry, Point, Rect
 from model.schema import Click, Step
 from tests.support.home import Home, isolate_home
+from tests.support.log_window_rows import run_row, step_row
 from ui.log_window import (
     MARKER_COLOR,
     LogWindow,
@@ -154,17 +155,17 @@ def test_runs_newest_first_and_steps_of_the_selected_run(
         with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
             pass
         assert run_ids(window) == [second, first]
-        row = window.run_row(second)
+        row = run_row(window, second)
         assert row["Task"] == "second task⏎with two lines"  # shown, app/visible.py
         assert row["Outcome"] == "answered"
         assert row["Steps"] == "2"
         select(qtbot, window, second)
         assert window.current_run_id() == second
         assert window.step_numbers() == [1, 2]
-        step = window.step_row(2)
+        step = step_row(window, 2)
         assert step["Thought"] == "thought 2"
         assert step["Action"] == 'click "Save button" at (300, 150)'
-        assert window.step_row(1)["Action"] == 'click "Save button" at (300, 150) (in Firefox)'
+        assert step_row(window, 1)["Action"] == 'click "Save button" at (300, 150) (in Firefox)'
         assert step["Decision"] == "approved"
         assert step["Outcome"] == "ok"
         assert step["Time"] == "2.5 s"
@@ -181,8 +182,8 @@ def test_failed_step_shows_its_error(qtbot: QtBot, writer: ActionLog, window: Lo
     writer.finish_run(run.id, "error", "the server broke")
     wait_runs(qtbot, window)
     select(qtbot, window, run.id)
-    assert window.step_row(1)["Outcome"] == "failed: the server broke"
-    assert window.run_row(run.id)["Outcome"] == "error"
+    assert step_row(window, 1)["Outcome"] == "failed: the server broke"
+    assert run_row(window, run.id)["Outcome"] == "error"
 
 
 def test_a_replayed_step_says_so_and_why(qtbot: QtBot, writer: ActionLog,
@@ -195,8 +196,8 @@ def test_a_replayed_step_says_so_and_why(qtbot: QtBot, writer: ActionLog,
     writer.finish_run(run.id, "answered", "done")
     wait_runs(qtbot, window)
     select(qtbot, window, run.id)
-    assert window.step_row(1)["Decision"] == "auto, replayed"
-    assert window.step_row(2)["Decision"] == "auto"
+    assert step_row(window, 1)["Decision"] == "auto, replayed"
+    assert step_row(window, 2)["Decision"] == "auto"
     tip = window.steps_table.item(0, 4).toolTip()
     assert "found again" in tip
 
@@ -212,14 +213,14 @@ def test_live_events_then_the_store(qtbot: QtBot, writer: ActionLog, window: Log
     window.on_event(RunStarted(run.id, "live task", ENDPOINT, "holotron", "1", False))
     # The row is there at once, before any store read.
     assert run_ids(window)[0] == run.id
-    assert window.run_row(run.id)["Outcome"] == "running"
+    assert run_row(window, run.id)["Outcome"] == "running"
     select(qtbot, window, run.id)
     assert window.step_numbers() == []
 
     shot, _ = writer.save_screenshot(run.id, 1, png(), "image/png")
     window.on_event(FrameCaptured(run.id, 1, FRAME_GEOMETRY, str(shot), 5.0))
     assert window.step_numbers() == [1]
-    assert window.step_row(1)["Outcome"] == "thinking…"
+    assert step_row(window, 1)["Outcome"] == "thinking…"
     action = Click(element="OK button", x=500, y=500)
     step = Step(thought="press OK", action=action)
     verdict = Verdict(confirm=True, forbidden=False, reasons=("asks first",))
@@ -228,20 +229,20 @@ def test_live_events_then_the_store(qtbot: QtBot, writer: ActionLog, window: Log
     )
     window.on_event(StepDecided(run.id, 1, Decision.APPROVED, action))
     window.on_event(ActionExecuted(run.id, 1, 'click "OK button"', 3.0, 10.0, True))
-    row = window.step_row(1)
+    row = step_row(window, 1)
     assert row["Thought"] == "press OK"
     assert row["Action"] == 'click "OK button"'
     assert row["Decision"] == "approved"
     assert row["Outcome"] == "ok"
-    assert window.run_row(run.id)["Steps"] == "1"
+    assert run_row(window, run.id)["Steps"] == "1"
 
     # The agent writes the row and finishes; the window re-reads the store.
     add_step(writer, run.id, 1, thought="press OK (stored)")
     writer.finish_run(run.id, "answered", "done")
     with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
         window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok"))
-    assert window.run_row(run.id)["Outcome"] == "answered"
-    qtbot.waitUntil(lambda: window.step_row(1)["Thought"] == "press OK (stored)", timeout=10_000)
+    assert run_row(window, run.id)["Outcome"] == "answered"
+    qtbot.waitUntil(lambda: step_row(window, 1)["Thought"] == "press OK (stored)", timeout=10_000)
     assert run_ids(window) == [run.id, old]
 
 
@@ -255,7 +256,7 @@ def test_events_of_another_run_do_not_touch_the_shown_steps(
     window.on_event(FrameCaptured("20990101-000000-beef", 1, FRAME_GEOMETRY, "/nope.png", 1.0))
     assert window.current_run_id() == shown
     assert window.step_numbers() == [1]
-    assert window.run_row("20990101-000000-beef")["Steps"] == "1"
+    assert run_row(window, "20990101-000000-beef")["Steps"] == "1"
 
 
 # --------------------------------------------------------------------------- actions
@@ -400,7 +401,7 @@ def test_a_step_logged_without_its_screenshot_shows_its_thumbnail(
     writer.finish_run(run.id, "answered", "done")
     with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
         window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok"))
-    qtbot.waitUntil(lambda: window.step_row(1)["Outcome"] == "ok", timeout=10_000)
+    qtbot.waitUntil(lambda: step_row(window, 1)["Outcome"] == "ok", timeout=10_000)
     assert writer.steps(run.id)[0].screenshot_path is None
     icon_item = window.steps_table.item(0, 0)
     assert icon_item is not None and not icon_item.icon().isNull()
