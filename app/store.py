@@ -670,16 +670,6 @@ class ActionLog:
             ).fetchall()
         return [self._step_from_row(row) for row in rows]
 
-    def steps_since(self, run_id: str, after_step_no: int) -> list[StepRecord]:
-        """The stored steps of a run numbered above ``after_step_no``, in order (live views)."""
-        with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {', '.join(_STEP_COLUMNS)} FROM steps WHERE run_id = ? AND step_no > ? "
-                "ORDER BY step_no",
-                (run_id, after_step_no),
-            ).fetchall()
-        return [self._step_from_row(row) for row in rows]
-
     def secrets(self) -> frozenset[str]:
         """The secrets masked in stored text (for the exporter)."""
         return frozenset(self._secrets)

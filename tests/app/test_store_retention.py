@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -161,14 +160,3 @@ def test_prune_with_explicit_now(log: ActionLog) -> None:
     run_id = finished_run(log, "x")
     assert log.prune(1, now=time.time() + 0.5 * DAY) == []
     assert log.prune(1, now=time.time() + 2 * DAY) == [run_id]
-
-
-def test_steps_since(log: ActionLog) -> None:
-    run = log.start_run("live", "http://127.0.0.1:8000/v1", None, {})
-    add_steps(log, run.id, 3)
-    assert [s.step_no for s in log.steps_since(run.id, 0)] == [1, 2, 3]
-    assert [s.step_no for s in log.steps_since(run.id, 2)] == [3]
-    assert log.steps_since(run.id, 3) == []
-    assert log.steps_since("20260101-000000-abcd", 0) == []
-    # Paths come back absolute, as from steps().
-    assert os.path.isabs(log.steps_since(run.id, 2)[0].screenshot_path or "")
