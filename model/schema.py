@@ -198,8 +198,3 @@ class Step(BaseModel):
     def dump(self) -> dict[str, Any]:
         """The step as the plain JSON object we push back as the assistant turn."""
         return self.model_dump(mode="json")
-
-
-def step_json_schema() -> dict[str, Any]:
-    """The JSON schema of a step as pydantic writes it (with ``$defs`` and ``$ref``)."""
-    return Step.model_json_schema()

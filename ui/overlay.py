@@ -323,13 +323,6 @@ class WindowRects(QObject):
             handle.installEventFilter(self)
             handle.destroyed.connect(lambda _=None, h=key: self._handles.pop(h, None))
 
-    def untrack(self, widget: QWidget) -> None:
-        widget.removeEventFilter(self)
-        handle = widget.windowHandle()
-        if handle is not None and self._handles.pop(id(handle), None) is not None:
-            handle.removeEventFilter(self)
-        self._forget(id(widget))
-
     def rects(self) -> list[Rect]:
         """The visible tracked windows' rectangles (thread-safe)."""
         with self._lock:

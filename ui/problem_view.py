@@ -108,8 +108,3 @@ def view(problem: Problem | HolodeskError) -> ProblemView:
         fix.remedy if fix is not None else None,
         fix.setting if fix is not None else None,
     )
-
-
-def problem_text(message: str, fix: Fix | None, label: str = "Fix") -> str:
-    """``message`` and ``{label}: {fix}`` on a second line, the fix in the GUI's terms."""
-    return view(Problem(message, fix)).text(label)

@@ -206,8 +206,6 @@ WM_CLASSES: dict[TaskWindow, str] = {
     TaskWindow.CONTACTS: CONTACTS_WM_CLASS,
     TaskWindow.DELIVERY: DELIVERY_WM_CLASS,
 }
-#: Every X11 window class a task window may have (copy-order-number's form too).
-ALL_WM_CLASSES: tuple[str, ...] = (*WM_CLASSES.values(), ORDER_FORM_WM_CLASS)
 
 
 def hex_colour(color: RGB) -> str:

@@ -20,7 +20,7 @@ import pytest
 
 from app.demo.look import PRACTICE_WM_CLASS
 from app.demo.rows import ROWS_WM_CLASS
-from app.demo.task_look import ALL_WM_CLASSES
+from app.demo.task_look import ORDER_FORM_WM_CLASS, WM_CLASSES
 from app.eval import task_names
 from model.contracts import Vocabulary
 from tests.support.e2e import run_holodesk
@@ -63,7 +63,7 @@ def _desktop(openbox: WindowManager, xvfb: Xvfb) -> Iterator[None]:
 def task_windows(xvfb: Xvfb) -> list[str]:
     """The task windows still open: the practice, rows and Tk task windows' classes."""
     left: list[str] = []
-    for wm_class in (PRACTICE_WM_CLASS, ROWS_WM_CLASS, *ALL_WM_CLASSES):
+    for wm_class in (PRACTICE_WM_CLASS, ROWS_WM_CLASS, *WM_CLASSES.values(), ORDER_FORM_WM_CLASS):
         found = subprocess.run(["xdotool", "search", "--class", f"^{wm_class}$"],
                                env=xvfb.env(), capture_output=True, text=True)
         left += found.stdout.split()

@@ -41,7 +41,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.problem import Remedy
-from model.schema import Answer, Click, Type, step_json_schema
+from model.schema import Answer, Click, Step, Type
 from model.structured import step_output_schema
 from tests.support.fake_vllm import (
     ContextWording,
@@ -482,7 +482,7 @@ def test_an_error_inside_the_stream_is_mapped_with_the_servers_words() -> None:
 def test_pydantics_plain_schema_is_refused_by_the_grammar_engine() -> None:
     # Why the run sends step_output_schema(): llguidance, as vLLM configures it, has no oneOf.
     with FakeVLLM(ScriptedPolicy([ANSWER])) as fake, pytest.raises(BadRequest) as caught:
-        client_for(fake).next_step(messages(), step_json_schema())
+        client_for(fake).next_step(messages(), Step.model_json_schema())
     assert caught.value.detail is not None and "oneOf" in caught.value.detail
 
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from model import structured
-from model.schema import MAX_COORDINATE, MAX_TYPE_CHARS, Step, step_json_schema
+from model.schema import MAX_COORDINATE, MAX_TYPE_CHARS, Step
 from model.structured import (
     RecursiveSchemaError,
     inline_refs,
@@ -143,11 +143,11 @@ def _walk(node: Any) -> list[Any]:
 
 def test_the_original_schema_really_uses_refs() -> None:
     # Otherwise the inlining tests below would prove nothing.
-    text = json.dumps(step_json_schema())
+    text = json.dumps(Step.model_json_schema())
     assert "$ref" in text and "$defs" in text
 
 
-@pytest.mark.parametrize("schema", [inline_refs(step_json_schema()), step_output_schema()])
+@pytest.mark.parametrize("schema", [inline_refs(Step.model_json_schema()), step_output_schema()])
 def test_no_ref_or_defs_left(schema: dict[str, Any]) -> None:
     for node in _walk(schema):
         if isinstance(node, dict):
@@ -159,13 +159,13 @@ def test_no_ref_or_defs_left(schema: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("instance", VALID + INVALID + UNTAGGED + COERCED_BY_PYDANTIC)
 def test_inlined_schema_judges_like_the_original(instance: Any) -> None:
-    original = step_json_schema()
+    original = Step.model_json_schema()
     assert _accepts(inline_refs(original), instance) == _accepts(original, instance)
 
 
 @pytest.mark.parametrize("instance", VALID)
 def test_valid_examples_pass_everywhere(instance: dict[str, Any]) -> None:
-    assert _accepts(step_json_schema(), instance)
+    assert _accepts(Step.model_json_schema(), instance)
     assert _accepts(step_output_schema(), instance)
     step = Step.model_validate(instance)
     assert step.action.action == instance["action"]["action"]
@@ -174,7 +174,7 @@ def test_valid_examples_pass_everywhere(instance: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("instance", INVALID)
 def test_invalid_examples_fail_everywhere(instance: Any) -> None:
-    assert not _accepts(step_json_schema(), instance)
+    assert not _accepts(Step.model_json_schema(), instance)
     assert not _accepts(step_output_schema(), instance)
     assert not _pydantic_accepts(instance)
 
@@ -188,13 +188,13 @@ def test_output_schema_requires_the_tag_like_pydantic(instance: dict[str, Any]) 
 def test_untagged_examples_show_the_original_schema_gap() -> None:
     # Pins why step_output_schema adds the tag to "required": with pydantic's schema alone a
     # grammar could produce a step pydantic refuses.
-    assert any(_accepts(step_json_schema(), instance) for instance in UNTAGGED)
+    assert any(_accepts(Step.model_json_schema(), instance) for instance in UNTAGGED)
 
 
 @pytest.mark.parametrize("instance", COERCED_BY_PYDANTIC)
 def test_lax_coercions_are_rejected_by_the_schemas(instance: dict[str, Any]) -> None:
     assert _pydantic_accepts(instance)
-    assert not _accepts(step_json_schema(), instance)
+    assert not _accepts(Step.model_json_schema(), instance)
     assert not _accepts(step_output_schema(), instance)
 
 
@@ -326,7 +326,7 @@ _steps = st.fixed_dictionaries({"thought": _text, "action": _actions}, optional=
 @given(_steps)
 def test_random_valid_steps_are_accepted_by_all(instance: dict[str, Any]) -> None:
     assert _pydantic_accepts(instance)
-    assert _accepts(step_json_schema(), instance)
+    assert _accepts(Step.model_json_schema(), instance)
     assert _accepts(step_output_schema(), instance)
     assert _accepts(step_output_schema(), json.loads(step_json(Step.model_validate(instance))))
 
@@ -361,7 +361,8 @@ def test_random_corruptions_are_judged_alike(
     bad = _corrupt(instance, how, data)
     expected = _pydantic_accepts(bad)
     assert _accepts(step_output_schema(), bad) == expected
-    assert _accepts(inline_refs(step_json_schema()), bad) == _accepts(step_json_schema(), bad)
+    inlined = inline_refs(Step.model_json_schema())
+    assert _accepts(inlined, bad) == _accepts(Step.model_json_schema(), bad)
     if how != "retag":
         assert not expected
 
@@ -387,7 +388,7 @@ def test_nested_refs_are_inlined() -> None:
 
 
 def test_input_is_not_modified() -> None:
-    schema = step_json_schema()
+    schema = Step.model_json_schema()
     before = copy.deepcopy(schema)
     inline_refs(schema)
     assert schema == before
@@ -428,7 +429,7 @@ def test_older_definitions_keyword_is_supported() -> None:
 
 
 def test_discriminator_mapping_is_dropped() -> None:
-    inlined = inline_refs(step_json_schema())
+    inlined = inline_refs(Step.model_json_schema())
     assert inlined["properties"]["action"]["discriminator"] == {"propertyName": "action"}
 
 

@@ -150,9 +150,6 @@ def test_window_rects_follow_the_tracked_windows(qtbot: QtBot) -> None:
     qtbot.waitUntil(lambda: rects.rects() == [Rect(1920 + 20, 40, 400, 200)], timeout=2000)
     widget.hide()
     assert rects.rects() == []
-    widget.show()
-    rects.untrack(widget)
-    assert rects.rects() == []
 
 
 def test_a_minimised_window_is_not_painted_out_and_a_restored_one_is(qtbot: QtBot) -> None:

@@ -29,7 +29,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.problem import Fix, Problem, Remedy
-from ui.problem_view import REMEDY_PLACES, SETTING_PLACES, fix_text, problem_text, view
+from ui.problem_view import REMEDY_PLACES, SETTING_PLACES, fix_text, view
 from ui.task_window import TaskWindow
 
 # holodesk's own options and commands; vLLM's flags (--max-model-len, ...) are the server's,
@@ -107,8 +107,8 @@ def test_every_settings_place_is_a_setting() -> None:
 def test_plain_words_show_as_they_are() -> None:
     assert fix_text(None) == ""
     assert fix_text(Fix("Nothing to do.")) == "Nothing to do."
-    assert problem_text("Broke.", None) == "Broke."
-    assert problem_text("Broke.", Fix("Mend it.")) == "Broke.\nFix: Mend it."
+    assert view(Problem("Broke.", None)).text("Fix") == "Broke."
+    assert view(Problem("Broke.", Fix("Mend it."))).text("Fix") == "Broke.\nFix: Mend it."
     assert view(Problem("Broke.", Fix("Mend it."))).line() == "Broke. Mend it."
 
 
