@@ -208,10 +208,6 @@ class Weights:
     def bytes(self) -> int:
         return int(self.parameters * self.bytes_per_parameter)
 
-    @property
-    def served_by_vllm(self) -> bool:
-        return self.format is not WeightFormat.GGUF
-
 
 @dataclass(frozen=True)
 class CacheShape:

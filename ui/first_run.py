@@ -118,10 +118,6 @@ class FirstRunGuide(QFrame):
         self.progress_label.setStyleSheet(text_style(Tone.ERROR) if state == "failed" else "")
         self.progress_label.setVisible(bool(self.progress_label.text()))
 
-    @property
-    def setup_state(self) -> str:
-        return self._state
-
     def progress(self) -> str:
         """The progress or failure line as shown ("" when hidden)."""
         return self.progress_label.text() if not self.progress_label.isHidden() else ""

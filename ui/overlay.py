@@ -195,17 +195,6 @@ class TargetOverlay(QWidget):
         self._global = []
         self.hide()
 
-    def render_image(self) -> QImage:
-        """The overlay's content as an ARGB image of its size (transparent but for markers)."""
-        image = QImage(self.size(), QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(image)
-        try:
-            draw_points(painter, self._local, self._radius)
-        finally:
-            painter.end()
-        return image
-
     def _shape(self, width: int, height: int) -> QRegion:
         image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
         image.fill(Qt.GlobalColor.transparent)

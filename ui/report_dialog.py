@@ -198,10 +198,6 @@ class ReportDialog(QDialog):
         self.preview.setPlainText("" if item is None else str(item.data(Qt.ItemDataRole.UserRole)))
         self.viewer.setCurrentIndex(0)
 
-    def listed(self) -> list[str]:
-        """The names of the files listed (what Save writes)."""
-        return [self.parts.item(i).text() for i in range(self.parts.count())]
-
     # --- saving ------------------------------------------------------------------------
 
     def save(self) -> None:

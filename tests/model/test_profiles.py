@@ -181,7 +181,6 @@ def test_weights() -> None:
         WeightFormat.BF16, WeightFormat.FP8, WeightFormat.NVFP4, WeightFormat.GGUF]
     assert big.weights_for(WeightFormat.BF16).bytes == 70_000_000_000
     assert big.weights_for(WeightFormat.FP8).bytes < big.weights_for(WeightFormat.BF16).bytes
-    assert not big.weights_for(WeightFormat.GGUF).served_by_vllm
     assert big.format_of("/models/Holo-3.1-35B-A3B-NVFP4") is WeightFormat.NVFP4
     with pytest.raises(Exception, match="not published in fp8"):
         HOLOTRON_12B.weights_for(WeightFormat.FP8)

@@ -104,7 +104,7 @@ def test_the_marker_lands_on_the_mapped_point(overlay: TargetOverlay, qtbot: QtB
     assert geometry.contains(QPoint(1920 + 500, 200))
     assert geometry.width() < 150 and geometry.height() < 150  # only around the marker
     local = QPoint(1920 + 500 - geometry.x(), 200 - geometry.y())
-    image = overlay.render_image()
+    image = overlay.grab().toImage()
     assert is_marker(QColor(image.pixel(local)))
     assert QColor.fromRgba(image.pixel(2, 2)).alpha() == 0  # the rest is transparent
     # Only the marker is part of the window: the corners are masked off.
@@ -117,7 +117,7 @@ def test_a_drag_is_marked_at_both_ends_and_clear_hides(overlay: TargetOverlay) -
     overlay.show_points([Point(100, 100), Point(700, 400)])
     geometry = overlay.geometry()
     assert geometry.contains(QPoint(100, 100)) and geometry.contains(QPoint(700, 400))
-    image = overlay.render_image()
+    image = overlay.grab().toImage()
     for x, y in ((100, 100), (700, 400), (400, 250)):  # both ends and the arrow between
         assert is_marker(QColor(image.pixel(x - geometry.x(), y - geometry.y()))), (x, y)
     assert not overlay.mask().contains(QPoint(400 - geometry.x(), 100 - geometry.y()))
