@@ -374,12 +374,6 @@ class ActionLog:
     ) -> None:
         self.close()
 
-    @property
-    def schema_version(self) -> int:
-        """``PRAGMA user_version`` of the open database."""
-        with self._lock:
-            return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
-
     def add_secret(self, secret: str) -> None:
         """Mask ``secret`` (e.g. the API key in use) in every text stored from now on."""
         if secret:

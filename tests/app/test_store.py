@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -42,6 +43,12 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"fake png body"
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
     return isolate_home(monkeypatch, tmp_path)
+
+
+def user_version(path: Path) -> int:
+    """``PRAGMA user_version`` of the database at ``path``: its schema's version."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 @pytest.fixture
@@ -91,7 +98,7 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 def test_open_creates_a_private_wal_database(log: ActionLog, home: Home) -> None:
     assert log.path == home.data / "holodesk" / "holodesk.db"
-    assert log.schema_version == SCHEMA_VERSION == 4
+    assert user_version(log.path) == SCHEMA_VERSION == 4
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert other.execute("PRAGMA user_version").fetchone()[0] == 4
@@ -109,7 +116,7 @@ def test_reopening_keeps_data_and_version(home: Home) -> None:
         run = first.start_run("task", "http://h/v1", None, {})
     with ActionLog.open() as second:
         assert second.get_run(run.id).task == "task"
-        assert second.schema_version == SCHEMA_VERSION
+        assert user_version(second.path) == SCHEMA_VERSION
 
 
 def test_a_version_0_database_is_migrated(home: Home, tmp_path: Path) -> None:
@@ -118,7 +125,7 @@ def test_a_version_0_database_is_migrated(home: Home, tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE unrelated (x)")  # version 0 but not empty
     with ActionLog.open(path) as log:
-        assert log.schema_version == SCHEMA_VERSION
+        assert user_version(log.path) == SCHEMA_VERSION
         log.start_run("t", "http://h/v1", None, {})
 
 
@@ -136,7 +143,7 @@ def test_a_version_1_log_keeps_its_steps_and_gains_the_target(home: Home,
         conn.execute("PRAGMA user_version = 1")
     conn.close()
     with ActionLog.open(path) as log:
-        assert log.schema_version == SCHEMA_VERSION
+        assert user_version(log.path) == SCHEMA_VERSION
         (step,) = log.steps("20260101-000000-abcd")
         assert step.target is None
         run = log.start_run("new", "http://h/v1", None, {})
@@ -158,7 +165,7 @@ def test_a_version_2_log_reads_its_steps_as_from_the_model(home: Home, tmp_path:
         conn.execute("PRAGMA user_version = 2")
     conn.close()
     with ActionLog.open(path) as log:
-        assert log.schema_version == SCHEMA_VERSION
+        assert user_version(log.path) == SCHEMA_VERSION
         (step,) = log.steps("20260101-000000-abcd")
         assert (step.target, step.source, step.source_note) == ("xterm", Source.MODEL, None)
         run = log.start_run("new", "http://h/v1", None, {})
@@ -214,7 +221,7 @@ def test_a_version_3_log_reads_its_token_figures_unchanged(home: Home, tmp_path:
         conn.execute("PRAGMA user_version = 3")
     conn.close()
     with ActionLog.open(path) as log:
-        assert log.schema_version == SCHEMA_VERSION
+        assert user_version(log.path) == SCHEMA_VERSION
         (step,) = log.steps("20260101-000000-abcd")
         assert (step.prompt_tokens, step.completion_tokens) == (3000, 120)
         assert (step.reasoning_tokens, step.reasoning_estimated) == (None, False)
