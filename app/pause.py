@@ -48,10 +48,6 @@ class PauseGate:
         return True
 
     @property
-    def is_paused(self) -> bool:
-        return self._reason is not None
-
-    @property
     def reason(self) -> str | None:
         """Why the run is paused, or None."""
         return self._reason

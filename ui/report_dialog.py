@@ -132,10 +132,6 @@ class ReportDialog(QDialog):
 
     # --- gathering ---------------------------------------------------------------------
 
-    @property
-    def gathering(self) -> bool:
-        return self.report is None and self._tasks.pending > 0
-
     def start(self) -> None:
         """Gather a fresh report (again, when the window was used before)."""
         self.report = None
