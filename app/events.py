@@ -1,7 +1,11 @@
 """Typed events the agent loop emits; the terminal, the log store and the Qt UI consume them.
 
-Events are immutable and carry only plain data (no image bytes beyond paths), so they can cross
-threads through a queue or a queued Qt signal without copying screenshots around.
+Events are frozen dataclasses of plain data, so they cross threads through a queue or a queued
+Qt signal as they are. Two hold a screenshot's bytes: :class:`FrameCaptured` ``image`` (what was
+sent to the model, for the windows that show it) and the :class:`ConfirmRequest` of
+:class:`AwaitingConfirmation` ``screenshot`` (when the action log keeps no screenshot file).
+``bytes`` are immutable and passed by reference: no pixels are copied on the way. The one
+mutable object is :class:`ConfirmRequest` itself: the worker waits on it and any thread answers.
 """
 
 from __future__ import annotations
