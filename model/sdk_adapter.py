@@ -4,8 +4,8 @@ beyond their documented surface.
 Public paths only, but one: a chat request goes through ``chat.completions.create`` (the
 codec's body split into the parameters ``create`` names and ``extra_body`` for vLLM's own
 fields, :func:`create_arguments`), and a streamed chunk is read as the plain JSON the server sent
-(``to_dict``). Dropping the former shortcut past ``create`` costs 20 ms per step at step 20
-and about 90 ms at step 200 on a loaded 2-core machine (bench/sdk_paths.py), on a step that
+(``to_dict``). Dropping the former shortcut past ``create`` costs 20-60 ms per step at step 20
+and 90-370 ms at step 200 on a loaded 2-core machine (bench/sdk_paths.py), on a step that
 takes seconds with a real model: docs/vllm-protocol.md, "The SDK path".
 
 The one private hook kept, :func:`wrap_network_backend`: httpx2's transport has no public way
