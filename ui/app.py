@@ -6,7 +6,8 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +15,9 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.approval import read_record, record_path
-from app.automations import (
-    Automation,
-    AutomationError,
-    automations_path,
-    find_automation,
-    held_problem,
-    judge_automation,
-    load_automations,
-    run_limits,
-)
+from app.admission import Activity, Refusal, Refused, RunSource, Started, busy
+from app.automations import Automation, AutomationError, automations_path, load_automations
+from app.controller import Controller, Desk, Launch
 from app.demo.run import Demo, DemoResult
 from app.events import (
     AwaitingConfirmation,
@@ -38,7 +31,6 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
-from app.parameter_values import MissingValues, resolve, store_secret, stored_secrets
 from app.parameters import Filled
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
@@ -47,12 +39,11 @@ from app.runner import stop_signals
 from app.safety_review import Review, review
 from app.safety_review import apply as apply_changes
 from app.safety_review import keep as keep_approved
-from app.scheduler import Clock, Missed
+from app.scheduler import Clock
 from app.secrets import api_key, redact
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
-from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from control.tripwire import STOP_SOURCE as TRIPWIRE
@@ -72,7 +63,7 @@ from ui.instance import InstanceServer
 from ui.log_window import LogWindow
 from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
 from ui.panel_place import move_clear_of
-from ui.parameters_dialog import ParametersDialog
+from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
 from ui.safety_changes_dialog import SafetyChangesDialog
@@ -91,6 +82,8 @@ log = logging.getLogger(__name__)
 #: After a start at login, how long "at login" automations wait for the model server to be
 #: ready; past that they are reported as not run (a run an hour after login is a surprise).
 LOGIN_WAIT_MS = 10 * 60 * 1000
+#: How many of the newest messages told to the person the app keeps in memory.
+TOLD_KEPT = 50
 
 
 class HolodeskApp(QObject):
@@ -181,7 +174,7 @@ class HolodeskApp(QObject):
             settings=lambda: self.settings,
             windows=lambda: [self.task_window, self.tray.window, self.log_window,
                              self.automations_dialog, self.doctor_window,
-                             self.parameters_dialog],
+                             self.values_asker.dialog],
             keep_out_of_capture=self._keep_out_of_capture,
             tell=self.report_error,
             parent=self,
@@ -191,7 +184,9 @@ class HolodeskApp(QObject):
                        self.tray.window):
             self._keep_out_of_capture(window)
         self.status: ServerStatus | None = None
-        self._errors: list[str] = []  # every message shown to the person, newest last
+        # The newest messages told to the person (the log keeps them all): what was said, for
+        # a look at the app's state; no decision reads them back (refusals are values).
+        self._errors: deque[str] = deque(maxlen=TOLD_KEPT)
         self.demo: Demo | None = None  # the demo being run, between start_demo and its end
         self._demo_starting = False
         self._closed = False
@@ -199,6 +194,30 @@ class HolodeskApp(QObject):
         # being active: once it is over.
         self._server_errors: list[str] = []
         self._busy_errors: list[str] = []
+        self._background = Background(self)
+        # What decides which runs start (app/controller.py), with what only this app can do.
+        self.values_asker = ValuesAsker()
+        self.runs = Controller(Desk(
+            activity=self._activity,
+            start_run=self.controller.start,
+            settings=lambda: self.settings,
+            automations=lambda: self.automations,
+            reload=self.reload_automations,
+            folder=automations_path().parent,
+            off_thread=lambda work, done, failed: self._background.run(work, done, failed),
+            ask_values=self.values_asker.ask,
+            tell=self._tell,
+            notify=lambda text: self.tray.notify("holodesk", text),
+            note=self._schedule_note,
+            soon=lambda fn: QTimer.singleShot(0, fn),
+            server_problem=lambda: _server_problem(self.status),
+            load=load,
+            settings_read=self.settings_read.emit,
+            expect_run=self._expect_run,
+            show=self._bring_back,
+            stop=lambda reason: self._stop_all("trigger", reason),
+            closed=lambda: self._closed,
+        ), at_login=at_login)
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -244,35 +263,33 @@ class HolodeskApp(QObject):
 
         # The global hotkeys: the emergency stop and the automations', on the listener run_gui
         # hands over (hotkeys.set_listener).
-        self.hotkeys = HotkeyRegistry(self._stop_from_hotkey, self.report_error, self)
+        self.hotkeys = HotkeyRegistry(lambda combo: self._stop_all("hotkey", combo),
+                                      self.report_error, self)
         self.notice.connect(self.report_error)
-        self.hotkeys.automation_pressed.connect(self._run_from_hotkey,
+        self.hotkeys.automation_pressed.connect(lambda name: self.run_automation(name, "hotkey"),
                                                 Qt.ConnectionType.QueuedConnection)
         self.hotkeys.stop_hotkey_changed.connect(self._on_stop_hotkey_changed)
 
         # Schedules: the timer says what is due; runs take the hotkey's path (run_automation).
         # Queued: a run due when the app starts begins once the app is built, not inside it.
         self.scheduler = ScheduleTimer(self, clock=clock, state_path=schedule_state)
-        self.scheduler.due.connect(self._run_scheduled, Qt.ConnectionType.QueuedConnection)
-        self.scheduler.missed.connect(self._report_missed, Qt.ConnectionType.QueuedConnection)
+        self.scheduler.due.connect(self.runs.run_scheduled, Qt.ConnectionType.QueuedConnection)
+        self.scheduler.missed.connect(
+            lambda missed: self.runs.missed(missed.name, missed.text(self.scheduler.clock.now())),
+            Qt.ConnectionType.QueuedConnection)
         #: The last thing to say about each automation's schedule (a missed or skipped run),
         #: by key; the Automations window shows it.
         self.schedule_notes: dict[str, str] = {}
-        self._scheduled_run: str | None = None  # the name, while a scheduled run is active
-        self._login_pending = at_login
-        self._login_queue: list[str] = []  # "at login" automations still to run
 
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
-        self.parameters_dialog: ParametersDialog | None = None
         self._automations_error = ""
         self._automations_file = AutomationsWatcher(automations_path(), self)
         self._automations_file.changed.connect(self.reload_automations)
         self.reload_automations()
 
         # Old runs go at start, off the GUI thread: a large log takes a while to prune.
-        self._background = Background(self)
         self._background.run(lambda: _prune(settings.retention_days),
                              lambda removed: log.info("pruned %d old run(s)", len(removed)))
 
@@ -291,81 +308,18 @@ class HolodeskApp(QObject):
         if at_login:
             # Without a probe there is no server status to wait for.
             if self._poller is None:
-                QTimer.singleShot(0, self._run_login_schedules)
+                QTimer.singleShot(0, lambda: self.runs.server_ready(self.scheduler.at_login))
             else:
-                QTimer.singleShot(LOGIN_WAIT_MS, self._login_wait_over)
+                QTimer.singleShot(LOGIN_WAIT_MS, lambda: self.runs.login_wait_over(
+                    self.scheduler.at_login, LOGIN_WAIT_MS // 60_000))
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "",
-                   parameters: Filled | None = None, *, automation: str = "",
-                   saved: Automation | None = None, only_in: Sequence[str] = ()) -> bool:
-        """Start a run (of the saved ``automation``, when named); False (and the reason shown)
-        when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
-        filled task). ``saved``: the automation whose saved steps replay first. ``only_in``:
-        the only applications the run may act in (an automation's)."""
-        if self.controller.running:
-            text = "A run is already active: stop it before starting another."
-            self._busy_errors.append(text)
-            self.report_error(text)
-            return False
-        if self.calibration.running:
-            self.report_error("A calibration is running: let it finish or press Esc first.")
-            return False
-        # The run uses the approved values meanwhile: the question never holds it up.
-        self.check_safety_changes()
-        # From here on the window shows this run, or why it did not start, under its name.
-        # A secret parameter's value is in the filled task: shown masked, as in the log.
-        self.task_window.expect_run(
-            automation, redact(task, parameters.secrets()) if parameters else task)
-        # Saved steps replay without the model (the answer too, while the screen is as it was
-        # then): the server is needed only if the replay hands over, and that run then ends
-        # with the server's problem, said as for any run.
-        replayable = saved is not None and has_trajectory(saved.key)
-        if self.status is not None and self.status.state != "ok" and not replayable:
-            text = f"The model server is not ready: {view(self.status.problem).line()}"
-            self._server_errors.append(text)
-            self.report_error(text)
-            return False
-        try:
-            # An automation's limits only narrow the settings' (an imported one too). Said now
-            # when they cannot; the run's own are made afresh as it starts (_run_settings).
-            run_limits(self.settings, confirm, only_in, automation or task)
-        except (SettingsError, AutomationError) as e:
-            self.report_error(str(e))
-            return False
-        prepare = self._run_settings(automation or task, confirm, monitor, tuple(only_in), saved)
-        return self.controller.start(task, prepare, parameters, saved)
-
-    def _run_settings(self, name: str, confirm: str, monitor: str, only_in: tuple[str, ...],
-                      saved: Automation | None) -> Callable[[], Settings]:
-        """What makes a run's settings, on its worker as it starts: the settings read afresh
-        and judged (a stricter value set with `config set` while the app runs applies, one
-        written by another program does not), then the run's own limits. A saved automation
-        gets what the person approved for it (app/automations.py judge_automation: the
-        approved mode is the floor, its approved applications), and does not run while what it
-        does is changed outside holodesk and not approved."""
-        load, current = self._load, self.settings
-        folder = self._automations_file.path.parent
-
-        def prepare() -> Settings:
-            fresh = load() if load is not None else current
-            if load is not None:
-                self.settings_read.emit(fresh)  # the app's (stop hotkey, windows) from now on
-            mode, apps = confirm, only_in
-            if saved is not None:
-                approvals = read_record(record_path(folder))
-                held = held_problem(saved, fresh, approvals)
-                if held is not None:
-                    raise held
-                verdict = judge_automation(saved, fresh.confirm, approvals)
-                mode, apps = str(verdict.confirm), verdict.only_in
-            overrides = run_limits(fresh, mode, apps, name)
-            if monitor:
-                overrides["monitor"] = monitor
-            return fresh.with_overrides(overrides) if overrides else fresh
-
-        return prepare
+    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
+        """Start a typed task (the task window, a trigger); False (and the reason told) when it
+        cannot start now (app/controller.py admits it)."""
+        return isinstance(self.runs.start(Launch(task, RunSource.TYPED, confirm, monitor)),
+                          Started)
 
     def _use_read_settings(self, settings: Settings) -> None:
         if not self._closed and settings != self.settings:
@@ -429,53 +383,46 @@ class HolodeskApp(QObject):
             self.report_error(result.message)
         self.demo_finished.emit(result)
 
-    def run_automation(self, name: str, source: str = "tray") -> bool:
+    def run_automation(self, name: str, source: RunSource | str = RunSource.TRAY) -> bool:
         """Run the saved automation ``name`` (from the tray, a hotkey, a trigger); False, and
         the reason told, when it cannot start now: never a second run next to an active one."""
-        try:
-            automation = find_automation(self.automations, name)
-        except AutomationError as e:
-            self.report_error(str(e))
-            return False
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: the automation “{automation.name}” "
-                            f"({source}) was not started. Stop the run first.")
-            return False
-        log.info("running automation %r (%s)", automation.name, source)
-        started = self._start_automation(automation, source, str(automation.confirm))
-        if started and source == "schedule":
-            self._scheduled_run = automation.name
-        return started
+        return isinstance(self.runs.run_automation(name, RunSource(source)), Started)
 
-    # -- schedules -----------------------------------------------------------------------
+    def test_run_automation(self, automation: Automation) -> bool:
+        """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
+        return isinstance(self.runs.test_run(automation), Started)
 
-    def _run_scheduled(self, name: str) -> None:
-        """A schedule is due: run it as the hotkey would, and tell the person.
+    def _activity(self) -> Activity:
+        if self.controller.running or self._demo_starting:
+            return Activity.RUN
+        return Activity.CALIBRATION if self.calibration.running else Activity.IDLE
 
-        A run already active (or a calibration, a demo starting) is never interrupted and
-        the due run is not queued either: it would start at some later moment the person did
-        not choose. It is reported as skipped instead.
-        """
-        if self._closed:
+    def _expect_run(self, name: str, task: str, filled: Filled | None) -> None:
+        # The run uses the approved values meanwhile: the question never holds it up.
+        self.check_safety_changes()
+        # From here on the window shows this run, or why it did not start, under its name.
+        # A secret parameter's value is in the filled task: shown masked, as in the log.
+        self.task_window.expect_run(name, redact(task, filled.secrets()) if filled else task)
+
+    def _tell(self, refused: Refused) -> None:
+        """Tell the person why a run did not start. A refusal because a run is active never
+        disturbs that run: no window is raised over a confirmation, and none takes the focus
+        from it (an Enter meant for the confirmation must reach it)."""
+        text = refused.text
+        if refused.kind is not Refusal.BUSY:
+            if refused.kind is Refusal.SERVER:
+                self._server_errors.append(text)  # taken away once the server is ready
+            self.report_error(text)
             return
-        if self.controller.running or self._demo_starting or self.calibration.running:
-            self._schedule_note(name, f"The scheduled run of “{name}” was skipped: another run "
-                                      "was active. Run it from the tray menu if it is still "
-                                      "wanted.")
+        self._errors.append(text)
+        self._busy_errors.append(text)  # taken away once the run is over
+        if self.tray.notify("holodesk", text):
             return
-        if self.run_automation(name, "schedule"):
-            self.tray.notify("holodesk", f"Scheduled run of “{name}” started. Stop it from the "
-                                         "tray menu, the Stop button or the stop hotkey.")
-        else:  # the reason was told already (start_task): only the line in the window
-            self._schedule_note(name, f"The scheduled run of “{name}” did not start: "
-                                      f"{self._errors[-1] if self._errors else 'unknown reason'}",
-                                tell=False)
+        self.task_window.show_error(text)
+        if self.controller.pending is None and not self.task_window.isVisible():
+            self.show_task_window()
 
-    def _report_missed(self, missed: Missed) -> None:
-        if not self._closed:
-            self._schedule_note(missed.name, missed.text(self.scheduler.clock.now()))
-
-    def _schedule_note(self, name: str, text: str, *, tell: bool = True) -> None:
+    def _schedule_note(self, name: str, text: str, tell: bool) -> None:
         """Tell the person about a scheduled run that did not happen: a notification, and a
         line in the Automations window (and the task window, with no notifications)."""
         log.warning("%s", text)
@@ -485,144 +432,6 @@ class HolodeskApp(QObject):
         if tell and not self.tray.notify("holodesk", text):
             # Not raised over the person's work, nor over a confirmation: shown when opened.
             self.task_window.show_error(text)
-
-    def _on_status_for_login(self, status: ServerStatus) -> None:
-        if self._login_pending and status.state == "ok":
-            self._run_login_schedules()
-
-    def _run_login_schedules(self) -> None:
-        """Once per start at login: the "at login" automations, one after another (each
-        starts when the one before has ended), in the file's order."""
-        if not self._login_pending or self._closed:
-            return
-        self._login_pending = False
-        self._login_queue = self.scheduler.at_login()
-        self._next_login_run()
-
-    def _next_login_run(self) -> None:
-        # One that cannot start (reported) does not hold up the ones after it.
-        while self._login_queue and not self._closed and not self.controller.running:
-            self._run_scheduled(self._login_queue.pop(0))
-
-    def _login_wait_over(self) -> None:
-        if not self._login_pending or self._closed:
-            return
-        self._login_pending = False
-        for name in self.scheduler.at_login():
-            self._schedule_note(name, f"The automation “{name}” scheduled at login was not run: "
-                                      "the model server was not ready within 10 minutes of "
-                                      "login. Run it from the tray menu once it is.")
-
-    def test_run_automation(self, automation: Automation) -> bool:
-        """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
-                            "was not started. Stop the run first.")
-            return False
-        return self._start_automation(automation, "test run", "always")
-
-    def _start_automation(self, automation: Automation, source: str, confirm: str) -> bool:
-        """Fill the automation's parameters and start it. Secret values are read from the
-        keyring on a worker thread (it may wait on the desktop's keyring), so a run with them
-        starts a moment later (True here: a later refusal is told). A missing value is asked in
-        a small form when the person started it (the tray, the Automations window); a hotkey or
-        a trigger asks nothing and refuses, saying how to give it."""
-        # What the person approved for it (its mode as the floor, its applications, whether
-        # it may run at all) is read as its run starts, on the run's worker: the record's key
-        # is in the keyring (_run_settings).
-        if not automation.secret_parameters():
-            return self._fill_and_start(automation, source, confirm, {})
-        try:  # refused at once when it may act nowhere, not after the look-up
-            run_limits(self.settings, "", automation.only_in, automation.name)
-        except AutomationError as e:
-            self.report_error(str(e))
-            return False
-
-        self._background.run(
-            lambda: stored_secrets(automation),
-            lambda found: self._started_later(automation, source, confirm, found),
-            lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
-        return True
-
-    def _started_later(self, automation: Automation, source: str, confirm: str,
-                       secrets: dict[str, str]) -> None:
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: “{automation.name}” ({source}) was not "
-                            "started. Stop the run first.")
-            return
-        self._fill_and_start(automation, source, confirm, secrets)
-
-    def _fill_and_start(self, automation: Automation, source: str, confirm: str,
-                        secrets: dict[str, str], given: dict[str, str] | None = None) -> bool:
-        try:
-            filled = resolve(automation, given, secrets=secrets)
-        except MissingValues as e:
-            if source not in _ASKING_SOURCES:
-                self.report_error(
-                    f"“{automation.name}” was not started: it needs a value for "
-                    f"{', '.join(e.names)}, and a {source} uses only saved defaults and the "
-                    "keyring. Run it from the tray menu or the Automations window, which ask "
-                    "for it, or give it a default in the Automations window.")
-                return False
-            self._ask_values(automation, source, confirm, secrets, e.names)
-            return True
-        except AutomationError as e:
-            self.report_error(f"“{automation.name}” was not started: {e}")
-            return False
-        title = f"{automation.name} (test run)" if source == "test run" else automation.name
-        # A test run is watched step by step and proves the task as it stands: it neither
-        # replays saved steps nor saves its own.
-        return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
-                               automation=title,
-                               saved=None if source == "test run" else automation,
-                               only_in=automation.only_in)
-
-    def _ask_values(self, automation: Automation, source: str, confirm: str,
-                    secrets: dict[str, str], missing: list[str]) -> None:
-        if self.parameters_dialog is not None:
-            self.parameters_dialog.close()  # one question at a time: the newest request
-        dialog = ParametersDialog(automation, missing, None)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.parameters_dialog = dialog
-
-        def accepted() -> None:
-            typed = dialog.values()
-            secret = set(automation.secret_parameters())
-            known = {**secrets, **{k: v for k, v in typed.items() if k in secret}}
-            plain = {k: v for k, v in typed.items() if k not in secret}
-            kept = {name: typed[name] for name in dialog.kept()}
-            if kept:
-                self._background.run(
-                    lambda: _keep_secrets(automation, kept), None,
-                    lambda e: self.report_error(f"The value was used but not kept: {e}"))
-            if self.controller.running:
-                self._tell_busy(f"A run is already active: “{automation.name}” was not "
-                                "started. Stop the run first.")
-                return
-            self._fill_and_start(automation, source, confirm, known, plain)
-
-        def finished(_result: int) -> None:
-            if self.parameters_dialog is dialog:
-                self.parameters_dialog = None  # deleted on close: never touched again
-
-        dialog.accepted.connect(accepted)
-        dialog.finished.connect(finished)
-        dialog.open()
-        dialog.raise_()
-        dialog.activateWindow()
-
-    def _tell_busy(self, text: str) -> None:
-        """Tell the person a request was refused because a run is active, without disturbing
-        that run: no window is raised over a confirmation, and none takes the focus from it
-        (an Enter meant for the confirmation must reach it)."""
-        log.warning("%s", text)
-        self._errors.append(text)
-        self._busy_errors.append(text)
-        if self.tray.notify("holodesk", text):
-            return
-        self.task_window.show_error(text)
-        if self.controller.pending is None and not self.task_window.isVisible():
-            self.show_task_window()
 
     def reload_automations(self) -> None:
         """Read the automations file again; on a change update the tray and the hotkeys.
@@ -651,15 +460,12 @@ class HolodeskApp(QObject):
         if self.automations_dialog is not None and not self.automations_dialog.isHidden():
             self.automations_dialog.reload()
 
-    def _run_from_hotkey(self, name: str) -> None:
-        self.run_automation(name, "hotkey")
-
-    def _stop_from_hotkey(self, combo: str) -> None:
-        # On the listener's thread; both stops only pull a latch.
-        self.controller.stop("hotkey", combo)
+    def _stop_all(self, source: str, reason: str) -> None:
+        # On the hotkey listener's thread too; both stops only pull a latch.
+        self.controller.stop(source, reason)
         # Also a calibration's way out when its full-screen window lost the focus Esc
         # needs (the tray is under that window).
-        self.calibration.stop(f"stopped with {combo}")
+        self.calibration.stop(f"stopped with {reason}" if source == "hotkey" else reason)
 
     def _on_stop_hotkey_changed(self, combo: str) -> None:
         from control.hotkeys import parse_combo
@@ -694,6 +500,11 @@ class HolodeskApp(QObject):
         self.task_window.show()
         self.task_window.raise_()
         self.task_window.activateWindow()
+
+    def _bring_back(self) -> None:
+        """A second launch: everything the person may have closed comes back."""
+        self.show_tray_window()
+        self.show_task_window()
 
     def show_tray_window(self) -> None:
         """Bring back the tray's stand-in window (where the desktop has no tray)."""
@@ -755,7 +566,7 @@ class HolodeskApp(QObject):
         """Find the model's coordinate convention on the configured monitor (as `holodesk
         calibrate`); the report opens when done. False when it cannot start now."""
         if self.controller.running:
-            self._tell_busy("A run is active: stop it before calibrating.")
+            self._tell(busy("the calibration"))
             return False
         return self.calibration_control.start()
 
@@ -948,7 +759,7 @@ class HolodeskApp(QObject):
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
             self.report_dialog, self.calibration_dialog, self.about_dialog, self.tray.window,
-            self.parameters_dialog,
+            self.values_asker.dialog,
         ]
         if self.tray.window is not None:
             self.tray.window.quitting = True
@@ -1007,9 +818,9 @@ class HolodeskApp(QObject):
             self.confirm_panel.raise_()
             self.confirm_panel.activateWindow()
             self.overlay.show_points(list(request.points))
-            if self._scheduled_run is not None:
+            if self.runs.scheduled_run is not None:
                 # The person may be elsewhere: the run waits for them, however long.
-                self.tray.notify("holodesk", f"The scheduled run of “{self._scheduled_run}” "
+                self.tray.notify("holodesk", f"The scheduled run of “{self.runs.scheduled_run}” "
                                              "waits for your approval.")
         elif isinstance(event, StepDecided):
             self._clear_confirmation()
@@ -1065,14 +876,13 @@ class HolodeskApp(QObject):
             for text in self._busy_errors:  # "a run is active" is over with the run
                 self.task_window.clear_error(text)
             self._busy_errors.clear()
-            self._scheduled_run = None
-            if self._login_queue:
-                QTimer.singleShot(0, self._next_login_run)
+            self.runs.run_ended()
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
         self._show_status()
-        self._on_status_for_login(status)
+        if status.state == "ok":
+            self.runs.server_ready(self.scheduler.at_login)
 
     def _show_status(self) -> None:
         status = self.status
@@ -1103,52 +913,15 @@ class HolodeskApp(QObject):
     # -- other launches --------------------------------------------------------------------
 
     def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer a later launch or ``holodesk trigger``."""
-        cmd = message.get("cmd")
-        if cmd in ("show", "ping"):
-            if cmd == "show":
-                # A second launch: everything the person may have closed comes back.
-                self.show_tray_window()
-                self.show_task_window()
-            return {"ok": True}
-        if cmd == "stop":
-            self.controller.stop("trigger", "holodesk trigger stop")
-            self.calibration.stop("holodesk trigger stop")
-            return {"ok": True}
-        if cmd == "run":
-            task = str(message.get("task", "")).strip()
-            if not task:
-                return {"ok": False, "error": "no task given"}
-            if self.controller.running:
-                return {"ok": False, "error": "a run is already active"}
-            started = self.start_task(task)
-            return {"ok": started} if started else {"ok": False, "error": self._errors[-1]}
-        if cmd == "automation":
-            return self._trigger_automation(str(message.get("name", "")))
-        return {"ok": False, "error": f"unknown command {cmd!r}"}
-
-    def _trigger_automation(self, name: str) -> dict[str, Any]:
-        self.reload_automations()  # a change saved just before the trigger counts
-        try:
-            automation = find_automation(self.automations, name)
-        except AutomationError as e:
-            return {"ok": False, "error": str(e)}
-        if self.controller.running:
-            self.run_automation(automation.name, "trigger")  # tells the person too
-            return {"ok": False, "busy": True,
-                    "error": f"a run is already active: {automation.name!r} was not started"}
-        if self.run_automation(automation.name, "trigger"):
-            return {"ok": True}
-        return {"ok": False, "error": self._errors[-1] if self._errors else "not started"}
+        """Answer a later launch or ``holodesk trigger`` (app/ipc.py)."""
+        return self.runs.handle(message)
 
 
-def _keep_secrets(automation: Automation, values: dict[str, str]) -> None:
-    for name, value in values.items():
-        store_secret(automation, name, value)
-
-
-#: Where a run was started by the person, who can be asked for a missing value.
-_ASKING_SOURCES = frozenset({"tray", "window", "test run"})
+def _server_problem(status: ServerStatus | None) -> str:
+    """Why the model server cannot take a run, as probed; "" when it can or is not known."""
+    if status is None or status.state == "ok":
+        return ""
+    return view(status.problem).line()
 
 
 def _prune(retention_days: int) -> list[str]:
