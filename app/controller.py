@@ -144,7 +144,7 @@ def fill(automation: Automation, given: Mapping[str, str] | None = None, *,
     except MissingValues as e:
         return Missing(list(e.names), list(e.secret))
     except AutomationError as e:
-        return Refused(Refusal.BAD_VALUE, f"“{automation.name}” was not started: {e}")
+        return Refused(Refusal.BAD_VALUE, str(e))
 
 
 def missing_refused(automation: Automation, missing: Missing, source: RunSource) -> Refused:
@@ -302,7 +302,8 @@ class Controller:
                         secrets: dict[str, str], given: dict[str, str] | None = None) -> Outcome:
         filled = fill(automation, given, secrets=secrets)
         if isinstance(filled, Refused):
-            return self.refuse(filled)
+            return self.refuse(Refused(filled.kind, f"“{automation.name}” was not started: "
+                                                    f"{filled.message}", filled.fix))
         if isinstance(filled, Missing):
             if not source.asks:
                 return self.refuse(missing_refused(automation, filled, source))

@@ -6,7 +6,6 @@ import contextlib
 import logging
 import signal
 import sys
-from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.admission import Activity, Refusal, Refused, RunSource, Started, busy
+from app.admission import Activity, RunSource, Started, busy
 from app.automations import Automation, AutomationError, automations_path, load_automations
 from app.controller import Controller, Desk, Launch
 from app.demo.run import Demo, DemoResult
@@ -73,6 +72,7 @@ from ui.server_menu import ServerMenu, failure_text
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
+from ui.telling import Teller
 from ui.tray import Tray, TrayActions, TrayCloseChoice, TrayState, ask_tray_close
 from ui.window_menu import attach_window_menu
 from ui.workers import Background
@@ -82,8 +82,6 @@ log = logging.getLogger(__name__)
 #: After a start at login, how long "at login" automations wait for the model server to be
 #: ready; past that they are reported as not run (a run an hour after login is a surprise).
 LOGIN_WAIT_MS = 10 * 60 * 1000
-#: How many of the newest messages told to the person the app keeps in memory.
-TOLD_KEPT = 50
 
 
 class HolodeskApp(QObject):
@@ -137,11 +135,9 @@ class HolodeskApp(QObject):
                 return real_session(s, task, latch, gate, exclude=rects)
 
         self.controller = RunController(session_factory, self)
+        self.values_asker = ValuesAsker()
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
-        # Without a tray, messages go to the desktop's notification service when it has one
-        # (looked for with the other start-up probes); one that fails shows in the window.
-        self.tray.undelivered.connect(lambda _title, text, _error: self._show_in_window(text))
         if probe and self.tray.icon is None:
             self.tray.probe_notifications()
         # The task window preselects the configured mode and monitor: it passes them as
@@ -184,19 +180,20 @@ class HolodeskApp(QObject):
                        self.tray.window):
             self._keep_out_of_capture(window)
         self.status: ServerStatus | None = None
-        # The newest messages told to the person (the log keeps them all): what was said, for
-        # a look at the app's state; no decision reads them back (refusals are values).
-        self._errors: deque[str] = deque(maxlen=TOLD_KEPT)
+        self.teller = Teller(
+            self.tray, self.task_window, show_window=self.show_task_window,
+            calibrating=lambda: self.calibration.running,
+            keep_hidden=self.calibration_control.keep_hidden,
+            confirming=lambda: self.controller.pending is not None,
+            automations_dialog=lambda: self.automations_dialog)
+        # Without a tray, messages go to the desktop's notification service when it has one
+        # (looked for with the other start-up probes); one that fails shows in the window.
+        self.tray.undelivered.connect(lambda _title, text, _error: self.teller.in_window(text))
         self.demo: Demo | None = None  # the demo being run, between start_demo and its end
         self._demo_starting = False
         self._closed = False
-        # Messages about the model server's state: taken away once it is ready; about a run
-        # being active: once it is over.
-        self._server_errors: list[str] = []
-        self._busy_errors: list[str] = []
         self._background = Background(self)
         # What decides which runs start (app/controller.py), with what only this app can do.
-        self.values_asker = ValuesAsker()
         self.runs = Controller(Desk(
             activity=self._activity,
             start_run=self.controller.start,
@@ -206,9 +203,9 @@ class HolodeskApp(QObject):
             folder=automations_path().parent,
             off_thread=lambda work, done, failed: self._background.run(work, done, failed),
             ask_values=self.values_asker.ask,
-            tell=self._tell,
+            tell=self.teller.refused,
             notify=lambda text: self.tray.notify("holodesk", text),
-            note=self._schedule_note,
+            note=self.teller.note,
             soon=lambda fn: QTimer.singleShot(0, fn),
             server_problem=lambda: _server_problem(self.status),
             load=load,
@@ -255,7 +252,7 @@ class HolodeskApp(QObject):
             self.server, a.server, lambda: self.settings,
             tray=self.tray, task_window=self.task_window,
             busy=lambda: self.controller.running, poll_now=self._poll_now,
-            tell=self._tell_server_failure, parent=self,
+            tell=self.teller.server_failure, parent=self,
         )
         self.server.state_changed.connect(self._on_server_state)
         self.server.progress.connect(self._on_server_progress)
@@ -277,9 +274,6 @@ class HolodeskApp(QObject):
         self.scheduler.missed.connect(
             lambda missed: self.runs.missed(missed.name, missed.text(self.scheduler.clock.now())),
             Qt.ConnectionType.QueuedConnection)
-        #: The last thing to say about each automation's schedule (a missed or skipped run),
-        #: by key; the Automations window shows it.
-        self.schedule_notes: dict[str, str] = {}
 
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
@@ -404,35 +398,6 @@ class HolodeskApp(QObject):
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         self.task_window.expect_run(name, redact(task, filled.secrets()) if filled else task)
 
-    def _tell(self, refused: Refused) -> None:
-        """Tell the person why a run did not start. A refusal because a run is active never
-        disturbs that run: no window is raised over a confirmation, and none takes the focus
-        from it (an Enter meant for the confirmation must reach it)."""
-        text = refused.text
-        if refused.kind is not Refusal.BUSY:
-            if refused.kind is Refusal.SERVER:
-                self._server_errors.append(text)  # taken away once the server is ready
-            self.report_error(text)
-            return
-        self._errors.append(text)
-        self._busy_errors.append(text)  # taken away once the run is over
-        if self.tray.notify("holodesk", text):
-            return
-        self.task_window.show_error(text)
-        if self.controller.pending is None and not self.task_window.isVisible():
-            self.show_task_window()
-
-    def _schedule_note(self, name: str, text: str, tell: bool) -> None:
-        """Tell the person about a scheduled run that did not happen: a notification, and a
-        line in the Automations window (and the task window, with no notifications)."""
-        log.warning("%s", text)
-        self.schedule_notes[name.casefold()] = text
-        if self.automations_dialog is not None:
-            self.automations_dialog.set_notes(self.schedule_notes)
-        if tell and not self.tray.notify("holodesk", text):
-            # Not raised over the person's work, nor over a confirmation: shown when opened.
-            self.task_window.show_error(text)
-
     def reload_automations(self) -> None:
         """Read the automations file again; on a change update the tray and the hotkeys.
 
@@ -487,7 +452,7 @@ class HolodeskApp(QObject):
             )
             dialog.saved.connect(self.set_automations)
             dialog.test_run_requested.connect(self.test_run_automation)
-            dialog.set_notes(self.schedule_notes)
+            dialog.set_notes(self.teller.schedule_notes)
             self._keep_out_of_capture(dialog)
             self.automations_dialog = dialog
         else:
@@ -566,7 +531,7 @@ class HolodeskApp(QObject):
         """Find the model's coordinate convention on the configured monitor (as `holodesk
         calibrate`); the report opens when done. False when it cannot start now."""
         if self.controller.running:
-            self._tell(busy("the calibration"))
+            self.teller.refused(busy("the calibration"))
             return False
         return self.calibration_control.start()
 
@@ -675,7 +640,7 @@ class HolodeskApp(QObject):
             # probe's words again, not the last progress of a start that is over.
             self._show_probe(self.status)
         elif state == "ready":
-            self._clear_server_errors()
+            self.teller.server_ready()
 
     def _on_server_progress(self, text: str) -> None:
         if self.server.state == "starting":
@@ -689,21 +654,6 @@ class HolodeskApp(QObject):
         if not self.controller.running:
             self.tray.set_state(TrayState.OFFLINE, f"holodesk: {said}")
         self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
-
-    def _tell_server_failure(self, text: str) -> None:
-        if self.task_window.guide.isVisible():
-            # The guide in view says it already, under its button: once is enough there.
-            log.warning("%s", text)
-            self._errors.append(text)
-            self.tray.notify("holodesk", text, error=True)
-            return
-        self._server_errors.append(text)
-        self.report_error(text)
-
-    def _clear_server_errors(self) -> None:
-        for text in self._server_errors:
-            self.task_window.clear_error(text)
-        self._server_errors.clear()
 
     def _retarget_probe(self) -> None:
         """Point the server probe at the settings' endpoint, with its key from the keyring.
@@ -785,20 +735,7 @@ class HolodeskApp(QObject):
 
     def report_error(self, text: str) -> None:
         """Tell the person: a notification where the desktop has them, else a dialog."""
-        log.warning("%s", text)
-        self._errors.append(text)
-        if not self.tray.notify("holodesk", text, error=True):
-            self._show_in_window(text)
-
-    def _show_in_window(self, text: str) -> None:
-        """The message in the task window, brought forward (a notification's stand-in)."""
-        self.task_window.show_error(text)
-        if self.calibration.running:
-            # Not over the targets (it would also take the focus Escape needs): the
-            # task window comes back, with the message, when the calibration ends.
-            self.calibration_control.keep_hidden(self.task_window)
-            return
-        self.show_task_window()
+        self.teller.error(text)
 
     # -- what the run says ---------------------------------------------------------------
 
@@ -873,9 +810,7 @@ class HolodeskApp(QObject):
             self.stop_button.hide()
             self._clear_confirmation()
             self._end_demo()
-            for text in self._busy_errors:  # "a run is active" is over with the run
-                self.task_window.clear_error(text)
-            self._busy_errors.clear()
+            self.teller.run_over()
             self.runs.run_ended()
 
     def _on_status(self, status: ServerStatus) -> None:
@@ -898,7 +833,7 @@ class HolodeskApp(QObject):
         self.task_window.show_guide(status.state == "down",
                                     status.endpoint or self.settings.endpoint)
         if ok:
-            self._clear_server_errors()
+            self.teller.server_ready()
 
     def _show_probe(self, status: ServerStatus) -> None:
         """The probe's words in the status line and, while no run has it, the tray."""

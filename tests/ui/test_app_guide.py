@@ -197,6 +197,6 @@ def test_the_guides_try_the_demo_starts_the_apps_demo(
     app = make(apps)
     app.status_changed.emit(DOWN)
     app.task_window.guide.demo_button.click()
-    qtbot.waitUntil(lambda: any("demo" in e.lower() for e in app._errors), timeout=20_000)
-    assert any(e.startswith("The demo cannot start") for e in app._errors), app._errors
+    qtbot.waitUntil(lambda: any("demo" in e.lower() for e in app.teller.told), timeout=20_000)
+    assert any(e.startswith("The demo cannot start") for e in app.teller.told), app.teller.told
     assert not app.controller.running

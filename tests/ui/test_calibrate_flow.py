@@ -83,7 +83,7 @@ def test_calibrate_finds_the_convention_and_saves_it(qtbot: QtBot) -> None:
             assert not app.start_task("anything")  # no run while calibrating
             # ... and saying so does not put the task window over the targets: it comes back
             # with the message when the calibration ends.
-            assert app._errors[-1].startswith("A calibration is running")
+            assert app.teller.told[-1].startswith("A calibration is running")
             assert not app.task_window.isVisible()
             qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
             dialog = app.calibration_dialog
@@ -133,7 +133,7 @@ def test_without_a_server_it_says_why(qtbot: QtBot, monkeypatch: pytest.MonkeyPa
     try:
         assert app.calibrate()
         qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
-        assert app._errors and app._errors[-1].startswith("Cannot calibrate:")
+        assert app.teller.told and app.teller.told[-1].startswith("Cannot calibrate:")
         assert app.calibration_dialog is None
     finally:
         app.close()
@@ -182,7 +182,7 @@ def test_a_calibration_that_breaks_names_the_menu_item_not_a_command(qtbot: QtBo
         app.show_task_window()
         assert app.calibrate()
         qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
-        assert app._errors[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
+        assert app.teller.told[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
                                    "screen capture (the tray menu's Check set-up…)")
         assert app.task_window.isVisible()  # back after the targets
     finally:

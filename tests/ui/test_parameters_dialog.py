@@ -102,7 +102,7 @@ def test_a_hotkey_refuses_a_missing_value_and_runs_nothing(
         assert not app.run_automation("rename", "hotkey")
         assert app.values_asker.dialog is None
         assert not app.controller.running and server.requests == []
-    said = app._errors[-1]
+    said = app.teller.told[-1]
     assert "needs a value for new_name" in said and "hotkey uses only saved defaults" in said
 
 
