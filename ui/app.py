@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QApplication, QWidget
 from app.admission import Activity, RunSource, Started, busy
 from app.automations import Automation, AutomationError, automations_path, load_automations
 from app.controller import Controller, Desk, Launch
-from app.demo.run import Demo, DemoResult
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -35,9 +34,6 @@ from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
 from app.runner import stop_signals
-from app.safety_review import Review, review
-from app.safety_review import apply as apply_changes
-from app.safety_review import keep as keep_approved
 from app.scheduler import Clock
 from app.secrets import api_key, redact
 from app.session import Session
@@ -56,6 +52,7 @@ from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
 from ui.calibration_control import CalibrationControl
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
+from ui.demo_control import DemoControl
 from ui.doctor_window import DoctorWindow
 from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
@@ -65,7 +62,7 @@ from ui.panel_place import move_clear_of
 from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
-from ui.safety_changes_dialog import SafetyChangesDialog
+from ui.safety_watch import SafetyWatch
 from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu, failure_text
@@ -189,8 +186,6 @@ class HolodeskApp(QObject):
         # Without a tray, messages go to the desktop's notification service when it has one
         # (looked for with the other start-up probes); one that fails shows in the window.
         self.tray.undelivered.connect(lambda _title, text, _error: self.teller.in_window(text))
-        self.demo: Demo | None = None  # the demo being run, between start_demo and its end
-        self._demo_starting = False
         self._closed = False
         self._background = Background(self)
         # What decides which runs start (app/controller.py), with what only this app can do.
@@ -215,6 +210,12 @@ class HolodeskApp(QObject):
             stop=lambda reason: self._stop_all("trigger", reason),
             closed=lambda: self._closed,
         ), at_login=at_login)
+        self.demo = DemoControl(
+            self.controller, self._background, settings=lambda: self.settings,
+            admit=self.runs.admit, refused=self.teller.refused, tell=self.report_error,
+            task_window=self.task_window, show_window=self.show_task_window,
+            opened=self._show_status, finished=self.demo_finished.emit,
+            closed=lambda: self._closed)
 
         c = self.controller
         c.run_event.connect(self._on_event)
@@ -288,9 +289,12 @@ class HolodeskApp(QObject):
                              lambda removed: log.info("pruned %d old run(s)", len(removed)))
 
         # Safety settings changed outside holodesk: looked for now and before each run.
-        self.safety_dialog: SafetyChangesDialog | None = None
-        self._safety_notes: set[str] = set()
-        self.check_safety_changes()
+        self.safety = SafetyWatch(
+            self._background, self._automations_file.path, load=load,
+            read=self._use_read_settings, changed=self._settings_changed,
+            tell=self.report_error, keep_out=self._keep_out_of_capture,
+            closed=lambda: self._closed)
+        self.safety.check()
 
         self.status_changed.connect(self._on_status)
         self._poller: StatusPoller | None = None
@@ -322,60 +326,8 @@ class HolodeskApp(QObject):
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
         demo`): the real run, with this app's confirmation panel, log and stop. It needs no
-        model server. False, and the reason told, when it cannot start now.
-
-        The practice window and the demo model start off the GUI thread; the run starts when
-        both are up, and they are closed when it ends.
-        """
-        if self.controller.running or self._demo_starting:
-            self.report_error("A run is already active: stop it before trying the demo.")
-            return False
-        if self.calibration.running:
-            self.report_error("A calibration is running: let it finish or press Esc first.")
-            return False
-        from app.demo.run import start_demo
-
-        self._demo_starting = True
-        self.task_window.set_model_status("Demo: opening the practice window…", "loading")
-        self.show_task_window()
-        settings = self.settings
-        self._background.run(lambda: start_demo(settings), self._run_demo,
-                             self._demo_failed_to_start)
-        return True
-
-    def _demo_failed_to_start(self, error: BaseException) -> None:
-        self._demo_starting = False
-        if self._closed:
-            return
-        self._show_status()
-        self.report_error(f"The demo cannot start: {error}")
-
-    def _run_demo(self, demo: Demo) -> None:
-        self._demo_starting = False
-        if self._closed:  # quit while the practice window was opening: close it again
-            demo.close()
-            return
-        self._show_status()
-        if self.controller.running or not self.controller.start(demo.task, demo.settings):
-            demo.close()
-            self.report_error("A run is already active: stop it before trying the demo.")
-            return
-        self.demo = demo
-        # Closing the practice window ends the run: nothing is left to practise on.
-        demo.watch(self.controller.latch)
-
-    def _end_demo(self) -> None:
-        demo, self.demo = self.demo, None
-        if demo is None:
-            return
-        # Closing waits for the practice window's process to end: off the GUI thread.
-        self._background.run(demo.finish, self._demo_ended)
-
-    def _demo_ended(self, result: DemoResult) -> None:
-        log.info("%s", result.message)
-        if not result.done:
-            self.report_error(result.message)
-        self.demo_finished.emit(result)
+        model server. False, and the reason told, when it cannot start now."""
+        return self.demo.start()
 
     def run_automation(self, name: str, source: RunSource | str = RunSource.TRAY) -> bool:
         """Run the saved automation ``name`` (from the tray, a hotkey, a trigger); False, and
@@ -387,13 +339,13 @@ class HolodeskApp(QObject):
         return isinstance(self.runs.test_run(automation), Started)
 
     def _activity(self) -> Activity:
-        if self.controller.running or self._demo_starting:
+        if self.controller.running or self.demo.starting:
             return Activity.RUN
         return Activity.CALIBRATION if self.calibration.running else Activity.IDLE
 
     def _expect_run(self, name: str, task: str, filled: Filled | None) -> None:
         # The run uses the approved values meanwhile: the question never holds it up.
-        self.check_safety_changes()
+        self.safety.check()
         # From here on the window shows this run, or why it did not start, under its name.
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         self.task_window.expect_run(name, redact(task, filled.secrets()) if filled else task)
@@ -560,68 +512,6 @@ class HolodeskApp(QObject):
 
     # -- safety settings changed outside holodesk ----------------------------------------
 
-    def check_safety_changes(self) -> None:
-        """Look for safety settings changed outside holodesk (off this thread: the keyring
-        may wait to be unlocked) and ask about them in a small window (app/safety_review.py).
-        At start and before each run; never holds anything up."""
-        if self._closed:
-            return
-        load, path = self._load, self._automations_file.path
-
-        def look() -> tuple[Review, Settings | None]:
-            done = review(every_automation=True, automations_file=path)
-            # The settings in effect now, as judged (a stop hotkey set with `config set`).
-            return done, load() if load is not None else None
-
-        self._background.run(
-            look, self._checked_safety_changes,
-            lambda e: log.warning("the safety settings could not be checked: %s", e))
-
-    def _checked_safety_changes(self, result: tuple[Review, Settings | None]) -> None:
-        done, fresh = result
-        if fresh is not None:
-            self._use_read_settings(fresh)
-        self._ask_safety_changes(done)
-
-    def _ask_safety_changes(self, done: Review) -> None:
-        if self._closed:
-            return
-        if done.note and done.note not in self._safety_notes:
-            self._safety_notes.add(done.note)  # told once per start
-            self.report_error(done.note[:1].upper() + done.note[1:] + ".")
-        if not done.changes:
-            return
-        if self.safety_dialog is not None:
-            self.safety_dialog.show_review(done)  # the newest look at the files
-            return
-        dialog = SafetyChangesDialog(done)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.answered.connect(lambda apply: self._answer_safety_changes(dialog.review, apply))
-        dialog.finished.connect(lambda _result: self._safety_dialog_closed(dialog))
-        self._keep_out_of_capture(dialog)  # never seen, never clicked by the model
-        self.safety_dialog = dialog
-        dialog.open()
-        dialog.raise_()
-
-    def _safety_dialog_closed(self, dialog: SafetyChangesDialog) -> None:
-        if self.safety_dialog is dialog:
-            self.safety_dialog = None  # deleted on close: never touched again
-
-    def _answer_safety_changes(self, done: Review, apply: bool) -> None:
-        what = "applied" if apply else "kept"
-
-        def work() -> Settings:
-            if apply:
-                apply_changes(done)
-            else:
-                keep_approved(done)
-            return load_settings()
-
-        def failed(e: BaseException) -> None:
-            self.report_error(f"The safety settings could not be {what}: {e}")
-
-        self._background.run(work, self._settings_changed, failed)
-
     def show_connect(self) -> None:
         """The server's address, key and Test connection (the first-run guide's button)."""
         self.show_settings(server_only=True)
@@ -693,9 +583,7 @@ class HolodeskApp(QObject):
         self._closed = True
         self.controller.stop("quit", "holodesk is quitting")
         self.controller.wait(5.0)
-        if self.demo is not None:  # its end would come after the event loop is gone
-            self.demo.close()
-            self.demo = None
+        self.demo.close()
         self.calibration.close()
         if self._poller is not None:
             self._poller.stop()
@@ -809,7 +697,7 @@ class HolodeskApp(QObject):
         else:
             self.stop_button.hide()
             self._clear_confirmation()
-            self._end_demo()
+            self.demo.end()
             self.teller.run_over()
             self.runs.run_ended()
 
@@ -821,7 +709,7 @@ class HolodeskApp(QObject):
 
     def _show_status(self) -> None:
         status = self.status
-        if self._demo_starting:
+        if self.demo.starting:
             return
         if status is None:  # not probed yet: no stale demo line left standing
             self.task_window.set_model_status("checking…", "checking")
