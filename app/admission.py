@@ -91,6 +91,13 @@ class Activity(enum.Enum):
     RUN = "run"  # a run, or a demo getting ready to run
     CALIBRATION = "calibration"
 
+    @staticmethod
+    def of(running: bool, calibrating: bool) -> Activity:
+        """``running``: a run is active or getting ready; ``calibrating``: a calibration."""
+        if running:
+            return Activity.RUN
+        return Activity.CALIBRATION if calibrating else Activity.IDLE
+
 
 def busy(what: str) -> Refused:
     """The one refusal for "a run is already active"; ``what``: the run that was not started

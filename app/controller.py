@@ -38,6 +38,7 @@ from app.automations import (
 from app.ipc import Command, Message, reply_error, reply_ok
 from app.parameter_values import Ask, MissingValues, resolve, store_secret, stored_secrets
 from app.parameters import Filled
+from app.secrets import redact
 from app.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,12 @@ class Desk:
     load: Callable[[], Settings] | None = None
     #: The settings read for a run (on the run's worker): the front end's from then on.
     settings_read: Callable[[Settings], None] = lambda _settings: None
-    #: Before a run that passed admission starts: the front end shows it under its name.
-    expect_run: Callable[[str, str, Filled | None], None] = lambda _name, _task, _filled: None
+    #: Before a run that passed admission starts: the front end shows it (its task, secrets
+    #: masked) under its name.
+    expect_run: Callable[[str, str], None] = lambda _name, _task: None
+    #: Before a run that passed admission starts: look for safety settings changed outside
+    #: holodesk (the run uses the approved values meanwhile: the question never holds it up).
+    check_safety: Callable[[], None] = lambda: None
     #: A second launch: show the windows; a trigger's stop: stop the run and a calibration.
     show: Callable[[], None] = lambda: None
     stop: Callable[[str], None] = lambda _reason: None
@@ -198,8 +203,12 @@ class Controller:
         refused = self.admit(what)
         if refused is not None:
             return refused
+        self.desk.check_safety()
         # From here on the front end shows this run, or why it did not start, under its name.
-        self.desk.expect_run(launch.automation, launch.task, launch.parameters)
+        # A secret parameter's value is in the filled task: shown masked, as in the log.
+        filled = launch.parameters
+        self.desk.expect_run(launch.automation,
+                             redact(launch.task, filled.secrets()) if filled else launch.task)
         problem = self.desk.server_problem()
         if problem and not launch.replayable:
             return self.refuse(Refused(Refusal.SERVER,

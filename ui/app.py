@@ -29,26 +29,23 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
-from app.parameters import Filled
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
 from app.runner import stop_signals
 from app.scheduler import Clock
-from app.secrets import api_key, redact
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from control.tripwire import STOP_SOURCE as TRIPWIRE
-from model.serving.launcher import ServeError
 from ui.about_dialog import AboutDialog
 from ui.app_icon import app_icon
 from ui.automations_dialog import AutomationsDialog
 from ui.automations_watcher import AutomationsWatcher
 from ui.bridge import RunController, SessionFactory, real_session
-from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
+from ui.calibrate_flow import CalibrationFlow
 from ui.calibration_control import CalibrationControl
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
@@ -57,7 +54,7 @@ from ui.doctor_window import DoctorWindow
 from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
-from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.overlay import TargetOverlay, WindowRects
 from ui.panel_place import move_clear_of
 from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
@@ -65,7 +62,8 @@ from ui.report_dialog import ReportDialog
 from ui.safety_watch import SafetyWatch
 from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
-from ui.server_menu import ServerMenu, failure_text
+from ui.server_menu import ServerMenu
+from ui.server_view import ServerView
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
@@ -168,15 +166,16 @@ class HolodeskApp(QObject):
             windows=lambda: [self.task_window, self.tray.window, self.log_window,
                              self.automations_dialog, self.doctor_window,
                              self.values_asker.dialog],
-            keep_out_of_capture=self._keep_out_of_capture,
+            keep_out_of_capture=self.window_rects.keep_out,
             tell=self.report_error,
             parent=self,
         )
-        self.calibration_control.settings_saved.connect(self._use_settings)
+        self.calibration_control.settings_saved.connect(self._use_read_settings)
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
-            self._keep_out_of_capture(window)
+            self.window_rects.keep_out(window)
         self.status: ServerStatus | None = None
+        self.server_view: ServerView  # made with the server, below
         self.teller = Teller(
             self.tray, self.task_window, show_window=self.show_task_window,
             calibrating=lambda: self.calibration.running,
@@ -190,7 +189,8 @@ class HolodeskApp(QObject):
         self._background = Background(self)
         # What decides which runs start (app/controller.py), with what only this app can do.
         self.runs = Controller(Desk(
-            activity=self._activity,
+            activity=lambda: Activity.of(self.controller.running or self.demo.starting,
+                                         self.calibration.running),
             start_run=self.controller.start,
             settings=lambda: self.settings,
             automations=lambda: self.automations,
@@ -205,7 +205,8 @@ class HolodeskApp(QObject):
             server_problem=lambda: _server_problem(self.status),
             load=load,
             settings_read=self.settings_read.emit,
-            expect_run=self._expect_run,
+            expect_run=self.task_window.expect_run,
+            check_safety=lambda: self.safety.check(),
             show=self._bring_back,
             stop=lambda reason: self._stop_all("trigger", reason),
             closed=lambda: self._closed,
@@ -214,21 +215,22 @@ class HolodeskApp(QObject):
             self.controller, self._background, settings=lambda: self.settings,
             admit=self.runs.admit, refused=self.teller.refused, tell=self.report_error,
             task_window=self.task_window, show_window=self.show_task_window,
-            opened=self._show_status, finished=self.demo_finished.emit,
+            opened=lambda: self.server_view.show_status(), finished=self.demo_finished.emit,
             closed=lambda: self._closed)
 
         c = self.controller
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
-        c.failed.connect(self._on_failed)
+        c.failed.connect(lambda _text: self.task_window.set_running(False))
+        c.failed.connect(self.report_error)  # after: the window shows it as not running
         c.notice.connect(self.report_error)
         self.task_window.start_requested.connect(self.start_task)
         self.task_window.stop_requested.connect(lambda: c.stop("task window"))
         self.task_window.pause_requested.connect(c.pause)
         self.task_window.resume_requested.connect(c.resume)
         self.task_window.automations_requested.connect(self.show_automations)
-        self.task_window.setup_requested.connect(self.set_up_server)
-        self.task_window.connect_requested.connect(self.show_connect)
+        self.task_window.setup_requested.connect(lambda: self.server_view.set_up())
+        self.task_window.connect_requested.connect(lambda: self.show_settings(server_only=True))
         self.task_window.demo_requested.connect(self.start_demo)
         self.stop_button.stop_clicked.connect(lambda: c.stop("stop button"))
         self.confirm_panel.answered.connect(self._on_answered)
@@ -249,15 +251,20 @@ class HolodeskApp(QObject):
 
         # The local model server, started and stopped from the tray (holodesk serve's parts).
         self.server = ServerControl(lambda: self.settings, self)
+        self.server_view = ServerView(
+            self.server,
+            StatusPoller(settings.endpoint, None, settings.model, self.status_changed.emit)
+            if probe else None,
+            task_window=self.task_window, tray=self.tray, teller=self.teller,
+            background=self._background, settings=lambda: self.settings,
+            status=lambda: self.status, running=lambda: self.controller.running,
+            demo_starting=lambda: self.demo.starting)
         self.server_menu = ServerMenu(
             self.server, a.server, lambda: self.settings,
             tray=self.tray, task_window=self.task_window,
-            busy=lambda: self.controller.running, poll_now=self._poll_now,
+            busy=lambda: self.controller.running, poll_now=self.server_view.poll_now,
             tell=self.teller.server_failure, parent=self,
         )
-        self.server.state_changed.connect(self._on_server_state)
-        self.server.progress.connect(self._on_server_progress)
-        self.server.failed.connect(self._on_server_failed)
 
         # The global hotkeys: the emergency stop and the automations', on the listener run_gui
         # hands over (hotkeys.set_listener).
@@ -292,20 +299,16 @@ class HolodeskApp(QObject):
         self.safety = SafetyWatch(
             self._background, self._automations_file.path, load=load,
             read=self._use_read_settings, changed=self._settings_changed,
-            tell=self.report_error, keep_out=self._keep_out_of_capture,
+            tell=self.report_error, keep_out=self.window_rects.keep_out,
             closed=lambda: self._closed)
         self.safety.check()
 
         self.status_changed.connect(self._on_status)
-        self._poller: StatusPoller | None = None
-        self._poller_started = False
         if probe:
-            self._poller = StatusPoller(settings.endpoint, None, settings.model,
-                                        self.status_changed.emit)
-            self._retarget_probe()
+            self.server_view.retarget()
         if at_login:
             # Without a probe there is no server status to wait for.
-            if self._poller is None:
+            if not probe:
                 QTimer.singleShot(0, lambda: self.runs.server_ready(self.scheduler.at_login))
             else:
                 QTimer.singleShot(LOGIN_WAIT_MS, lambda: self.runs.login_wait_over(
@@ -337,18 +340,6 @@ class HolodeskApp(QObject):
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
         return isinstance(self.runs.test_run(automation), Started)
-
-    def _activity(self) -> Activity:
-        if self.controller.running or self.demo.starting:
-            return Activity.RUN
-        return Activity.CALIBRATION if self.calibration.running else Activity.IDLE
-
-    def _expect_run(self, name: str, task: str, filled: Filled | None) -> None:
-        # The run uses the approved values meanwhile: the question never holds it up.
-        self.safety.check()
-        # From here on the window shows this run, or why it did not start, under its name.
-        # A secret parameter's value is in the filled task: shown masked, as in the log.
-        self.task_window.expect_run(name, redact(task, filled.secrets()) if filled else task)
 
     def reload_automations(self) -> None:
         """Read the automations file again; on a change update the tray and the hotkeys.
@@ -405,7 +396,7 @@ class HolodeskApp(QObject):
             dialog.saved.connect(self.set_automations)
             dialog.test_run_requested.connect(self.test_run_automation)
             dialog.set_notes(self.teller.schedule_notes)
-            self._keep_out_of_capture(dialog)
+            self.window_rects.keep_out(dialog)
             self.automations_dialog = dialog
         else:
             self.automations_dialog.reload()
@@ -445,21 +436,15 @@ class HolodeskApp(QObject):
         """Version, what holodesk is, where its files are, its licence."""
         if self.about_dialog is None:
             self.about_dialog = AboutDialog()
-            self._keep_out_of_capture(self.about_dialog)
+            self.window_rects.keep_out(self.about_dialog)
         self.about_dialog.show()
         self.about_dialog.raise_()
         self.about_dialog.activateWindow()
 
-    def _keep_out_of_capture(self, window: QWidget | None) -> None:
-        if window is None:
-            return
-        if not exclude_from_capture(window):
-            self.window_rects.track(window)
-
     def show_log(self) -> None:
         if self.log_window is None:
             self.log_window = LogWindow()
-            self._keep_out_of_capture(self.log_window)
+            self.window_rects.keep_out(self.log_window)
             self.controller.run_event.connect(self.log_window.on_event)
         self.log_window.show()
         self.log_window.raise_()
@@ -468,7 +453,7 @@ class HolodeskApp(QObject):
         """Open the set-up checks (`holodesk doctor`) and run them afresh."""
         if self.doctor_window is None:
             self.doctor_window = DoctorWindow(lambda: self.settings)
-            self._keep_out_of_capture(self.doctor_window)
+            self.window_rects.keep_out(self.doctor_window)
         self.doctor_window.show_and_run()
 
     def show_report(self) -> None:
@@ -476,7 +461,7 @@ class HolodeskApp(QObject):
         if self.report_dialog is None:
             self.report_dialog = ReportDialog(
                 lambda: collect_report(self.settings, say=fix_text))
-            self._keep_out_of_capture(self.report_dialog)
+            self.window_rects.keep_out(self.report_dialog)
         self.report_dialog.show_and_start()
 
     def calibrate(self) -> bool:
@@ -486,14 +471,6 @@ class HolodeskApp(QObject):
             self.teller.refused(busy("the calibration"))
             return False
         return self.calibration_control.start()
-
-    @property
-    def calibration_dialog(self) -> CalibrationReportDialog | None:
-        """The last calibration's report window, if one was shown."""
-        return self.calibration_control.dialog
-
-    def _use_settings(self, settings: Settings) -> None:
-        self.settings = settings
 
     def show_settings(self, *, server_only: bool = False) -> None:
         """The Settings dialog; ``server_only``: just the model server's part (the first-run
@@ -506,67 +483,11 @@ class HolodeskApp(QObject):
         """Use ``settings`` (saved, or approved): the task window, the probe, the hotkeys."""
         self.settings = settings
         self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
-        self._retarget_probe()
+        self.server_view.retarget()
         self.server_menu.update()  # the endpoint may have moved to or off this machine
         self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
 
     # -- safety settings changed outside holodesk ----------------------------------------
-
-    def show_connect(self) -> None:
-        """The server's address, key and Test connection (the first-run guide's button)."""
-        self.show_settings(server_only=True)
-
-    def set_up_server(self) -> None:
-        """Start a model server on this machine (the first-run guide's button): the tray's
-        Start model server, its checks first; the guide shows how it goes."""
-        if self.server.state in ("stopped", "failed"):
-            self.task_window.guide.set_setup("starting", "checking this machine")
-            self.server.start()
-
-    def _on_server_state(self, state: str) -> None:
-        self.task_window.guide.set_setup(state)
-        if state == "stopped" and self.status is not None:
-            # The start was called off or the server stopped: the status line says the
-            # probe's words again, not the last progress of a start that is over.
-            self._show_probe(self.status)
-        elif state == "ready":
-            self.teller.server_ready()
-
-    def _on_server_progress(self, text: str) -> None:
-        if self.server.state == "starting":
-            self.task_window.guide.set_setup("starting", text)
-
-    def _on_server_failed(self, error: ServeError) -> None:
-        # The status line ends the start with its reason, at once; the probe's next change
-        # replaces it.
-        said = f"The model server did not start: {view(error).message.rstrip('.')}."
-        self.task_window.set_model_status(said, "error")
-        if not self.controller.running:
-            self.tray.set_state(TrayState.OFFLINE, f"holodesk: {said}")
-        self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
-
-    def _retarget_probe(self) -> None:
-        """Point the server probe at the settings' endpoint, with its key from the keyring.
-
-        The keyring may block (a Secret Service asking to be unlocked): never on this thread.
-        """
-        endpoint, model = self.settings.endpoint, self.settings.model
-        pin = self.settings.tls_fingerprint
-        plain_http_ok = endpoint in self.settings.plain_http_ok
-
-        def configure(key: str | None) -> None:
-            if self._poller is None:
-                return
-            self._poller.configure(endpoint, key, model, pin, plain_http_ok)
-            if not self._poller_started:
-                self._poller_started = True
-                self._poller.start()
-
-        self._background.run(lambda: api_key(endpoint), configure)
-
-    def _poll_now(self) -> None:
-        if self._poller is not None:
-            self._poller.poll_now()
 
     def quit(self) -> None:
         self.close()
@@ -585,8 +506,7 @@ class HolodeskApp(QObject):
         self.controller.wait(5.0)
         self.demo.close()
         self.calibration.close()
-        if self._poller is not None:
-            self._poller.stop()
+        self.server_view.stop()
         self.server.shutdown()  # never leave a vLLM behind (bounded wait)
         if self.log_window is not None:
             self.log_window.shutdown()
@@ -596,8 +516,8 @@ class HolodeskApp(QObject):
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
-            self.report_dialog, self.calibration_dialog, self.about_dialog, self.tray.window,
-            self.values_asker.dialog,
+            self.report_dialog, self.calibration_control.dialog, self.about_dialog,
+            self.tray.window, self.values_asker.dialog,
         ]
         if self.tray.window is not None:
             self.tray.window.quitting = True
@@ -671,10 +591,6 @@ class HolodeskApp(QObject):
                 # The person may not be looking at the task window: a protected file changed.
                 self.report_error(f"The run was stopped: {event.reason}")
 
-    def _on_failed(self, text: str) -> None:
-        self.task_window.set_running(False)
-        self.report_error(text)
-
     def _on_answered(self, reply: ConfirmReply) -> None:
         self.controller.answer(reply)
         self._clear_confirmation()
@@ -703,35 +619,9 @@ class HolodeskApp(QObject):
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
-        self._show_status()
+        self.server_view.show_status()
         if status.state == "ok":
             self.runs.server_ready(self.scheduler.at_login)
-
-    def _show_status(self) -> None:
-        status = self.status
-        if self.demo.starting:
-            return
-        if status is None:  # not probed yet: no stale demo line left standing
-            self.task_window.set_model_status("checking…", "checking")
-            return
-        ok = status.state == "ok"
-        self._show_probe(status)
-        self.task_window.set_can_start(ok, "" if ok else view(status.problem).line())
-        # Whenever nothing answers, the guide says what holodesk needs and how to get it.
-        self.task_window.show_guide(status.state == "down",
-                                    status.endpoint or self.settings.endpoint)
-        if ok:
-            self.teller.server_ready()
-
-    def _show_probe(self, status: ServerStatus) -> None:
-        """The probe's words in the status line and, while no run has it, the tray."""
-        dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
-        self.task_window.set_model_status(status.message, dot)
-        if not self.controller.running:
-            if status.ok:
-                self.tray.set_state(TrayState.IDLE, f"holodesk: ready ({status.message})")
-            else:
-                self.tray.set_state(TrayState.OFFLINE, f"holodesk: {status.message}")
 
     # -- other launches --------------------------------------------------------------------
 

@@ -119,7 +119,7 @@ def test_a_start_called_off_gives_the_probes_words_back(
     app.status_changed.emit(DOWN)
     window = app.task_window
     with qtbot.waitSignal(app.server.progress, timeout=30_000):
-        app.set_up_server()
+        app.server_view.set_up()
     qtbot.waitUntil(lambda: "checking" in window.model_status.text(), timeout=5_000)
     app.server.stop()
     qtbot.waitUntil(lambda: app.server.state == "stopped", timeout=60_000)
