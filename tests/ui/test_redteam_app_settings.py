@@ -6,10 +6,10 @@
   the person approved. No file watch, no re-read before a run: SafetyWatch.check looks for
   changes *not* approved, not for approved ones.
 - An automation the person approved with ``always`` (stricter than the settings' risky) and an
-  editor turned to ``risky`` runs risky from its hotkey: _start_automation reads the record only
-  when the file's mode asks less than the settings', while the review (the window, `config
-  approve`, `automation list`) compares every mode and tells the person "always (approved) is
-  used".
+  editor turned to ``risky`` runs risky from its hotkey: app/controller.py (_prepare) reads the
+  record only when the file's mode asks less than the settings', while the review (the window,
+  `config approve`, `automation list`) compares every mode and tells the person "always
+  (approved) is used".
 """
 
 from __future__ import annotations
