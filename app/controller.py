@@ -186,8 +186,7 @@ class Controller:
     # -- admission and the start of a run ------------------------------------------------
 
     def refuse(self, refused: Refused) -> Refused:
-        """Tell the person once, and hand the refusal back."""
-        log.warning("%s", refused.text)
+        """Tell the person once (the front end logs it too), and hand the refusal back."""
         self.desk.tell(refused)
         return refused
 
