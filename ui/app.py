@@ -1,4 +1,8 @@
-"""The tray app: wires the windows to the run controller, the server probe and the stop paths."""
+"""The tray app: wires the windows to the run controller, the server probe and the stop paths.
+
+Which runs start, from where, and why not, is decided in app/controller.py (no Qt); this
+module keeps only what needs Qt: the windows, the tray, the signals and their wiring.
+"""
 
 from __future__ import annotations
 
@@ -80,11 +84,15 @@ LOGIN_WAIT_MS = 10 * 60 * 1000
 
 
 class HolodeskApp(QObject):
-    """Everything the person sees, wired to one :class:`RunController`.
+    """Everything the person sees, wired to one :class:`RunController` (the run on its
+    worker) and one :class:`~app.controller.Controller` (``runs``: which runs start).
 
     ``status_changed`` re-emits the server probe's results on the GUI thread. The parts it
     owns: ``hotkeys`` (the global hotkeys), ``server_menu`` (the tray's server entry over
-    ``server``), ``calibration_control`` (Calibrate… over the flow ``calibration``).
+    ``server``), ``server_view`` (the probe's words, the first-run guide), ``teller`` (how the
+    person is told), ``safety`` (safety settings changed outside holodesk), ``demo`` (the
+    demo), ``values_asker`` (an automation's missing values), ``calibration_control``
+    (Calibrate… over the flow ``calibration``).
     """
 
     status_changed = Signal(object)
