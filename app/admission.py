@@ -16,7 +16,6 @@ class RunSource(enum.StrEnum):
 
     TYPED = "task window"
     TRAY = "tray"
-    WINDOW = "Automations window"
     TEST_RUN = "test run"
     HOTKEY = "hotkey"
     SCHEDULE = "schedule"
@@ -36,7 +35,7 @@ class RunSource(enum.StrEnum):
         return self in (RunSource.SCHEDULE, RunSource.LOGIN)
 
 
-_ASKING = frozenset({RunSource.TYPED, RunSource.TRAY, RunSource.WINDOW, RunSource.TEST_RUN})
+_ASKING = frozenset({RunSource.TYPED, RunSource.TRAY, RunSource.TEST_RUN})
 
 
 class Refusal(enum.Enum):
@@ -118,8 +117,10 @@ def admit(activity: Activity, what: str) -> Refused | None:
     return None
 
 
-def automation_what(name: str, source: RunSource) -> str:
-    """How a refusal names an automation's run."""
+def what_run(source: RunSource, automation: str = "") -> str:
+    """How a refusal names the run that was not started (``automation``: its name)."""
     if source is RunSource.TEST_RUN:
-        return f"the test run of “{name}”"
-    return f"the automation “{name}” ({source})"
+        return f"the test run of “{automation}”"
+    if automation:
+        return f"the automation “{automation}” ({source})"
+    return "the demo" if source is RunSource.DEMO else "the task"

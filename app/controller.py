@@ -24,7 +24,8 @@ from app.admission import (
     RunSource,
     Started,
     admit,
-    automation_what,
+    busy,
+    what_run,
 )
 from app.approval import read_record, record_path
 from app.automations import (
@@ -113,7 +114,7 @@ class Launch:
     confirm: str = ""
     monitor: str = ""
     parameters: Filled | None = None
-    #: The name it runs under (an automation's; "" for a typed task).
+    #: The automation's name ("" for a typed task).
     automation: str = ""
     #: The automation whose saved steps replay first.
     saved: Automation | None = None
@@ -121,6 +122,13 @@ class Launch:
     #: Saved steps replay without the model: the server is needed only if the replay hands
     #: over (said then as for any run).
     replayable: bool = False
+
+    @property
+    def title(self) -> str:
+        """The name the run is shown under ("" for a typed task)."""
+        if self.source is RunSource.TEST_RUN:
+            return f"{self.automation} (test run)"
+        return self.automation
 
 
 @dataclass
@@ -190,29 +198,28 @@ class Controller:
         self.desk.tell(refused)
         return refused
 
-    def admit(self, what: str) -> Refused | None:
-        """Why a run (``what``) may not start now, told; None when it may."""
-        refused = admit(self.desk.activity(), what)
+    def admit(self, source: RunSource, automation: str = "") -> Refused | None:
+        """Why a run from ``source`` (of the ``automation`` named) may not start now, told;
+        None when it may."""
+        refused = admit(self.desk.activity(), what_run(source, automation))
         return self.refuse(refused) if refused is not None else None
 
     def start(self, launch: Launch) -> Outcome:
         """Start the run ``launch`` now, or say why not."""
-        what = ("the task" if not launch.automation
-                else automation_what(launch.automation, launch.source))
-        refused = self.admit(what)
+        refused = self.admit(launch.source, launch.automation)
         if refused is not None:
             return refused
         self.desk.check_safety()
         # From here on the front end shows this run, or why it did not start, under its name.
         # A secret parameter's value is in the filled task: shown masked, as in the log.
         filled = launch.parameters
-        self.desk.expect_run(launch.automation,
+        self.desk.expect_run(launch.title,
                              redact(launch.task, filled.secrets()) if filled else launch.task)
         problem = self.desk.server_problem()
         if problem and not launch.replayable:
             return self.refuse(Refused(Refusal.SERVER,
                                        f"The model server is not ready: {problem}"))
-        name = launch.automation or launch.task
+        name = launch.title or launch.task
         try:
             # An automation's limits only narrow the settings' (an imported one too). Said now
             # when they cannot; the run's own are made afresh as it starts (_prepare).
@@ -222,7 +229,8 @@ class Controller:
         prepare = self._prepare(name, launch.confirm, launch.monitor, launch.only_in,
                                 launch.saved)
         if not self.desk.start_run(launch.task, prepare, launch.parameters, launch.saved):
-            return self.refuse(admit(Activity.RUN, what) or Refused(Refusal.START, what))
+            # A run began meanwhile (the front end's worker is the last word).
+            return self.refuse(busy(what_run(launch.source, launch.automation)))
         if launch.source.scheduled and launch.saved is not None:
             self.scheduled_run = launch.saved.name
         return Started()
@@ -264,7 +272,7 @@ class Controller:
         found = find(self.desk.automations(), name)
         if isinstance(found, Refused):
             return self.refuse(found)
-        refused = self.admit(automation_what(found.name, source))
+        refused = self.admit(source, found.name)
         if refused is not None:
             return refused
         log.info("running automation %r (%s)", found.name, source)
@@ -273,7 +281,7 @@ class Controller:
     def test_run(self, automation: Automation) -> Outcome:
         """Run ``automation`` now with every step confirmed (the Automations window's Test
         run): watched step by step, it neither replays saved steps nor saves its own."""
-        refused = self.admit(automation_what(automation.name, RunSource.TEST_RUN))
+        refused = self.admit(RunSource.TEST_RUN, automation.name)
         return refused or self.start_automation(automation, RunSource.TEST_RUN)
 
     def start_automation(self, automation: Automation, source: RunSource) -> Outcome:
@@ -303,7 +311,7 @@ class Controller:
 
     def _read_secrets(self, automation: Automation, source: RunSource,
                       secrets: dict[str, str]) -> None:
-        if self.admit(automation_what(automation.name, source)) is None:
+        if self.admit(source, automation.name) is None:
             self._fill_and_start(automation, source, secrets)
 
     def _fill_and_start(self, automation: Automation, source: RunSource,
@@ -323,7 +331,7 @@ class Controller:
             filled.task, source,
             confirm="always" if test_run else str(automation.confirm),
             monitor=automation.monitor, parameters=filled,
-            automation=f"{automation.name} (test run)" if test_run else automation.name,
+            automation=automation.name,
             saved=saved, only_in=automation.only_in,
             replayable=saved is not None and _has_steps(saved)))
 
@@ -339,7 +347,7 @@ class Controller:
                     lambda: _keep_secrets(automation, keep), None,
                     lambda e: self.desk.tell(Refused(
                         Refusal.KEYRING, f"The value was used but not kept: {e}")))
-            if self.admit(automation_what(automation.name, source)) is None:
+            if self.admit(source, automation.name) is None:
                 self._fill_and_start(automation, source, known, plain)
 
         self.desk.ask_values(automation, missing, answered)

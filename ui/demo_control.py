@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from app.admission import Refused, busy
+from app.admission import Refused, RunSource, busy, what_run
 from app.demo.run import Demo, DemoResult
 from app.settings import Settings
 from ui.bridge import RunController
@@ -28,7 +28,8 @@ class DemoControl:
     """
 
     def __init__(self, controller: RunController, background: Background, *,
-                 settings: Callable[[], Settings], admit: Callable[[str], Refused | None],
+                 settings: Callable[[], Settings],
+                 admit: Callable[[RunSource], Refused | None],
                  refused: Callable[[Refused], None], tell: Callable[[str], None],
                  task_window: TaskWindow, show_window: Callable[[], None],
                  opened: Callable[[], None],
@@ -46,7 +47,7 @@ class DemoControl:
     def start(self) -> bool:
         """The practice window and the demo model start off the GUI thread; the run starts
         when both are up. False, and the reason told, when it cannot start now."""
-        if self._admit("the demo") is not None:
+        if self._admit(RunSource.DEMO) is not None:
             return False
         from app.demo.run import start_demo
 
@@ -72,7 +73,7 @@ class DemoControl:
         self._opened()
         if not self._controller.start(demo.task, demo.settings):
             demo.close()
-            self._refused(busy("the demo"))  # a run began while it was opening
+            self._refused(busy(what_run(RunSource.DEMO)))  # a run began while it was opening
             return
         self.demo = demo
         # Closing the practice window ends the run: nothing is left to practise on.

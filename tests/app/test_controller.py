@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from app.admission import Activity, Refusal, Refused, RunSource, Started, admit, busy
+from app.admission import Activity, Refusal, Refused, RunSource, Started, admit, busy, what_run
 from app.automations import Automation
 from app.controller import Controller, Desk, Launch, Missing, fill, find, missing_refused
 from app.parameter_values import load_secret, store_secret
@@ -50,6 +50,8 @@ class FakeDesk:
     off: list[Callable[[], None]] = field(default_factory=list)
     soon: list[Callable[[], None]] = field(default_factory=list)
     shown: int = 0
+    expected: list[tuple[str, str]] = field(default_factory=list)
+    safety_checks: int = 0
     stopped: list[str] = field(default_factory=list)
 
     def desk(self, folder: Path) -> Desk:
@@ -77,6 +79,9 @@ class FakeDesk:
         def show() -> None:
             self.shown += 1
 
+        def check_safety() -> None:
+            self.safety_checks += 1
+
         return Desk(
             activity=lambda: self.activity,
             start_run=start_run,
@@ -92,6 +97,8 @@ class FakeDesk:
             soon=self.soon.append,
             server_problem=lambda: self.server_problem,
             show=show,
+            expect_run=lambda name, task: self.expected.append((name, task)),
+            check_safety=check_safety,
             stop=self.stopped.append,
             closed=lambda: self.closed,
         )
@@ -149,21 +156,35 @@ def _login() -> Automation:
 
 @pytest.mark.parametrize("source", list(RunSource))
 def test_every_source_is_admitted_when_idle_and_refused_the_same_way_while_a_run_is_active(
-        source: RunSource) -> None:
-    assert admit(Activity.IDLE, f"a {source} run") is None
-    refused = admit(Activity.RUN, f"a {source} run")
-    assert refused == busy(f"a {source} run")
-    assert refused.kind is Refusal.BUSY
-    assert refused.text == (f"A run is already active: a {source} run was not started. "
-                            "Stop the run first.")
-    calibrating = admit(Activity.CALIBRATION, "x")
+        home: Home, source: RunSource) -> None:
+    controller, desk = _make(home)
+    assert controller.admit(source) is None and controller.admit(source, "mail") is None
+    desk.activity = Activity.RUN
+    refused = controller.admit(source, "mail")
+    assert refused == busy(what_run(source, "mail")) and refused.kind is Refusal.BUSY
+    assert refused.text == (f"A run is already active: {what_run(source, 'mail')} was not "
+                            "started. Stop the run first.")
+    desk.activity = Activity.CALIBRATION
+    calibrating = controller.admit(source)
     assert calibrating is not None and calibrating.kind is Refusal.CALIBRATING
     assert calibrating.fix  # every refusal says what to do
+    assert desk.told == [refused, calibrating]  # each told once
+    assert admit(Activity.IDLE, "x") is None
+
+
+def test_the_refusal_names_the_run_that_was_not_started() -> None:
+    assert what_run(RunSource.HOTKEY, "mail") == "the automation “mail” (hotkey)"
+    assert what_run(RunSource.TEST_RUN, "mail") == "the test run of “mail”"
+    assert what_run(RunSource.TYPED) == what_run(RunSource.TRIGGER) == "the task"
+    assert what_run(RunSource.DEMO) == "the demo"
+    assert Activity.of(True, True) is Activity.RUN
+    assert Activity.of(False, True) is Activity.CALIBRATION
+    assert Activity.of(False, False) is Activity.IDLE
 
 
 def test_only_the_person_s_own_starts_ask_for_values() -> None:
     assert {s for s in RunSource if s.asks} == {
-        RunSource.TYPED, RunSource.TRAY, RunSource.WINDOW, RunSource.TEST_RUN}
+        RunSource.TYPED, RunSource.TRAY, RunSource.TEST_RUN}
     assert {s for s in RunSource if s.scheduled} == {RunSource.SCHEDULE, RunSource.LOGIN}
 
 
@@ -212,6 +233,7 @@ def test_a_test_run_confirms_every_step_and_replays_nothing(home: Home) -> None:
     assert controller.test_run(_mail()) == Started()
     run = desk.runs[0]
     assert run.saved is None and str(run.settings.confirm) == "always"
+    assert desk.expected == [("mail (test run)", "send the mail")] and desk.safety_checks == 1
 
 
 # -- the automation start pipeline -----------------------------------------------------------
@@ -237,7 +259,7 @@ def test_a_missing_value_is_asked_from_the_tray_and_the_filled_task_runs(home: H
 
 def test_a_cancelled_question_starts_nothing_and_says_nothing(home: Home) -> None:
     controller, desk = _make(home, _rename())
-    assert controller.run_automation("rename", RunSource.WINDOW) == Started(later=True)
+    assert controller.test_run(_rename()) == Started(later=True)
     # The front end calls ``answered`` only when the person pressed Run: a cancel is silence.
     assert len(desk.asked) == 1 and desk.runs == [] and desk.told == []
 
@@ -273,6 +295,9 @@ def test_secrets_are_read_off_the_caller_s_thread_then_the_run_starts(
     assert [r.task for r in desk.runs] == [f"sign in with {SECRET}"]
     filled = desk.runs[0].parameters
     assert filled is not None and SECRET in filled.secrets()
+    # Shown masked, as in the log: the run itself gets the value.
+    assert len(desk.expected) == 1 and SECRET not in desk.expected[0][1]
+    assert desk.expected[0][0] == "sign in"
 
 
 def test_a_run_that_began_while_the_keyring_was_read_wins(home: Home, keyring: None) -> None:
