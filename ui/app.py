@@ -1,4 +1,8 @@
-"""The tray app: wires the windows to the run controller, the server probe and the stop paths."""
+"""The tray app: wires the windows to the run controller, the server probe and the stop paths.
+
+Which runs start, from where, and why not, is decided in app/controller.py (no Qt); this
+module keeps only what needs Qt: the windows, the tray, the signals and their wiring.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +18,9 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.approval import read_record, record_path
-from app.automations import (
-    Automation,
-    AutomationError,
-    automations_path,
-    find_automation,
-    held_problem,
-    judge_automation,
-    load_automations,
-    run_limits,
-)
-from app.demo.run import Demo, DemoResult
+from app.admission import Activity, RunSource, Started, busy
+from app.automations import Automation, AutomationError, automations_path, load_automations
+from app.controller import Controller, Desk, Launch
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -38,50 +33,45 @@ from app.events import (
     StepFailed,
 )
 from app.logs import setup_logging
-from app.parameter_values import MissingValues, resolve, store_secret, stored_secrets
-from app.parameters import Filled
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
 from app.runner import stop_signals
-from app.safety_review import Review, review
-from app.safety_review import apply as apply_changes
-from app.safety_review import keep as keep_approved
-from app.scheduler import Clock, Missed
-from app.secrets import api_key, redact
+from app.scheduler import Clock
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
-from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
 from control.stop import StopLatch
 from control.tripwire import STOP_SOURCE as TRIPWIRE
-from model.serving.launcher import ServeError
 from ui.about_dialog import AboutDialog
 from ui.app_icon import app_icon
 from ui.automations_dialog import AutomationsDialog
 from ui.automations_watcher import AutomationsWatcher
 from ui.bridge import RunController, SessionFactory, real_session
-from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
+from ui.calibrate_flow import CalibrationFlow
 from ui.calibration_control import CalibrationControl
 from ui.confirm_panel import ConfirmPanel
 from ui.crash import CrashReporter, show_error
+from ui.demo_control import DemoControl
 from ui.doctor_window import DoctorWindow
 from ui.hotkey_registry import HotkeyRegistry
 from ui.instance import InstanceServer
 from ui.log_window import LogWindow
-from ui.overlay import TargetOverlay, WindowRects, exclude_from_capture
+from ui.overlay import TargetOverlay, WindowRects
 from ui.panel_place import move_clear_of
-from ui.parameters_dialog import ParametersDialog
+from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
-from ui.safety_changes_dialog import SafetyChangesDialog
+from ui.safety_watch import SafetyWatch
 from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
-from ui.server_menu import ServerMenu, failure_text
+from ui.server_menu import ServerMenu
+from ui.server_view import ServerView
 from ui.settings_dialog import SettingsDialog
 from ui.stop_button import FloatingStopButton
 from ui.task_window import TaskWindow
+from ui.telling import Teller
 from ui.tray import Tray, TrayActions, TrayCloseChoice, TrayState, ask_tray_close
 from ui.window_menu import attach_window_menu
 from ui.workers import Background
@@ -94,11 +84,15 @@ LOGIN_WAIT_MS = 10 * 60 * 1000
 
 
 class HolodeskApp(QObject):
-    """Everything the person sees, wired to one :class:`RunController`.
+    """Everything the person sees, wired to one :class:`RunController` (the run on its
+    worker) and one :class:`~app.controller.Controller` (``runs``: which runs start).
 
     ``status_changed`` re-emits the server probe's results on the GUI thread. The parts it
     owns: ``hotkeys`` (the global hotkeys), ``server_menu`` (the tray's server entry over
-    ``server``), ``calibration_control`` (Calibrate… over the flow ``calibration``).
+    ``server``), ``server_view`` (the probe's words, the first-run guide), ``teller`` (how the
+    person is told), ``safety`` (safety settings changed outside holodesk), ``demo`` (the
+    demo), ``values_asker`` (an automation's missing values), ``calibration_control``
+    (Calibrate… over the flow ``calibration``).
     """
 
     status_changed = Signal(object)
@@ -144,11 +138,9 @@ class HolodeskApp(QObject):
                 return real_session(s, task, latch, gate, exclude=rects)
 
         self.controller = RunController(session_factory, self)
+        self.values_asker = ValuesAsker()
         self.actions = TrayActions(self)
         self.tray = Tray(self.actions, use_system_tray=use_system_tray, parent=self)
-        # Without a tray, messages go to the desktop's notification service when it has one
-        # (looked for with the other start-up probes); one that fails shows in the window.
-        self.tray.undelivered.connect(lambda _title, text, _error: self._show_in_window(text))
         if probe and self.tray.icon is None:
             self.tray.probe_notifications()
         # The task window preselects the configured mode and monitor: it passes them as
@@ -181,37 +173,72 @@ class HolodeskApp(QObject):
             settings=lambda: self.settings,
             windows=lambda: [self.task_window, self.tray.window, self.log_window,
                              self.automations_dialog, self.doctor_window,
-                             self.parameters_dialog],
-            keep_out_of_capture=self._keep_out_of_capture,
+                             self.values_asker.dialog],
+            keep_out_of_capture=self.window_rects.keep_out,
             tell=self.report_error,
             parent=self,
         )
-        self.calibration_control.settings_saved.connect(self._use_settings)
+        self.calibration_control.settings_saved.connect(self._use_read_settings)
         for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
                        self.tray.window):
-            self._keep_out_of_capture(window)
+            self.window_rects.keep_out(window)
         self.status: ServerStatus | None = None
-        self._errors: list[str] = []  # every message shown to the person, newest last
-        self.demo: Demo | None = None  # the demo being run, between start_demo and its end
-        self._demo_starting = False
+        self.server_view: ServerView  # made with the server, below
+        self.teller = Teller(
+            self.tray, self.task_window, show_window=self.show_task_window,
+            calibrating=lambda: self.calibration.running,
+            keep_hidden=self.calibration_control.keep_hidden,
+            confirming=lambda: self.controller.pending is not None,
+            automations_dialog=lambda: self.automations_dialog)
+        # Without a tray, messages go to the desktop's notification service when it has one
+        # (looked for with the other start-up probes); one that fails shows in the window.
+        self.tray.undelivered.connect(lambda _title, text, _error: self.teller.in_window(text))
         self._closed = False
-        # Messages about the model server's state: taken away once it is ready; about a run
-        # being active: once it is over.
-        self._server_errors: list[str] = []
-        self._busy_errors: list[str] = []
+        self._background = Background(self)
+        # What decides which runs start (app/controller.py), with what only this app can do.
+        self.runs = Controller(Desk(
+            activity=lambda: Activity.of(self.controller.running or self.demo.starting,
+                                         self.calibration.running),
+            start_run=self.controller.start,
+            settings=lambda: self.settings,
+            automations=lambda: self.automations,
+            reload=self.reload_automations,
+            folder=automations_path().parent,
+            off_thread=lambda work, done, failed: self._background.run(work, done, failed),
+            ask_values=self.values_asker.ask,
+            tell=self.teller.refused,
+            notify=lambda text: self.tray.notify("holodesk", text),
+            note=self.teller.note,
+            soon=lambda fn: QTimer.singleShot(0, fn),
+            server_problem=lambda: _server_problem(self.status),
+            load=load,
+            settings_read=self.settings_read.emit,
+            expect_run=self.task_window.expect_run,
+            check_safety=lambda: self.safety.check(),
+            show=self._bring_back,
+            stop=lambda reason: self._stop_all("trigger", reason),
+            closed=lambda: self._closed,
+        ), at_login=at_login)
+        self.demo = DemoControl(
+            self.controller, self._background, settings=lambda: self.settings,
+            admit=self.runs.admit, refused=self.teller.refused, tell=self.report_error,
+            task_window=self.task_window, show_window=self.show_task_window,
+            opened=lambda: self.server_view.show_status(), finished=self.demo_finished.emit,
+            closed=lambda: self._closed)
 
         c = self.controller
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
-        c.failed.connect(self._on_failed)
+        c.failed.connect(lambda _text: self.task_window.set_running(False))
+        c.failed.connect(self.report_error)  # after: the window shows it as not running
         c.notice.connect(self.report_error)
         self.task_window.start_requested.connect(self.start_task)
         self.task_window.stop_requested.connect(lambda: c.stop("task window"))
         self.task_window.pause_requested.connect(c.pause)
         self.task_window.resume_requested.connect(c.resume)
         self.task_window.automations_requested.connect(self.show_automations)
-        self.task_window.setup_requested.connect(self.set_up_server)
-        self.task_window.connect_requested.connect(self.show_connect)
+        self.task_window.setup_requested.connect(lambda: self.server_view.set_up())
+        self.task_window.connect_requested.connect(lambda: self.show_settings(server_only=True))
         self.task_window.demo_requested.connect(self.start_demo)
         self.stop_button.stop_clicked.connect(lambda: c.stop("stop button"))
         self.confirm_panel.answered.connect(self._on_answered)
@@ -232,140 +259,76 @@ class HolodeskApp(QObject):
 
         # The local model server, started and stopped from the tray (holodesk serve's parts).
         self.server = ServerControl(lambda: self.settings, self)
+        self.server_view = ServerView(
+            self.server,
+            StatusPoller(settings.endpoint, None, settings.model, self.status_changed.emit)
+            if probe else None,
+            task_window=self.task_window, tray=self.tray, teller=self.teller,
+            background=self._background, settings=lambda: self.settings,
+            status=lambda: self.status, running=lambda: self.controller.running,
+            demo_starting=lambda: self.demo.starting)
         self.server_menu = ServerMenu(
             self.server, a.server, lambda: self.settings,
             tray=self.tray, task_window=self.task_window,
-            busy=lambda: self.controller.running, poll_now=self._poll_now,
-            tell=self._tell_server_failure, parent=self,
+            busy=lambda: self.controller.running, poll_now=self.server_view.poll_now,
+            tell=self.teller.server_failure, parent=self,
         )
-        self.server.state_changed.connect(self._on_server_state)
-        self.server.progress.connect(self._on_server_progress)
-        self.server.failed.connect(self._on_server_failed)
 
         # The global hotkeys: the emergency stop and the automations', on the listener run_gui
         # hands over (hotkeys.set_listener).
-        self.hotkeys = HotkeyRegistry(self._stop_from_hotkey, self.report_error, self)
+        self.hotkeys = HotkeyRegistry(lambda combo: self._stop_all("hotkey", combo),
+                                      self.report_error, self)
         self.notice.connect(self.report_error)
-        self.hotkeys.automation_pressed.connect(self._run_from_hotkey,
+        self.hotkeys.automation_pressed.connect(lambda name: self.run_automation(name, "hotkey"),
                                                 Qt.ConnectionType.QueuedConnection)
         self.hotkeys.stop_hotkey_changed.connect(self._on_stop_hotkey_changed)
 
         # Schedules: the timer says what is due; runs take the hotkey's path (run_automation).
         # Queued: a run due when the app starts begins once the app is built, not inside it.
         self.scheduler = ScheduleTimer(self, clock=clock, state_path=schedule_state)
-        self.scheduler.due.connect(self._run_scheduled, Qt.ConnectionType.QueuedConnection)
-        self.scheduler.missed.connect(self._report_missed, Qt.ConnectionType.QueuedConnection)
-        #: The last thing to say about each automation's schedule (a missed or skipped run),
-        #: by key; the Automations window shows it.
-        self.schedule_notes: dict[str, str] = {}
-        self._scheduled_run: str | None = None  # the name, while a scheduled run is active
-        self._login_pending = at_login
-        self._login_queue: list[str] = []  # "at login" automations still to run
+        self.scheduler.due.connect(self.runs.run_scheduled, Qt.ConnectionType.QueuedConnection)
+        self.scheduler.missed.connect(
+            lambda missed: self.runs.missed(missed.name, missed.text(self.scheduler.clock.now())),
+            Qt.ConnectionType.QueuedConnection)
 
         # Automations: read now (a small file), again whenever the file changes.
         self.automations: list[Automation] = []
         self.automations_dialog: AutomationsDialog | None = None
-        self.parameters_dialog: ParametersDialog | None = None
         self._automations_error = ""
         self._automations_file = AutomationsWatcher(automations_path(), self)
         self._automations_file.changed.connect(self.reload_automations)
         self.reload_automations()
 
         # Old runs go at start, off the GUI thread: a large log takes a while to prune.
-        self._background = Background(self)
         self._background.run(lambda: _prune(settings.retention_days),
                              lambda removed: log.info("pruned %d old run(s)", len(removed)))
 
         # Safety settings changed outside holodesk: looked for now and before each run.
-        self.safety_dialog: SafetyChangesDialog | None = None
-        self._safety_notes: set[str] = set()
-        self.check_safety_changes()
+        self.safety = SafetyWatch(
+            self._background, self._automations_file.path, load=load,
+            read=self._use_read_settings, changed=self._settings_changed,
+            tell=self.report_error, keep_out=self.window_rects.keep_out,
+            closed=lambda: self._closed)
+        self.safety.check()
 
         self.status_changed.connect(self._on_status)
-        self._poller: StatusPoller | None = None
-        self._poller_started = False
         if probe:
-            self._poller = StatusPoller(settings.endpoint, None, settings.model,
-                                        self.status_changed.emit)
-            self._retarget_probe()
+            self.server_view.retarget()
         if at_login:
             # Without a probe there is no server status to wait for.
-            if self._poller is None:
-                QTimer.singleShot(0, self._run_login_schedules)
+            if not probe:
+                QTimer.singleShot(0, lambda: self.runs.server_ready(self.scheduler.at_login))
             else:
-                QTimer.singleShot(LOGIN_WAIT_MS, self._login_wait_over)
+                QTimer.singleShot(LOGIN_WAIT_MS, lambda: self.runs.login_wait_over(
+                    self.scheduler.at_login, LOGIN_WAIT_MS // 60_000))
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "",
-                   parameters: Filled | None = None, *, automation: str = "",
-                   saved: Automation | None = None, only_in: Sequence[str] = ()) -> bool:
-        """Start a run (of the saved ``automation``, when named); False (and the reason shown)
-        when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
-        filled task). ``saved``: the automation whose saved steps replay first. ``only_in``:
-        the only applications the run may act in (an automation's)."""
-        if self.controller.running:
-            text = "A run is already active: stop it before starting another."
-            self._busy_errors.append(text)
-            self.report_error(text)
-            return False
-        if self.calibration.running:
-            self.report_error("A calibration is running: let it finish or press Esc first.")
-            return False
-        # The run uses the approved values meanwhile: the question never holds it up.
-        self.check_safety_changes()
-        # From here on the window shows this run, or why it did not start, under its name.
-        # A secret parameter's value is in the filled task: shown masked, as in the log.
-        self.task_window.expect_run(
-            automation, redact(task, parameters.secrets()) if parameters else task)
-        # Saved steps replay without the model (the answer too, while the screen is as it was
-        # then): the server is needed only if the replay hands over, and that run then ends
-        # with the server's problem, said as for any run.
-        replayable = saved is not None and has_trajectory(saved.key)
-        if self.status is not None and self.status.state != "ok" and not replayable:
-            text = f"The model server is not ready: {view(self.status.problem).line()}"
-            self._server_errors.append(text)
-            self.report_error(text)
-            return False
-        try:
-            # An automation's limits only narrow the settings' (an imported one too). Said now
-            # when they cannot; the run's own are made afresh as it starts (_run_settings).
-            run_limits(self.settings, confirm, only_in, automation or task)
-        except (SettingsError, AutomationError) as e:
-            self.report_error(str(e))
-            return False
-        prepare = self._run_settings(automation or task, confirm, monitor, tuple(only_in), saved)
-        return self.controller.start(task, prepare, parameters, saved)
-
-    def _run_settings(self, name: str, confirm: str, monitor: str, only_in: tuple[str, ...],
-                      saved: Automation | None) -> Callable[[], Settings]:
-        """What makes a run's settings, on its worker as it starts: the settings read afresh
-        and judged (a stricter value set with `config set` while the app runs applies, one
-        written by another program does not), then the run's own limits. A saved automation
-        gets what the person approved for it (app/automations.py judge_automation: the
-        approved mode is the floor, its approved applications), and does not run while what it
-        does is changed outside holodesk and not approved."""
-        load, current = self._load, self.settings
-        folder = self._automations_file.path.parent
-
-        def prepare() -> Settings:
-            fresh = load() if load is not None else current
-            if load is not None:
-                self.settings_read.emit(fresh)  # the app's (stop hotkey, windows) from now on
-            mode, apps = confirm, only_in
-            if saved is not None:
-                approvals = read_record(record_path(folder))
-                held = held_problem(saved, fresh, approvals)
-                if held is not None:
-                    raise held
-                verdict = judge_automation(saved, fresh.confirm, approvals)
-                mode, apps = str(verdict.confirm), verdict.only_in
-            overrides = run_limits(fresh, mode, apps, name)
-            if monitor:
-                overrides["monitor"] = monitor
-            return fresh.with_overrides(overrides) if overrides else fresh
-
-        return prepare
+    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
+        """Start a typed task (the task window, a trigger); False (and the reason told) when it
+        cannot start now (app/controller.py admits it)."""
+        return isinstance(self.runs.start(Launch(task, RunSource.TYPED, confirm, monitor)),
+                          Started)
 
     def _use_read_settings(self, settings: Settings) -> None:
         if not self._closed and settings != self.settings:
@@ -374,255 +337,17 @@ class HolodeskApp(QObject):
     def start_demo(self) -> bool:
         """Try holodesk on the practice window with the built-in demo model (as `holodesk
         demo`): the real run, with this app's confirmation panel, log and stop. It needs no
-        model server. False, and the reason told, when it cannot start now.
+        model server. False, and the reason told, when it cannot start now."""
+        return self.demo.start()
 
-        The practice window and the demo model start off the GUI thread; the run starts when
-        both are up, and they are closed when it ends.
-        """
-        if self.controller.running or self._demo_starting:
-            self.report_error("A run is already active: stop it before trying the demo.")
-            return False
-        if self.calibration.running:
-            self.report_error("A calibration is running: let it finish or press Esc first.")
-            return False
-        from app.demo.run import start_demo
-
-        self._demo_starting = True
-        self.task_window.set_model_status("Demo: opening the practice window…", "loading")
-        self.show_task_window()
-        settings = self.settings
-        self._background.run(lambda: start_demo(settings), self._run_demo,
-                             self._demo_failed_to_start)
-        return True
-
-    def _demo_failed_to_start(self, error: BaseException) -> None:
-        self._demo_starting = False
-        if self._closed:
-            return
-        self._show_status()
-        self.report_error(f"The demo cannot start: {error}")
-
-    def _run_demo(self, demo: Demo) -> None:
-        self._demo_starting = False
-        if self._closed:  # quit while the practice window was opening: close it again
-            demo.close()
-            return
-        self._show_status()
-        if self.controller.running or not self.controller.start(demo.task, demo.settings):
-            demo.close()
-            self.report_error("A run is already active: stop it before trying the demo.")
-            return
-        self.demo = demo
-        # Closing the practice window ends the run: nothing is left to practise on.
-        demo.watch(self.controller.latch)
-
-    def _end_demo(self) -> None:
-        demo, self.demo = self.demo, None
-        if demo is None:
-            return
-        # Closing waits for the practice window's process to end: off the GUI thread.
-        self._background.run(demo.finish, self._demo_ended)
-
-    def _demo_ended(self, result: DemoResult) -> None:
-        log.info("%s", result.message)
-        if not result.done:
-            self.report_error(result.message)
-        self.demo_finished.emit(result)
-
-    def run_automation(self, name: str, source: str = "tray") -> bool:
+    def run_automation(self, name: str, source: RunSource | str = RunSource.TRAY) -> bool:
         """Run the saved automation ``name`` (from the tray, a hotkey, a trigger); False, and
         the reason told, when it cannot start now: never a second run next to an active one."""
-        try:
-            automation = find_automation(self.automations, name)
-        except AutomationError as e:
-            self.report_error(str(e))
-            return False
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: the automation “{automation.name}” "
-                            f"({source}) was not started. Stop the run first.")
-            return False
-        log.info("running automation %r (%s)", automation.name, source)
-        started = self._start_automation(automation, source, str(automation.confirm))
-        if started and source == "schedule":
-            self._scheduled_run = automation.name
-        return started
-
-    # -- schedules -----------------------------------------------------------------------
-
-    def _run_scheduled(self, name: str) -> None:
-        """A schedule is due: run it as the hotkey would, and tell the person.
-
-        A run already active (or a calibration, a demo starting) is never interrupted and
-        the due run is not queued either: it would start at some later moment the person did
-        not choose. It is reported as skipped instead.
-        """
-        if self._closed:
-            return
-        if self.controller.running or self._demo_starting or self.calibration.running:
-            self._schedule_note(name, f"The scheduled run of “{name}” was skipped: another run "
-                                      "was active. Run it from the tray menu if it is still "
-                                      "wanted.")
-            return
-        if self.run_automation(name, "schedule"):
-            self.tray.notify("holodesk", f"Scheduled run of “{name}” started. Stop it from the "
-                                         "tray menu, the Stop button or the stop hotkey.")
-        else:  # the reason was told already (start_task): only the line in the window
-            self._schedule_note(name, f"The scheduled run of “{name}” did not start: "
-                                      f"{self._errors[-1] if self._errors else 'unknown reason'}",
-                                tell=False)
-
-    def _report_missed(self, missed: Missed) -> None:
-        if not self._closed:
-            self._schedule_note(missed.name, missed.text(self.scheduler.clock.now()))
-
-    def _schedule_note(self, name: str, text: str, *, tell: bool = True) -> None:
-        """Tell the person about a scheduled run that did not happen: a notification, and a
-        line in the Automations window (and the task window, with no notifications)."""
-        log.warning("%s", text)
-        self.schedule_notes[name.casefold()] = text
-        if self.automations_dialog is not None:
-            self.automations_dialog.set_notes(self.schedule_notes)
-        if tell and not self.tray.notify("holodesk", text):
-            # Not raised over the person's work, nor over a confirmation: shown when opened.
-            self.task_window.show_error(text)
-
-    def _on_status_for_login(self, status: ServerStatus) -> None:
-        if self._login_pending and status.state == "ok":
-            self._run_login_schedules()
-
-    def _run_login_schedules(self) -> None:
-        """Once per start at login: the "at login" automations, one after another (each
-        starts when the one before has ended), in the file's order."""
-        if not self._login_pending or self._closed:
-            return
-        self._login_pending = False
-        self._login_queue = self.scheduler.at_login()
-        self._next_login_run()
-
-    def _next_login_run(self) -> None:
-        # One that cannot start (reported) does not hold up the ones after it.
-        while self._login_queue and not self._closed and not self.controller.running:
-            self._run_scheduled(self._login_queue.pop(0))
-
-    def _login_wait_over(self) -> None:
-        if not self._login_pending or self._closed:
-            return
-        self._login_pending = False
-        for name in self.scheduler.at_login():
-            self._schedule_note(name, f"The automation “{name}” scheduled at login was not run: "
-                                      "the model server was not ready within 10 minutes of "
-                                      "login. Run it from the tray menu once it is.")
+        return isinstance(self.runs.run_automation(name, RunSource(source)), Started)
 
     def test_run_automation(self, automation: Automation) -> bool:
         """Run ``automation`` now with every step confirmed (the Automations window's Test run)."""
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: the test run of “{automation.name}” "
-                            "was not started. Stop the run first.")
-            return False
-        return self._start_automation(automation, "test run", "always")
-
-    def _start_automation(self, automation: Automation, source: str, confirm: str) -> bool:
-        """Fill the automation's parameters and start it. Secret values are read from the
-        keyring on a worker thread (it may wait on the desktop's keyring), so a run with them
-        starts a moment later (True here: a later refusal is told). A missing value is asked in
-        a small form when the person started it (the tray, the Automations window); a hotkey or
-        a trigger asks nothing and refuses, saying how to give it."""
-        # What the person approved for it (its mode as the floor, its applications, whether
-        # it may run at all) is read as its run starts, on the run's worker: the record's key
-        # is in the keyring (_run_settings).
-        if not automation.secret_parameters():
-            return self._fill_and_start(automation, source, confirm, {})
-        try:  # refused at once when it may act nowhere, not after the look-up
-            run_limits(self.settings, "", automation.only_in, automation.name)
-        except AutomationError as e:
-            self.report_error(str(e))
-            return False
-
-        self._background.run(
-            lambda: stored_secrets(automation),
-            lambda found: self._started_later(automation, source, confirm, found),
-            lambda e: self.report_error(f"“{automation.name}” was not started: {e}"))
-        return True
-
-    def _started_later(self, automation: Automation, source: str, confirm: str,
-                       secrets: dict[str, str]) -> None:
-        if self.controller.running:
-            self._tell_busy(f"A run is already active: “{automation.name}” ({source}) was not "
-                            "started. Stop the run first.")
-            return
-        self._fill_and_start(automation, source, confirm, secrets)
-
-    def _fill_and_start(self, automation: Automation, source: str, confirm: str,
-                        secrets: dict[str, str], given: dict[str, str] | None = None) -> bool:
-        try:
-            filled = resolve(automation, given, secrets=secrets)
-        except MissingValues as e:
-            if source not in _ASKING_SOURCES:
-                self.report_error(
-                    f"“{automation.name}” was not started: it needs a value for "
-                    f"{', '.join(e.names)}, and a {source} uses only saved defaults and the "
-                    "keyring. Run it from the tray menu or the Automations window, which ask "
-                    "for it, or give it a default in the Automations window.")
-                return False
-            self._ask_values(automation, source, confirm, secrets, e.names)
-            return True
-        except AutomationError as e:
-            self.report_error(f"“{automation.name}” was not started: {e}")
-            return False
-        title = f"{automation.name} (test run)" if source == "test run" else automation.name
-        # A test run is watched step by step and proves the task as it stands: it neither
-        # replays saved steps nor saves its own.
-        return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
-                               automation=title,
-                               saved=None if source == "test run" else automation,
-                               only_in=automation.only_in)
-
-    def _ask_values(self, automation: Automation, source: str, confirm: str,
-                    secrets: dict[str, str], missing: list[str]) -> None:
-        if self.parameters_dialog is not None:
-            self.parameters_dialog.close()  # one question at a time: the newest request
-        dialog = ParametersDialog(automation, missing, None)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.parameters_dialog = dialog
-
-        def accepted() -> None:
-            typed = dialog.values()
-            secret = set(automation.secret_parameters())
-            known = {**secrets, **{k: v for k, v in typed.items() if k in secret}}
-            plain = {k: v for k, v in typed.items() if k not in secret}
-            kept = {name: typed[name] for name in dialog.kept()}
-            if kept:
-                self._background.run(
-                    lambda: _keep_secrets(automation, kept), None,
-                    lambda e: self.report_error(f"The value was used but not kept: {e}"))
-            if self.controller.running:
-                self._tell_busy(f"A run is already active: “{automation.name}” was not "
-                                "started. Stop the run first.")
-                return
-            self._fill_and_start(automation, source, confirm, known, plain)
-
-        def finished(_result: int) -> None:
-            if self.parameters_dialog is dialog:
-                self.parameters_dialog = None  # deleted on close: never touched again
-
-        dialog.accepted.connect(accepted)
-        dialog.finished.connect(finished)
-        dialog.open()
-        dialog.raise_()
-        dialog.activateWindow()
-
-    def _tell_busy(self, text: str) -> None:
-        """Tell the person a request was refused because a run is active, without disturbing
-        that run: no window is raised over a confirmation, and none takes the focus from it
-        (an Enter meant for the confirmation must reach it)."""
-        log.warning("%s", text)
-        self._errors.append(text)
-        self._busy_errors.append(text)
-        if self.tray.notify("holodesk", text):
-            return
-        self.task_window.show_error(text)
-        if self.controller.pending is None and not self.task_window.isVisible():
-            self.show_task_window()
+        return isinstance(self.runs.test_run(automation), Started)
 
     def reload_automations(self) -> None:
         """Read the automations file again; on a change update the tray and the hotkeys.
@@ -651,15 +376,12 @@ class HolodeskApp(QObject):
         if self.automations_dialog is not None and not self.automations_dialog.isHidden():
             self.automations_dialog.reload()
 
-    def _run_from_hotkey(self, name: str) -> None:
-        self.run_automation(name, "hotkey")
-
-    def _stop_from_hotkey(self, combo: str) -> None:
-        # On the listener's thread; both stops only pull a latch.
-        self.controller.stop("hotkey", combo)
+    def _stop_all(self, source: str, reason: str) -> None:
+        # On the hotkey listener's thread too; both stops only pull a latch.
+        self.controller.stop(source, reason)
         # Also a calibration's way out when its full-screen window lost the focus Esc
         # needs (the tray is under that window).
-        self.calibration.stop(f"stopped with {combo}")
+        self.calibration.stop(f"stopped with {reason}" if source == "hotkey" else reason)
 
     def _on_stop_hotkey_changed(self, combo: str) -> None:
         from control.hotkeys import parse_combo
@@ -681,8 +403,8 @@ class HolodeskApp(QObject):
             )
             dialog.saved.connect(self.set_automations)
             dialog.test_run_requested.connect(self.test_run_automation)
-            dialog.set_notes(self.schedule_notes)
-            self._keep_out_of_capture(dialog)
+            dialog.set_notes(self.teller.schedule_notes)
+            self.window_rects.keep_out(dialog)
             self.automations_dialog = dialog
         else:
             self.automations_dialog.reload()
@@ -694,6 +416,11 @@ class HolodeskApp(QObject):
         self.task_window.show()
         self.task_window.raise_()
         self.task_window.activateWindow()
+
+    def _bring_back(self) -> None:
+        """A second launch: everything the person may have closed comes back."""
+        self.show_tray_window()
+        self.show_task_window()
 
     def show_tray_window(self) -> None:
         """Bring back the tray's stand-in window (where the desktop has no tray)."""
@@ -717,21 +444,15 @@ class HolodeskApp(QObject):
         """Version, what holodesk is, where its files are, its licence."""
         if self.about_dialog is None:
             self.about_dialog = AboutDialog()
-            self._keep_out_of_capture(self.about_dialog)
+            self.window_rects.keep_out(self.about_dialog)
         self.about_dialog.show()
         self.about_dialog.raise_()
         self.about_dialog.activateWindow()
 
-    def _keep_out_of_capture(self, window: QWidget | None) -> None:
-        if window is None:
-            return
-        if not exclude_from_capture(window):
-            self.window_rects.track(window)
-
     def show_log(self) -> None:
         if self.log_window is None:
             self.log_window = LogWindow()
-            self._keep_out_of_capture(self.log_window)
+            self.window_rects.keep_out(self.log_window)
             self.controller.run_event.connect(self.log_window.on_event)
         self.log_window.show()
         self.log_window.raise_()
@@ -740,7 +461,7 @@ class HolodeskApp(QObject):
         """Open the set-up checks (`holodesk doctor`) and run them afresh."""
         if self.doctor_window is None:
             self.doctor_window = DoctorWindow(lambda: self.settings)
-            self._keep_out_of_capture(self.doctor_window)
+            self.window_rects.keep_out(self.doctor_window)
         self.doctor_window.show_and_run()
 
     def show_report(self) -> None:
@@ -748,24 +469,16 @@ class HolodeskApp(QObject):
         if self.report_dialog is None:
             self.report_dialog = ReportDialog(
                 lambda: collect_report(self.settings, say=fix_text))
-            self._keep_out_of_capture(self.report_dialog)
+            self.window_rects.keep_out(self.report_dialog)
         self.report_dialog.show_and_start()
 
     def calibrate(self) -> bool:
         """Find the model's coordinate convention on the configured monitor (as `holodesk
         calibrate`); the report opens when done. False when it cannot start now."""
         if self.controller.running:
-            self._tell_busy("A run is active: stop it before calibrating.")
+            self.teller.refused(busy("the calibration"))
             return False
         return self.calibration_control.start()
-
-    @property
-    def calibration_dialog(self) -> CalibrationReportDialog | None:
-        """The last calibration's report window, if one was shown."""
-        return self.calibration_control.dialog
-
-    def _use_settings(self, settings: Settings) -> None:
-        self.settings = settings
 
     def show_settings(self, *, server_only: bool = False) -> None:
         """The Settings dialog; ``server_only``: just the model server's part (the first-run
@@ -778,144 +491,11 @@ class HolodeskApp(QObject):
         """Use ``settings`` (saved, or approved): the task window, the probe, the hotkeys."""
         self.settings = settings
         self.task_window.set_defaults(str(self.settings.confirm), self.settings.monitor)
-        self._retarget_probe()
+        self.server_view.retarget()
         self.server_menu.update()  # the endpoint may have moved to or off this machine
         self.hotkeys.apply_stop_hotkey(self.settings.stop_hotkey)
 
     # -- safety settings changed outside holodesk ----------------------------------------
-
-    def check_safety_changes(self) -> None:
-        """Look for safety settings changed outside holodesk (off this thread: the keyring
-        may wait to be unlocked) and ask about them in a small window (app/safety_review.py).
-        At start and before each run; never holds anything up."""
-        if self._closed:
-            return
-        load, path = self._load, self._automations_file.path
-
-        def look() -> tuple[Review, Settings | None]:
-            done = review(every_automation=True, automations_file=path)
-            # The settings in effect now, as judged (a stop hotkey set with `config set`).
-            return done, load() if load is not None else None
-
-        self._background.run(
-            look, self._checked_safety_changes,
-            lambda e: log.warning("the safety settings could not be checked: %s", e))
-
-    def _checked_safety_changes(self, result: tuple[Review, Settings | None]) -> None:
-        done, fresh = result
-        if fresh is not None:
-            self._use_read_settings(fresh)
-        self._ask_safety_changes(done)
-
-    def _ask_safety_changes(self, done: Review) -> None:
-        if self._closed:
-            return
-        if done.note and done.note not in self._safety_notes:
-            self._safety_notes.add(done.note)  # told once per start
-            self.report_error(done.note[:1].upper() + done.note[1:] + ".")
-        if not done.changes:
-            return
-        if self.safety_dialog is not None:
-            self.safety_dialog.show_review(done)  # the newest look at the files
-            return
-        dialog = SafetyChangesDialog(done)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.answered.connect(lambda apply: self._answer_safety_changes(dialog.review, apply))
-        dialog.finished.connect(lambda _result: self._safety_dialog_closed(dialog))
-        self._keep_out_of_capture(dialog)  # never seen, never clicked by the model
-        self.safety_dialog = dialog
-        dialog.open()
-        dialog.raise_()
-
-    def _safety_dialog_closed(self, dialog: SafetyChangesDialog) -> None:
-        if self.safety_dialog is dialog:
-            self.safety_dialog = None  # deleted on close: never touched again
-
-    def _answer_safety_changes(self, done: Review, apply: bool) -> None:
-        what = "applied" if apply else "kept"
-
-        def work() -> Settings:
-            if apply:
-                apply_changes(done)
-            else:
-                keep_approved(done)
-            return load_settings()
-
-        def failed(e: BaseException) -> None:
-            self.report_error(f"The safety settings could not be {what}: {e}")
-
-        self._background.run(work, self._settings_changed, failed)
-
-    def show_connect(self) -> None:
-        """The server's address, key and Test connection (the first-run guide's button)."""
-        self.show_settings(server_only=True)
-
-    def set_up_server(self) -> None:
-        """Start a model server on this machine (the first-run guide's button): the tray's
-        Start model server, its checks first; the guide shows how it goes."""
-        if self.server.state in ("stopped", "failed"):
-            self.task_window.guide.set_setup("starting", "checking this machine")
-            self.server.start()
-
-    def _on_server_state(self, state: str) -> None:
-        self.task_window.guide.set_setup(state)
-        if state == "stopped" and self.status is not None:
-            # The start was called off or the server stopped: the status line says the
-            # probe's words again, not the last progress of a start that is over.
-            self._show_probe(self.status)
-        elif state == "ready":
-            self._clear_server_errors()
-
-    def _on_server_progress(self, text: str) -> None:
-        if self.server.state == "starting":
-            self.task_window.guide.set_setup("starting", text)
-
-    def _on_server_failed(self, error: ServeError) -> None:
-        # The status line ends the start with its reason, at once; the probe's next change
-        # replaces it.
-        said = f"The model server did not start: {view(error).message.rstrip('.')}."
-        self.task_window.set_model_status(said, "error")
-        if not self.controller.running:
-            self.tray.set_state(TrayState.OFFLINE, f"holodesk: {said}")
-        self.task_window.guide.set_setup("failed", failure_text(error, self.server.log_path))
-
-    def _tell_server_failure(self, text: str) -> None:
-        if self.task_window.guide.isVisible():
-            # The guide in view says it already, under its button: once is enough there.
-            log.warning("%s", text)
-            self._errors.append(text)
-            self.tray.notify("holodesk", text, error=True)
-            return
-        self._server_errors.append(text)
-        self.report_error(text)
-
-    def _clear_server_errors(self) -> None:
-        for text in self._server_errors:
-            self.task_window.clear_error(text)
-        self._server_errors.clear()
-
-    def _retarget_probe(self) -> None:
-        """Point the server probe at the settings' endpoint, with its key from the keyring.
-
-        The keyring may block (a Secret Service asking to be unlocked): never on this thread.
-        """
-        endpoint, model = self.settings.endpoint, self.settings.model
-        pin = self.settings.tls_fingerprint
-        plain_http_ok = endpoint in self.settings.plain_http_ok
-
-        def configure(key: str | None) -> None:
-            if self._poller is None:
-                return
-            self._poller.configure(endpoint, key, model, pin, plain_http_ok)
-            if not self._poller_started:
-                self._poller_started = True
-                self._poller.start()
-
-        self._background.run(lambda: api_key(endpoint), configure)
-
-    def _poll_now(self) -> None:
-        if self._poller is not None:
-            self._poller.poll_now()
 
     def quit(self) -> None:
         self.close()
@@ -932,12 +512,9 @@ class HolodeskApp(QObject):
         self._closed = True
         self.controller.stop("quit", "holodesk is quitting")
         self.controller.wait(5.0)
-        if self.demo is not None:  # its end would come after the event loop is gone
-            self.demo.close()
-            self.demo = None
+        self.demo.close()
         self.calibration.close()
-        if self._poller is not None:
-            self._poller.stop()
+        self.server_view.stop()
         self.server.shutdown()  # never leave a vLLM behind (bounded wait)
         if self.log_window is not None:
             self.log_window.shutdown()
@@ -947,8 +524,8 @@ class HolodeskApp(QObject):
         windows: list[QWidget | None] = [
             self.task_window, self.confirm_panel, self.overlay, self.stop_button,
             self.log_window, self.automations_dialog, self.doctor_window,
-            self.report_dialog, self.calibration_dialog, self.about_dialog, self.tray.window,
-            self.parameters_dialog,
+            self.report_dialog, self.calibration_control.dialog, self.about_dialog,
+            self.tray.window, self.values_asker.dialog,
         ]
         if self.tray.window is not None:
             self.tray.window.quitting = True
@@ -974,20 +551,7 @@ class HolodeskApp(QObject):
 
     def report_error(self, text: str) -> None:
         """Tell the person: a notification where the desktop has them, else a dialog."""
-        log.warning("%s", text)
-        self._errors.append(text)
-        if not self.tray.notify("holodesk", text, error=True):
-            self._show_in_window(text)
-
-    def _show_in_window(self, text: str) -> None:
-        """The message in the task window, brought forward (a notification's stand-in)."""
-        self.task_window.show_error(text)
-        if self.calibration.running:
-            # Not over the targets (it would also take the focus Escape needs): the
-            # task window comes back, with the message, when the calibration ends.
-            self.calibration_control.keep_hidden(self.task_window)
-            return
-        self.show_task_window()
+        self.teller.error(text)
 
     # -- what the run says ---------------------------------------------------------------
 
@@ -1007,9 +571,9 @@ class HolodeskApp(QObject):
             self.confirm_panel.raise_()
             self.confirm_panel.activateWindow()
             self.overlay.show_points(list(request.points))
-            if self._scheduled_run is not None:
+            if self.runs.scheduled_run is not None:
                 # The person may be elsewhere: the run waits for them, however long.
-                self.tray.notify("holodesk", f"The scheduled run of “{self._scheduled_run}” "
+                self.tray.notify("holodesk", f"The scheduled run of “{self.runs.scheduled_run}” "
                                              "waits for your approval.")
         elif isinstance(event, StepDecided):
             self._clear_confirmation()
@@ -1035,10 +599,6 @@ class HolodeskApp(QObject):
                 # The person may not be looking at the task window: a protected file changed.
                 self.report_error(f"The run was stopped: {event.reason}")
 
-    def _on_failed(self, text: str) -> None:
-        self.task_window.set_running(False)
-        self.report_error(text)
-
     def _on_answered(self, reply: ConfirmReply) -> None:
         self.controller.answer(reply)
         self._clear_confirmation()
@@ -1061,94 +621,28 @@ class HolodeskApp(QObject):
         else:
             self.stop_button.hide()
             self._clear_confirmation()
-            self._end_demo()
-            for text in self._busy_errors:  # "a run is active" is over with the run
-                self.task_window.clear_error(text)
-            self._busy_errors.clear()
-            self._scheduled_run = None
-            if self._login_queue:
-                QTimer.singleShot(0, self._next_login_run)
+            self.demo.end()
+            self.teller.run_over()
+            self.runs.run_ended()
 
     def _on_status(self, status: ServerStatus) -> None:
         self.status = status
-        self._show_status()
-        self._on_status_for_login(status)
-
-    def _show_status(self) -> None:
-        status = self.status
-        if self._demo_starting:
-            return
-        if status is None:  # not probed yet: no stale demo line left standing
-            self.task_window.set_model_status("checking…", "checking")
-            return
-        ok = status.state == "ok"
-        self._show_probe(status)
-        self.task_window.set_can_start(ok, "" if ok else view(status.problem).line())
-        # Whenever nothing answers, the guide says what holodesk needs and how to get it.
-        self.task_window.show_guide(status.state == "down",
-                                    status.endpoint or self.settings.endpoint)
-        if ok:
-            self._clear_server_errors()
-
-    def _show_probe(self, status: ServerStatus) -> None:
-        """The probe's words in the status line and, while no run has it, the tray."""
-        dot = {"ok": "online", "loading": "loading", "down": "offline"}.get(status.state, "error")
-        self.task_window.set_model_status(status.message, dot)
-        if not self.controller.running:
-            if status.ok:
-                self.tray.set_state(TrayState.IDLE, f"holodesk: ready ({status.message})")
-            else:
-                self.tray.set_state(TrayState.OFFLINE, f"holodesk: {status.message}")
+        self.server_view.show_status()
+        if status.state == "ok":
+            self.runs.server_ready(self.scheduler.at_login)
 
     # -- other launches --------------------------------------------------------------------
 
     def handle_message(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer a later launch or ``holodesk trigger``."""
-        cmd = message.get("cmd")
-        if cmd in ("show", "ping"):
-            if cmd == "show":
-                # A second launch: everything the person may have closed comes back.
-                self.show_tray_window()
-                self.show_task_window()
-            return {"ok": True}
-        if cmd == "stop":
-            self.controller.stop("trigger", "holodesk trigger stop")
-            self.calibration.stop("holodesk trigger stop")
-            return {"ok": True}
-        if cmd == "run":
-            task = str(message.get("task", "")).strip()
-            if not task:
-                return {"ok": False, "error": "no task given"}
-            if self.controller.running:
-                return {"ok": False, "error": "a run is already active"}
-            started = self.start_task(task)
-            return {"ok": started} if started else {"ok": False, "error": self._errors[-1]}
-        if cmd == "automation":
-            return self._trigger_automation(str(message.get("name", "")))
-        return {"ok": False, "error": f"unknown command {cmd!r}"}
-
-    def _trigger_automation(self, name: str) -> dict[str, Any]:
-        self.reload_automations()  # a change saved just before the trigger counts
-        try:
-            automation = find_automation(self.automations, name)
-        except AutomationError as e:
-            return {"ok": False, "error": str(e)}
-        if self.controller.running:
-            self.run_automation(automation.name, "trigger")  # tells the person too
-            return {"ok": False, "busy": True,
-                    "error": f"a run is already active: {automation.name!r} was not started"}
-        if self.run_automation(automation.name, "trigger"):
-            return {"ok": True}
-        return {"ok": False, "error": self._errors[-1] if self._errors else "not started"}
+        """Answer a later launch or ``holodesk trigger`` (app/ipc.py)."""
+        return self.runs.handle(message)
 
 
-def _keep_secrets(automation: Automation, values: dict[str, str]) -> None:
-    for name, value in values.items():
-        store_secret(automation, name, value)
-
-
-#: Where a run was started by the person, who can be asked for a missing value.
-_ASKING_SOURCES = frozenset({"tray", "window", "test run"})
+def _server_problem(status: ServerStatus | None) -> str:
+    """Why the model server cannot take a run, as probed; "" when it can or is not known."""
+    if status is None or status.state == "ok":
+        return ""
+    return view(status.problem).line()
 
 
 def _prune(retention_days: int) -> list[str]:

@@ -294,6 +294,12 @@ class WindowRects(QObject):
         self._screens = screens
         self._identity = identity
 
+    def keep_out(self, window: QWidget | None) -> None:
+        """Keep ``window`` out of the model's screenshots: excluded by the platform where it
+        can (Windows, macOS), its rectangle painted out of the frame where it cannot (X11)."""
+        if window is not None and not exclude_from_capture(window):
+            self.track(window)
+
     def track(self, widget: QWidget) -> None:
         """Keep ``widget``'s window rectangle (while it is visible)."""
         key = id(widget)

@@ -10,6 +10,8 @@ when one is not usable; nothing starts with a value missing. The form is opened 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -27,7 +29,7 @@ from app.parameter_values import check_secret
 from app.parameters import ParameterError, check_value
 from ui.colours import Tone, text_style
 
-__all__ = ["ParametersDialog"]
+__all__ = ["ParametersDialog", "ValuesAsker"]
 
 
 class ParametersDialog(QDialog):
@@ -99,3 +101,30 @@ class ParametersDialog(QDialog):
                 edit.setFocus()
                 return
         super().accept()
+
+
+class ValuesAsker:
+    """Asks for an automation's missing values (app/controller.py ``Desk.ask_values``): one
+    form at a time, the newest request; ``dialog`` is the open one."""
+
+    def __init__(self) -> None:
+        self.dialog: ParametersDialog | None = None
+
+    def ask(self, automation: Automation, missing: list[str],
+            answered: Callable[[dict[str, str], list[str]], None]) -> None:
+        """Open the form; ``answered(values, kept)`` once Run is pressed, never on Cancel."""
+        if self.dialog is not None:
+            self.dialog.close()
+        dialog = ParametersDialog(automation, missing, None)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.dialog = dialog
+
+        def finished(_result: int) -> None:
+            if self.dialog is dialog:
+                self.dialog = None  # deleted on close: never touched again
+
+        dialog.accepted.connect(lambda: answered(dialog.values(), dialog.kept()))
+        dialog.finished.connect(finished)
+        dialog.open()
+        dialog.raise_()
+        dialog.activateWindow()

@@ -17,7 +17,7 @@ from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail, say
 if TYPE_CHECKING:
     from app.approval import PendingChange
     from app.automations import Automation
-    from app.parameter_values import Ask, MissingValues
+    from app.parameter_values import Ask
     from app.parameters import Parameter
     from app.share import ExportPlan
 
@@ -446,21 +446,29 @@ def _read_hidden(prompt: str) -> str | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from app.admission import Refused, RunSource
     from app.automations import find_automation, held_problem, load_automations, run_settings
     from app.cli.run import run_task
-    from app.parameter_values import MissingValues, parse_assignment, resolve
+    from app.controller import Missing, fill, find, missing_refused
+    from app.parameter_values import parse_assignment
     from app.settings import load_settings
 
-    automation = find_automation(load_automations(), args.name)
+    # The look-up and the values as the desktop app's (app/controller.py); the run itself
+    # holds the desktop lock (app/cli/run.py), its admission here.
+    automation = find(load_automations(), args.name)
+    if isinstance(automation, Refused):
+        return fail(automation.text, EXIT_USAGE)
     given = dict(parse_assignment(text) for text in args.values)
     ask = _terminal_ask()
-    try:
-        filled = resolve(automation, given, ask=ask, ask_all=args.ask)
-    except MissingValues as e:
+    filled = fill(automation, given, ask=ask, ask_all=args.ask)
+    if isinstance(filled, Refused):
+        return fail(filled.text, EXIT_USAGE)
+    if isinstance(filled, Missing):
         if ask is not None:
-            return fail(f"no value given for {', '.join(e.names)}: a run never fills a "
+            return fail(f"no value given for {', '.join(filled.names)}: a run never fills a "
                         "placeholder with nothing; nothing was run", EXIT_USAGE)
-        return fail(_missing_text(e, automation), EXIT_USAGE)
+        return fail(missing_refused(automation, filled, RunSource.COMMAND_LINE).text,
+                    EXIT_USAGE)
     from app.cli.approve import settle_before_run
 
     settle_before_run(automation=automation.name)
@@ -494,17 +502,6 @@ def _terminal_ask() -> Ask | None:
         return answer or (declared.default or "")
 
     return ask
-
-
-def _missing_text(e: MissingValues, automation: Automation) -> str:
-    plain = [n for n in e.names if n not in e.secret]
-    how = []
-    if plain:
-        how.append("give " + " ".join(f"--set {n}=VALUE" for n in plain))
-    how += [f"store {n} with `holodesk automation set-secret {_quoted(automation.name)} {n}`"
-            for n in e.secret]
-    return (f"{automation.name!r} needs a value for {', '.join(e.names)} and none can be "
-            f"asked here (stdin is not a terminal): {'; '.join(how)}")
 
 
 def _cmd_forget(args: argparse.Namespace) -> int:

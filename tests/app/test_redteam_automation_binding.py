@@ -41,7 +41,7 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
 def test_an_automation_approved_always_and_edited_to_risky_by_hand_still_asks_always(
         home: Home, file_keyring: Any) -> None:
     """The person made "pay" confirm every step (always) under the global risky. The editor
-    changes its confirm line to risky: run_settings (and the desktop app's _start_automation)
+    changes its confirm line to risky: run_settings (and the desktop app's, app/controller.py)
     look at the record only when the file's mode is below the settings' one, so risky runs,
     while the review tells the person the opposite ("not applied, always (approved) is used"):
     a hotkey, a schedule, a trigger or a run without a terminal runs risky."""

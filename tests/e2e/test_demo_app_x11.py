@@ -119,7 +119,7 @@ def test_start_demo_runs_the_demo_in_the_app(on_display: Xvfb, qtbot: QtBot) -> 
         qtbot.wait(50)
     assert not results[0].done
     assert "not done" in results[0].message
-    assert any("not done" in text for text in app._errors)
+    assert any("not done" in text for text in app.teller.told)
     assert backends[0].calls == []  # stopped at the first question: nothing was done
     assert practice_windows(xvfb) == []
 

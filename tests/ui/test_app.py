@@ -167,7 +167,7 @@ def test_the_server_probe_gates_the_start_button(qtbot: QtBot) -> None:
         qtbot.waitUntil(lambda: app.status is not None, timeout=20000)
         assert app.status is not None and app.status.state == "down"
         assert not app.start_task("anything")
-        assert "not ready" in app._errors[-1]
+        assert "not ready" in app.teller.told[-1]
     finally:
         app.close()
         qtbot.wait(50)

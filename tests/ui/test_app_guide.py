@@ -119,7 +119,7 @@ def test_a_start_called_off_gives_the_probes_words_back(
     app.status_changed.emit(DOWN)
     window = app.task_window
     with qtbot.waitSignal(app.server.progress, timeout=30_000):
-        app.set_up_server()
+        app.server_view.set_up()
     qtbot.waitUntil(lambda: "checking" in window.model_status.text(), timeout=5_000)
     app.server.stop()
     qtbot.waitUntil(lambda: app.server.state == "stopped", timeout=60_000)
@@ -197,6 +197,6 @@ def test_the_guides_try_the_demo_starts_the_apps_demo(
     app = make(apps)
     app.status_changed.emit(DOWN)
     app.task_window.guide.demo_button.click()
-    qtbot.waitUntil(lambda: any("demo" in e.lower() for e in app._errors), timeout=20_000)
-    assert any(e.startswith("The demo cannot start") for e in app._errors), app._errors
+    qtbot.waitUntil(lambda: any("demo" in e.lower() for e in app.teller.told), timeout=20_000)
+    assert any(e.startswith("The demo cannot start") for e in app.teller.told), app.teller.told
     assert not app.controller.running

@@ -55,7 +55,7 @@ def test_an_automation_only_narrows_the_apps_settings(qtbot: QtBot, make_app: Ma
         app, rig = make_app(server, only_in="firefox, xterm", confirm="always")
         app.set_automations([auto, elsewhere])
         assert not app.run_automation("calc", "tray")
-        assert "may act only in kcalc" in app._errors[-1] and rig.settings == []
+        assert "may act only in kcalc" in app.teller.told[-1] and rig.settings == []
         assert app.run_automation("term", "tray")
         qtbot.waitUntil(lambda: len(rig.settings) == 1, timeout=20_000)
         assert rig.settings[0].only_in == ("xterm",)

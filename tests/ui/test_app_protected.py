@@ -51,7 +51,7 @@ def test_the_app_reports_files_changed_since_the_last_run_at_start(
         app.report_changed_files()  # what run_gui calls as the app starts
         qtbot.waitUntil(lambda: ".bashrc" in app.task_window.error_label.text(),
                         timeout=TIMEOUT_MS)
-    said = app._errors[-1]
+    said = app.teller.told[-1]
     assert said.startswith("Protected files changed since the last holodesk run ended: "
                            f"{home.root / '.bashrc'} modified")
     assert "curl" not in said
@@ -69,7 +69,7 @@ def test_each_run_start_reports_files_changed_since_the_last_one(
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=TIMEOUT_MS)
         qtbot.waitUntil(lambda: "autostart" in app.task_window.error_label.text(),
                         timeout=TIMEOUT_MS)
-    assert f"{home.config / 'autostart'} created" in app._errors[-1]
+    assert f"{home.config / 'autostart'} created" in app.teller.told[-1]
 
 
 def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
@@ -108,7 +108,7 @@ def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
             qtbot.waitUntil(lambda: "Mousepad" in app.task_window.result_label.text(),
                             timeout=TIMEOUT_MS)
             shown = app.task_window.result_label.text()
-            told = app._errors[-1]
+            told = app.teller.told[-1]
         finally:
             app.close()
             qtbot.wait(50)
@@ -135,7 +135,7 @@ def test_a_run_stopped_by_the_person_is_not_told_as_a_protected_file(
         app.actions.stop.trigger()
         stopped.set()
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=TIMEOUT_MS)
-    assert not any("The run was stopped" in e for e in app._errors)
+    assert not any("The run was stopped" in e for e in app.teller.told)
 
 
 def test_a_change_after_a_runs_last_look_is_told_once_the_run_is_closed(
@@ -162,9 +162,9 @@ def test_a_change_after_a_runs_last_look_is_told_once_the_run_is_closed(
         app.controller._relay = _wrap(app.controller._relay, act)  # type: ignore[method-assign]
         try:
             assert app.start_task("look at the screen")
-            qtbot.waitUntil(lambda: any(".bashrc" in e for e in app._errors),
+            qtbot.waitUntil(lambda: any(".bashrc" in e for e in app.teller.told),
                             timeout=TIMEOUT_MS)
-            told = [e for e in app._errors if ".bashrc" in e]
+            told = [e for e in app.teller.told if ".bashrc" in e]
         finally:
             app.close()
             qtbot.wait(50)

@@ -51,7 +51,7 @@ def test_an_automation_with_saved_steps_replays_while_the_server_is_down(
     app.set_automations([saved, unsaved])
     app.status = ServerStatus("down", "no model server answers")
     assert not app.run_automation("other", "hotkey")
-    assert "not ready" in app._errors[-1]
+    assert "not ready" in app.teller.told[-1]
     assert app.run_automation("press it", "hotkey")
     qtbot.waitUntil(lambda: rig.finished() == 1, timeout=20_000)
     finished = next(e for e in rig.events if isinstance(e, RunFinished))

@@ -42,7 +42,7 @@ def test_the_tray_starts_and_stops_the_local_server(qtbot: QtBot, shims: Path) -
         action.trigger()
         assert action.text().startswith("Stop model server")
         qtbot.waitUntil(lambda: app.server.state in ("ready", "failed"), timeout=60_000)
-        assert app.server.state == "ready", app._errors
+        assert app.server.state == "ready", app.teller.told
         assert action.text() == "Stop model server"
         pid = app.server.pid
         assert pid is not None and alive(pid)

@@ -224,7 +224,7 @@ def test_a_hotkey_runs_its_automation_and_never_a_second_run(
         assert reply["ok"] is False and reply["busy"] is True
         assert rig.started() == ["file today's hours"]
         told = [e.split(" was not started")[0].split("automation ")[1]
-                for e in app._errors if "A run is already active" in e]
+                for e in app.teller.told if "A run is already active" in e]
         assert sorted(told) == sorted(["“timesheet” (hotkey)", "“mail” (hotkey)",
                                        "“mail” (tray)", "“mail” (trigger)"])
         app.controller.stop("test")
@@ -265,10 +265,10 @@ def test_the_app_follows_the_file_and_keeps_the_stop_hotkey_first(
         qtbot.waitUntil(lambda: app.hotkeys.registered == [] and app.automations[0].hotkey
                         == "ctrl+alt+escape", timeout=TIMEOUT)
         assert STOP in hotkeys.combos and "ctrl+alt+1" not in hotkeys.combos
-        assert any("emergency stop hotkey" in e for e in app._errors)
+        assert any("emergency stop hotkey" in e for e in app.teller.told)
         # A broken file: told once; what was known stays in use.
         path.write_text("[[automation]\n")
-        qtbot.waitUntil(lambda: any("cannot be read" in e for e in app._errors),
+        qtbot.waitUntil(lambda: any("cannot be read" in e for e in app.teller.told),
                         timeout=TIMEOUT)
         assert [a.name for a in app.automations] == ["timesheet"]
         assert path.read_text() == "[[automation]\n"

@@ -83,10 +83,10 @@ def test_calibrate_finds_the_convention_and_saves_it(qtbot: QtBot) -> None:
             assert not app.start_task("anything")  # no run while calibrating
             # ... and saying so does not put the task window over the targets: it comes back
             # with the message when the calibration ends.
-            assert app._errors[-1].startswith("A calibration is running")
+            assert app.teller.told[-1].startswith("A calibration is running")
             assert not app.task_window.isVisible()
-            qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
-            dialog = app.calibration_dialog
+            qtbot.waitUntil(lambda: app.calibration_control.dialog is not None, timeout=TIMEOUT)
+            dialog = app.calibration_control.dialog
             assert dialog is not None
             assert app.task_window.isVisible()  # back
             assert dialog.report.verdict.best is not None
@@ -113,8 +113,8 @@ def test_a_model_that_misses_gets_the_warning_and_no_use_button(qtbot: QtBot) ->
         try:
             assert app.calibrate()
             assert not app.calibrate()  # one at a time
-            qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
-            dialog = app.calibration_dialog
+            qtbot.waitUntil(lambda: app.calibration_control.dialog is not None, timeout=TIMEOUT)
+            dialog = app.calibration_control.dialog
             assert dialog is not None and dialog.use_button is None
             assert dialog.report.verdict.best is None
             assert "miss" in dialog.verdict.text().lower()
@@ -133,8 +133,8 @@ def test_without_a_server_it_says_why(qtbot: QtBot, monkeypatch: pytest.MonkeyPa
     try:
         assert app.calibrate()
         qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
-        assert app._errors and app._errors[-1].startswith("Cannot calibrate:")
-        assert app.calibration_dialog is None
+        assert app.teller.told and app.teller.told[-1].startswith("Cannot calibrate:")
+        assert app.calibration_control.dialog is None
     finally:
         app.close()
         qtbot.wait(50)
@@ -157,8 +157,8 @@ def test_the_stop_hotkey_ends_a_calibration(qtbot: QtBot) -> None:
             app.hotkeys.set_listener(hotkeys, DEFAULT_STOP_HOTKEY)
             assert app.calibrate()
             assert hotkeys.fire(DEFAULT_STOP_HOTKEY)  # the target window may lack the focus
-            qtbot.waitUntil(lambda: app.calibration_dialog is not None, timeout=TIMEOUT)
-            dialog = app.calibration_dialog
+            qtbot.waitUntil(lambda: app.calibration_control.dialog is not None, timeout=TIMEOUT)
+            dialog = app.calibration_control.dialog
             assert dialog is not None and dialog.report.stopped
             assert dialog.use_button is None
             assert not app.calibration.running
@@ -182,7 +182,7 @@ def test_a_calibration_that_breaks_names_the_menu_item_not_a_command(qtbot: QtBo
         app.show_task_window()
         assert app.calibrate()
         qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
-        assert app._errors[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
+        assert app.teller.told[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
                                    "screen capture (the tray menu's Check set-up…)")
         assert app.task_window.isVisible()  # back after the targets
     finally:

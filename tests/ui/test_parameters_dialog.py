@@ -83,7 +83,7 @@ def test_the_tray_asks_for_a_missing_value_and_runs_the_filled_task(
         app, rig = make_app(server)
         app.set_automations([_rename()])
         assert app.run_automation("rename", "tray")
-        dialog = app.parameters_dialog
+        dialog = app.values_asker.dialog
         assert dialog is not None and dialog.isVisible()
         assert list(dialog.fields) == ["new_name"]  # the default fills file
         assert not app.controller.running  # nothing starts before the values are there
@@ -100,9 +100,9 @@ def test_a_hotkey_refuses_a_missing_value_and_runs_nothing(
         app, _rig = make_app(server)
         app.set_automations([_rename()])
         assert not app.run_automation("rename", "hotkey")
-        assert app.parameters_dialog is None
+        assert app.values_asker.dialog is None
         assert not app.controller.running and server.requests == []
-    said = app._errors[-1]
+    said = app.teller.told[-1]
     assert "needs a value for new_name" in said and "hotkey uses only saved defaults" in said
 
 
@@ -128,8 +128,8 @@ def test_a_secret_typed_in_the_form_is_kept_only_when_asked(
         app.set_automations([automation])
         for keep, runs in ((False, 1), (True, 2)):
             assert app.run_automation("sign in", "tray")
-            qtbot.waitUntil(lambda: app.parameters_dialog is not None, timeout=10_000)
-            dialog = app.parameters_dialog
+            qtbot.waitUntil(lambda: app.values_asker.dialog is not None, timeout=10_000)
+            dialog = app.values_asker.dialog
             assert dialog is not None
             dialog.fields["password"].setText(SECRET)
             dialog.keep["password"].setChecked(keep)

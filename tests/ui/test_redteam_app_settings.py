@@ -3,13 +3,13 @@
 - The app reads the settings once, when it starts. A value the person makes stricter with
   holodesk's own `config set` while it runs (confirm always, only_in) never reaches its runs
   (the task window, hotkeys, schedules) until it is restarted: it keeps asking less than what
-  the person approved. No file watch, no re-read before a run: check_safety_changes looks for
+  the person approved. No file watch, no re-read before a run: SafetyWatch.check looks for
   changes *not* approved, not for approved ones.
 - An automation the person approved with ``always`` (stricter than the settings' risky) and an
-  editor turned to ``risky`` runs risky from its hotkey: _start_automation reads the record only
-  when the file's mode asks less than the settings', while the review (the window, `config
-  approve`, `automation list`) compares every mode and tells the person "always (approved) is
-  used".
+  editor turned to ``risky`` runs risky from its hotkey: app/controller.py (_prepare) reads the
+  record only when the file's mode asks less than the settings', while the review (the window,
+  `config approve`, `automation list`) compares every mode and tells the person "always
+  (approved) is used".
 """
 
 from __future__ import annotations
@@ -64,6 +64,6 @@ def test_an_automation_approved_always_and_edited_to_risky_runs_always_from_its_
         qtbot.waitUntil(lambda: rig.finished() == 1, timeout=TIMEOUT)
         # The window even says so: "automation 'pay': confirm = risky in the file; not
         # applied, always (approved) is used". The run is risky all the same.
-        dialog = app.safety_dialog
+        dialog = app.safety.dialog
         assert dialog is not None and "always (approved) is used" in dialog.changes_label.text()
     assert rig.settings[0].confirm is ConfirmMode.ALWAYS

@@ -39,8 +39,8 @@ def _edit_by_hand(text: str) -> None:
 
 
 def _asked(qtbot: QtBot, app: HolodeskApp) -> SafetyChangesDialog:
-    qtbot.waitUntil(lambda: app.safety_dialog is not None, timeout=TIMEOUT)
-    dialog = app.safety_dialog
+    qtbot.waitUntil(lambda: app.safety.dialog is not None, timeout=TIMEOUT)
+    dialog = app.safety.dialog
     assert dialog is not None and dialog.isVisible()
     return dialog
 
@@ -61,7 +61,7 @@ def test_the_window_at_start_lists_the_change_and_keep_writes_the_approved_value
         dialog.keep_button.click()
         qtbot.waitUntil(lambda: "confirm" not in paths.settings_path().read_text(),
                         timeout=TIMEOUT)
-        assert app.safety_dialog is None
+        assert app.safety.dialog is None
         assert app.settings.confirm is ConfirmMode.RISKY
         assert tomllib.loads(paths.settings_path().read_text())["max_steps"] == 40
         assert load_settings().pending == ()
@@ -83,7 +83,7 @@ def test_a_change_made_while_the_app_runs_is_asked_before_the_run_which_keeps_th
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, rig = make_app(server)
         qtbot.wait(200)
-        assert app.safety_dialog is None  # nothing changed at start
+        assert app.safety.dialog is None  # nothing changed at start
         _edit_by_hand('confirm = "never"\n')
         assert app.start_task("open the mail")
         dialog = _asked(qtbot, app)
@@ -114,7 +114,7 @@ def test_an_automations_approved_mode_holds_in_the_app(
         assert app.run_automation("mail", "hotkey")
         qtbot.waitUntil(lambda: rig.finished() == 1, timeout=TIMEOUT)
         assert rig.settings[0].confirm is ConfirmMode.NEVER
-        assert app.safety_dialog is None
+        assert app.safety.dialog is None
 
 
 def test_saving_another_field_in_the_automations_window_approves_no_mode(

@@ -171,7 +171,7 @@ def test_a_due_schedule_runs_through_the_apps_run_path_and_waits_for_the_person(
             assert app.confirm_panel.isVisible()
             # The second, due at the same time, is skipped and said so, never queued.
             assert any("“mail” was skipped: another run was active" in t for t in told)
-            assert "skipped" in app.schedule_notes["mail"]
+            assert "skipped" in app.teller.schedule_notes["mail"]
             app.controller.stop("test")
             qtbot.waitUntil(lambda: not app.controller.running, timeout=TIMEOUT)
             qtbot.wait(200)

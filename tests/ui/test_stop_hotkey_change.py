@@ -64,6 +64,6 @@ def test_an_automation_clashing_with_the_new_stop_hotkey_is_left_out(
         assert app.hotkeys.apply_stop_hotkey("ctrl+alt+9")
         assert app.hotkeys.registered == []  # the stop wins
         assert hotkeys.combos == ["ctrl+alt+9"]
-        told = [e for e in app._errors if "emergency stop hotkey" in e]
+        told = [e for e in app.teller.told if "emergency stop hotkey" in e]
         assert told and told[0].startswith("The hotkey ")
         assert "choose another hotkey. Until then" in told[0]

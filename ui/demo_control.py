@@ -1,0 +1,101 @@
+"""Trying holodesk in the desktop app on the practice window with the built-in demo model
+(as `holodesk demo`): the real run, with the app's confirmation panel, log and stop."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from app.admission import Refused, RunSource, busy, what_run
+from app.demo.run import Demo, DemoResult
+from app.settings import Settings
+from ui.bridge import RunController
+from ui.task_window import TaskWindow
+from ui.workers import Background
+
+log = logging.getLogger(__name__)
+
+
+class DemoControl:
+    """Starts the demo's parts off the GUI thread with ``background``, then its run on
+    ``controller``; closes them when the run ends.
+
+    ``admit`` says why a run may not start now (app/controller.py, told already);
+    ``refused`` tells a refusal found later; ``tell`` says a problem; the ``task_window``
+    (brought forward with ``show_window``) shows the practice window opening, ``opened`` that
+    it is done; ``finished``
+    gets the demo's result; ``closed`` is whether the app is closing.
+    """
+
+    def __init__(self, controller: RunController, background: Background, *,
+                 settings: Callable[[], Settings],
+                 admit: Callable[[RunSource], Refused | None],
+                 refused: Callable[[Refused], None], tell: Callable[[str], None],
+                 task_window: TaskWindow, show_window: Callable[[], None],
+                 opened: Callable[[], None],
+                 finished: Callable[[DemoResult], None], closed: Callable[[], bool]) -> None:
+        self._controller, self._background, self._settings = controller, background, settings
+        self._admit, self._refused, self._tell = admit, refused, tell
+        self._task_window, self._show_window = task_window, show_window
+        self._opened, self._finished = opened, finished
+        self._closed = closed
+        #: The demo being run, between start and its end.
+        self.demo: Demo | None = None
+        #: Whether its parts are starting (a run, as far as admission is concerned).
+        self.starting = False
+
+    def start(self) -> bool:
+        """The practice window and the demo model start off the GUI thread; the run starts
+        when both are up. False, and the reason told, when it cannot start now."""
+        if self._admit(RunSource.DEMO) is not None:
+            return False
+        from app.demo.run import start_demo
+
+        self.starting = True
+        self._task_window.set_model_status("Demo: opening the practice window…", "loading")
+        self._show_window()
+        settings = self._settings()
+        self._background.run(lambda: start_demo(settings), self._run, self._failed)
+        return True
+
+    def _failed(self, error: BaseException) -> None:
+        self.starting = False
+        if self._closed():
+            return
+        self._opened()
+        self._tell(f"The demo cannot start: {error}")
+
+    def _run(self, demo: Demo) -> None:
+        self.starting = False
+        if self._closed():  # quit while the practice window was opening: close it again
+            demo.close()
+            return
+        self._opened()
+        if not self._controller.start(demo.task, demo.settings):
+            demo.close()
+            self._refused(busy(what_run(RunSource.DEMO)))  # a run began while it was opening
+            return
+        self.demo = demo
+        # Closing the practice window ends the run: nothing is left to practise on.
+        demo.watch(self._controller.latch)
+
+    def end(self) -> None:
+        """The run is over: the practice window and the model are closed."""
+        demo, self.demo = self.demo, None
+        if demo is None:
+            return
+        # Closing waits for the practice window's process to end: off the GUI thread.
+        self._background.run(demo.finish, self._ended)
+
+    def _ended(self, result: DemoResult) -> None:
+        log.info("%s", result.message)
+        if not result.done:
+            self._tell(result.message)
+        self._finished(result)
+
+    def close(self) -> None:
+        """The app quits: its end would come after the event loop is gone."""
+        if self.demo is not None:
+            self.demo.close()
+            self.demo = None
+
