@@ -3,6 +3,10 @@
 The loop runs on one worker thread. It never talks to a person directly: it emits
 :mod:`app.events` and, when the policy asks for confirmation, blocks on a
 :class:`~app.events.ConfirmRequest` that a front end (terminal or Qt) answers.
+
+A step is a short sequence of stages (:meth:`Agent._step`) passing values along: the action
+judged, the decision taken, how the run ended (app/step.py); whether the steps still come from
+a replay is app/replay_state.py.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict, key_text, typed_by
-from control.settle import SettleProfile, settle_for, wait_until_settled
+from control.settle import GrayFrame, SettleProfile, settle_for, wait_until_settled
 from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
@@ -737,13 +741,27 @@ class Agent:
     ) -> Acted | Ended:
         """Execute the action (cut short at ``deadline``), then wait for the screen to settle;
         how the run ended when the action could not be done (cut short, or it failed)."""
-        p = self.parts
         profile = settle_for(action.action)
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
-        grab_small = p.capturer.small_grabber()
+        grab_small = self.parts.capturer.small_grabber()
         before = grab_small()
         executed, watched = _split_wait(action, profile)
+        ended = self._execute(cur, executed, points, description, limits, deadline)
+        if ended is not None:
+            return ended
+        settled = self._settle(cur, grab_small, before, profile, watched, limits)
+        # Before the next step: a protected file the action changed stops the run there,
+        # whether or not an event about it arrived.
+        self._after_settle()
+        self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
+                                  cur.timings["settle_ms"], settled))
+        return Acted(grab_small if settled else None)
+
+    def _execute(self, cur: _Current, executed: Action, points: tuple[Point, ...],
+                 description: str, limits: RunLimits, deadline: float) -> Ended | None:
+        """Run the action's input; how the run ended when it was cut short or failed."""
+        p = self.parts
         t0 = p.clock()
         try:
             p.executor.execute(executed, points, time_left=lambda: deadline - p.clock())
@@ -761,6 +779,12 @@ class Agent:
             self._emit(StepFailed(cur.run_id, cur.no, error))
             return Ended(Outcome.ERROR, f"executing the action failed: {error}")
         cur.timings["exec_ms"] = (p.clock() - t0) * 1000
+        return None
+
+    def _settle(self, cur: _Current, grab_small: SettleFrames, before: GrayFrame,
+                profile: SettleProfile, watched: float, limits: RunLimits) -> bool:
+        """Wait for the screen to settle after the action; whether it did."""
+        p = self.parts
         # A wait's floor counts from its start: the part already slept is part of it.
         floor = limits.settle_min - (cur.timings["exec_ms"] / 1000 if watched else 0.0)
         t0 = p.clock()
@@ -777,12 +801,7 @@ class Agent:
             self._finish_step(cur, StepResult.OK, f"done, then while the screen settled: {why}")
             raise
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
-        # Before the next step: a protected file the action changed stops the run there,
-        # whether or not an event about it arrived.
-        self._after_settle()
-        self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
-                                  cur.timings["settle_ms"], settle.settled))
-        return Acted(grab_small if settle.settled else None)
+        return settle.settled
 
     def _decide(self, cur: _Current, proposed: Judged, description: str, frame: Frame,
                 convention: Convention, history: _History) -> StepOutcome:
