@@ -3,6 +3,10 @@
 The loop runs on one worker thread. It never talks to a person directly: it emits
 :mod:`app.events` and, when the policy asks for confirmation, blocks on a
 :class:`~app.events.ConfirmRequest` that a front end (terminal or Qt) answers.
+
+A step is a short sequence of stages (:meth:`Agent._step`) passing values along: the action
+judged, the decision taken, how the run ended (app/step.py); whether the steps still come from
+a replay is app/replay_state.py.
 """
 
 from __future__ import annotations
@@ -40,12 +44,14 @@ from app.events import (
 from app.logs import mask
 from app.parts import ContractChoice
 from app.pause import PauseGate
+from app.replay_state import ReplayState
 from app.secrets import redact, redact_unfinished
+from app.step import Acted, EditRefused, Ended, Judged, StepOutcome
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict, key_text, typed_by
-from control.settle import SettleProfile, settle_for, wait_until_settled
+from control.settle import GrayFrame, SettleProfile, settle_for, wait_until_settled
 from control.settle_frames import SettleFrames
 from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
@@ -53,7 +59,6 @@ from model.client import HolotronClient, ServedModel
 from model.contracts import ContractKind
 from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
-from model.problem import Fix
 from model.prompt import (
     OUTCOME_DONE,
     OUTCOME_SKIPPED,
@@ -198,14 +203,6 @@ class AgentParts:
 
 
 @dataclass
-class _Ended(Exception):
-    outcome: Outcome
-    reason: str
-    answer: str = ""
-    fix: Fix | None = None
-
-
-@dataclass
 class _Current:
     """The step under way: its number, its record so far, its timings."""
 
@@ -231,10 +228,8 @@ class _History:
     max_images: int = PromptConfig.max_images
     last_small: np.ndarray[Any, Any] | None = None
     repeats: int = 0
-    #: Steps still come from the replay (``AgentParts.replay``), not the model.
-    replaying: bool = False
-    #: Why the replay handed over, for the log row of the model's first step.
-    handed_over: str = ""
+    #: Whether steps still come from the replay (``AgentParts.replay``), not the model.
+    replay: ReplayState = field(default_factory=ReplayState)
     #: The last settle wait's frames, when it ended settled: the next screenshot may come
     #: from its last look (control/settle_frames.py). Dropped by anything in between.
     settled: SettleFrames | None = None
@@ -291,15 +286,13 @@ class Agent:
                            config.monitor_label, config.dry_run, notice=self._notice)
             )
             end = self._loop(run_id, config)
-        except _Ended as e:
-            end = e
         except StoppedError as e:
-            end = _Ended(Outcome.STOPPED, _stop_reason(e))
+            end = Ended(Outcome.STOPPED, _stop_reason(e))
         except HolotronError as e:
-            end = _Ended(Outcome.ERROR, _error_text(e), fix=e.fix)
+            end = Ended(Outcome.ERROR, _error_text(e), fix=e.fix)
         except Exception as e:  # the run must end with a reason, never a silent crash
             log.exception("run crashed")
-            end = _Ended(Outcome.ERROR, f"internal error: {type(e).__name__}: {e}")
+            end = Ended(Outcome.ERROR, f"internal error: {type(e).__name__}: {e}")
         finally:
             remove_listener()
             try:
@@ -334,7 +327,7 @@ class Agent:
             return config
         return dataclasses.replace(config, convention=Convention.NORM1000)
 
-    def _last_look(self, end: _Ended) -> _Ended:
+    def _last_look(self, end: Ended) -> Ended:
         """The check after each action once more as the run ends (what changed since the last
         one, while the model thought, is seen too), however the run ended: a stop it pulls is
         how the run ended; what it found when the run was stopped already is added to why."""
@@ -345,7 +338,7 @@ class Agent:
                 return end
             self._after_settle()
             info = latch.info
-            return end if info is None else _Ended(Outcome.STOPPED,
+            return end if info is None else Ended(Outcome.STOPPED,
                                                    _stop_reason(StoppedError(info)))
         stopped_before = latch.is_set
         try:
@@ -355,7 +348,7 @@ class Agent:
             said = None
         info = latch.info
         if not stopped_before and info is not None:
-            end = _Ended(Outcome.STOPPED, _stop_reason(StoppedError(info)))
+            end = Ended(Outcome.STOPPED, _stop_reason(StoppedError(info)))
         if said:
             end = dataclasses.replace(end, reason=f"{end.reason}; then {said}")
         return end
@@ -369,11 +362,11 @@ class Agent:
         except Exception:  # a check that fails must not end the run it guards
             log.exception("the check after the action failed")
 
-    def _loop(self, run_id: str, config: RunConfig) -> _Ended:
+    def _loop(self, run_id: str, config: RunConfig) -> Ended:
         p = self.parts
         limits = config.limits
         history = _History(deadline=p.clock() + limits.max_seconds,
-                           replaying=p.replay is not None and p.replay.active)
+                           replay=ReplayState.starting(p.replay is not None and p.replay.active))
         for step_no in range(1, limits.max_steps + 1):
             p.latch.check()
             if self._hold(run_id, history):
@@ -383,34 +376,69 @@ class Agent:
             ended = self._step(run_id, step_no, config, history)
             if ended is not None:
                 return ended
-        return _Ended(Outcome.LIMIT, f"step limit of {limits.max_steps} reached")
+        return Ended(Outcome.LIMIT, f"step limit of {limits.max_steps} reached")
 
     def _step(
         self, run_id: str, step_no: int, config: RunConfig, history: _History
-    ) -> _Ended | None:
-        """One step: see, think, check, confirm, act; None when the run goes on."""
-        p = self.parts
+    ) -> Ended | None:
+        """One step: see, think, check, confirm, act, record; None when the run goes on."""
         settled, history.settled = history.settled, None
         cur, frame, small = self._capture(run_id, step_no, settled)
+        step, raw = self._next_step(cur, frame, config, history)
+        # Judged, shown, logged and executed: one text, the one really typed.
+        proposed = self._judge_proposal(cur, step.action, frame, config.convention, history)
+        self._track_secret(proposed, history)
+        description = self._announce(cur, step, raw, proposed)
+        ended = self._end_unasked(cur, proposed.action, small, description, config, history)
+        if ended is not None:
+            return ended
+        decided = self._decide(cur, proposed, description, frame, config.convention, history)
+        decided = self._recheck(cur, decided, history)
+        carried = self._carry_out(cur, decided, description, config, history)
+        if isinstance(carried, Ended):
+            return carried
+        self._remember(cur, step, frame, carried, history)
+        return None
+
+    def _next_step(self, cur: _Current, frame: Frame, config: RunConfig,
+                   history: _History) -> tuple[Step, str]:
+        """The step to take and its raw text: the replay's while it gives them, else the
+        model's."""
         replayed = self._replayed(cur, frame, config, history)
         if replayed is not None:
-            step, raw = replayed, replayed.model_dump_json()
-        else:
-            step, raw = self._think(cur, frame, config, history)
-        # Judged, shown, logged and executed: one text, the one really typed.
-        action = normalized(step.action)
-        mapped = _map_points(action, config.convention, frame.geometry)
-        points = self._points(action, mapped)
+            return replayed, replayed.model_dump_json()
+        return self._think(cur, frame, config, history)
+
+    def _judge(self, action: Action, frame: Frame, convention: Convention, history: _History,
+               start: Point | None = None) -> Judged:
+        """``action`` normalized, with its points, the window it goes to and the policy's
+        verdict on it there (``start``: see :meth:`_points`)."""
+        action = normalized(action)
+        mapped = _map_points(action, convention, frame.geometry)
+        points = self._points(action, mapped, start)
         aim = self._aim(action, points)
-        cur.record.target = aim.target.label()
-        verdict = p.policy.assess(action, history=history.done, aim=aim,
-                                  outside_monitor=any(m.clamped for m in mapped),
-                                  start_outside_monitor=_start_outside(action, points,
-                                                                       frame.geometry),
-                                  asked_at=history.asked_at)
+        verdict = self.parts.policy.assess(action, history=history.done, aim=aim,
+                                           outside_monitor=any(m.clamped for m in mapped),
+                                           start_outside_monitor=_start_outside(
+                                               action, points, frame.geometry),
+                                           asked_at=history.asked_at)
+        return Judged(action, points, aim, verdict)
+
+    def _judge_proposal(self, cur: _Current, action: Action, frame: Frame,
+                        convention: Convention, history: _History) -> Judged:
+        """The proposed action judged; asked about when its source wants it asked."""
+        judged = self._judge(action, frame, convention, history)
+        cur.record.target = judged.aim.target.label()
+        verdict = judged.verdict
         if cur.ask and not verdict.forbidden:
             verdict = dataclasses.replace(verdict, confirm=True,
                                           reasons=(*verdict.reasons, cur.ask))
+            judged = dataclasses.replace(judged, verdict=verdict)
+        return judged
+
+    def _track_secret(self, proposed: Judged, history: _History) -> None:
+        """Follow a secret typed over several steps, and hide what this step types of it."""
+        action, verdict = proposed.action, proposed.verdict
         typed = typed_by(action, history.done)
         if verdict.secret:
             history.secret_typed += typed
@@ -419,6 +447,11 @@ class Agent:
             # scroll or a click between the pieces of one secret leaves it whole.
             history.secret_typed = ""
         self._hide_secret(typed, verdict, history.secret_typed, own=_written(action))
+
+    def _announce(self, cur: _Current, step: Step, raw: str, proposed: Judged) -> str:
+        """Describe the proposal in the step's record and to the front ends (StepProposed),
+        with the secrets masked; its description in words."""
+        action, points, verdict = proposed.action, proposed.points, proposed.verdict
         # In words for every front end (log line, question, progress): a typed secret its
         # words echo (an element's name, a plan) masked as in the log.
         description = self._masked(_describe(action, points, verdict))
@@ -444,111 +477,130 @@ class Agent:
                                 self._masked_verdict(verdict),
                                 self._masked(raw), cur.record.source,
                                 self._masked(cur.record.source_note or "")))
+        return description
 
+    def _end_unasked(self, cur: _Current, action: Action, small: np.ndarray[Any, Any],
+                     description: str, config: RunConfig, history: _History) -> Ended | None:
+        """How the run ends at this step before anyone is asked: the model answered or asks
+        the person, the same action again on an unchanged screen, or no time left."""
         if isinstance(action, AnswerAction | AskUser):
             cur.record.decision = Decision.AUTO.value
             cur.record.result = StepResult.OK
             self._finish_step(cur)
             if isinstance(action, AnswerAction):
-                return _Ended(Outcome.ANSWERED, "the model answered the task", action.text)
-            return _Ended(Outcome.ASKED_USER, f"the model asks: {action.question}")
+                return Ended(Outcome.ANSWERED, "the model answered the task", action.text)
+            return Ended(Outcome.ASKED_USER, f"the model asks: {action.question}")
 
         if history.repeats_on_unchanged_screen(action, small) >= config.limits.loop_limit:
             cur.record.decision = Decision.AUTO.value
             self._finish_step(cur, StepResult.SKIPPED, "loop detected")
-            return _Ended(
+            return Ended(
                 Outcome.LOOP,
                 f"the same action ({description}) was proposed {history.repeats} times "
                 "on an unchanged screen",
             )
 
         # A slow model must not stretch the run past its time limit with one more action.
-        if p.clock() > history.deadline:
+        if self.parts.clock() > history.deadline:
             cur.record.decision = Decision.AUTO.value
             self._finish_step(cur, StepResult.SKIPPED, "time limit reached")
             return _time_limit(config.limits)
+        return None
 
-        decision, action, points, outcome, verdict, aim = self._decide(
-            cur, action, points, verdict, aim, description, frame, config.convention, history
-        )
-        cur.record.decision = decision.value
-        if decision not in (Decision.AUTO, Decision.APPROVED) and history.replaying:
+    def _recheck(self, cur: _Current, decided: StepOutcome, history: _History) -> StepOutcome:
+        """Record the decision; hand a replay over when the step is not done as saved; refuse
+        an action whose window changed since it was judged."""
+        cur.record.decision = decided.decision.value
+        if decided.changes_course:
             # The person (or the policy) changed the course: the recorded steps after this one
             # assumed this one was done as recorded. The model carries on from here.
-            history.replaying = False
-            history.handed_over = f"the replayed step {cur.no} was {decision.value}"
-        if decision in (Decision.AUTO, Decision.APPROVED, Decision.EDITED):
-            try:
-                changed = self._target_changed(action, points, aim, decision, history)
-            except StoppedError as e:
-                self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
-                raise
-            if changed is not None:
-                decision = Decision.FORBIDDEN
-                cur.record.decision = decision.value
-                outcome = f"not done: {changed}"
-        if decision is Decision.FORBIDDEN:
-            self._finish_step(cur, StepResult.SKIPPED, outcome)
-        elif decision is Decision.SKIPPED:
+            history.replay.hand_over(f"the replayed step {cur.no} was {decided.decision.value}")
+        if not decided.carried_out:
+            return decided
+        try:
+            changed = self._target_changed(decided.judged, decided.decision, history)
+        except StoppedError as e:
+            self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
+            raise
+        if changed is None:
+            return decided
+        cur.record.decision = Decision.FORBIDDEN.value
+        return dataclasses.replace(decided, decision=Decision.FORBIDDEN,
+                                   told=f"not done: {changed}")
+
+    def _carry_out(self, cur: _Current, decided: StepOutcome, description: str,
+                   config: RunConfig, history: _History) -> StepOutcome | Ended:
+        """Run the decided action (unless refused, skipped or paused before) and write the
+        step's row; the decision as done (a pause changes what the model hears), or how the
+        run ended while acting."""
+        if decided.decision is Decision.FORBIDDEN:
+            self._finish_step(cur, StepResult.SKIPPED, decided.told)
+            return decided
+        if decided.decision is Decision.SKIPPED:
             self._finish_step(cur, StepResult.SKIPPED)
-        elif self._hold_before_acting(cur, history):
+            return decided
+        if self._hold_before_acting(cur, history):
             # The person took over: the action was meant for a screen that may be gone, so
             # the next step starts again from a fresh screenshot.
             self._finish_step(cur, StepResult.SKIPPED, "paused before execution")
-            outcome = OUTCOME_PAUSED
-            if history.replaying:
-                history.replaying = False
-                history.handed_over = f"the run was paused before the replayed step {cur.no}"
-        else:
-            if decision is Decision.EDITED:
-                cur.record.action = _recorded(action, verdict).model_dump(mode="json")
-                cur.record.screen_point = points_text(points)
-                # What is done is the edit: the log and the task window must say so (and mask
-                # its text if the edit looks like a secret).
-                self._hide_secret(typed_by(action, history.done), verdict, own=_written(action))
-                description = self._masked(_describe(action, points, verdict))
-            history.settled = self._act(cur, action, points, description, config.limits,
-                                        history.deadline)
-            self._finish_step(cur, StepResult.OK)
-            history.done.append(action)
-        if decision in (Decision.APPROVED, Decision.EDITED, Decision.SKIPPED):
+            history.replay.hand_over(f"the run was paused before the replayed step {cur.no}")
+            return dataclasses.replace(decided, told=OUTCOME_PAUSED)
+        action, points, verdict = decided.action, decided.judged.points, decided.judged.verdict
+        if decided.decision is Decision.EDITED:
+            cur.record.action = _recorded(action, verdict).model_dump(mode="json")
+            cur.record.screen_point = points_text(points)
+            # What is done is the edit: the log and the task window must say so (and mask
+            # its text if the edit looks like a secret).
+            self._hide_secret(typed_by(action, history.done), verdict, own=_written(action))
+            description = self._masked(_describe(action, points, verdict))
+        acted = self._act(cur, action, points, description, config.limits, history.deadline)
+        if isinstance(acted, Ended):
+            return acted
+        history.settled = acted.settled
+        self._finish_step(cur, StepResult.OK)
+        history.done.append(action)
+        return decided
+
+    def _remember(self, cur: _Current, step: Step, frame: Frame, decided: StepOutcome,
+                  history: _History) -> None:
+        """Carry the step into the history the next prompts and policy checks read."""
+        if decided.person_answered:
             # The person looked and answered: what came before is theirs to have judged.
             history.asked_at = len(history.done)
+        action = decided.action
         history.add(
             Turn(cur.no, frame.data, frame.mime,
-                 Step(note=step.note, thought=step.thought, action=action), outcome,
-                 secret=verdict.secret),
+                 Step(note=step.note, thought=step.thought, action=action), decided.told,
+                 secret=decided.judged.verdict.secret),
             action,
         )
-        return None
 
     def _replayed(self, cur: _Current, frame: Frame, config: RunConfig,
                   history: _History) -> Step | None:
         """The step the replay gives, or None when the model is to give it (from the step where
         the replay could not go on, for the rest of the run)."""
         replay = self.parts.replay
-        if not history.replaying or replay is None:
-            if history.handed_over:
-                cur.record.source_note = f"replay handed over: {history.handed_over}"
-                history.handed_over = ""
-            return None
-        seen = Seen(config.task, cur.no, frame, config.convention, tuple(history.turns))
-        try:
-            given = replay.next_step(seen)
-        except Exception as e:  # a broken replay must not end the run: the model can go on
-            log.exception("the replay failed at step %d", cur.no)
-            given = Cannot(f"the replay failed ({type(e).__name__}: {e})")
-        if isinstance(given, Cannot):
-            history.replaying = False
+        if history.replay.replaying and replay is not None:
+            seen = Seen(config.task, cur.no, frame, config.convention, tuple(history.turns))
+            try:
+                given = replay.next_step(seen)
+            except Exception as e:  # a broken replay must not end the run: the model can go on
+                log.exception("the replay failed at step %d", cur.no)
+                given = Cannot(f"the replay failed ({type(e).__name__}: {e})")
+            if not isinstance(given, Cannot):
+                cur.record.source = Source.REPLAYED
+                cur.record.source_note = given.note or None
+                cur.ask = given.ask
+                cur.record.thought = given.step.thought
+                cur.record.note = given.step.note
+                return given.step
             log.info("replay handed over to the model at step %d: %s", cur.no, given.reason)
-            cur.record.source_note = f"replay handed over: {given.reason}"
-            return None
-        cur.record.source = Source.REPLAYED
-        cur.record.source_note = given.note or None
-        cur.ask = given.ask
-        cur.record.thought = given.step.thought
-        cur.record.note = given.step.note
-        return given.step
+            # This very step is the model's first: its row says why.
+            history.replay.hand_over(given.reason)
+        reason = history.replay.take_handover()
+        if reason is not None:
+            cur.record.source_note = f"replay handed over: {reason}"
+        return None
 
     def _hold(self, run_id: str, history: _History) -> bool:
         """The pause checkpoint: block while paused; True if it did.
@@ -686,33 +738,53 @@ class Agent:
         description: str,
         limits: RunLimits,
         deadline: float,
-    ) -> SettleFrames | None:
+    ) -> Acted | Ended:
         """Execute the action (cut short at ``deadline``), then wait for the screen to settle;
-        the wait's frames when it ended settled."""
-        p = self.parts
+        how the run ended when the action could not be done (cut short, or it failed)."""
         profile = settle_for(action.action)
         # The settle detector compares against the screen just before the action, so a
         # change that is over before its first look still counts.
-        grab_small = p.capturer.small_grabber()
+        grab_small = self.parts.capturer.small_grabber()
         before = grab_small()
         executed, watched = _split_wait(action, profile)
+        ended = self._execute(cur, executed, points, description, limits, deadline)
+        if ended is not None:
+            return ended
+        settled = self._settle(cur, grab_small, before, profile, watched, limits)
+        # Before the next step: a protected file the action changed stops the run there,
+        # whether or not an event about it arrived.
+        self._after_settle()
+        self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
+                                  cur.timings["settle_ms"], settled))
+        return Acted(grab_small if settled else None)
+
+    def _execute(self, cur: _Current, executed: Action, points: tuple[Point, ...],
+                 description: str, limits: RunLimits, deadline: float) -> Ended | None:
+        """Run the action's input; how the run ended when it was cut short or failed."""
+        p = self.parts
         t0 = p.clock()
         try:
             p.executor.execute(executed, points, time_left=lambda: deadline - p.clock())
         except StoppedError as e:
             self._finish_step(cur, StepResult.STOPPED, _stop_reason(e))
             raise
-        except TimeLimitReached as e:
+        except TimeLimitReached:
             # Like a stop, the action may be half done (text typed up to the deadline).
             self._finish_step(cur, StepResult.STOPPED,
                               f"stopped by the time limit of {limits.max_seconds:g} s")
-            raise _time_limit(limits, during=description) from e
+            return _time_limit(limits, during=description)
         except Exception as e:
             error = f"{type(e).__name__}: {e}"
             self._finish_step(cur, StepResult.FAILED, error)
             self._emit(StepFailed(cur.run_id, cur.no, error))
-            raise _Ended(Outcome.ERROR, f"executing the action failed: {error}") from e
+            return Ended(Outcome.ERROR, f"executing the action failed: {error}")
         cur.timings["exec_ms"] = (p.clock() - t0) * 1000
+        return None
+
+    def _settle(self, cur: _Current, grab_small: SettleFrames, before: GrayFrame,
+                profile: SettleProfile, watched: float, limits: RunLimits) -> bool:
+        """Wait for the screen to settle after the action; whether it did."""
+        p = self.parts
         # A wait's floor counts from its start: the part already slept is part of it.
         floor = limits.settle_min - (cur.timings["exec_ms"] / 1000 if watched else 0.0)
         t0 = p.clock()
@@ -729,73 +801,67 @@ class Agent:
             self._finish_step(cur, StepResult.OK, f"done, then while the screen settled: {why}")
             raise
         cur.timings["settle_ms"] = (p.clock() - t0) * 1000
-        # Before the next step: a protected file the action changed stops the run there,
-        # whether or not an event about it arrived.
-        self._after_settle()
-        self._emit(ActionExecuted(cur.run_id, cur.no, description, cur.timings["exec_ms"],
-                                  cur.timings["settle_ms"], settle.settled))
-        return grab_small if settle.settled else None
+        return settle.settled
 
-    def _decide(
-        self,
-        cur: _Current,
-        action: Action,
-        points: tuple[Point, ...],
-        verdict: Verdict,
-        aim: Aim,
-        description: str,
-        frame: Frame,
-        convention: Convention,
-        history: _History,
-    ) -> tuple[Decision, Action, tuple[Point, ...], str, Verdict, Aim]:
-        """Ask the person when the policy says so: what to do, the outcome text, and the
-        verdict on what is done and where (the edit's, when the person edited the action)."""
-        p = self.parts
-        run_id, step_no = cur.run_id, cur.no
+    def _decide(self, cur: _Current, proposed: Judged, description: str, frame: Frame,
+                convention: Convention, history: _History) -> StepOutcome:
+        """Ask the person when the policy says so: what to do, on which action judged where
+        (the edit, when the person edited it), and what the model hears of it."""
+        verdict = proposed.verdict
         if verdict.forbidden:
-            self._emit(StepDecided(run_id, step_no, Decision.FORBIDDEN, action))
+            self._emit(StepDecided(cur.run_id, cur.no, Decision.FORBIDDEN, proposed.action))
             why = "; ".join(verdict.reasons)
-            return (Decision.FORBIDDEN, action, points, f"refused by the safety policy: {why}",
-                    verdict, aim)
+            return StepOutcome(Decision.FORBIDDEN, proposed,
+                               f"refused by the safety policy: {why}")
         # "Approve the rest" cannot cover a step its source wants asked: none of it was seen.
         if not verdict.confirm or (self._approve_rest and not cur.ask):
-            self._emit(StepDecided(run_id, step_no, Decision.AUTO, action))
-            return Decision.AUTO, action, points, OUTCOME_DONE, verdict, aim
+            self._emit(StepDecided(cur.run_id, cur.no, Decision.AUTO, proposed.action))
+            return StepOutcome(Decision.AUTO, proposed, OUTCOME_DONE)
+        return self._confirm(cur, proposed, description, frame, convention, history)
+
+    def _confirm(self, cur: _Current, proposed: Judged, description: str, frame: Frame,
+                 convention: Convention, history: _History) -> StepOutcome:
+        """Ask the person, again as long as their edit cannot be used, and take the answer."""
+        p = self.parts
+        asked = proposed
         t0 = p.clock()
         while True:
-            reply = self._ask(cur, action, points, verdict, aim, description, frame)
+            reply = self._ask(cur, asked, description, frame)
             if reply.answer is not Answer.EDIT:
                 break
-            checked = self._check_edit(action, points, reply.edited, frame, convention,
-                                       history)
-            if not isinstance(checked, str):
+            checked = self._check_edit(proposed.action, proposed.points, reply.edited, frame,
+                                       convention, history)
+            if isinstance(checked, Judged):
                 cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
-                edited, edited_points, edited_verdict, edited_aim = checked
-                self._emit(StepDecided(run_id, step_no, Decision.EDITED, edited))
-                return (Decision.EDITED, edited, edited_points, "done as edited by the person",
-                        edited_verdict, edited_aim)
+                self._emit(StepDecided(cur.run_id, cur.no, Decision.EDITED, checked.action))
+                return StepOutcome(Decision.EDITED, checked, "done as edited by the person")
             # Ask again about the model's action, saying why the edit was not used: never run
             # the original the person meant to change, never skip it silently. A loop, not a
             # recursion: however many edits are refused, Approve, Skip and Stop still end it.
-            kept = tuple(r for r in verdict.reasons if not r.startswith(EDIT_REFUSED))
-            verdict = dataclasses.replace(verdict, confirm=True,
-                                          reasons=(f"{EDIT_REFUSED}: {checked}", *kept))
+            kept = tuple(r for r in asked.verdict.reasons if not r.startswith(EDIT_REFUSED))
+            asked = dataclasses.replace(asked, verdict=dataclasses.replace(
+                asked.verdict, confirm=True, reasons=(f"{EDIT_REFUSED}: {checked.reason}", *kept)))
         cur.timings["confirm_ms"] = (p.clock() - t0) * 1000
-        if reply.answer is Answer.STOP:
+        return self._answered(cur, reply.answer, asked)
+
+    def _answered(self, cur: _Current, answer: Answer, asked: Judged) -> StepOutcome:
+        """The decision the person's answer (other than an edit) makes; a Stop stops the run."""
+        p = self.parts
+        if answer is Answer.STOP:
             p.latch.stop("user", "stopped at the confirmation")
-            self._emit(StepDecided(run_id, step_no, Decision.STOPPED, action))
+            self._emit(StepDecided(cur.run_id, cur.no, Decision.STOPPED, asked.action))
             cur.record.decision = Decision.STOPPED.value
             info = p.latch.info
             self._finish_step(cur, StepResult.STOPPED,
                               f"stopped by {info.source}" if info else None)
             p.latch.check()
-        if reply.answer is Answer.SKIP:
-            self._emit(StepDecided(run_id, step_no, Decision.SKIPPED, action))
-            return Decision.SKIPPED, action, points, OUTCOME_SKIPPED, verdict, aim
-        if reply.answer is Answer.APPROVE_REST:
+        if answer is Answer.SKIP:
+            self._emit(StepDecided(cur.run_id, cur.no, Decision.SKIPPED, asked.action))
+            return StepOutcome(Decision.SKIPPED, asked, OUTCOME_SKIPPED)
+        if answer is Answer.APPROVE_REST:
             self._approve_rest = True
-        self._emit(StepDecided(run_id, step_no, Decision.APPROVED, action))
-        return Decision.APPROVED, action, points, OUTCOME_DONE, verdict, aim
+        self._emit(StepDecided(cur.run_id, cur.no, Decision.APPROVED, asked.action))
+        return StepOutcome(Decision.APPROVED, asked, OUTCOME_DONE)
 
     def _points(self, action: Action, mapped: list[MappedPoint],
                 start: Point | None = None) -> tuple[Point, ...]:
@@ -822,11 +888,12 @@ class Agent:
             log.warning("could not find the window an action goes to", exc_info=True)
             return Aim(Target(note=f"could not find the window ({type(e).__name__})"))
 
-    def _target_changed(self, action: Action, points: tuple[Point, ...], aim: Aim,
-                        decision: Decision, history: _History) -> str | None:
-        """Why ``action`` must not run after all, when the window it goes to changed since it
+    def _target_changed(self, judged: Judged, decision: Decision,
+                        history: _History) -> str | None:
+        """Why the action must not run after all, when the window it goes to changed since it
         was judged (a window opened, or the focus moved while the person decided); else None.
         """
+        action, points, aim = judged.action, judged.points, judged.aim
         if isinstance(action, Wait | Move | UpdatePlan | KeyUp):
             return None  # nothing a window receives (a release is always safe)
         now = self._aim(action, points)
@@ -862,9 +929,10 @@ class Agent:
             p.latch.sleep(0.02)
             now = self._aim(action, points)
 
-    def _ask(self, cur: _Current, action: Action, points: tuple[Point, ...], verdict: Verdict,
-             aim: Aim, description: str, frame: Frame) -> ConfirmReply:
+    def _ask(self, cur: _Current, asked: Judged, description: str,
+             frame: Frame) -> ConfirmReply:
         """Show the person one confirmation and wait for the answer (Stop when stopped)."""
+        action, points, verdict, aim = asked.action, asked.points, asked.verdict, asked.aim
         request = ConfirmRequest(
             description=description,
             element=getattr(action, "element", ""),
@@ -889,30 +957,24 @@ class Agent:
         frame: Frame,
         convention: Convention,
         history: _History,
-    ) -> tuple[Action, tuple[Point, ...], Verdict, Aim] | str:
-        """The person's edit with its points, verdict and target, or why it cannot be used.
+    ) -> Judged | EditRefused:
+        """The person's edit judged (its points, target and verdict), or why it cannot be used.
 
         An edited ``drag_to`` starts where the proposal's did (the start the person was shown),
         not where their pointer went to answer."""
         if edited is None:
-            return "the edit was empty"
+            return EditRefused("the edit was empty")
         if edited.action != proposed.action:
             # An edited answer or question would not end the run as the person expects.
-            return f"an edit keeps the kind of action ({proposed.action}), not {edited.action}"
-        edited = normalized(edited)
-        mapped = _map_points(edited, convention, frame.geometry)
+            return EditRefused(
+                f"an edit keeps the kind of action ({proposed.action}), not {edited.action}")
         start = proposed_points[0] if isinstance(proposed, DragTo) and proposed_points else None
-        points = self._points(edited, mapped, start)
-        aim = self._aim(edited, points)
         # The person's edit gets the same hard limits as the model's proposal.
-        verdict = self.parts.policy.assess(edited, history=history.done, aim=aim,
-                                           outside_monitor=any(m.clamped for m in mapped),
-                                           start_outside_monitor=_start_outside(
-                                               edited, points, frame.geometry),
-                                           asked_at=history.asked_at)
+        judged = self._judge(edited, frame, convention, history, start)
+        verdict = judged.verdict
         if verdict.forbidden:
-            return "; ".join(verdict.reasons) or "the safety policy forbids it"
-        return edited, points, verdict, aim
+            return EditRefused("; ".join(verdict.reasons) or "the safety policy forbids it")
+        return judged
 
     @staticmethod
     def _replayed_reason(cur: _Current) -> tuple[str, ...]:
@@ -1066,11 +1128,11 @@ def _describe(action: Action, points: tuple[Point, ...], verdict: Verdict) -> st
     )
 
 
-def _time_limit(limits: RunLimits, *, during: str = "") -> _Ended:
+def _time_limit(limits: RunLimits, *, during: str = "") -> Ended:
     reason = f"time limit of {limits.max_seconds:g} s reached"
     if during:
         reason += f" during the action ({during}), which was cut short there"
-    return _Ended(Outcome.LIMIT, reason)
+    return Ended(Outcome.LIMIT, reason)
 
 
 def _same_window(a: Target | None, b: Target | None) -> bool:
