@@ -17,7 +17,6 @@ generating. One ``next_step`` at a time per client.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import queue
 import re
@@ -63,6 +62,7 @@ from model.errors import (
 )
 from model.plain_http import PlainHttpRefused, host_address, needs_consent
 from model.request_body import chat_body
+from model.run_secrets import forms_of
 from model.schema import Step
 from model.stream_chunk import read_chunk
 from model.tls import CertificateMismatch, pinned_context
@@ -1032,11 +1032,11 @@ class HolotronClient:
 
 
 def without_key(error: HolotronError, key: str | None) -> HolotronError:
-    """``error`` with ``key`` (as sent, and as a JSON string would escape it) replaced by
-    ``***`` in its message and detail; the same object, changed in place."""
+    """``error`` with ``key`` (in every form a secret is printed in, model/run_secrets.py)
+    replaced by ``***`` in its message and detail; the same object, changed in place."""
     if not key:
         return error
-    forms = sorted({key, json.dumps(key)[1:-1]}, key=len, reverse=True)
+    forms = sorted(forms_of(key), key=len, reverse=True)
 
     def clean(text: str) -> str:
         for form in forms:
