@@ -87,7 +87,7 @@ from control.keys import (
     split_combo,
 )
 from control.target import NO_FINDER, Target, TargetKind
-from model.run_secrets import RunSecrets
+from model.run_secrets import MASK, MIN_REDACT_LEN, RunSecrets
 from model.schema import (
     Action,
     Answer,
@@ -1032,7 +1032,17 @@ class SafetyPolicy:
         if not self.secrets or not verdict.reasons:
             return verdict
         return dataclasses.replace(
-            verdict, reasons=tuple(self.secrets.mask(r) for r in verdict.reasons))
+            verdict, reasons=tuple(self._masked(r) for r in verdict.reasons))
+
+    def _masked(self, reason: str) -> str:
+        """``reason`` with the run's secrets masked, also as :func:`_quoted` shows a name (its
+        double quotes made single): a form only this module writes."""
+        reason = self.secrets.mask(reason)
+        for form in self.secrets.forms():
+            shown = form.replace('"', "'")
+            if shown != form and len(shown) >= MIN_REDACT_LEN and shown in reason:
+                reason = reason.replace(shown, MASK)
+        return reason
 
     def _assess(
         self,
