@@ -164,6 +164,11 @@ class Session:
         secrets are (the log file, the action log, the prompt history, what the front ends
         show), and typing one counts as typing a secret; the run's settings snapshot records
         the plain values and the secret names (a replay retypes from them)."""
+        if self.parts.policy.secrets is not self.parts.secrets:
+            # Else typing a secret parameter's value would not be judged a secret.
+            raise ValueError(
+                "the session's safety policy does not share the run's secrets with its action "
+                "log; build both with the same RunSecrets (as make_session does)")
         self.task = filled.task
         self.parameters = filled
         # The run's one set of secrets (model/run_secrets.py): the store, the policy and the

@@ -227,3 +227,16 @@ def test_a_shared_bundle_holding_a_runs_secret_in_any_form_is_refused(
                       store=MemoryStore(), secrets=RunSecrets(typed=[secret]))
     with zipfile.ZipFile(dest) as zf:
         assert zf.namelist()
+
+
+def test_a_session_whose_policy_does_not_share_the_runs_secrets_takes_no_parameters(
+        harness_for: HarnessFor) -> None:
+    # Its policy would not judge typing a secret parameter's value a secret.
+    with FakeVLLM(ScriptedPolicy(_script("never sent"))) as server:
+        h = harness_for(server)
+    h.parts.policy = SafetyPolicy(ConfirmMode.NEVER, secrets=RunSecrets())
+    session = Session(task="t", settings=Settings(), dry_run=True, parts=h.parts)
+    automation, keyring = _login(), MemoryStore()
+    store_secret(automation, "password", _secret(), keyring)
+    with pytest.raises(ValueError, match="same RunSecrets"):
+        session.use_parameters(resolve(automation, {}, store=keyring))
