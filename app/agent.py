@@ -968,7 +968,7 @@ class Agent:
         if not verdict.secret:
             return
         for text in {typed, own, run} - {""}:
-            # Every form it is stored in is derived there (model/run_secrets.py).
+            # The run's RunSecrets derives every form it is stored in (model/run_secrets.py).
             self.parts.secrets.add_typed(text)
         watch(self.parts.secrets)  # the log file too: the client logs a rejected answer raw
 
