@@ -240,3 +240,9 @@ def test_a_session_whose_policy_does_not_share_the_runs_secrets_takes_no_paramet
     store_secret(automation, "password", _secret(), keyring)
     with pytest.raises(ValueError, match="same RunSecrets"):
         session.use_parameters(resolve(automation, {}, store=keyring))
+
+
+def test_the_object_never_shows_its_values() -> None:
+    secret = _secret()
+    secrets = RunSecrets(api_key=secret + "key", parameters=[secret])
+    assert not _leaks([repr(secrets), str(secrets)], secret)
