@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -41,11 +40,10 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
-from app.logs import mask
+from app.logs import watch
 from app.parts import ContractChoice
 from app.pause import PauseGate
 from app.replay_state import ReplayState
-from app.secrets import redact, redact_unfinished
 from app.step import Acted, EditRefused, Ended, Judged, StepOutcome
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from control.capture import Capturer, Frame, frame_small, thumbnail
@@ -69,6 +67,7 @@ from model.prompt import (
     hidden_key_step,
     hidden_keys,
 )
+from model.run_secrets import RunSecrets
 from model.schema import (
     Action,
     AskUser,
@@ -200,6 +199,12 @@ class AgentParts:
     #: Given what the server serves, the contract to speak and what to tell the person of it
     #: (None: keep the client's); asked once, before the first step (app/session.py).
     choose_codec: Callable[[ServedModel], ContractChoice | None] | None = None
+
+    @property
+    def secrets(self) -> RunSecrets:
+        """The run's secrets (model/run_secrets.py): the ones the action log was opened with,
+        so the log, the prompt and the events mask the same."""
+        return self.store.secrets()
 
 
 @dataclass
@@ -461,7 +466,7 @@ class Agent:
         shown = step.model_copy(update={
             "thought": self._masked(step.thought), "note": self._masked(step.note),
             # Its words (an element's name, a plan, an answer) may echo a typed secret.
-            "action": _masked_action(_recorded(action, verdict), self.parts.store.secrets(),
+            "action": _masked_action(_recorded(action, verdict), self.parts.secrets,
                                      keep_text=True)})
         if verdict.secret or _recorded(action, verdict) is not action:
             # The model's own answer may spell a typed secret in a form no mask knows (a JSON
@@ -693,7 +698,7 @@ class Agent:
             # never stream to a screen, not even their first characters while the rest is on
             # its way. One this very step types is known only once its action is parsed:
             # StepProposed then replaces the streamed thought with a masked one.
-            shown = redact_unfinished(text, self.parts.store.secrets())
+            shown = self.parts.secrets.mask_unfinished(text)
             self._emit(ModelText(cur.run_id, cur.no, shown))
 
         t0 = p.clock()
@@ -994,23 +999,23 @@ class Agent:
     def _masked(self, text: str) -> str:
         """``text`` with every secret the action log masks (the API key, typed secrets)
         replaced by ``***``: for what the front ends print and show."""
-        return redact(text, self.parts.store.secrets())
+        return self.parts.secrets.mask(text)
 
     def _masked_turn(self, turn: Turn) -> Turn:
         """``turn`` as the prompt may show it: every secret the action log masks is masked in
         its step's text fields and its outcome (the task, the person's own words, is not)."""
-        secrets = self.parts.store.secrets()
+        secrets = self.parts.secrets
         step = turn.step
         if step is None or not secrets:
             return turn
         # A secret turn's typed text is left whole here: the prompt replaces all of it by its
         # length (build_messages), which "***" in its place would misstate.
         masked = step.model_copy(update={
-            "note": redact(step.note, secrets),
-            "thought": redact(step.thought, secrets),
+            "note": secrets.mask(step.note),
+            "thought": secrets.mask(step.thought),
             "action": _masked_action(step.action, secrets, keep_text=turn.secret),
         })
-        outcome = None if turn.outcome is None else redact(turn.outcome, secrets)
+        outcome = None if turn.outcome is None else secrets.mask(turn.outcome)
         return dataclasses.replace(turn, step=masked, outcome=outcome)
 
     def _hide_secret(self, typed: str, verdict: Verdict, run: str = "", *,
@@ -1025,10 +1030,9 @@ class Agent:
         if not verdict.secret:
             return
         for text in {typed, own, run} - {""}:
-            for form in {text, json.dumps(text)[1:-1],
-                         json.dumps(text, ensure_ascii=False)[1:-1]}:
-                self.parts.store.add_secret(form)
-                mask(form)  # the log file too: the client logs a rejected answer as raw JSON
+            # The run's RunSecrets derives every form it is stored in (model/run_secrets.py).
+            self.parts.secrets.add_typed(text)
+        watch(self.parts.secrets)  # the log file too: the client logs a rejected answer raw
 
     def _describe_record(
         self, record: StepRecord, action: Action, points: tuple[Point, ...], verdict: Verdict
@@ -1058,7 +1062,7 @@ def _written(action: Action) -> str:
     return action.text if isinstance(action, Type) else key_text(action)
 
 
-def _masked_action(action: Action, secrets: frozenset[str] | set[str], *,
+def _masked_action(action: Action, secrets: RunSecrets, *,
                    keep_text: bool) -> Action:
     """``action`` with every secret masked in its words (an element's name, an answer, a
     question, the plan's goals); a ``type`` step's text kept whole when ``keep_text`` (an
@@ -1067,12 +1071,12 @@ def _masked_action(action: Action, secrets: frozenset[str] | set[str], *,
         return action
     kept = {"action", "text"} if keep_text else {"action"}
     fields: dict[str, Any] = {
-        name: redact(value, secrets)
+        name: secrets.mask(value)
         for name, value in action.model_dump().items()
         if name not in kept and isinstance(value, str)
     }
     if isinstance(action, UpdatePlan):  # the plan's words may echo a typed secret
-        fields["goals"] = [g.model_copy(update={"title": redact(g.title, secrets)})
+        fields["goals"] = [g.model_copy(update={"title": secrets.mask(g.title)})
                            for g in action.goals]
     return action.model_copy(update=fields) if fields else action
 

@@ -13,7 +13,7 @@ null.
 Times are ISO 8601 in UTC; image fields are file names relative to the export folder (null
 when the image is missing). The export is written into a temporary folder and renamed, so a
 folder with the final name is always complete. No secret is exported: settings snapshots are
-scrubbed again, and secrets registered with the log are masked.
+scrubbed again, and the run's secrets (:mod:`model.run_secrets`, every form) are masked.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ import json
 import logging
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.secrets import redact, scrub_settings
+from app.secrets import scrub_settings
 from app.store import ActionLog, RunRecord, StepRecord, StoreError
 from app.visible import visible_line
+from model.run_secrets import RunSecrets
 
 _log = logging.getLogger(__name__)
 
@@ -37,14 +38,16 @@ EXPORT_FORMAT = "holodesk-run/1"
 JSONL_NAME = "run.jsonl"
 
 
-def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
+def export_run(log: ActionLog, run_id: str, dest: Path,
+               secrets: RunSecrets | None = None) -> Path:
     """Export run ``run_id`` (id or unique prefix) into ``dest``; returns the new folder.
 
     ``dest`` is created if missing. An existing export of the same run is never overwritten.
+    ``secrets`` are masked in every form (default: those of the run ``log`` was opened for).
     """
     run = log.get_run(run_id)
     steps = log.steps(run.id)
-    secrets = secret_forms(log.secrets())
+    secrets = log.secrets() if secrets is None else secrets
     dest.mkdir(parents=True, exist_ok=True)
     final = dest / f"holodesk-run-{run.id}"
     if final.exists():
@@ -57,7 +60,7 @@ def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
             thumb = _copy_image(step.thumbnail_path, tmp)
             lines.append(_step_line(step, shot, thumb))
         text = "".join(
-            redact(json.dumps(line, ensure_ascii=False), secrets) + "\n" for line in lines
+            secrets.mask(json.dumps(line, ensure_ascii=False)) + "\n" for line in lines
         )
         (tmp / JSONL_NAME).write_text(text, encoding="utf-8")
         tmp.rename(final)
@@ -66,14 +69,6 @@ def export_run(log: ActionLog, run_id: str, dest: Path) -> Path:
         raise
     _log.info("run %s exported to %s", run.id, final)
     return final
-
-
-def secret_forms(secrets: Iterable[str]) -> list[str]:
-    """Each secret as written in text and as escaped inside JSON (a secret with a quote or a
-    backslash), longest first so a longer one is masked before a shorter one inside it."""
-    items = list(secrets)
-    forms = set(items) | {json.dumps(s, ensure_ascii=False)[1:-1] for s in items}
-    return sorted(forms, key=len, reverse=True)
 
 
 def _iso(epoch: float | None) -> str | None:

@@ -20,8 +20,9 @@ from app.secrets import RedactingFilter
 from app.version import version
 from app.visible import without_controls
 from control.tripwire import own_write
+from model.run_secrets import RunSecrets
 
-#: Attached to every handler we install; :func:`mask` adds secrets to it.
+#: Attached to every handler we install; :func:`mask` adds secrets to it, :func:`watch` runs.
 _REDACTOR = RedactingFilter()
 
 #: The log file's size before it rotates, and how many older files are kept: 20 MB in all,
@@ -99,6 +100,12 @@ def mask(secret: str | None) -> None:
     """Never let ``secret`` reach a log line, even quoted inside an exception."""
     if secret:
         _REDACTOR.add(secret)
+
+
+def watch(secrets: RunSecrets) -> None:
+    """Mask a run's secrets in every log line from now on, in every form, including those the
+    run learns later (text it types as a secret)."""
+    _REDACTOR.watch(secrets)
 
 
 def masked_secrets() -> frozenset[str]:

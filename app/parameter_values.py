@@ -8,7 +8,7 @@ echo for a secret, the desktop app's small form). A run never starts with a valu
 
 A secret's value is stored per automation and parameter: service ``holodesk`` (as the API key),
 username ``automation:<name, any case>:<parameter>``; an API key's username is its endpoint URL,
-so the two never meet. A secret shorter than :data:`app.secrets.MIN_REDACT_LEN` characters is
+so the two never meet. A secret shorter than :data:`model.run_secrets.MIN_REDACT_LEN` characters is
 refused: masking works on text, and masking a short one would hide ordinary words all over the
 log while it could still show up elsewhere, so holodesk would promise something it cannot keep.
 """
@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping
 
 from app.automations import Automation, AutomationError
 from app.parameters import Filled, Parameter, ParameterError, check_value
-from app.secrets import MIN_REDACT_LEN, KeyringStore, SecretsError, SecretStore
+from app.secrets import KeyringStore, SecretsError, SecretStore
+from model.run_secrets import MIN_REDACT_LEN
 
 __all__ = [
     "Ask",

@@ -17,7 +17,8 @@ text parts of one .zip:
 Masking, over every text part (:class:`Masker`): the API key of every endpoint this machine
 knows (the settings' endpoint, those of the runs in the log, those agreed to over plain http:
 from ``HOLODESK_API_KEY`` or the keyring), the secrets this process masks in its log (text a
-run typed as a secret, :func:`app.logs.masked_secrets`), each also as escaped inside JSON, any
+run typed as a secret, :func:`app.logs.masked_secrets`), the secrets of a run the caller
+passes, all in every form a secret is stored in (:mod:`model.run_secrets`), any
 credential of a known shape (:func:`control.policy.mask_credentials`), and the home folder's
 path as ``~`` unless the person keeps it. What is stored is masked already (the action log
 and the log file mask typed secrets when they are written); this is the second net, for a
@@ -39,20 +40,21 @@ import platform
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app import paths
 from app.doctor import CheckResult, DoctorConfig, doctor_document, run_doctor
-from app.export import format_run, secret_forms
+from app.export import format_run
 from app.logs import LOG_BACKUPS, masked_secrets
-from app.secrets import SecretStore, lookup_api_key, redact
+from app.secrets import SecretStore, lookup_api_key
 from app.settings import Settings, describe_settings
 from app.store import ActionLog, RunNotFound, RunRecord, StoreError
 from app.version import version
 from control.policy import mask_credentials
 from model.problem import Fix, HolodeskError
+from model.run_secrets import RunSecrets
 
 __all__ = [
     "LOG_LINES",
@@ -101,15 +103,16 @@ class Screenshot:
 
 
 class Masker:
-    """Masks secrets, credential shapes and (optionally) the home folder in text."""
+    """Masks secrets (every form of each, :mod:`model.run_secrets`), credential shapes and
+    (optionally) the home folder in text."""
 
-    def __init__(self, secrets: Iterable[str], home: str | None = None) -> None:
-        self._forms = secret_forms(s for s in secrets if s)
+    def __init__(self, secrets: RunSecrets, home: str | None = None) -> None:
+        self._secrets = secrets
         # "/" or "" as the home would garble every path.
         self._home = home if home and len(home) > 1 else None
 
     def __call__(self, text: str) -> str:
-        text = mask_credentials(redact(text, self._forms))
+        text = mask_credentials(self._secrets.mask(text))
         if self._home is not None:
             text = text.replace(self._home, "~")
         return text
@@ -207,26 +210,28 @@ def collect_report(
     environ: Mapping[str, str] | None = None,
     hide_home: bool = True,
     settings_error: str | None = None,
+    secrets: RunSecrets | None = None,
 ) -> Report:
     """Gather the bundle's parts and mask them (see the module doc). Blocks: the set-up checks
     may take up to a minute, the keyring may ask to be unlocked; the GUI calls it off its
     thread. ``say`` words the doctor's fixes in the calling front end's terms.
     ``settings_error``: why the settings file could not be read (``settings`` are then the
-    defaults), said at the top of the settings part: a broken file is worth reporting too."""
+    defaults), said at the top of the settings part: a broken file is worth reporting too.
+    ``secrets``: a run's secrets, masked too (the process's own log masks are always)."""
     env = os.environ if environ is None else environ
     db = paths.db_path() if db_path is None else db_path
     run, steps_text, shots, endpoints = _last_run(db)
     endpoints |= {settings.endpoint, *settings.plain_http_ok}
-    secrets = set(masked_secrets())
+    known = set(masked_secrets()) | (set(secrets.values()) if secrets is not None else set())
     for endpoint in sorted(endpoints):
         key = lookup_api_key(endpoint, store, env).key
         if key:
-            secrets.add(key)
+            known.add(key)
     # This process masks only what it saw; a secret parameter typed by an earlier run (the
     # app's, another terminal's) is masked from the keyring's copy.
-    secrets |= _secret_parameter_values(store)
+    known |= _secret_parameter_values(store)
     home = str(Path.home()) if hide_home else None
-    mask = Masker(secrets, home)
+    mask = Masker(RunSecrets.masking(known), home)
     results = doctor(settings)
     doc = json.dumps(doctor_document(results, settings.endpoint, say=say), indent=2,
                      ensure_ascii=False)

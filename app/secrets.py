@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from model.problem import HolodeskError
+from model.run_secrets import MIN_REDACT_LEN, RunSecrets
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -56,10 +57,6 @@ if TYPE_CHECKING:
 SERVICE = "holodesk"
 ENV_API_KEY = "HOLODESK_API_KEY"
 
-# Short strings would be "redacted" all over ordinary text, and no real API key is this short.
-_MIN_REDACT_LEN = 6
-#: The shortest secret :func:`redact` masks (a secret parameter must be at least this long).
-MIN_REDACT_LEN = _MIN_REDACT_LEN
 _MAX_KEY_LEN = 4096
 
 _SECRET_NAME = re.compile(r"api[_-]?key|token|secret|password|passwd|authorization", re.I)
@@ -437,7 +434,7 @@ def scrub_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every occurrence of each secret replaced by ``***``."""
     for secret in secrets:
-        if len(secret) >= _MIN_REDACT_LEN and secret in text:
+        if len(secret) >= MIN_REDACT_LEN and secret in text:
             text = text.replace(secret, "***")
     return text
 
@@ -446,7 +443,7 @@ def redact_unfinished(text: str, secrets: Iterable[str]) -> str:
     """:func:`redact` for text still arriving (a streamed answer so far): also holds back an
     end that may be the start of a secret, since its rest is not there yet to be recognized.
     Once the rest arrives, the whole secret is masked; a look-alike end shows with it."""
-    usable = [s for s in secrets if len(s) >= _MIN_REDACT_LEN]
+    usable = [s for s in secrets if len(s) >= MIN_REDACT_LEN]
     text = redact(text, usable)
     held = 0
     for secret in usable:
@@ -468,31 +465,44 @@ class RedactingFilter(logging.Filter):
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         super().__init__()
         self._secrets: set[str] = set()
+        self._runs: tuple[RunSecrets, ...] = ()
         for secret in secrets:
             self.add(secret)
 
     def add(self, secret: str) -> None:
         """Start masking ``secret`` (ignored when too short to be a real key)."""
-        if len(secret) >= _MIN_REDACT_LEN:
+        if len(secret) >= MIN_REDACT_LEN:
             # A new set, never a changed one: other threads iterate it (a log record, a
             # problem report) while a run adds what it typed.
             self._secrets = self._secrets | {secret}
 
+    def watch(self, run: RunSecrets) -> None:
+        """Mask every form of ``run``'s secrets, those it learns later too (a run's typed
+        secrets), for the rest of the process."""
+        if all(r is not run for r in self._runs):
+            self._runs = (*self._runs, run)
+
     def secrets(self) -> frozenset[str]:
-        """The secrets masked so far."""
-        return frozenset(self._secrets)
+        """The secrets masked so far (the watched runs' in every form)."""
+        return frozenset(self._secrets).union(*(r.forms() for r in self._runs))
+
+    def _redact(self, text: str) -> str:
+        text = redact(text, self._secrets)
+        for run in self._runs:
+            text = run.mask(text)
+        return text
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._secrets:
+        if not self._secrets and not any(self._runs):
             return True
         message = record.getMessage()
-        cleaned = redact(message, self._secrets)
+        cleaned = self._redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact(record.exc_text, self._secrets)
+            record.exc_text = self._redact(record.exc_text)
         if record.stack_info:
-            record.stack_info = redact(record.stack_info, self._secrets)
+            record.stack_info = self._redact(record.stack_info)
         return True

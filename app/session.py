@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 from app import protected
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
-from app.logs import mask
+from app.logs import watch
 from app.parameters import Filled
 from app.parts import (
     ContractChoice,
@@ -23,7 +22,7 @@ from app.parts import (
     run_convention,
 )
 from app.replay import Replayer
-from app.secrets import api_key, redact
+from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
 from app.trajectory import Recorder
@@ -42,6 +41,7 @@ from model.client import HolotronClient, ServedModel
 from model.coords import Rect
 from model.plain_http import check_plain_http
 from model.problem import HolodeskError
+from model.run_secrets import RunSecrets
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class Session:
         """
         # The task as the log keeps it: a secret parameter's value is in the filled task and
         # must never reach the saved steps (stored masked).
-        task = redact(self.task, self.parameters.secrets()) if self.parameters else self.task
+        task = self.parts.secrets.mask(self.task)
         template = task if template is None else template
         values = dict(self.parameters.values) if self.parameters else {}
         try:
@@ -102,7 +102,7 @@ class Session:
         if not self.dry_run:
             convention = run_convention(self.settings, self.parts.client.codec)
             self.recorder = Recorder(key, name, task, convention,
-                                     secrets=self.parts.store.secrets, template=template,
+                                     secrets=self.parts.secrets.forms, template=template,
                                      parameters=self.parameters)
 
     @property
@@ -164,18 +164,17 @@ class Session:
         secrets are (the log file, the action log, the prompt history, what the front ends
         show), and typing one counts as typing a secret; the run's settings snapshot records
         the plain values and the secret names (a replay retypes from them)."""
+        if self.parts.policy.secrets is not self.parts.secrets:
+            # Else typing a secret parameter's value would not be judged a secret.
+            raise ValueError(
+                "the session's safety policy does not share the run's secrets with its action "
+                "log; build both with the same RunSecrets (as make_session does)")
         self.task = filled.task
         self.parameters = filled
-        values = filled.secrets()
-        for value in values:
-            # Every form it is stored in, as the agent's typed secrets: as typed, and escaped
-            # inside the stored JSON (the task, an action, the model's raw answer).
-            for form in {value, json.dumps(value)[1:-1],
-                         json.dumps(value, ensure_ascii=False)[1:-1]}:
-                self.parts.store.add_secret(form)
-                mask(form)
-        policy = self.parts.policy
-        policy.secrets = policy.secrets | frozenset(values)
+        # The run's one set of secrets (model/run_secrets.py): the store, the policy and the
+        # log file took it when the session was built, and derive every form from it.
+        self.parts.secrets.add_parameters(filled.secrets())
+        watch(self.parts.secrets)
 
     def watch_protected_files(self, finder: TargetFinder, *, watch: bool = True) -> None:
         """Guard the protected files through the run (:mod:`app.protected`): a change stops it
@@ -283,7 +282,9 @@ def build_session(
     check_display()
     latch = latch or StopLatch()
     key = api_key(settings.endpoint)
-    mask(key)
+    # The run's secrets, one object that the action log, the policy and the log file take.
+    secrets = RunSecrets(api_key=key)
+    watch(secrets)
     client = HolotronClient(client_config(settings, key), run_codec(settings))
     finder = finder if finder is not None else make_target_finder()
     if settings.never_touch and isinstance(finder, NoTargetFinder):
@@ -314,8 +315,9 @@ def build_session(
         capturer=capturer,
         executor=Executor(backend, latch),
         policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,),
-                            never_touch=settings.never_touch, only_in=settings.only_in),
-        store=ActionLog.open(secrets=[key] if key else (),
+                            never_touch=settings.never_touch, only_in=settings.only_in,
+                            secrets=secrets),
+        store=ActionLog.open(secrets=secrets,
                              keep_screenshots=settings.log_screenshots),
         latch=latch,
         finder=finder,

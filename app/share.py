@@ -75,6 +75,7 @@ from app.trajectory import (
 )
 from control.policy import ConfirmMode
 from model.problem import HolodeskError
+from model.run_secrets import MIN_REDACT_LEN, RunSecrets, forms_of
 
 __all__ = [
     "AUTOMATION_MEMBER",
@@ -236,10 +237,12 @@ def default_output(automation: Automation, folder: Path | None = None) -> Path:
 
 
 def export_automation(plan: ExportPlan, dest: Path, *, with_steps: bool,
-                      store: SecretStore | None = None) -> Path:
+                      store: SecretStore | None = None,
+                      secrets: RunSecrets | None = None) -> Path:
     """Write the plan to ``dest`` at once (a crash leaves no half file); the saved steps only
     when ``with_steps``. Refuses to replace an existing file, and refuses an export that would
-    contain a secret parameter's stored value."""
+    contain, in any form (:mod:`model.run_secrets`), a secret parameter's stored value or one
+    of ``secrets`` (a run's: the API key, what it typed as a secret)."""
     if dest.exists():
         raise ShareError(f"{dest} exists already; choose another file name, or move it away "
                          "first (nothing was written)")
@@ -251,6 +254,8 @@ def export_automation(plan: ExportPlan, dest: Path, *, with_steps: bool,
                                               indent=1, ensure_ascii=False).encode()
         members.update(plan.pictures)
     _refuse_secrets(plan.automation, members, store)
+    if secrets is not None:
+        _refuse_run_secrets(plan.automation, members, secrets)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
         for name, content in members.items():
@@ -287,14 +292,26 @@ def _refuse_secrets(automation: Automation, members: Mapping[str, bytes],
             f"checked that they hold none of its secret parameters' values, and the keyring "
             f"cannot be read ({e}); unlock it, or export without the saved steps") from None
     for param, value in secrets.items():
-        needle = value.encode()
-        quoted = json.dumps(value, ensure_ascii=False)[1:-1].encode()
+        needles = [form.encode() for form in forms_of(value)]
         for name, data in members.items():
-            if not name.endswith(".png") and (needle in data or quoted in data):
+            if not name.endswith(".png") and any(n in data for n in needles):
                 raise ShareError(
                     f"the export of {automation.name!r} would contain the value of its secret "
                     f"parameter {param} (in {name}); nothing was written. Export it without "
                     "the saved steps, or forget them and record them again")
+
+
+def _refuse_run_secrets(automation: Automation, members: Mapping[str, bytes],
+                        secrets: RunSecrets) -> None:
+    """As :func:`_refuse_secrets`, for a run's secrets (those long enough to be told from
+    ordinary text, as everywhere they are masked)."""
+    needles = [f.encode() for f in secrets.forms() if len(f) >= MIN_REDACT_LEN]
+    for name, data in members.items():
+        if not name.endswith(".png") and any(n in data for n in needles):
+            raise ShareError(
+                f"the export of {automation.name!r} would contain a secret of this run (the "
+                f"API key or text it typed as a secret, in {name}); nothing was written. Export "
+                "it without the saved steps, or forget them and record them again")
 
 
 # -- import -------------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ single :class:`ActionLog` may be shared by the agent worker and a UI thread. Ope
 main thread, hand it to the worker, close it after the worker has joined.
 
 Secrets: nothing here receives the API key. ``settings`` snapshots are scrubbed of anything
-named like a key or token anyway, and :meth:`ActionLog.add_secret` masks a known secret in every
-text stored (defense in depth against an error message quoting a header).
+named like a key or token anyway, and the run's secrets given to :meth:`ActionLog.open` (a
+:class:`~model.run_secrets.RunSecrets`: the key, secret parameters, typed secrets) are masked in
+every text stored (defense in depth against an error message quoting a header).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -51,10 +52,11 @@ from types import TracebackType
 from typing import Any
 
 from app import paths
-from app.secrets import redact, scrub_settings
+from app.secrets import scrub_settings
 from control.tripwire import own_write
 from model.coords import FrameGeometry, Point
 from model.problem import HolodeskError
+from model.run_secrets import RunSecrets
 
 __all__ = [
     "DECISIONS",
@@ -299,10 +301,10 @@ class ActionLog:
     """The action log database. Create with :meth:`open`; use as a context manager or close()."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, *,
-                 keep_screenshots: bool = True) -> None:
+                 keep_screenshots: bool = True, secrets: RunSecrets | None = None) -> None:
         self._conn = conn
         self._lock = threading.RLock()
-        self._secrets: set[str] = set()
+        self._secrets = secrets if secrets is not None else RunSecrets()
         self.path = path
         #: Where ``runs/<run_id>/`` folders go: next to the database.
         self.root = path.parent
@@ -316,13 +318,14 @@ class ActionLog:
         cls,
         path: Path | None = None,
         *,
-        secrets: Iterable[str] = (),
+        secrets: RunSecrets | None = None,
         mark_interrupted: bool = True,
         keep_screenshots: bool = True,
     ) -> ActionLog:
         """Open (creating or migrating) the log at ``path`` (default ``paths.db_path()``).
 
-        ``secrets`` are masked in everything stored. Runs left ``running`` by a dead process
+        ``secrets`` (the run's, :mod:`model.run_secrets`) are masked in everything stored, in
+        every form, those the run learns later too. Runs left ``running`` by a dead process
         are marked ``interrupted`` unless ``mark_interrupted`` is False. ``keep_screenshots``
         False keeps thumbnails and text only (see the module doc).
         Raises :class:`SchemaTooNew` for a database from a newer holodesk, :class:`StoreError`
@@ -351,9 +354,7 @@ class ActionLog:
         except BaseException:
             conn.close()
             raise
-        log = cls(conn, path, keep_screenshots=keep_screenshots)
-        for secret in secrets:
-            log.add_secret(secret)
+        log = cls(conn, path, keep_screenshots=keep_screenshots, secrets=secrets)
         if mark_interrupted:
             log.mark_interrupted()
         return log
@@ -374,10 +375,6 @@ class ActionLog:
     ) -> None:
         self.close()
 
-    def add_secret(self, secret: str) -> None:
-        """Mask ``secret`` (e.g. the API key in use) in every text stored from now on."""
-        if secret:
-            self._secrets.add(secret)
 
     # --- writing --------------------------------------------------------------------------
 
@@ -664,9 +661,10 @@ class ActionLog:
             ).fetchall()
         return [self._step_from_row(row) for row in rows]
 
-    def secrets(self) -> frozenset[str]:
-        """The secrets masked in stored text (for the exporter)."""
-        return frozenset(self._secrets)
+    def secrets(self) -> RunSecrets:
+        """The run's secrets this log masks in stored text (the agent masks its prompt and
+        events with them; an export of this log's runs masks with them)."""
+        return self._secrets
 
     # --- internals ------------------------------------------------------------------------
 
@@ -685,7 +683,7 @@ class ActionLog:
     def _text(self, text: str | None) -> str | None:
         if text is None or not self._secrets:
             return text
-        return redact(text, self._secrets)
+        return self._secrets.mask(text)
 
     def _relative(self, path: str | None) -> str | None:
         # Relative to the data folder, so moving the folder keeps the log readable.

@@ -51,7 +51,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -527,7 +527,7 @@ class Recorder:
     name: str
     task: str
     convention: Convention
-    secrets: Callable[[], frozenset[str]] = frozenset
+    secrets: Callable[[], Collection[str]] = frozenset
     root: Path | None = None
     run_id: str = ""
     saved: Path | None = None
@@ -680,7 +680,7 @@ def _context_crop(image: Image.Image, x: float, y: float
 _NAME_KEYS = frozenset({"crop", "context", "state"})
 
 
-def _redacted(value: Any, secrets: frozenset[str], key: str = "") -> Any:
+def _redacted(value: Any, secrets: Collection[str], key: str = "") -> Any:
     if isinstance(value, str):
         return value if key in _NAME_KEYS else redact(value, secrets)
     if isinstance(value, dict):

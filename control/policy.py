@@ -65,6 +65,7 @@ matter.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import unicodedata
@@ -86,6 +87,7 @@ from control.keys import (
     split_combo,
 )
 from control.target import NO_FINDER, Target, TargetKind
+from model.run_secrets import MASK, MIN_REDACT_LEN, RunSecrets
 from model.schema import (
     Action,
     Answer,
@@ -979,12 +981,13 @@ class SafetyPolicy:
         *,
         never_touch: Iterable[str] = (),
         only_in: Iterable[str] = (),
-        secrets: Iterable[str] = (),
+        secrets: RunSecrets | None = None,
     ) -> None:
         self.mode = mode
-        #: Values known to be secret (an automation's secret parameters): typing one is typing
-        #: a secret, whatever it looks like.
-        self.secrets: frozenset[str] = frozenset(s for s in secrets if s)
+        #: The run's secrets (model/run_secrets.py), read here, never changed: typing one of
+        #: its secret parameters' values is typing a secret, whatever it looks like, and the
+        #: verdict's reasons (an element's name, a window's title) show every secret masked.
+        self.secrets = secrets if secrets is not None else RunSecrets()
         self.reserved_hotkeys: tuple[Combo, ...] = tuple(
             parse_combo(c) for c in reserved_hotkeys
         )
@@ -1001,7 +1004,7 @@ class SafetyPolicy:
             return False
         joined = before + text
         size = max(MIN_SECRET_PIECE, len(text))
-        for known in self.secrets:
+        for known in self.secrets.parameters():
             if known in text:
                 return True
             at = joined.rfind(known)
@@ -1012,6 +1015,36 @@ class SafetyPolicy:
         return False
 
     def assess(
+        self,
+        action: Action,
+        *,
+        history: Sequence[Action] = (),
+        outside_monitor: bool = False,
+        start_outside_monitor: bool = False,
+        aim: Aim = Aim(),
+        asked_at: int = 0,
+    ) -> Verdict:
+        """:meth:`_assess`, its reasons with the run's secrets masked: they quote element
+        names and window titles, which may show one, and the person reads them."""
+        verdict = self._assess(action, history=history, outside_monitor=outside_monitor,
+                               start_outside_monitor=start_outside_monitor, aim=aim,
+                               asked_at=asked_at)
+        if not self.secrets or not verdict.reasons:
+            return verdict
+        return dataclasses.replace(
+            verdict, reasons=tuple(self._masked(r) for r in verdict.reasons))
+
+    def _masked(self, reason: str) -> str:
+        """``reason`` with the run's secrets masked, also as :func:`_quoted` shows a name (its
+        double quotes made single): a form only this module writes."""
+        reason = self.secrets.mask(reason)
+        for form in self.secrets.forms():
+            shown = form.replace('"', "'")
+            if shown != form and len(shown) >= MIN_REDACT_LEN and shown in reason:
+                reason = reason.replace(shown, MASK)
+        return reason
+
+    def _assess(
         self,
         action: Action,
         *,

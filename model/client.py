@@ -17,7 +17,6 @@ generating. One ``next_step`` at a time per client.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import queue
 import re
@@ -60,6 +59,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.plain_http import PlainHttpRefused, host_address, needs_consent
+from model.run_secrets import forms_of
 from model.schema import Step
 from model.sdk_adapter import post_chat, stream_chat, wrap_network_backend
 from model.stream_chunk import read_chunk
@@ -995,11 +995,11 @@ class HolotronClient:
 
 
 def without_key(error: HolotronError, key: str | None) -> HolotronError:
-    """``error`` with ``key`` (as sent, and as a JSON string would escape it) replaced by
-    ``***`` in its message and detail; the same object, changed in place."""
+    """``error`` with ``key`` (in every form a secret is printed in, model/run_secrets.py)
+    replaced by ``***`` in its message and detail; the same object, changed in place."""
     if not key:
         return error
-    forms = sorted({key, json.dumps(key)[1:-1]}, key=len, reverse=True)
+    forms = sorted(forms_of(key), key=len, reverse=True)
 
     def clean(text: str) -> str:
         for form in forms:

@@ -109,7 +109,7 @@ def test_keys_typed_with_shift_held_into_a_password_field_are_hidden(
     with FakeVLLM(ScriptedPolicy(script)) as server:
         h = _harness(harness_for, server)
         finished = h.run()
-    secrets = h.store.secrets()
+    secrets = h.store.secrets().values()
     assert "HUN" in secrets and "TERRIBLE" in secrets and "terrible" in secrets
     actions = [s.action for s in h.store.steps(finished.run_id)]
     assert actions[2] == {"action": "hold_and_tap", "hold": ["shift"], "tap": ["[secret keys]"]}

@@ -22,6 +22,7 @@ from app.events import (
 )
 from control.policy import ConfirmMode, SafetyPolicy
 from control.target import Target
+from model.run_secrets import RunSecrets
 from tests.support.agent_harness import AgentHarness, HarnessFor
 from tests.support.fake_targets import FIREFOX, XTERM, FakeTargetFinder, terminal, window
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -169,7 +170,7 @@ def test_the_terminal_submits_question_masks_a_secret_typed_before(
         h = _harness(harness_for, server, FakeTargetFinder(focus=XTERM), mode=ConfirmMode.RISKY,
                      answer=lambda e: ConfirmReply(
                          Answer.APPROVE if e.request.action.action == "type" else Answer.SKIP))
-        h.parts.policy.secrets = frozenset({secret})
+        h.parts.policy = SafetyPolicy(ConfirmMode.RISKY, secrets=RunSecrets(parameters={secret}))
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
     asked = h.of(AwaitingConfirmation)

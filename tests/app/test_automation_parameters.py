@@ -27,6 +27,7 @@ from app.parameters import (
     replayed_text,
     secret_typed,
 )
+from model.run_secrets import RunSecrets
 from tests.support.e2e import run_holodesk
 from tests.support.home import Home
 from tests.support.memory_secrets import MemoryStore
@@ -312,5 +313,5 @@ def test_typing_a_secret_parameter_is_typing_a_secret() -> None:
     plain = "blue elephant"  # looks like nothing the secret rules know
     action = Type(action="type", text=f"{plain} again")
     assert not SafetyPolicy(ConfirmMode.NEVER).assess(action).secret
-    verdict = SafetyPolicy(ConfirmMode.NEVER, secrets=[plain]).assess(action)
+    verdict = SafetyPolicy(ConfirmMode.NEVER, secrets=RunSecrets(parameters=[plain])).assess(action)
     assert verdict.secret and "types the value of a secret parameter" in verdict.reasons

@@ -30,6 +30,7 @@ import pytest
 
 from app.events import Answer, ConfirmReply, Outcome, StepProposed
 from control.policy import ConfirmMode, SafetyPolicy
+from model.run_secrets import RunSecrets
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_targets import FakeTargetFinder, window
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -54,7 +55,7 @@ def _run(harness_for: HarnessFor, extra: list[str]) -> tuple[list[Any], list[str
         h = harness_for(server, mode=ConfirmMode.RISKY,
                         answer=lambda _request: ConfirmReply(Answer.APPROVE))
         h.parts.finder = FakeTargetFinder(focus=window("firefox", title="Intranet - Firefox"))
-        h.parts.policy = SafetyPolicy(ConfirmMode.RISKY, secrets=(SECRET,))
+        h.parts.policy = SafetyPolicy(ConfirmMode.RISKY, secrets=RunSecrets(parameters=(SECRET,)))
         finished = h.run("log in", max_steps=len(steps) + 3, loop_limit=len(steps) + 3)
     assert finished.outcome is Outcome.ANSWERED, finished
     verdicts = [e.verdict for e in h.of(StepProposed)][:len(steps) + 1]

@@ -30,6 +30,7 @@ from app.events import Outcome, StepProposed
 from app.trajectory import Recorder, trajectory_dir
 from control.policy import ConfirmMode, SafetyPolicy
 from model.coords import Convention
+from model.run_secrets import RunSecrets
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_targets import FakeTargetFinder, window
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -55,7 +56,7 @@ def _run(harness_for: HarnessFor, tmp_path: Path) -> tuple[Any, Recorder]:
     with FakeVLLM(ScriptedPolicy([*steps, ANSWER])) as server:
         h = harness_for(server)
         h.parts.finder = FakeTargetFinder(focus=window("firefox", title="Intranet - Firefox"))
-        h.parts.policy = SafetyPolicy(ConfirmMode.NEVER, secrets=(SECRET,))
+        h.parts.policy = SafetyPolicy(ConfirmMode.NEVER, secrets=RunSecrets(parameters=(SECRET,)))
         h.on_event = recorder
         finished = h.run(TASK, max_steps=len(steps) + 2, loop_limit=len(steps) + 2)
     assert finished.outcome is Outcome.ANSWERED, finished

@@ -84,7 +84,7 @@ def test_redteam6_a_plan_quoting_a_typed_password_is_shown_in_clear(
         h.parts.finder = FakeTargetFinder(focus=FIREFOX, below=FIREFOX)
         finished = h.run()
     assert finished.outcome is Outcome.ANSWERED
-    assert secret in h.store.secrets()  # known as a secret from step 2 on
+    assert secret in h.store.secrets().values()  # known as a secret from step 2 on
     plan = next(e for e in h.of(StepProposed) if e.step.action.action == "update_plan")
     assert secret not in plan.step.thought  # control: the thought is masked
     stored = [s.action for s in h.store.steps(finished.run_id)][2]

@@ -2,7 +2,8 @@
 one is; a shorter one is refused (docs/safety.md, Secret parameters of automations).
 
 Six is both bounds at once: the value check (app/parameter_values.py ``check_secret``) and the
-masking (app/secrets.py ``redact``, ``redact_unfinished``, ``RedactingFilter``), so a bound off
+masking (model/run_secrets.py ``RunSecrets.mask``, ``mask_unfinished``; app/secrets.py
+``RedactingFilter``), so a bound off
 by one on either side shows here: a six-character secret refused, or accepted and then left
 in clear. The run is the core over real parts (tests/support/agent_harness.py), wired as the
 front ends wire an automation's run (:meth:`Session.use_parameters`), with the log file's
@@ -21,9 +22,9 @@ from app.automations import Automation, AutomationError
 from app.events import ModelText, Outcome, RunStarted, StepProposed
 from app.parameter_values import resolve, store_secret
 from app.parameters import ParameterError
-from app.secrets import MIN_REDACT_LEN
 from app.session import Session
 from app.settings import Settings
+from model.run_secrets import MIN_REDACT_LEN
 from tests.support.agent_harness import HarnessFor
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy, ScriptItem
 from tests.support.home import isolate_home

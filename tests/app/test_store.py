@@ -32,6 +32,7 @@ from app.store import (
     StepRecord,
     StoreError,
 )
+from model.run_secrets import RunSecrets
 from tests.support.home import REPO_ROOT, Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
 
@@ -311,7 +312,7 @@ def test_settings_snapshot_never_keeps_a_secret(log: ActionLog) -> None:
 
 
 def test_known_secrets_are_masked_in_stored_text(home: Home) -> None:
-    with ActionLog.open(secrets=[KEY]) as log:
+    with ActionLog.open(secrets=RunSecrets(api_key=KEY)) as log:
         run = log.start_run("t", "http://h/v1", None, {})
         log.add_step(StepRecord(run.id, 1, 0.0, error=f"Illegal header b'Bearer {KEY}'"))
         log.finish_run(run.id, "error", f"server said {KEY}")

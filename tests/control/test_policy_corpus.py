@@ -22,6 +22,7 @@ from control.procfs import TerminalSign
 from control.stop import StopLatch
 from control.target import NO_FINDER, Target
 from model.coords import Rect
+from model.run_secrets import RunSecrets
 from model.schema import Action, Type
 from tests.control.conftest import RATES
 from tests.support.actions import act, click, key, typing
@@ -368,7 +369,7 @@ def _held_key_sequences() -> list[Seq]:
     stop = SafetyPolicy()
     guarded = SafetyPolicy(never_touch=["KeePassXC"])
     only = SafetyPolicy(only_in=["firefox"])
-    secret = SafetyPolicy(secrets=["QWERTYsecret9"])
+    secret = SafetyPolicy(secrets=RunSecrets(parameters=["QWERTYsecret9"]))
     out = [
         # A chord completed by a later step: closes, quits, deletes.
         seq("held: ctrl down, type w", FIREFOX, down("ctrl"), typing("w")),

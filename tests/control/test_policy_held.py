@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from control.held import held_keys, lower, shifted
 from control.policy import Aim, ConfirmMode, SafetyPolicy, key_text, typed_by
+from model.run_secrets import RunSecrets
 from model.schema import Action, Hotkey
 from tests.support.actions import act, click, key, typing
 from tests.support.fake_targets import FIREFOX, XTERM, window
@@ -56,7 +57,7 @@ def test_shift_held_types_capitals_for_every_rule() -> None:
 
 
 def test_a_secret_typed_with_shift_held_is_a_secret() -> None:
-    policy = SafetyPolicy(secrets=["QWERTYsecret9"])
+    policy = SafetyPolicy(secrets=RunSecrets(parameters=["QWERTYsecret9"]))
     history = [down("shift"), typing("qwerty"), up("shift")]
     verdict = policy.assess(typing("secret9"), history=history, aim=Aim(FIREFOX))
     assert verdict.confirm and verdict.secret

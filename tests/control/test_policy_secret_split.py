@@ -9,6 +9,7 @@ default ``risky`` mode neither step was confirmed and the secret reached the pag
 from __future__ import annotations
 
 from control.policy import Aim, ConfirmMode, SafetyPolicy
+from model.run_secrets import RunSecrets
 from model.schema import Click, Hotkey, Type
 from tests.support.fake_targets import FIREFOX
 
@@ -17,7 +18,7 @@ IN_FIREFOX = Aim(target=FIREFOX)
 
 
 def _policy() -> SafetyPolicy:
-    return SafetyPolicy(ConfirmMode.RISKY, secrets=[SECRET])
+    return SafetyPolicy(ConfirmMode.RISKY, secrets=RunSecrets(parameters=[SECRET]))
 
 
 def _type(text: str) -> Type:

@@ -26,6 +26,7 @@ from control.policy import ConfirmMode, SafetyPolicy
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
 from model.contracts import Codec
+from model.run_secrets import RunSecrets
 from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM
 
@@ -56,7 +57,9 @@ class AgentHarness:
         self.gate = PauseGate()
         self.screen = screen
         self.backend = DryRunBackend()
-        self.store = ActionLog.open(tmp_path / "log.db")
+        # One run's secrets, shared as app/session.py shares them (store, policy, log file).
+        self.secrets = RunSecrets()
+        self.store = ActionLog.open(tmp_path / "log.db", secrets=self.secrets)
         self.capturer = FakeCapturer(lambda: np.asarray(self.screen()))
         self.client = HolotronClient(ClientConfig(base_url=server.base_url), codec)
         self.events: list[Event] = []
@@ -66,7 +69,7 @@ class AgentHarness:
             client=self.client,
             capturer=self.capturer,
             executor=Executor(self.backend, self.latch),
-            policy=SafetyPolicy(mode),
+            policy=SafetyPolicy(mode, secrets=self.secrets),
             store=self.store,
             latch=self.latch,
             clock=clock,

@@ -25,6 +25,7 @@ from control.input import DryRunBackend, Executor
 from control.policy import SafetyPolicy
 from control.stop import StopLatch
 from model.client import ClientConfig, HolotronClient
+from model.run_secrets import RunSecrets
 from tests.support.fake_capturer import FakeCapturer
 from tests.support.fake_vllm import FakeVLLM
 
@@ -53,12 +54,13 @@ class Rig:
         self.settings.append(settings)
         backend = DryRunBackend()
         self.backends.append(backend)
+        secrets = RunSecrets()  # one per run, as app/session.py builds it
         parts = AgentParts(
             client=HolotronClient(ClientConfig(base_url=self.server.base_url)),
             capturer=FakeCapturer(screen),
             executor=Executor(backend, latch),
-            policy=SafetyPolicy(settings.confirm),
-            store=ActionLog.open(),
+            policy=SafetyPolicy(settings.confirm, secrets=secrets),
+            store=ActionLog.open(secrets=secrets),
             latch=latch,
         )
         return Session(task=task, settings=settings, dry_run=True, parts=parts)
