@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import annotated_types
@@ -76,6 +76,7 @@ from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 from model.tls import normalize_fingerprint
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ENV_PREFIX = "HOLODESK_"
 DEFAULT_ENDPOINT = "http://127.0.0.1:8000/v1"
@@ -102,10 +103,16 @@ NEVER_TOUCH = ("keepassxc", "org.keepassxc.keepassxc", "keepass", "keepass2", "b
                "kwalletmanager5", "proton pass", "nordpass", "dashlane", "lastpass")
 
 
+def app_names(text: str) -> tuple[str, ...]:
+    """The applications in "firefox, libreoffice-calc" as a command line or `config set`
+    gives them (empty: none named)."""
+    return tuple(dict.fromkeys(v for v in (p.strip() for p in text.split(",")) if v))
+
+
 def app_list(value: object) -> object:
     """"firefox, libreoffice-calc" as a command line or `config set` gives it, or a list."""
     if isinstance(value, str):
-        value = [v for v in (p.strip() for p in value.split(",")) if v]
+        value = app_names(value)
     if isinstance(value, list | tuple):
         names = [str(v).strip() for v in value]
         if any(not n or any(c in n for c in "\n\t") for n in names):
@@ -523,16 +530,46 @@ class RunValues:
 
     def given(self) -> dict[str, object]:
         """The values set, by setting name."""
-        return {f.name: value for f in fields(self) if f.name != "sources"
-                and (value := getattr(self, f.name)) is not None}
+        return {name: value for name in RunValues.names()
+                if (value := getattr(self, name)) is not None}
+
+    def source(self, name: str) -> str:
+        """Where the value of ``name`` came from."""
+        return dict(self.sources).get(name, COMMAND_LINE)
 
     def by_source(self) -> list[tuple[str, dict[str, object]]]:
         """The values set, grouped by where they came from."""
-        named = dict(self.sources)
         out: dict[str, dict[str, object]] = {}
         for name, value in self.given().items():
-            out.setdefault(named.get(name, COMMAND_LINE), {})[name] = value
+            out.setdefault(self.source(name), {})[name] = value
         return list(out.items())
+
+    def then(self, top: RunValues) -> RunValues:
+        """These values with ``top``'s on top: a value ``top`` sets wins, with its source
+        (the person's own choice over an automation's)."""
+        ours, theirs = self.given(), top.given()
+        return RunValues(
+            confirm=_first(top.confirm, self.confirm),
+            monitor=_first(top.monitor, self.monitor),
+            only_in=_first(top.only_in, self.only_in),
+            max_steps=_first(top.max_steps, self.max_steps),
+            max_seconds=_first(top.max_seconds, self.max_seconds),
+            endpoint=_first(top.endpoint, self.endpoint),
+            model=_first(top.model, self.model),
+            convention=_first(top.convention, self.convention),
+            model_profile=_first(top.model_profile, self.model_profile),
+            sources=tuple((name, top.source(name) if name in theirs else self.source(name))
+                          for name in RunValues.names() if name in ours or name in theirs),
+        )
+
+    @staticmethod
+    def names() -> tuple[str, ...]:
+        """The settings a run may get a value of its own for."""
+        return tuple(f.name for f in fields(RunValues) if f.name != "sources")
+
+
+def _first(value: _T | None, otherwise: _T | None) -> _T | None:
+    return value if value is not None else otherwise
 
 
 def normalize_endpoint(value: str) -> str:

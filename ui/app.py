@@ -6,7 +6,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +14,13 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 
-from app.approval import read_record, record_path
 from app.automations import (
     Automation,
     AutomationError,
     automations_path,
     find_automation,
-    held_problem,
-    judge_automation,
     load_automations,
-    run_limits,
+    narrow_only_in,
 )
 from app.demo.run import Demo, DemoResult
 from app.events import (
@@ -43,6 +40,7 @@ from app.parameters import Filled
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
+from app.run_request import AutomationMode, RunRequest, make_run_request
 from app.runner import stop_signals
 from app.safety_review import Review, review
 from app.safety_review import apply as apply_changes
@@ -50,10 +48,11 @@ from app.safety_review import keep as keep_approved
 from app.scheduler import Clock, Missed
 from app.secrets import api_key, redact
 from app.session import Session
-from app.settings import Settings, SettingsError, load_settings
+from app.settings import RunValues, Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from app.trajectory import has_trajectory
 from control.hotkeys import HotkeyListener
+from control.policy import ConfirmMode
 from control.stop import StopLatch
 from control.tripwire import STOP_SOURCE as TRIPWIRE
 from model.serving.launcher import ServeError
@@ -139,9 +138,9 @@ class HolodeskApp(QObject):
         if session_factory is None:
             rects = self.window_rects.rects
 
-            def session_factory(s: Settings, task: str, latch: StopLatch,
+            def session_factory(request: RunRequest, latch: StopLatch,
                                 gate: PauseGate) -> Session:
-                return real_session(s, task, latch, gate, exclude=rects)
+                return real_session(request, latch, gate, exclude=rects)
 
         self.controller = RunController(session_factory, self)
         self.actions = TrayActions(self)
@@ -297,13 +296,15 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "",
+    def start_task(self, task: str, confirm: ConfirmMode | None = None, monitor: str = "",
                    parameters: Filled | None = None, *, automation: str = "",
-                   saved: Automation | None = None, only_in: Sequence[str] = ()) -> bool:
-        """Start a run (of the saved ``automation``, when named); False (and the reason shown)
-        when it cannot start now. ``parameters``: an automation's, filled (``task`` is their
-        filled task). ``saved``: the automation whose saved steps replay first. ``only_in``:
-        the only applications the run may act in (an automation's)."""
+                   saved: Automation | None = None,
+                   mode: AutomationMode = AutomationMode.RUN) -> bool:
+        """Start a run (of the automation titled ``automation``, when named); False (and the
+        reason shown) when it cannot start now. ``confirm`` and ``monitor``: the person's
+        choices for this run (None, "": the settings'). ``parameters``: an automation's,
+        filled (``task`` is their filled task). ``saved``: the automation run, as ``mode``
+        says (its saved steps replay first, or a test run)."""
         if self.controller.running:
             text = "A run is already active: stop it before starting another."
             self._busy_errors.append(text)
@@ -321,7 +322,8 @@ class HolodeskApp(QObject):
         # Saved steps replay without the model (the answer too, while the screen is as it was
         # then): the server is needed only if the replay hands over, and that run then ends
         # with the server's problem, said as for any run.
-        replayable = saved is not None and has_trajectory(saved.key)
+        replayable = saved is not None and mode is AutomationMode.RUN and \
+            has_trajectory(saved.key)
         if self.status is not None and self.status.state != "ok" and not replayable:
             text = f"The model server is not ready: {view(self.status.problem).line()}"
             self._server_errors.append(text)
@@ -329,41 +331,31 @@ class HolodeskApp(QObject):
             return False
         try:
             # An automation's limits only narrow the settings' (an imported one too). Said now
-            # when they cannot; the run's own are made afresh as it starts (_run_settings).
-            run_limits(self.settings, confirm, only_in, automation or task)
-        except (SettingsError, AutomationError) as e:
+            # when they cannot; the run's own are made afresh as it starts (_run_request).
+            if saved is not None and saved.only_in:
+                narrow_only_in(self.settings, saved.only_in, automation or task)
+        except AutomationError as e:
             self.report_error(str(e))
             return False
-        prepare = self._run_settings(automation or task, confirm, monitor, tuple(only_in), saved)
-        return self.controller.start(task, prepare, parameters, saved)
+        choices = RunValues(confirm=confirm, monitor=monitor or None)
+        return self.controller.start(self._run_request(task, choices, parameters, saved, mode))
 
-    def _run_settings(self, name: str, confirm: str, monitor: str, only_in: tuple[str, ...],
-                      saved: Automation | None) -> Callable[[], Settings]:
-        """What makes a run's settings, on its worker as it starts: the settings read afresh
-        and judged (a stricter value set with `config set` while the app runs applies, one
-        written by another program does not), then the run's own limits. A saved automation
-        gets what the person approved for it (app/automations.py judge_automation: the
-        approved mode is the floor, its approved applications), and does not run while what it
-        does is changed outside holodesk and not approved."""
+    def _run_request(self, task: str, choices: RunValues, parameters: Filled | None,
+                     saved: Automation | None,
+                     mode: AutomationMode) -> Callable[[], RunRequest]:
+        """What makes a run's request (app/run_request.py), on its worker as it starts: the
+        settings read afresh (a stricter value set with `config set` while the app runs
+        applies, one written by another program does not), then the run's own values. A saved
+        automation gets what the person approved for it, and does not run while what it does
+        is changed outside holodesk and not approved."""
         load, current = self._load, self.settings
-        folder = self._automations_file.path.parent
 
-        def prepare() -> Settings:
+        def prepare() -> RunRequest:
             fresh = load() if load is not None else current
             if load is not None:
                 self.settings_read.emit(fresh)  # the app's (stop hotkey, windows) from now on
-            mode, apps = confirm, only_in
-            if saved is not None:
-                approvals = read_record(record_path(folder))
-                held = held_problem(saved, fresh, approvals)
-                if held is not None:
-                    raise held
-                verdict = judge_automation(saved, fresh.confirm, approvals)
-                mode, apps = str(verdict.confirm), verdict.only_in
-            overrides = run_limits(fresh, mode, apps, name)
-            if monitor:
-                overrides["monitor"] = monitor
-            return fresh.with_overrides(overrides) if overrides else fresh
+            return make_run_request(fresh, task, choices, automation=saved, mode=mode,
+                                    parameters=parameters)
 
         return prepare
 
@@ -408,7 +400,8 @@ class HolodeskApp(QObject):
             demo.close()
             return
         self._show_status()
-        if self.controller.running or not self.controller.start(demo.task, demo.settings):
+        if self.controller.running or \
+                not self.controller.start(make_run_request(demo.settings, demo.task)):
             demo.close()
             self.report_error("A run is already active: stop it before trying the demo.")
             return
@@ -533,7 +526,8 @@ class HolodeskApp(QObject):
         if not automation.secret_parameters():
             return self._fill_and_start(automation, source, confirm, {})
         try:  # refused at once when it may act nowhere, not after the look-up
-            run_limits(self.settings, "", automation.only_in, automation.name)
+            if automation.only_in:
+                narrow_only_in(self.settings, automation.only_in, automation.name)
         except AutomationError as e:
             self.report_error(str(e))
             return False
@@ -572,10 +566,10 @@ class HolodeskApp(QObject):
         title = f"{automation.name} (test run)" if source == "test run" else automation.name
         # A test run is watched step by step and proves the task as it stands: it neither
         # replays saved steps nor saves its own.
-        return self.start_task(filled.task, confirm, automation.monitor, parameters=filled,
-                               automation=title,
-                               saved=None if source == "test run" else automation,
-                               only_in=automation.only_in)
+        return self.start_task(filled.task, parameters=filled, automation=title,
+                               saved=automation,
+                               mode=AutomationMode.TEST if source == "test run"
+                               else AutomationMode.RUN)
 
     def _ask_values(self, automation: Automation, source: str, confirm: str,
                     secrets: dict[str, str], missing: list[str]) -> None:
