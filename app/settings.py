@@ -512,9 +512,9 @@ class RunValues:
     """The values one run gets over the settings (a command line's options, the task window's
     choices, an automation's): a field left None keeps the setting. Never saved.
 
-    ``sources`` says where a value came from, for the person (an error names it, and so does
-    `config show`'s kind of listing): ``(name, source)`` pairs; a value not listed came from
-    :data:`COMMAND_LINE`.
+    ``sources`` says where a value came from, for the person (an error about it names it, and
+    the run's :attr:`Settings.sources` keep it): ``(name, source)`` pairs; a value not listed
+    came from :data:`COMMAND_LINE`, the person's own choice for this run.
     """
 
     confirm: ConfirmMode | None = None
