@@ -96,7 +96,14 @@ from app.parameters import (
 )
 from app.schedule import Schedule, ScheduleError, parse_schedule
 from app.secrets import SecretStore
-from app.settings import Settings, SettingsError, app_list, load_settings, normalize_monitor
+from app.settings import (
+    RunValues,
+    Settings,
+    SettingsError,
+    app_list,
+    load_settings,
+    normalize_monitor,
+)
 from app.toml_text import toml_data
 from control.hotkeys import Combo, HotkeyError, check_bindable, conflicts, parse_combo
 from control.policy import ConfirmMode
@@ -114,6 +121,7 @@ __all__ = [
     "add_automation",
     "approve_confirm",
     "automation_table",
+    "automation_values",
     "automations_path",
     "check_name",
     "confirm_in_effect",
@@ -122,13 +130,14 @@ __all__ = [
     "judge_automation",
     "keep_confirm",
     "load_automations",
+    "narrow_only_in",
     "pending_confirms",
     "remove_automation",
     "replace_automation",
-    "run_limits",
     "run_settings",
     "save_automations",
     "stop_conflicts",
+    "test_run_values",
     "validate_automations",
     "validate_hotkey",
 ]
@@ -407,18 +416,38 @@ def judge_automation(automation: Automation, baseline: ConfirmMode | str,
 
 def run_settings(settings: Settings, automation: Automation, *,
                  approvals: Approvals | None = None) -> Settings:
-    """``settings`` with the automation's confirmation mode, monitor and the applications it
-    may act in (not saved), never looser than ``settings`` (see :func:`run_limits`), nor than
-    what the person approved for it (:func:`judge_automation`; ``approvals`` defaults to the
-    record beside the automations file). Whether it may run at all is :func:`held_problem`'s."""
+    """``settings`` with what a run of ``automation`` gets (:func:`automation_values`), not
+    saved. Whether it may run at all is :func:`held_problem`'s; a run's whole request, the
+    person's choices included, is app/run_request.py's."""
+    return settings.for_run(automation_values(settings, automation, approvals=approvals))
+
+
+def automation_values(settings: Settings, automation: Automation, *,
+                      approvals: Approvals | None = None) -> RunValues:
+    """What a run of ``automation`` gets over ``settings``: its confirmation mode, monitor
+    and the applications it may act in, never looser than ``settings`` (see
+    :func:`narrow_only_in`), nor than what the person approved for it
+    (:func:`judge_automation`; ``approvals`` defaults to the record beside the automations
+    file)."""
     if approvals is None:
         approvals = read_record(record_path(automations_path().parent))
     verdict = judge_automation(automation, settings.confirm, approvals)
-    return settings.with_overrides(
-        {"monitor": automation.monitor,
-         **run_limits(settings, verdict.confirm, verdict.only_in, automation.name)},
-        source=f"automation {automation.name!r}",
-    )
+    return _own_values(settings, automation, verdict.confirm, verdict.only_in)
+
+
+def test_run_values(settings: Settings, automation: Automation) -> RunValues:
+    """What a test run of ``automation`` gets over ``settings``: every step confirmed, its
+    monitor, and its applications (never more than ``settings`` allow)."""
+    return _own_values(settings, automation, ConfirmMode.ALWAYS, automation.only_in)
+
+
+def _own_values(settings: Settings, automation: Automation, confirm: ConfirmMode,
+                only_in: Sequence[str]) -> RunValues:
+    source = f"automation {automation.name!r}"
+    apps = narrow_only_in(settings, only_in, automation.name) if only_in else None
+    given = ("confirm", "monitor") + (("only_in",) if apps is not None else ())
+    return RunValues(confirm=confirm, monitor=automation.monitor, only_in=apps,
+                     sources=tuple((name, source) for name in given))
 
 
 def held_problem(automation: Automation, settings: Settings,
@@ -452,29 +481,19 @@ def pending_confirms(items: Sequence[Automation], baseline: ConfirmMode | str,
     return [c for a in items if (c := confirm_in_effect(a, baseline, approvals)[1]) is not None]
 
 
-#: Confirmation modes from the loosest to the strictest.
-
-
-def run_limits(settings: Settings, confirm: str, only_in: Sequence[str],
-               name: str) -> dict[str, object]:
-    """The confirmation mode and applications a run of automation ``name`` gets over
-    ``settings``. The mode is the automation's own: the person chose it for this task (an
-    import never brings ``never``: app/share.py). The applications only narrow: those both
-    allow (compared ignoring case); :class:`AutomationError` when none is allowed by both."""
-    limits: dict[str, object] = {}
-    if confirm:
-        limits["confirm"] = ConfirmMode(confirm)
-    if only_in:
-        allowed = {app.casefold() for app in settings.only_in}
-        both = tuple(app for app in only_in if not allowed or app.casefold() in allowed)
-        if not both:
-            raise AutomationError(
-                f"{name!r} was not run: it may act only in {', '.join(only_in)}, and the "
-                f"settings allow only {', '.join(settings.only_in)}",
-                "add one of its applications to the settings' list of the only applications "
-                "a run may act in, or change the automation's")
-        limits["only_in"] = both
-    return limits
+def narrow_only_in(settings: Settings, only_in: Sequence[str], name: str) -> tuple[str, ...]:
+    """The applications a run of automation ``name`` limited to ``only_in`` may act in over
+    ``settings``: those both allow (compared ignoring case), since an automation's list only
+    narrows (an imported one's too); :class:`AutomationError` when none is allowed by both."""
+    allowed = {app.casefold() for app in settings.only_in}
+    both = tuple(app for app in only_in if not allowed or app.casefold() in allowed)
+    if not both:
+        raise AutomationError(
+            f"{name!r} was not run: it may act only in {', '.join(only_in)}, and the "
+            f"settings allow only {', '.join(settings.only_in)}",
+            "add one of its applications to the settings' list of the only applications "
+            "a run may act in, or change the automation's")
+    return both
 
 
 def validate_automations(

@@ -32,15 +32,15 @@ from app.automations import (
     Automation,
     AutomationError,
     find_automation,
-    held_problem,
-    judge_automation,
-    run_limits,
+    narrow_only_in,
 )
 from app.ipc import Command, Message, reply_error, reply_ok
 from app.parameter_values import Ask, MissingValues, resolve, store_secret, stored_secrets
 from app.parameters import Filled
+from app.run_request import AutomationMode, RunRequest, make_run_request
 from app.secrets import redact
-from app.settings import Settings, SettingsError
+from app.settings import RunValues, Settings
+from control.policy import ConfirmMode
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +59,9 @@ class OffThread(Protocol):
 #: they cancel.
 AskValues = Callable[[Automation, list[str], Callable[[dict[str, str], list[str]], None]], None]
 
-#: Starts the run on the front end's worker: task, what makes its settings, its parameters,
-#: the automation whose saved steps replay first; False when a run is active.
-StartRun = Callable[[str, Callable[[], Settings], Filled | None, Automation | None], bool]
+#: Starts the run on the front end's worker, its request made there as it starts (the
+#: settings read afresh); False when a run is active.
+StartRun = Callable[[Callable[[], RunRequest]], bool]
 
 
 @dataclass
@@ -111,14 +111,15 @@ class Launch:
 
     task: str
     source: RunSource
-    confirm: str = ""
+    #: The person's choices for this run (None, "": the settings', or the automation's).
+    confirm: ConfirmMode | None = None
     monitor: str = ""
     parameters: Filled | None = None
     #: The automation's name ("" for a typed task).
     automation: str = ""
-    #: The automation whose saved steps replay first.
+    #: The automation run, as ``mode`` says (its saved steps replay first, or a test run).
     saved: Automation | None = None
-    only_in: tuple[str, ...] = ()
+    mode: AutomationMode = AutomationMode.RUN
     #: Saved steps replay without the model: the server is needed only if the replay hands
     #: over (said then as for any run).
     replayable: bool = False
@@ -220,48 +221,41 @@ class Controller:
             return self.refuse(Refused(Refusal.SERVER,
                                        f"The model server is not ready: {problem}"))
         name = launch.title or launch.task
+        saved = launch.saved
         try:
             # An automation's limits only narrow the settings' (an imported one too). Said now
             # when they cannot; the run's own are made afresh as it starts (_prepare).
-            run_limits(self.desk.settings(), launch.confirm, launch.only_in, name)
-        except (SettingsError, AutomationError) as e:
+            if saved is not None and saved.only_in:
+                narrow_only_in(self.desk.settings(), saved.only_in, name)
+        except AutomationError as e:
             return self.refuse(Refused(Refusal.LIMITS, str(e)))
-        prepare = self._prepare(name, launch.confirm, launch.monitor, launch.only_in,
-                                launch.saved)
-        if not self.desk.start_run(launch.task, prepare, launch.parameters, launch.saved):
+        prepare = self._prepare(launch)
+        if not self.desk.start_run(prepare):
             # A run began meanwhile (the front end's worker is the last word).
             return self.refuse(busy(what_run(launch.source, launch.automation)))
         if launch.source.scheduled and launch.saved is not None:
             self.scheduled_run = launch.saved.name
         return Started()
 
-    def _prepare(self, name: str, confirm: str, monitor: str, only_in: tuple[str, ...],
-                 saved: Automation | None) -> Callable[[], Settings]:
-        """What makes a run's settings, on its worker as it starts: the settings read afresh
-        and judged (a stricter value set with `config set` while the app runs applies, one
-        written by another program does not), then the run's own limits. A saved automation
-        gets what the person approved for it (app/automations.py judge_automation: the
-        approved mode is the floor, its approved applications), and does not run while what it
-        does is changed outside holodesk and not approved."""
+    def _prepare(self, launch: Launch) -> Callable[[], RunRequest]:
+        """What makes a run's request (app/run_request.py), on its worker as it starts: the
+        settings read afresh and judged (a stricter value set with `config set` while the app
+        runs applies, one written by another program does not), then the run's own values. A
+        saved automation gets what the person approved for it (the approved mode is the
+        floor, its approved applications), and does not run while what it does is changed
+        outside holodesk and not approved."""
         load, current = self.desk.load, self.desk.settings()
         folder, settings_read = self.desk.folder, self.desk.settings_read
+        choices = RunValues(confirm=launch.confirm, monitor=launch.monitor or None)
 
-        def prepare() -> Settings:
+        def prepare() -> RunRequest:
             fresh = load() if load is not None else current
             if load is not None:
                 settings_read(fresh)  # the front end's (stop hotkey, windows) from now on
-            mode, apps = confirm, only_in
-            if saved is not None:
-                approvals = read_record(record_path(folder))
-                held = held_problem(saved, fresh, approvals)
-                if held is not None:
-                    raise held
-                verdict = judge_automation(saved, fresh.confirm, approvals)
-                mode, apps = str(verdict.confirm), verdict.only_in
-            overrides = run_limits(fresh, mode, apps, name)
-            if monitor:
-                overrides["monitor"] = monitor
-            return fresh.with_overrides(overrides) if overrides else fresh
+            approvals = read_record(record_path(folder)) if launch.saved is not None else None
+            return make_run_request(fresh, launch.task, choices, automation=launch.saved,
+                                    mode=launch.mode, parameters=launch.parameters,
+                                    approvals=approvals)
 
         return prepare
 
@@ -295,7 +289,8 @@ class Controller:
         if not automation.secret_parameters():
             return self._fill_and_start(automation, source, {})
         try:  # refused at once when it may act nowhere, not after the look-up
-            run_limits(self.desk.settings(), "", automation.only_in, automation.name)
+            if automation.only_in:
+                narrow_only_in(self.desk.settings(), automation.only_in, automation.name)
         except AutomationError as e:
             return self.refuse(Refused(Refusal.LIMITS, str(e)))
 
@@ -325,15 +320,13 @@ class Controller:
                 return self.refuse(missing_refused(automation, filled, source))
             self._ask(automation, source, secrets, filled.names)
             return Started(later=True)
-        test_run = source is RunSource.TEST_RUN
-        saved = None if test_run else automation
+        # A test run is watched step by step and proves the task as it stands: every step
+        # confirmed, it neither replays saved steps nor saves its own (AutomationMode.TEST).
+        mode = AutomationMode.TEST if source is RunSource.TEST_RUN else AutomationMode.RUN
         return self.start(Launch(
-            filled.task, source,
-            confirm="always" if test_run else str(automation.confirm),
-            monitor=automation.monitor, parameters=filled,
-            automation=automation.name,
-            saved=saved, only_in=automation.only_in,
-            replayable=saved is not None and _has_steps(saved)))
+            filled.task, source, parameters=filled, automation=automation.name,
+            saved=automation, mode=mode,
+            replayable=mode is AutomationMode.RUN and _has_steps(automation)))
 
     def _ask(self, automation: Automation, source: RunSource, secrets: dict[str, str],
              missing: list[str]) -> None:

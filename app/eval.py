@@ -288,6 +288,7 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
              folder: Path | None = None,
              on_event: Callable[[Event], None] = _unattended) -> TaskResult:
     """Run ``task`` once with ``settings`` (endpoint, model and profile already set)."""
+    from app.run_request import make_run_request
     from app.runner import drive, foreground, open_run
 
     with tempfile.TemporaryDirectory(prefix="holodesk-eval-") as tmp:
@@ -296,7 +297,7 @@ def run_task(task: EvalTask, settings: Settings, *, max_steps: int = DEFAULT_MAX
             window = subject.open()
             config = task_settings(settings, window, subject, max_steps=max_steps)
             latch = StopLatch()
-            session = open_run(config, task.goal, latch=latch)
+            session = open_run(make_run_request(config, task.goal), latch=latch)
             _stay_in_place(session.parts, subject, window, latch)
             started = time.monotonic()
             unwatch = _watch(subject, latch)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from app.settings import Settings
 from control.capture import CaptureTarget, ExcludeRects, MssCapturer
@@ -19,6 +19,14 @@ from model.contracts import Codec, ContractKind
 from model.coords import Convention
 
 log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class Closeable(Protocol):
+    """A part of a run that holds something until closed (an X connection, a file, the
+    input devices); the session closes it as it closes (app/session.py)."""
+
+    def close(self) -> None: ...
 
 
 def client_config(settings: Settings, key: str | None, **changes: Any) -> ClientConfig:

@@ -25,11 +25,13 @@ from app.lock import DesktopBusyError, DesktopLock
 
 if TYPE_CHECKING:
     from app.events import Event, RunFinished
+    from app.pause import PauseGate
+    from app.run_request import RunRequest
     from app.session import Session
-    from app.settings import Settings
     from control.capture import ExcludeRects
     from control.input import InputBackend
     from control.stop import StopLatch
+    from control.touch import TouchDetector
 
 log = logging.getLogger(__name__)
 
@@ -51,21 +53,22 @@ def desktop_lock() -> DesktopLock:
 
 
 def open_run(
-    settings: Settings,
-    task: str,
+    request: RunRequest,
     *,
-    dry_run: bool = False,
     latch: StopLatch | None = None,
+    pause: PauseGate | None = None,
     backend: BackendFactory | None = None,
     exclude: ExcludeRects | None = None,
+    touch: TouchDetector | None = None,
 ) -> Session:
-    """Take the desktop lock and build the run's session; closing the session frees the lock.
+    """Take the desktop lock and build the session of ``request`` on this desktop
+    (:func:`app.session.build_session` with the real parts); closing the session frees the lock.
 
     The lock is freed last, after the input backend released every key and button. Raises
     :class:`~app.lock.DesktopBusyError` when another run holds the desktop, or what building the
     session raised (no display, a bad monitor, ...), with the lock already freed.
     """
-    from app.session import build_session  # the heavy imports only when a run is asked for
+    import app.session  # the heavy imports only when a run is asked for
     from control.stop import StopLatch
 
     latch = latch or StopLatch()
@@ -73,10 +76,10 @@ def open_run(
         held.enter_context(desktop_lock())
         # Inside the lock's ``with``: a backend that cannot start (pyautogui without a display)
         # must not leave the lock held until the garbage collector closes its file.
-        session = build_session(
-            settings, task=task, dry_run=dry_run, latch=latch,
-            backend=backend(latch) if backend is not None else None, exclude=exclude,
-        )
+        parts = app.session.RealParts(
+            backend=backend(latch) if backend is not None else None, exclude=exclude)
+        session = app.session.build_session(request, parts, latch=latch, pause=pause,
+                                            touch=touch)
         session.on_close(held.pop_all().close, last=True)
     return session
 

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from app import protected
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
@@ -13,6 +14,7 @@ from app.events import Event, RunFinished
 from app.logs import watch
 from app.parameters import Filled
 from app.parts import (
+    Closeable,
     ContractChoice,
     auto_codec,
     client_config,
@@ -21,6 +23,7 @@ from app.parts import (
     run_codec,
     run_convention,
 )
+from app.pause import PauseGate
 from app.replay import Replayer
 from app.secrets import api_key
 from app.settings import Settings
@@ -43,7 +46,16 @@ from model.plain_http import check_plain_http
 from model.problem import HolodeskError
 from model.run_secrets import RunSecrets
 
+if TYPE_CHECKING:
+    from app.automations import Automation
+    from app.run_request import RunRequest
+
 log = logging.getLogger(__name__)
+
+#: How long the person's input is not yet taken as a touch after they answered a confirmation
+#: or pressed Resume: the global input listener's thread hears of the key or click that did it
+#: after the front end does (much later on a busy machine), and would pause the run on it.
+TOUCH_GRACE_S = 0.5
 
 
 class NeverTouchUnseen(HolodeskError, RuntimeError):
@@ -62,8 +74,13 @@ class Session:
     _last_closers: list[Callable[[], None]] = field(default_factory=list)
     #: The run's hand-back-on-touch detector, when the front end set one up.
     touch: TouchDetector | None = None
-    #: The automation's parameters this run fills in (:meth:`use_parameters`).
+    #: The automation's parameters this run fills in: their filled task is the one run, its
+    #: secret values masked from the start.
     parameters: Filled | None = None
+    #: The automation this run is: its saved steps replay first (with ``replay``) and an
+    #: answered run's steps are saved in their place (not for a dry run).
+    automation: Automation | None = None
+    replay: bool = True
 
     #: Saves the run's steps as the automation's trajectory when it ends answered.
     recorder: Recorder | None = None
@@ -74,20 +91,27 @@ class Session:
     #: run's last look); the front ends say it after the run's end.
     after_close: list[str] = field(default_factory=list)
 
-    def for_automation(self, key: str, name: str, *, replay: bool = True,
-                       template: str | None = None) -> None:
+    def __post_init__(self) -> None:
+        # The parameters first: the automation's saved steps are read and recorded with their
+        # values, and its task as the log keeps it is masked with their secrets.
+        if self.parameters is not None:
+            self._use_parameters(self.parameters)
+        if self.automation is not None:
+            self._for_automation(self.automation.key, self.automation.name,
+                                 replay=self.replay, template=self.automation.task)
+
+    def _for_automation(self, key: str, name: str, *, replay: bool, template: str) -> None:
         """Make this the run of automation ``name`` (``key``: its name as compared): replay
         its saved steps first unless ``replay`` is False, and save this run's steps in their
         place if it ends answered (not for a dry run: nothing it did happened).
 
         ``template`` is the automation's task as written, placeholders unfilled: the saved
-        steps replay for any values of them (this run's, from :meth:`use_parameters`, typed in
-        place of the recorded run's). Call :meth:`use_parameters` first.
+        steps replay for any values of them (this run's, typed in place of the recorded
+        run's).
         """
         # The task as the log keeps it: a secret parameter's value is in the filled task and
         # must never reach the saved steps (stored masked).
         task = self.parts.secrets.mask(self.task)
-        template = task if template is None else template
         values = dict(self.parameters.values) if self.parameters else {}
         try:
             secret = self.parameters.secret_names if self.parameters else frozenset()
@@ -159,7 +183,7 @@ class Session:
             return Agent(self.parts, emit_and_record).run(config)
         return Agent(self.parts, emit).run(config)
 
-    def use_parameters(self, filled: Filled) -> None:
+    def _use_parameters(self, filled: Filled) -> None:
         """Run ``filled``'s task. Its secret values are masked from here on wherever typed
         secrets are (the log file, the action log, the prompt history, what the front ends
         show), and typing one counts as typing a secret; the run's settings snapshot records
@@ -168,11 +192,11 @@ class Session:
             # Else typing a secret parameter's value would not be judged a secret.
             raise ValueError(
                 "the session's safety policy does not share the run's secrets with its action "
-                "log; build both with the same RunSecrets (as make_session does)")
+                "log; build both with the same RunSecrets (as RealParts does)")
         self.task = filled.task
         self.parameters = filled
         # The run's one set of secrets (model/run_secrets.py): the store, the policy and the
-        # log file took it when the session was built, and derive every form from it.
+        # log file took it when the parts were made, and derive every form from it.
         self.parts.secrets.add_parameters(filled.secrets())
         watch(self.parts.secrets)
 
@@ -244,11 +268,11 @@ class Session:
 
     def close(self) -> None:
         """Release the capture, the log and the input backend; safe to call twice."""
-        backend_close = getattr(self.parts.executor.backend, "close", None)
         closers = [*self._closers, self.parts.capturer.close, self.parts.store.close]
         self._closers = []
-        if callable(backend_close):
-            closers.append(backend_close)
+        backend = self.parts.executor.backend
+        if isinstance(backend, Closeable):  # a dry run's holds nothing
+            closers.append(backend.close)
         closers += self._last_closers
         self._last_closers = []
         for closer in closers:
@@ -258,78 +282,170 @@ class Session:
                 log.exception("closing the session")
 
 
-def build_session(
-    settings: Settings,
-    task: str,
-    dry_run: bool = False,
-    latch: StopLatch | None = None,
-    backend: InputBackend | None = None,
-    exclude: ExcludeRects | None = None,
-    finder: TargetFinder | None = None,
-) -> Session:
-    """Wire the real parts from settings (the GUI passes its own latch).
+@dataclass
+class RunParts:
+    """What a :class:`PartsFactory` made for one run."""
 
+    agent: AgentParts
+    #: Closed as the session closes, before the agent's parts (the target finder's
+    #: connection).
+    closeables: list[Closeable] = field(default_factory=list)
+    #: Guard the protected files through the run, telling the application in front with this
+    #: finder (:meth:`Session.watch_protected_files`); None: not watched.
+    protect: TargetFinder | None = None
+    #: Let the served model choose the contract when no profile is named (real runs).
+    choose_codec: bool = False
+    #: The input acts on nothing (a dry run's backend, or a test's): the run is a dry run
+    #: whatever the request says (no failsafe corner to watch, no saved steps recorded).
+    dry_run: bool = False
+
+
+class PartsFactory(Protocol):
+    """Makes the parts of one run: the real ones (:class:`RealParts`), or a test's. ``pause``
+    goes into the agent's parts: the run pauses there before each screenshot and action."""
+
+    def __call__(self, request: RunRequest, latch: StopLatch,
+                 pause: PauseGate | None) -> RunParts: ...
+
+
+@dataclass(frozen=True)
+class RealParts:
+    """The real parts of a run on this desktop, wired from the request's settings.
+
+    ``backend`` is the input (default: real input, or a dry run's for a dry-run request);
     ``exclude`` gives the rectangles of holodesk's own windows, painted out of every frame so
     they never confuse the model; the windows of the ``never_touch`` applications are painted
     out too. ``finder`` tells which application each action goes to (default: the
-    platform's). A real run (not ``dry_run``) first releases every key and button left pressed
+    platform's). A real run (not a dry run) first releases every key and button left pressed
     on the desktop (:mod:`control.release`). Raises :class:`~control.display.NoDisplayError`
     when there is no screen to drive.
     """
-    # First of all: a screenshot or the key must not cross a network unencrypted without the
-    # person's say-so (and the refusal must not wait on a display or the keyring).
-    check_plain_http(settings.endpoint, settings.plain_http_ok)
-    check_display()
+
+    backend: InputBackend | None = None
+    exclude: ExcludeRects | None = None
+    finder: TargetFinder | None = None
+
+    def __call__(self, request: RunRequest, latch: StopLatch,
+                 pause: PauseGate | None) -> RunParts:
+        settings, dry_run = request.settings, request.dry_run
+        # First of all: a screenshot or the key must not cross a network unencrypted without
+        # the person's say-so (and the refusal must not wait on a display or the keyring).
+        check_plain_http(settings.endpoint, settings.plain_http_ok)
+        check_display()
+        key = api_key(settings.endpoint)
+        # The run's secrets, one object that the action log, the policy and the log file take.
+        secrets = RunSecrets(api_key=key)
+        watch(secrets)
+        client = HolotronClient(client_config(settings, key), run_codec(settings))
+        finder = self.finder if self.finder is not None else make_target_finder()
+        if settings.never_touch and isinstance(finder, NoTargetFinder):
+            raise NeverTouchUnseen(
+                "holodesk cannot see which window is which here "
+                f"({finder.focused().label()}), so it cannot keep the applications it never "
+                f"touches ({', '.join(settings.never_touch[:4])}...) out of the screenshots or "
+                "away from its clicks and typing",
+                "run holodesk in an X11 session; or close those applications and allow runs "
+                "here with: holodesk config set never_touch \"\" (every screenshot then shows "
+                "whatever is on the screen)")
+        capturer = make_capturer(settings,
+                                 exclude=_with_never_touch(self.exclude, finder, settings))
+        # A monitor that does not exist is a bad argument: say so before anything starts.
+        try:
+            capturer.monitor()
+        except Exception:
+            capturer.close()
+            raise
+        if not dry_run:
+            # A holodesk killed mid-drag released nothing: its button (or Shift) would still
+            # be down, and this run's first click would continue that drag. Inside the
+            # desktop lock (open_run), so no other run's held keys are released under it.
+            release.release_everything()
+        backend = self.backend
+        if backend is None:
+            backend = DryRunBackend() if dry_run else PyAutoGuiBackend(latch)
+        parts = AgentParts(
+            client=client,
+            capturer=capturer,
+            executor=Executor(backend, latch),
+            policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,),
+                                never_touch=settings.never_touch, only_in=settings.only_in,
+                                secrets=secrets),
+            store=ActionLog.open(secrets=secrets,
+                                 keep_screenshots=settings.log_screenshots),
+            latch=latch,
+            pause=pause,
+            finder=finder,
+        )
+        return RunParts(parts, closeables=[finder] if isinstance(finder, Closeable) else [],
+                        protect=None if dry_run else finder, choose_codec=True)
+
+
+def build_session(
+    request: RunRequest,
+    parts: PartsFactory | None = None,
+    *,
+    latch: StopLatch | None = None,
+    pause: PauseGate | None = None,
+    touch: TouchDetector | None = None,
+) -> Session:
+    """The session of ``request``, its parts made by ``parts`` (default: the real ones,
+    :class:`RealParts`); the one way `holodesk run`, `automation run`, a terminal trigger and
+    the desktop app build a run (app/runner.py ``open_run`` takes the desktop lock around it).
+
+    Everything the run is given is an input here, in no order: ``latch`` its stop (the GUI
+    passes its own), ``pause`` the pause it checks before each screenshot and action,
+    ``touch`` the detector that pauses it when the person uses mouse or keys (started here,
+    stopped as the session closes), and from the request the parameters it fills in and the
+    automation whose saved steps it replays.
+    """
     latch = latch or StopLatch()
-    key = api_key(settings.endpoint)
-    # The run's secrets, one object that the action log, the policy and the log file take.
-    secrets = RunSecrets(api_key=key)
-    watch(secrets)
-    client = HolotronClient(client_config(settings, key), run_codec(settings))
-    finder = finder if finder is not None else make_target_finder()
-    if settings.never_touch and isinstance(finder, NoTargetFinder):
-        raise NeverTouchUnseen(
-            "holodesk cannot see which window is which here "
-            f"({finder.focused().label()}), so it cannot keep the applications it never touches "
-            f"({', '.join(settings.never_touch[:4])}...) out of the screenshots or away from "
-            "its clicks and typing",
-            "run holodesk in an X11 session; or close those applications and allow runs here "
-            "with: holodesk config set never_touch \"\" (every screenshot then shows whatever "
-            "is on the screen)")
-    capturer = make_capturer(settings, exclude=_with_never_touch(exclude, finder, settings))
-    # A monitor that does not exist is a bad argument: say so before anything starts.
+    made = (parts or RealParts())(request, latch, pause)
     try:
-        capturer.monitor()
-    except Exception:
-        capturer.close()
+        touching = _start_touch(touch, pause)
+        session = Session(task=request.task, settings=request.settings,
+                          dry_run=request.dry_run or made.dry_run, parts=made.agent,
+                          touch=touching,
+                          parameters=request.parameters, automation=request.saved_steps,
+                          replay=request.replay)
+    except BaseException:
+        if touch is not None:
+            touch.stop()
+        for part in (*made.closeables, made.agent.capturer, made.agent.store):
+            part.close()
         raise
-    if not dry_run:
-        # A holodesk killed mid-drag released nothing: its button (or Shift) would still be
-        # down, and this run's first click would continue that drag. Inside the desktop lock
-        # (open_run), so no other run's held keys are released under it.
-        release.release_everything()
-    if backend is None:
-        backend = DryRunBackend() if dry_run else PyAutoGuiBackend(latch)
-    parts = AgentParts(
-        client=client,
-        capturer=capturer,
-        executor=Executor(backend, latch),
-        policy=SafetyPolicy(settings.confirm, reserved_hotkeys=(settings.stop_hotkey,),
-                            never_touch=settings.never_touch, only_in=settings.only_in,
-                            secrets=secrets),
-        store=ActionLog.open(secrets=secrets,
-                             keep_screenshots=settings.log_screenshots),
-        latch=latch,
-        finder=finder,
-    )
-    session = Session(task=task, settings=settings, dry_run=dry_run, parts=parts)
-    parts.choose_codec = session.choose_codec
-    if not dry_run:
-        session.watch_protected_files(finder)  # closed first: its callback asks the finder
-    finder_close = getattr(finder, "close", None)
-    if callable(finder_close):
-        session.on_close(finder_close)
+    if made.choose_codec:
+        made.agent.choose_codec = session.choose_codec
+    if made.protect is not None:
+        session.watch_protected_files(made.protect)  # closed first: its callback asks the finder
+    for part in made.closeables:
+        session.on_close(part.close)
+    if touching is not None:
+        session.on_close(touching.stop)
     return session
+
+
+def _start_touch(touch: TouchDetector | None, pause: PauseGate | None) -> TouchDetector | None:
+    """Start ``touch``, the run's hand back on touch; None when there is none, or it cannot
+    listen (the run goes on without it)."""
+    if touch is None:
+        return None
+    try:
+        touch.start()
+    except Exception:
+        log.warning("hand back on touch is off: the input listener did not start",
+                    exc_info=True)
+        return None
+    if pause is not None:
+        detector = touch
+
+        def rearm_after_resume(reason: str | None) -> None:
+            if reason is None:  # resumed: the click on Resume itself must not pause again
+                timer = threading.Timer(TOUCH_GRACE_S, detector.rearm)
+                timer.daemon = True
+                timer.start()
+
+        pause.add_listener(rearm_after_resume)
+    return touch
 
 
 def _with_never_touch(exclude: ExcludeRects | None, finder: TargetFinder,

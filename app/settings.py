@@ -23,8 +23,9 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import annotated_types
@@ -75,6 +76,7 @@ from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 from model.tls import normalize_fingerprint
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 ENV_PREFIX = "HOLODESK_"
 DEFAULT_ENDPOINT = "http://127.0.0.1:8000/v1"
@@ -101,10 +103,16 @@ NEVER_TOUCH = ("keepassxc", "org.keepassxc.keepassxc", "keepass", "keepass2", "b
                "kwalletmanager5", "proton pass", "nordpass", "dashlane", "lastpass")
 
 
+def app_names(text: str) -> tuple[str, ...]:
+    """The applications in "firefox, libreoffice-calc" as a command line or `config set`
+    gives them (empty: none named)."""
+    return tuple(dict.fromkeys(v for v in (p.strip() for p in text.split(",")) if v))
+
+
 def app_list(value: object) -> object:
     """"firefox, libreoffice-calc" as a command line or `config set` gives it, or a list."""
     if isinstance(value, str):
-        value = [v for v in (p.strip() for p in value.split(",")) if v]
+        value = app_names(value)
     if isinstance(value, list | tuple):
         names = [str(v).strip() for v in value]
         if any(not n or any(c in n for c in "\n\t") for n in names):
@@ -129,10 +137,35 @@ def path_list(value: object) -> object:
     return value
 
 
+#: Where the person's own choices for one run come from (their command line or dialog).
+COMMAND_LINE = "command line"
+
+
+@dataclass(frozen=True)
+class SettingsOrigin:
+    """Where a :class:`Settings`' values came from and what reading them found: kept beside
+    the values (two settings with equal values are equal, wherever they came from)."""
+
+    #: Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
+    sources: Mapping[str, str] = field(default_factory=dict)
+    #: Keys whose value came from the environment or an override: never saved to the file.
+    transient: frozenset[str] = frozenset()
+    #: What the person should be told about the file: a stored value replaced by its default.
+    notes: tuple[str, ...] = ()
+    #: Safety values the file holds that the person has not approved (not in effect: the
+    #: approved ones are), and what reading the record of approved values found
+    #: (app/approval.py).
+    pending: tuple[PendingChange, ...] = ()
+    approval: RecordState = RecordState.MISSING
+    approval_note: str = ""
+
+
 class Settings(BaseModel):
     """Everything a person can configure, validated.
 
-    Immutable: derive a changed copy with :meth:`with_overrides`.
+    Immutable: derive a changed copy with :meth:`with_overrides` (a run's own values:
+    :meth:`for_run`); where the values came from is :attr:`origin`, given with
+    :meth:`with_origin`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
@@ -295,17 +328,7 @@ class Settings(BaseModel):
         default=None, description="the TLS certificate for `holodesk serve --tls` (PEM)"
     )
 
-    # Where each non-default value came from ("settings.toml", "$HOLODESK_X", "command line").
-    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
-    # Keys whose value came from the environment or an override: never saved to the file.
-    _transient: frozenset[str] = PrivateAttr(default_factory=frozenset)
-    # What the person should be told about the file: a stored value replaced by its default.
-    _notes: tuple[str, ...] = PrivateAttr(default=())
-    # Safety values the file holds that the person has not approved (not in effect: the
-    # approved ones are), and what reading the record of approved values found (app/approval.py).
-    _pending: tuple[PendingChange, ...] = PrivateAttr(default=())
-    _approval: RecordState = PrivateAttr(default=RecordState.MISSING)
-    _approval_note: str = PrivateAttr(default="")
+    _origin: SettingsOrigin = PrivateAttr(default_factory=SettingsOrigin)
 
     @field_validator("endpoint", mode="before")
     @classmethod
@@ -423,48 +446,130 @@ class Settings(BaseModel):
         return hash(tuple(sorted((k, repr(v)) for k, v in self.model_dump().items())))
 
     @property
+    def origin(self) -> SettingsOrigin:
+        """Where these values came from and what reading them found."""
+        return self._origin
+
+    def with_origin(self, origin: SettingsOrigin) -> Settings:
+        """These values, said to come from ``origin``."""
+        copy = self.model_copy()
+        copy._origin = origin
+        return copy
+
+    @property
     def sources(self) -> Mapping[str, str]:
         """Where each value not at its default came from (absent: default or set in code)."""
-        return dict(self._sources)
+        return dict(self._origin.sources)
 
     @property
     def notes(self) -> tuple[str, ...]:
         """Notices about the settings file (already logged as warnings): a stored value that is
         refused now and was replaced by its default. The CLI prints warnings; the desktop app
         shows these."""
-        return self._notes
+        return self._origin.notes
 
     @property
     def pending(self) -> tuple[PendingChange, ...]:
         """The safety values changed in the file outside holodesk and not approved: each
         holds the approved value, which is the one in effect (app/approval.py)."""
-        return self._pending
+        return self._origin.pending
 
     @property
     def approval_state(self) -> RecordState:
         """What reading the record of approved safety values found."""
-        return self._approval
+        return self._origin.approval
 
     @property
     def approval_note(self) -> str:
         """What the person should know about that record ("" when nothing): not trusted,
         or no keyring to check it."""
-        return self._approval_note
+        return self._origin.approval_note
 
     def with_overrides(
-        self, overrides: Mapping[str, object], source: str = "command line"
+        self, overrides: Mapping[str, object], source: str = COMMAND_LINE
     ) -> Settings:
         """A copy with ``overrides`` applied and validated; errors name ``source`` and the key.
 
         Overridden values count as transient: :func:`save_settings` does not persist them.
         """
         merged = {**_field_values(self), **overrides}
-        result = _validate(merged, lambda _name: source)
-        result._sources = {**self._sources, **{name: source for name in overrides}}
-        result._transient = self._transient | set(overrides)
-        result._pending, result._approval = self._pending, self._approval
-        result._approval_note = self._approval_note
+        origin = self._origin
+        return _validate(merged, lambda _name: source, replace(
+            origin, sources={**origin.sources, **{name: source for name in overrides}},
+            transient=origin.transient | set(overrides)))
+
+    def for_run(self, values: RunValues) -> Settings:
+        """A copy with one run's own ``values`` on top (app/run_request.py), never saved;
+        :class:`SettingsError` names where a bad value came from."""
+        result = self
+        for source, given in values.by_source():
+            result = result.with_overrides(given, source)
         return result
+
+
+@dataclass(frozen=True)
+class RunValues:
+    """The values one run gets over the settings (a command line's options, the task window's
+    choices, an automation's): a field left None keeps the setting. Never saved.
+
+    ``sources`` says where a value came from, for the person (an error about it names it, and
+    the run's :attr:`Settings.sources` keep it): ``(name, source)`` pairs; a value not listed
+    came from :data:`COMMAND_LINE`, the person's own choice for this run.
+    """
+
+    confirm: ConfirmMode | None = None
+    monitor: str | None = None
+    only_in: tuple[str, ...] | None = None
+    max_steps: int | None = None
+    max_seconds: float | None = None
+    endpoint: str | None = None
+    model: str | None = None
+    convention: Convention | None = None
+    model_profile: str | None = None
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def given(self) -> dict[str, object]:
+        """The values set, by setting name."""
+        return {name: value for name in RunValues.names()
+                if (value := getattr(self, name)) is not None}
+
+    def source(self, name: str) -> str:
+        """Where the value of ``name`` came from."""
+        return dict(self.sources).get(name, COMMAND_LINE)
+
+    def by_source(self) -> list[tuple[str, dict[str, object]]]:
+        """The values set, grouped by where they came from."""
+        out: dict[str, dict[str, object]] = {}
+        for name, value in self.given().items():
+            out.setdefault(self.source(name), {})[name] = value
+        return list(out.items())
+
+    def then(self, top: RunValues) -> RunValues:
+        """These values with ``top``'s on top: a value ``top`` sets wins, with its source
+        (the person's own choice over an automation's)."""
+        ours, theirs = self.given(), top.given()
+        return RunValues(
+            confirm=_first(top.confirm, self.confirm),
+            monitor=_first(top.monitor, self.monitor),
+            only_in=_first(top.only_in, self.only_in),
+            max_steps=_first(top.max_steps, self.max_steps),
+            max_seconds=_first(top.max_seconds, self.max_seconds),
+            endpoint=_first(top.endpoint, self.endpoint),
+            model=_first(top.model, self.model),
+            convention=_first(top.convention, self.convention),
+            model_profile=_first(top.model_profile, self.model_profile),
+            sources=tuple((name, top.source(name) if name in theirs else self.source(name))
+                          for name in RunValues.names() if name in ours or name in theirs),
+        )
+
+    @staticmethod
+    def names() -> tuple[str, ...]:
+        """The settings a run may get a value of its own for."""
+        return tuple(f.name for f in fields(RunValues) if f.name != "sources")
+
+
+def _first(value: _T | None, otherwise: _T | None) -> _T | None:
+    return value if value is not None else otherwise
 
 
 def normalize_endpoint(value: str) -> str:
@@ -597,16 +702,15 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
                 del env_values[key]
                 _log.info("not applied (from the environment, not approved): %s",
                           change.describe())
-    result = _validate({**used, **env_values},
-                       lambda name: "$" + env_var(name) if name in env_values else label)
     sources.update({name: "$" + env_var(name) for name in env_values})
-    result._sources = sources
-    # The approved value in effect is not the file's: a save keeps the file's as it is.
-    result._transient = frozenset(env_values) | {c.key for c in pending if not c.source}
-    result._notes = notes
-    result._pending, result._approval = tuple(pending), approvals.state
-    result._approval_note = approvals.problem
-    return result
+    origin = SettingsOrigin(
+        sources=sources,
+        # The approved value in effect is not the file's: a save keeps the file's as it is.
+        transient=frozenset(env_values) | {c.key for c in pending if not c.source},
+        notes=notes, pending=tuple(pending), approval=approvals.state,
+        approval_note=approvals.problem)
+    return _validate({**used, **env_values},
+                     lambda name: "$" + env_var(name) if name in env_values else label, origin)
 
 
 # Safety values from the environment the person approved while this process runs (their answer
@@ -639,7 +743,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
     are transient: for those keys the file keeps what it had.
     """
     path = paths.settings_path() if path is None else path
-    transient = settings._transient
+    transient = settings.origin.transient
     previous = _read_file(path) if transient else {}
     defaults = _field_values(Settings())
     current = _field_values(settings)
@@ -681,12 +785,12 @@ def set_value(
         for note in notes:
             _log.warning("%s", note)
     merged = {**file_values, name: value}
-    validated = _validate(merged, lambda n: "config set" if n == name else str(path))
-    validated._sources = {n: path.name for n in merged}
+    validated = _validate(merged, lambda n: "config set" if n == name else str(path),
+                          _from_file(merged, path))
     _remember(validated, path, {name}, store)
     save_settings(validated, path)
     effective = load_settings(path, environ, store=store)
-    if effective._sources.get(name, "").startswith("$"):
+    if effective.sources.get(name, "").startswith("$"):
         _log.warning("%s was saved, but %s in the environment overrides it", name, env_var(name))
     return effective
 
@@ -704,8 +808,8 @@ def validate_values(
         raise SettingsError(f"{source}: {bad[0]} is not a setting; the API key goes to the keyring")
     file_values = _read_file(path)
     merged = {**file_values, **values}
-    validated = _validate(merged, lambda n: source if n in values else str(path))
-    validated._sources = {n: path.name for n in merged}
+    validated = _validate(merged, lambda n: source if n in values else str(path),
+                          _from_file(merged, path))
     return validated
 
 
@@ -740,8 +844,7 @@ def unset_value(key: str, *, path: Path | None = None,
         for note in notes:
             _log.warning("%s", note)
     file_values.pop(name, None)
-    validated = _validate(file_values, lambda _n: str(path))
-    validated._sources = {n: path.name for n in file_values}
+    validated = _validate(file_values, lambda _n: str(path), _from_file(file_values, path))
     _remember(validated, path, {name}, store)
     save_settings(validated, path)
     return validated
@@ -795,8 +898,7 @@ def keep_approved(changes: Iterable[PendingChange], *, path: Path | None = None,
             file_values.pop(change.key, None)
         else:
             file_values[change.key] = change.approved
-    validated = _validate(file_values, lambda _n: str(path))
-    validated._sources = {n: path.name for n in file_values}
+    validated = _validate(file_values, lambda _n: str(path), _from_file(file_values, path))
     _remember(validated, path, {c.key for c in kept}, store)
     save_settings(validated, path)
     return kept
@@ -843,7 +945,7 @@ def describe_settings(
     pending = {c.key: c for c in settings.pending}
     for name in Settings.model_fields:
         shown = _display(name, values[name])
-        source = settings._sources.get(name, "default")
+        source = settings.sources.get(name, "default")
         lines.append(f"  {name:<{width}} = {shown:<28} ({source})")
         if name in pending:
             change = pending[name]
@@ -1032,16 +1134,24 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _validate(values: Mapping[str, Any], origin: Callable[[str], str]) -> Settings:
+def _validate(values: Mapping[str, Any], origin: Callable[[str], str],
+              came_from: SettingsOrigin | None = None) -> Settings:
     """Validate ``values`` into Settings, turning pydantic errors into one readable message.
 
-    ``origin(key)`` names where a key's value came from (a file path, ``$VAR``, ...).
+    ``origin(key)`` names where a key's value came from (a file path, ``$VAR``, ...), for the
+    message; ``came_from`` is what the settings keep of it (:attr:`Settings.origin`).
     """
     try:
-        return Settings.model_validate(dict(values))
+        settings = Settings.model_validate(dict(values))
     except ValidationError as exc:
         messages = [_explain(err, values, origin) for err in exc.errors()]
         raise SettingsError("\n".join(messages)) from None
+    return settings.with_origin(came_from) if came_from is not None else settings
+
+
+def _from_file(values: Mapping[str, Any], path: Path) -> SettingsOrigin:
+    """The origin of ``values`` all read from (or about to be written to) the file ``path``."""
+    return SettingsOrigin(sources={name: path.name for name in values})
 
 
 def _explain(err: ErrorDetails, values: Mapping[str, Any], origin: Callable[[str], str]) -> str:

@@ -36,12 +36,14 @@ from app.logs import setup_logging
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
+from app.run_request import RunRequest
 from app.runner import stop_signals
 from app.scheduler import Clock
 from app.session import Session
 from app.settings import Settings, SettingsError, load_settings
 from app.status import ServerStatus, StatusPoller
 from control.hotkeys import HotkeyListener
+from control.policy import ConfirmMode
 from control.stop import StopLatch
 from control.tripwire import STOP_SOURCE as TRIPWIRE
 from ui.about_dialog import AboutDialog
@@ -133,9 +135,9 @@ class HolodeskApp(QObject):
         if session_factory is None:
             rects = self.window_rects.rects
 
-            def session_factory(s: Settings, task: str, latch: StopLatch,
+            def session_factory(request: RunRequest, latch: StopLatch,
                                 gate: PauseGate) -> Session:
-                return real_session(s, task, latch, gate, exclude=rects)
+                return real_session(request, latch, gate, exclude=rects)
 
         self.controller = RunController(session_factory, self)
         self.values_asker = ValuesAsker()
@@ -324,7 +326,8 @@ class HolodeskApp(QObject):
 
     # -- what the person starts ----------------------------------------------------------
 
-    def start_task(self, task: str, confirm: str = "", monitor: str = "") -> bool:
+    def start_task(self, task: str, confirm: ConfirmMode | None = None,
+                   monitor: str = "") -> bool:
         """Start a typed task (the task window, a trigger); False (and the reason told) when it
         cannot start now (app/controller.py admits it)."""
         return isinstance(self.runs.start(Launch(task, RunSource.TYPED, confirm, monitor)),

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import protected
-from app.automations import Automation
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -24,10 +23,9 @@ from app.events import (
     RunStarted,
     StepDecided,
 )
-from app.parameters import Filled
 from app.pause import PauseGate
-from app.session import Session
-from app.settings import Settings
+from app.run_request import RunRequest
+from app.session import TOUCH_GRACE_S, Session
 from control.capture import ExcludeRects
 from control.stop import StopLatch
 from model.problem import HolodeskError
@@ -35,17 +33,12 @@ from ui.problem_view import view
 
 log = logging.getLogger(__name__)
 
-#: Builds the session of one run; tests pass one with a fake screen and dry-run input.
-#: The gate is the run's pause: the factory may hand it to a touch detector.
-SessionFactory = Callable[[Settings, str, StopLatch, PauseGate], Session]
-
-#: How long the person's input is not yet taken as a touch after they answered a confirmation
-#: or pressed Resume: the global input listener's thread hears of the key or click that did it
-#: after the GUI does (much later on a busy machine), and would pause the run on it.
-TOUCH_GRACE_S = 0.5
+#: Builds the session of one run from its request (app/session.py ``build_session``, over the
+#: real parts or a test's); the latch is the run's stop, the gate its pause.
+SessionFactory = Callable[[RunRequest, StopLatch, PauseGate], Session]
 
 
-def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGate, *,
+def real_session(request: RunRequest, latch: StopLatch, gate: PauseGate, *,
                  exclude: ExcludeRects | None = None) -> Session:
     """The real parts, with hand back on touch: the person's own input pauses the run.
 
@@ -63,23 +56,8 @@ def real_session(settings: Settings, task: str, latch: StopLatch, gate: PauseGat
     # The same lock as `holodesk run` and a headless `trigger NAME`: two runs must never drive
     # one mouse. DesktopBusyError's message says who holds it; the controller shows it. The
     # session frees the lock when it closes.
-    session = open_run(settings, task, latch=latch, backend=backend, exclude=exclude)
-    try:
-        detector.start()
-    except Exception:
-        log.warning("hand back on touch is off: the input listener did not start",
-                    exc_info=True)
-    else:
-        def rearm_after_resume(reason: str | None) -> None:
-            if reason is None:  # resumed: the click on Resume itself must not pause again
-                timer = threading.Timer(TOUCH_GRACE_S, detector.rearm)
-                timer.daemon = True
-                timer.start()
-
-        gate.add_listener(rearm_after_resume)
-        session.on_close(detector.stop)
-        session.touch = detector
-    return session
+    return open_run(request, latch=latch, pause=gate, backend=backend, exclude=exclude,
+                    touch=detector)
 
 
 class RunController(QObject):
@@ -121,16 +99,11 @@ class RunController(QObject):
         """The latch of the current (or last) run: every stop path pulls this one."""
         return self._latch
 
-    def start(self, task: str, settings: Settings | Callable[[], Settings],
-              parameters: Filled | None = None, automation: Automation | None = None) -> bool:
-        """Start a run on the worker; False (and nothing started) when one is running. With
-        ``parameters`` (an automation's), their filled task is run, its secrets masked.
-        ``settings`` may be a function that makes them, called on the worker as the run starts
-        (the settings read afresh: the keyring may keep it waiting); what it raises is said as
-        a run that could not start.
-
-        With ``automation``, the run is that automation's: its saved steps replay first and an
-        answered run's steps are saved (:meth:`app.session.Session.for_automation`).
+    def start(self, request: RunRequest | Callable[[], RunRequest]) -> bool:
+        """Start the run of ``request`` on the worker; False (and nothing started) when one is
+        running. ``request`` may be a function that makes it, called on the worker as the run
+        starts (the settings read afresh: the keyring may keep it waiting); what it raises is
+        said as a run that could not start.
         """
         if self.running:
             return False
@@ -138,8 +111,7 @@ class RunController(QObject):
         self._latch = StopLatch()
         self._gate = PauseGate()
         self._thread = threading.Thread(
-            target=self._work, args=(task, settings, self._latch, self._gate, parameters,
-                                     automation),
+            target=self._work, args=(request, self._latch, self._gate),
             name="agent",
             daemon=True,
         )
@@ -179,19 +151,12 @@ class RunController(QObject):
 
     # -- the worker side -----------------------------------------------------------------
 
-    def _work(self, task: str, prepare: Settings | Callable[[], Settings], latch: StopLatch,
-              gate: PauseGate, parameters: Filled | None = None,
-              automation: Automation | None = None) -> None:
+    def _work(self, prepare: RunRequest | Callable[[], RunRequest], latch: StopLatch,
+              gate: PauseGate) -> None:
         try:
             try:
-                settings = prepare if isinstance(prepare, Settings) else prepare()
-                session = self._factory(settings, task, latch, gate)
-                session.parts.pause = gate
-                if parameters is not None:
-                    session.use_parameters(parameters)
-                if automation is not None:
-                    session.for_automation(automation.key, automation.name,
-                                           template=automation.task)
+                request = prepare if isinstance(prepare, RunRequest) else prepare()
+                session = self._factory(request, latch, gate)
                 self._session = session
             except Exception as e:
                 log.warning("cannot start the run: %s", e, exc_info=True)
@@ -199,7 +164,7 @@ class RunController(QObject):
                 said = view(e).text() if isinstance(e, HolodeskError) else str(e)
                 self.failed.emit(f"Cannot start the run: {said}")
                 return
-            noticed = protected.changed_since_last_run(settings)
+            noticed = protected.changed_since_last_run(request.settings)
             self._notices = ([protected.changed_message(noticed)] if noticed else []) + [
                 f"This run: {text}" for text in session.notices]
             try:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from app.admission import Refused, RunSource, busy, what_run
 from app.demo.run import Demo, DemoResult
+from app.run_request import make_run_request
 from app.settings import Settings
 from ui.bridge import RunController
 from ui.task_window import TaskWindow
@@ -71,7 +72,7 @@ class DemoControl:
             demo.close()
             return
         self._opened()
-        if not self._controller.start(demo.task, demo.settings):
+        if not self._controller.start(make_run_request(demo.settings, demo.task)):
             demo.close()
             self._refused(busy(what_run(RunSource.DEMO)))  # a run began while it was opening
             return

@@ -44,6 +44,7 @@ from app.events import (
     StepProposed,
 )
 from app.settings import normalize_monitor
+from control.policy import ConfirmMode
 from model.coords import FrameGeometry, Point
 from model.problem import Fix
 from ui.colours import SCREEN_STYLE, Tone, danger_button_style, text_style
@@ -120,8 +121,9 @@ def extract_thought(text: str) -> str:
 class TaskWindow(QWidget):
     """Start a task and watch it run.
 
-    Signals: ``start_requested(task, confirm, monitor)`` (``confirm`` is always, risky or
-    never; ``monitor`` a settings monitor string, already validated), ``stop_requested()``,
+    Signals: ``start_requested(task, confirm, monitor)`` (``confirm`` a
+    :class:`~control.policy.ConfirmMode`; ``monitor`` a settings monitor string, already
+    validated), ``stop_requested()``,
     ``pause_requested()``, ``resume_requested()``, ``automations_requested()`` (the saved
     tasks, to run or to edit); from the first-run guide ``setup_requested()`` (a model server
     on this machine), ``connect_requested()`` (one elsewhere) and ``demo_requested()``.
@@ -135,7 +137,7 @@ class TaskWindow(QWidget):
     session the window says what works there before the person starts a run.
     """
 
-    start_requested = Signal(str, str, str)
+    start_requested = Signal(str, object, str)
     stop_requested = Signal()
     pause_requested = Signal()
     resume_requested = Signal()
@@ -521,7 +523,7 @@ class TaskWindow(QWidget):
         self._automation = ""
         self.setWindowTitle(NEW_TASK_TITLE)
         self._refresh()
-        self.start_requested.emit(task, str(self.confirm_combo.currentData()), monitor)
+        self.start_requested.emit(task, ConfirmMode(self.confirm_combo.currentData()), monitor)
 
     def _toggle_pause(self) -> None:
         if not self._running:

@@ -447,11 +447,13 @@ def _read_hidden(prompt: str) -> str | None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.admission import Refused, RunSource
-    from app.automations import find_automation, held_problem, load_automations, run_settings
+    from app.automations import AutomationError, find_automation, load_automations
     from app.cli.run import run_task
     from app.controller import Missing, fill, find, missing_refused
     from app.parameter_values import parse_assignment
-    from app.settings import load_settings
+    from app.run_request import AutomationMode, make_run_request
+    from app.settings import RunValues, load_settings
+    from control.policy import ConfirmMode
 
     # The look-up and the values as the desktop app's (app/controller.py); the run itself
     # holds the desktop lock (app/cli/run.py), its admission here.
@@ -473,14 +475,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     settle_before_run(automation=automation.name)
     automation = find_automation(load_automations(), automation.name)  # as the answer left it
-    held = held_problem(automation, load_settings())
-    if held is not None:
-        return fail(held, EXIT_USAGE)
-    settings = run_settings(load_settings(), automation)
-    if args.confirm:
-        settings = settings.with_overrides({"confirm": args.confirm})
-    return run_task(settings, filled.task, dry_run=args.dry_run, verbose=args.verbose,
-                    parameters=filled, automation=automation, replay=not args.no_replay)
+    # --confirm is the person's own choice for this run, over the automation's.
+    choices = RunValues(confirm=ConfirmMode(args.confirm) if args.confirm else None)
+    try:
+        request = make_run_request(
+            load_settings(), filled.task, choices, automation=automation, parameters=filled,
+            mode=AutomationMode.WITHOUT_REPLAY if args.no_replay else AutomationMode.RUN,
+            dry_run=args.dry_run)
+    except AutomationError as e:  # changed outside holodesk and not approved, or nowhere to act
+        return fail(e, EXIT_USAGE)
+    return run_task(request, verbose=args.verbose)
 
 
 def _terminal_ask() -> Ask | None:

@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from app.cli.run import run_task
     from app.demo.run import PracticeWindowError, start_demo
+    from app.run_request import make_run_request
     from app.settings import load_settings
     from control.stop import StopLatch
 
@@ -38,7 +39,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               "the practice window.", flush=True)
         latch = StopLatch()
         demo.watch(latch)
-        code = run_task(demo.settings, demo.task, verbose=args.verbose, latch=latch)
+        code = run_task(make_run_request(demo.settings, demo.task), verbose=args.verbose,
+                        latch=latch)
     finally:
         result = demo.finish()
     if result.checklist:

@@ -10,9 +10,8 @@ from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, error, fail
 from app.cli.render import reason_line
 
 if TYPE_CHECKING:
-    from app.automations import Automation
-    from app.parameters import Filled
-    from app.settings import Settings
+    from app.run_request import RunRequest
+    from app.settings import RunValues
     from control.stop import StopLatch
 
 
@@ -42,12 +41,33 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.set_defaults(func=_cmd_run, exit_at_once=True)
 
 
-def _run_settings(args: argparse.Namespace) -> Settings:
-    from app.settings import load_with_overrides
+def run_choices(args: argparse.Namespace) -> RunValues:
+    """The person's choices for one run on `holodesk run`'s command line (an option not given
+    keeps the setting's value)."""
+    from app.settings import RunValues, app_names
+    from control.policy import ConfirmMode
+    from model.coords import Convention
 
-    return load_with_overrides({name: getattr(args, name, None) for name in (
-        "confirm", "monitor", "max_steps", "max_seconds", "endpoint", "model", "convention",
-        "only_in", "model_profile")})
+    return RunValues(
+        confirm=ConfirmMode(args.confirm) if args.confirm else None,
+        monitor=args.monitor,
+        only_in=app_names(args.only_in) if args.only_in is not None else None,
+        max_steps=args.max_steps,
+        max_seconds=args.max_seconds,
+        endpoint=args.endpoint,
+        model=args.model,
+        convention=Convention(args.convention) if args.convention else None,
+        model_profile=args.model_profile,
+    )
+
+
+def run_request(args: argparse.Namespace) -> RunRequest:
+    """The request `holodesk run` makes of its command line (app/run_request.py)."""
+    from app.run_request import make_run_request
+    from app.settings import load_settings
+
+    return make_run_request(load_settings(), args.task, run_choices(args),
+                            dry_run=args.dry_run)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -62,22 +82,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from app.cli.approve import settle_before_run
 
     settle_before_run()  # safety settings changed outside holodesk: asked, or not applied
-    return run_task(_run_settings(args), args.task, dry_run=args.dry_run, verbose=args.verbose)
+    return run_task(run_request(args), verbose=args.verbose)
 
 
-def run_task(settings: Settings, task: str, *, dry_run: bool = False,
-             verbose: bool = False, latch: StopLatch | None = None,
-             parameters: Filled | None = None, automation: Automation | None = None,
-             replay: bool = True) -> int:
-    """Carry out ``task`` in this terminal, as `holodesk run` does; the exit code.
+def run_task(request: RunRequest, *, verbose: bool = False,
+             latch: StopLatch | None = None) -> int:
+    """Carry out ``request`` in this terminal, as `holodesk run` does; the exit code.
 
-    With ``automation``, the run is that automation's: its saved steps replay first (unless
-    ``replay`` is False) and an answered run's steps are saved for the next time.
+    A request of an automation's run replays its saved steps first (unless it says not to)
+    and an answered run's steps are saved for the next time; its parameters' filled task is
+    the one run, its secrets masked (app/run_request.py).
 
     Holds the desktop lock for the run, confirms on the terminal, stops on Ctrl+C, SIGTERM
     and the stop hotkey (:func:`app.runner.foreground`); ``latch``, when given, is the run's
-    stop (another part that may end the run pulls it, as `holodesk demo` does). With
-    ``parameters`` (an automation's), their filled task is the one run, its secrets masked.
+    stop (another part that may end the run pulls it, as `holodesk demo` does).
     """
     from app import protected
     from app.cli.terminal import TerminalFrontEnd
@@ -87,7 +105,7 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
     from model.plain_http import PlainHttpRefused
 
     try:
-        session = open_run(settings, task, dry_run=dry_run, latch=latch)
+        session = open_run(request, latch=latch)
     except DesktopBusyError as e:
         return fail(e, EXIT_BUSY)
     except PlainHttpRefused as e:
@@ -96,15 +114,10 @@ def run_task(settings: Settings, task: str, *, dry_run: bool = False,
         return fail(f"cannot start the run: {e}")
     # Before the run: what changed since the last one (a program it started may have gone on
     # after it), and what limits this run's watch over the protected files. Paths only.
-    for noticed in protected.changed_since_last_run(settings):
+    for noticed in protected.changed_since_last_run(request.settings):
         error(f"warning: {noticed.describe()}")
     for notice in session.notices:
         error(f"warning: {notice}")
-    if parameters is not None:
-        session.use_parameters(parameters)
-    if automation is not None:
-        session.for_automation(automation.key, automation.name, replay=replay,
-                               template=automation.task)
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
     with foreground(session):
         finished = drive(session, front.handle)

@@ -44,16 +44,11 @@ def _cmd_trigger(args: argparse.Namespace) -> int:
 
 def _trigger_automation(name: str, extra: str) -> int:
     """`holodesk trigger NAME`: in the running app when there is one, else here."""
-    from app.automations import (
-        AutomationError,
-        find_automation,
-        held_problem,
-        load_automations,
-        run_settings,
-    )
+    from app.automations import AutomationError, find_automation, load_automations
     from app.cli.run import run_task
     from app.instance import send
     from app.parameter_values import MissingValues, resolve
+    from app.run_request import make_run_request
     from app.settings import load_settings
 
     if extra:
@@ -79,11 +74,12 @@ def _trigger_automation(name: str, extra: str) -> int:
 
         settle_before_run(automation=automation.name)
         automation = find_automation(load_automations(), automation.name)
-        held = held_problem(automation, load_settings())
-        if held is not None:  # changed outside holodesk: it does not run by itself
-            return fail(held, EXIT_USAGE)
-        return run_task(run_settings(load_settings(), automation), filled.task,
-                        parameters=filled, automation=automation)
+        try:
+            request = make_run_request(load_settings(), filled.task, automation=automation,
+                                       parameters=filled)
+        except AutomationError as e:  # changed outside holodesk: it does not run by itself
+            return fail(e, EXIT_USAGE)
+        return run_task(request)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
                     EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)

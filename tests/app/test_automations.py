@@ -134,7 +134,7 @@ def test_a_run_gets_the_automations_confirm_and_monitor_without_saving_them() ->
     ran = run_settings(settings, _a(confirm="always", monitor="mouse"))
     assert ran.confirm is ConfirmMode.ALWAYS and ran.monitor == "mouse"
     assert ran.sources["confirm"] == "automation 'timesheet'"
-    assert {"confirm", "monitor"} <= set(ran._transient)
+    assert {"confirm", "monitor"} <= set(ran.origin.transient)
 
 
 def test_an_automation_limited_to_named_applications_limits_its_runs() -> None:
@@ -142,7 +142,7 @@ def test_an_automation_limited_to_named_applications_limits_its_runs() -> None:
     assert run_settings(settings, _a()).only_in == ("gedit",)  # none of its own: the setting's
     limited = run_settings(Settings(), _a(only_in="firefox, libreoffice-calc"))
     assert limited.only_in == ("firefox", "libreoffice-calc")
-    assert "only_in" in limited._transient
+    assert "only_in" in limited.origin.transient
 
 
 def test_an_automation_never_widens_the_applications(tmp_path: Path) -> None:

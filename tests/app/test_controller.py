@@ -17,6 +17,7 @@ from app.automations import Automation
 from app.controller import Controller, Desk, Launch, Missing, fill, find, missing_refused
 from app.parameter_values import load_secret, store_secret
 from app.parameters import Filled
+from app.run_request import RunRequest
 from app.settings import Settings
 from tests.support.home import Home, isolate_home
 
@@ -55,11 +56,12 @@ class FakeDesk:
     stopped: list[str] = field(default_factory=list)
 
     def desk(self, folder: Path) -> Desk:
-        def start_run(task: str, prepare: Callable[[], Settings], parameters: Filled | None,
-                      saved: Automation | None) -> bool:
+        def start_run(prepare: Callable[[], RunRequest]) -> bool:
             if self.activity is Activity.RUN:
                 return False
-            self.runs.append(Started_(task, parameters, saved, prepare()))
+            request = prepare()
+            self.runs.append(Started_(request.task, request.parameters, request.saved_steps,
+                                      request.settings))
             self.activity = Activity.RUN
             return True
 

@@ -476,6 +476,7 @@ def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
     import app.session
     from app import runner
     from app.cli.run import run_task
+    from app.run_request import make_run_request
 
     _no_inotify(monkeypatch)
     rc = home.root / ".bashrc"
@@ -487,7 +488,7 @@ def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         h = harness_for(server)
 
-        def build(settings: Settings, **_kwargs: object) -> Session:
+        def build(_request: object, *_args: object, **_kwargs: object) -> Session:
             session = _session(h)
             session.watch_protected_files(FakeTargetFinder(focus=EDITOR), watch=False)
             run = session.run
@@ -505,7 +506,7 @@ def test_holodesk_run_prints_a_change_after_the_last_look_once_the_run_closed(
 
         monkeypatch.setattr(app.session, "build_session", build)
         monkeypatch.setattr(runner, "stop_hotkey", no_hotkey)
-        assert run_task(Settings(), "look at the screen") == 0
+        assert run_task(make_run_request(Settings(), "look at the screen")) == 0
     said = capsys.readouterr().err
     assert "warning: protected files changed after the run's last look" in said, said
     assert f"{rc} modified" in said

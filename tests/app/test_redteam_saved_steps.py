@@ -48,8 +48,8 @@ def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def _wired(h: AgentHarness, automation: Automation) -> Session:
     """``h`` as a run of ``automation``, wired as the front ends wire it."""
-    session = Session(task=automation.task, settings=Settings(), dry_run=False, parts=h.parts)
-    session.for_automation(automation.key, automation.name, template=automation.task)
+    session = Session(task=automation.task, settings=Settings(), dry_run=False, parts=h.parts,
+                      automation=automation)
     if session.recorder is not None:
         h.on_event = session.recorder
     return session

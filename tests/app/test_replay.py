@@ -271,10 +271,9 @@ def _automation(*, secret: bool = False) -> Automation:
 
 def _wired(h: AgentHarness, automation: Automation, value: str) -> Session:
     """``h`` as a run of ``automation`` with ``name=value``, wired as the front ends wire it
-    (:meth:`Session.use_parameters`, then :meth:`Session.for_automation`)."""
-    session = Session(task=TEMPLATE, settings=Settings(), dry_run=False, parts=h.parts)
-    session.use_parameters(automation.fill({"name": value}))
-    session.for_automation(automation.key, automation.name, template=automation.task)
+    (a :class:`Session` given its parameters and the automation)."""
+    session = Session(task=TEMPLATE, settings=Settings(), dry_run=False, parts=h.parts,
+                      parameters=automation.fill({"name": value}), automation=automation)
     recorder = session.recorder
     assert recorder is not None
     h.on_event = recorder

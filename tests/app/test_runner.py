@@ -14,6 +14,7 @@ import pytest
 
 from app import runner
 from app.lock import DesktopBusyError
+from app.run_request import RunRequest, make_run_request
 from app.settings import Settings
 from control.stop import StopLatch
 from tests.support.fake_hotkeys import FakeHotkeys
@@ -53,9 +54,9 @@ def fake_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[FakeSess
     isolate_home(monkeypatch, tmp_path)
     built: list[FakeSession] = []
 
-    def build(settings: Settings, **_kwargs: object) -> FakeSession:
+    def build(request: RunRequest, *_args: object, **_kwargs: object) -> FakeSession:
         assert not lock_is_free()  # built inside the lock
-        session = FakeSession(settings)
+        session = FakeSession(request.settings)
         built.append(session)
         return session
 
@@ -64,11 +65,11 @@ def fake_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[FakeSess
 
 
 def test_the_session_holds_the_desktop_until_it_closes(fake_build: list[FakeSession]) -> None:
-    session = runner.open_run(Settings(), "click Save")
+    session = runner.open_run(make_run_request(Settings(), "click Save"))
     assert session is fake_build[0]  # type: ignore[comparison-overlap]
     assert not lock_is_free()
     with pytest.raises(DesktopBusyError, match="another holodesk run"):
-        runner.open_run(Settings(), "a second run")
+        runner.open_run(make_run_request(Settings(), "a second run"))
     session.close()
     assert lock_is_free()
 
@@ -82,7 +83,8 @@ def test_a_session_that_cannot_be_built_leaves_the_desktop_free(
         raise RuntimeError("no display for pyautogui")
 
     with pytest.raises(RuntimeError, match="no display"):
-        runner.open_run(Settings(), "click Save", backend=no_backend)  # type: ignore[arg-type]
+        runner.open_run(make_run_request(Settings(), "click Save"),
+                        backend=no_backend)  # type: ignore[arg-type]
     assert lock_is_free()
 
 

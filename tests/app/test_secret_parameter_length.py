@@ -6,7 +6,7 @@ masking (model/run_secrets.py ``RunSecrets.mask``, ``mask_unfinished``; app/secr
 ``RedactingFilter``), so a bound off
 by one on either side shows here: a six-character secret refused, or accepted and then left
 in clear. The run is the core over real parts (tests/support/agent_harness.py), wired as the
-front ends wire an automation's run (:meth:`Session.use_parameters`), with the log file's
+front ends wire an automation's run (a :class:`Session` given the parameters), with the log file's
 handler as holodesk installs it.
 """
 
@@ -85,8 +85,7 @@ def test_a_six_character_secret_parameter_is_masked_everywhere(
     with FakeVLLM(ScriptedPolicy(_script())) as server, holodesk_log(log_path):
         h = harness_for(server)
         session = Session(task=automation.task, settings=Settings(), dry_run=True,
-                          parts=h.parts)
-        session.use_parameters(filled)
+                          parts=h.parts, parameters=filled)
         finished = h.run(session.task)
         requests = server.requests
     assert finished.outcome is Outcome.ANSWERED, finished

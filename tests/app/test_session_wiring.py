@@ -22,7 +22,8 @@ from PIL import Image, ImageDraw
 
 import app.session as session_module
 from app.events import Decision, Outcome, StepDecided
-from app.session import Session, build_session
+from app.run_request import make_run_request
+from app.session import RealParts, Session, build_session
 from app.settings import Settings
 from control import release
 from control.capture import ExcludeRects
@@ -74,8 +75,8 @@ class Built:
                 backend: DryRunBackend | None = None, **settings: Any) -> Session:
         values: dict[str, Any] = {"endpoint": self.server.base_url, "confirm": "never",
                                   "settle_min": 0.0, "settle_max": 0.05, **settings}
-        made = build_session(Settings(**values), "do the task", dry_run=dry_run,
-                             backend=backend, finder=finder)
+        made = build_session(make_run_request(Settings(**values), "do the task", dry_run=dry_run),
+                             RealParts(backend=backend, finder=finder))
         self.sessions.append(made)
         return made
 

@@ -24,7 +24,8 @@ from app.events import Answer as Reply
 from app.events import AwaitingConfirmation, ConfirmReply, Event
 from app.parts import client_config, make_capturer
 from app.pause import PauseGate
-from app.session import Session
+from app.run_request import RunRequest
+from app.session import RunParts, Session, build_session
 from app.settings import Settings
 from app.store import ActionLog
 from control.input import DryRunBackend, Executor
@@ -69,22 +70,25 @@ def test_start_demo_runs_the_demo_in_the_app(on_display: Xvfb, qtbot: QtBot) -> 
     used: list[Settings] = []
     backends: list[DryRunBackend] = []
 
-    def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
+    def parts(request: RunRequest, latch: StopLatch, pause: PauseGate | None) -> RunParts:
+        settings = request.settings
         used.append(settings)
         backend = DryRunBackend()
         backends.append(backend)
-        parts = AgentParts(
+        finder = X11TargetFinder(xvfb.display)
+        return RunParts(AgentParts(
             client=HolotronClient(client_config(settings, None)),
             capturer=make_capturer(settings, display=xvfb.display),
             executor=Executor(backend, latch),
             policy=SafetyPolicy(settings.confirm, only_in=settings.only_in),
             store=ActionLog.open(),
             latch=latch,
-            finder=X11TargetFinder(xvfb.display),
-        )
-        session = Session(task=task, settings=settings, dry_run=True, parts=parts)
-        session.on_close(parts.finder.close)
-        return session
+            pause=pause,
+            finder=finder,
+        ), closeables=[finder], dry_run=True)
+
+    def factory(request: RunRequest, latch: StopLatch, gate: PauseGate) -> Session:
+        return build_session(request, parts, latch=latch, pause=gate)
 
     # The person's endpoint answers nothing: the demo needs no model server.
     app = HolodeskApp(Settings(endpoint="http://127.0.0.1:9/v1", confirm="always"),

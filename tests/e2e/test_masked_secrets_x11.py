@@ -134,6 +134,7 @@ def test_the_api_key_in_a_thought_is_in_neither_the_terminal_nor_the_log_file(
 def test_the_thought_shown_in_the_app_never_shows_a_secret(
     xvfb: Xvfb, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    from app.run_request import make_run_request
     from app.session import build_session
     from ui.task_window import TaskWindow
 
@@ -146,7 +147,7 @@ def test_the_thought_shown_in_the_app_never_shows_a_secret(
         settings = Settings(endpoint=server.base_url, confirm="never", settle_min=0.0,
                             settle_max=0.05)
         with xvfb.activated():
-            session = build_session(settings, "sign in", dry_run=True)
+            session = build_session(make_run_request(settings, "sign in", dry_run=True))
             try:
                 finished = session.run(events.append)
             finally:

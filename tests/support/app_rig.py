@@ -18,7 +18,8 @@ from pytestqt.qtbot import QtBot
 from app.agent import AgentParts
 from app.events import Event, RunFinished, RunStarted
 from app.pause import PauseGate
-from app.session import Session
+from app.run_request import RunRequest
+from app.session import RunParts, Session, build_session
 from app.settings import Settings, load_settings
 from app.store import ActionLog
 from control.input import DryRunBackend, Executor
@@ -41,29 +42,37 @@ def screen() -> Any:
 
 
 class Rig:
-    """The app's runs over real parts: ``settings`` and ``backends`` hold each run's settings
-    and recorded input, ``events`` every event the app's controller relayed."""
+    """The app's runs over real parts: ``requests``, ``settings`` and ``backends`` hold each
+    run's request, settings and recorded input, ``events`` every event the app's controller
+    relayed."""
 
     def __init__(self, server: FakeVLLM) -> None:
         self.server = server
+        self.requests: list[RunRequest] = []
         self.settings: list[Settings] = []
         self.backends: list[DryRunBackend] = []
         self.events: list[Event] = []
 
-    def factory(self, settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-        self.settings.append(settings)
+    def factory(self, request: RunRequest, latch: StopLatch, gate: PauseGate) -> Session:
+        """The app's session factory: the run's session built as every front end builds it
+        (app/session.py ``build_session``), over this rig's parts."""
+        self.requests.append(request)
+        self.settings.append(request.settings)
+        return build_session(request, self.parts, latch=latch, pause=gate)
+
+    def parts(self, request: RunRequest, latch: StopLatch, pause: PauseGate | None) -> RunParts:
         backend = DryRunBackend()
         self.backends.append(backend)
-        secrets = RunSecrets()  # one per run, as app/session.py builds it
-        parts = AgentParts(
+        secrets = RunSecrets()  # one per run, as app/session.py's RealParts makes it
+        return RunParts(AgentParts(
             client=HolotronClient(ClientConfig(base_url=self.server.base_url)),
             capturer=FakeCapturer(screen),
             executor=Executor(backend, latch),
-            policy=SafetyPolicy(settings.confirm, secrets=secrets),
+            policy=SafetyPolicy(request.settings.confirm, secrets=secrets),
             store=ActionLog.open(secrets=secrets),
             latch=latch,
-        )
-        return Session(task=task, settings=settings, dry_run=True, parts=parts)
+            pause=pause,
+        ), dry_run=True)
 
     def started(self) -> list[str]:
         return [e.task for e in self.events if isinstance(e, RunStarted)]

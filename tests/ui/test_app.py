@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from app.events import Outcome, RunFinished
 from app.settings import Settings
+from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp, Rig
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
@@ -41,7 +42,7 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
-        assert app.start_task("delete the file", confirm="risky")
+        assert app.start_task("delete the file", confirm=ConfirmMode.RISKY)
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20000)
         assert app.confirm_panel.isVisible()
         assert app.stop_button.isVisible()
@@ -61,7 +62,7 @@ def test_the_tray_stop_works_while_a_confirmation_is_open(
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
-        assert app.start_task("delete the file", confirm="always")
+        assert app.start_task("delete the file", confirm=ConfirmMode.ALWAYS)
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20000)
         app.actions.stop.trigger()
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=20000)
@@ -93,7 +94,7 @@ def test_the_event_loop_never_stalls_during_a_run(
         ticker.timeout.connect(tick)
         clock.start()
         ticker.start()
-        assert app.start_task("wait around", confirm="never")
+        assert app.start_task("wait around", confirm=ConfirmMode.NEVER)
         qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=30000)
         ticker.stop()
     # Loose on purpose (a busy 2-core CI machine); bench/ui_stall.py measures the 50 ms bound.
@@ -106,7 +107,7 @@ def test_a_second_run_is_refused_while_one_is_active(
 ) -> None:
     with FakeVLLM(ScriptedPolicy([DELETE, ANSWER])) as server:
         app, rig = make_app(server)
-        assert app.start_task("one", confirm="always")
+        assert app.start_task("one", confirm=ConfirmMode.ALWAYS)
         qtbot.waitUntil(lambda: app.task_window.running, timeout=20000)  # its start is shown
         assert not app.start_task("two")
         assert app.handle_message({"cmd": "run", "task": "three"})["ok"] is False

@@ -14,8 +14,10 @@ from pytestqt.qtbot import QtBot
 from app import protected
 from app.events import Outcome, RunFinished
 from app.pause import PauseGate
+from app.run_request import RunRequest
 from app.session import Session
 from app.settings import Settings
+from control.policy import ConfirmMode
 from control.stop import StopLatch
 from tests.support.app_rig import MakeApp, Rig
 from tests.support.fake_targets import FakeTargetFinder, window
@@ -91,8 +93,8 @@ def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
     with FakeVLLM(model) as server:
         rig = Rig(server)
 
-        def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-            session = rig.factory(settings, task, latch, gate)
+        def factory(request: RunRequest, latch: StopLatch, gate: PauseGate) -> Session:
+            session = rig.factory(request, latch, gate)
             session.watch_protected_files(FakeTargetFinder(focus=window("Mousepad")))
             return session
 
@@ -101,7 +103,7 @@ def test_a_run_stopped_by_the_tripwire_is_told_with_the_file_and_the_front(
         holder.append(app)
         app.controller.run_event.connect(rig.events.append)
         try:
-            assert app.start_task("tidy the shell settings", confirm="never")
+            assert app.start_task("tidy the shell settings", confirm=ConfirmMode.NEVER)
             qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=TIMEOUT_MS)
             finished = _finished(rig)
             assert finished is not None and finished.outcome is Outcome.STOPPED
@@ -146,8 +148,8 @@ def test_a_change_after_a_runs_last_look_is_told_once_the_run_is_closed(
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         rig = Rig(server)
 
-        def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-            session = rig.factory(settings, task, latch, gate)
+        def factory(request: RunRequest, latch: StopLatch, gate: PauseGate) -> Session:
+            session = rig.factory(request, latch, gate)
             session.watch_protected_files(FakeTargetFinder(focus=window("Mousepad")),
                                           watch=False)
             return session

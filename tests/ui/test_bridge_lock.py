@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from app import paths
 from app.lock import DesktopLock
+from app.run_request import make_run_request
 from app.settings import Settings
 from tests.support.home import isolate_home
 from ui.bridge import RunController
@@ -22,7 +23,7 @@ def test_a_gui_run_refuses_while_another_run_holds_the_desktop(
     controller = RunController()  # the real session factory
     controller.failed.connect(failures.append)
     with DesktopLock(paths.lock_path()):  # a terminal run, as far as the lock can tell
-        assert controller.start("click Save", Settings())
+        assert controller.start(make_run_request(Settings(), "click Save"))
         qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
         qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
     assert "another holodesk run" in failures[0]
@@ -44,7 +45,7 @@ def test_the_lock_is_released_when_the_input_backend_cannot_start(
     failures: list[str] = []
     controller = RunController()  # the real session factory
     controller.failed.connect(failures.append)
-    assert controller.start("click Save", Settings())
+    assert controller.start(make_run_request(Settings(), "click Save"))
     qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
     qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
     assert "no display for pyautogui" in failures[0]

@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMenu, QVBoxLayout, QWidget
 from pytestqt.qtbot import QtBot
 
+from control.policy import ConfirmMode
 from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
@@ -41,7 +42,7 @@ def test_the_confirmation_panel_keeps_clear_of_the_point_it_asks_about(
 ) -> None:
     with FakeVLLM(ScriptedPolicy([CLICK, ANSWER])) as server:
         app, _rig = make_app(server)
-        assert app.start_task("delete the file", confirm="always")
+        assert app.start_task("delete the file", confirm=ConfirmMode.ALWAYS)
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20000)
         request = app.controller.pending
         assert request is not None
