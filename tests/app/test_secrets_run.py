@@ -105,9 +105,9 @@ def test_a_run_masks_its_secret_parameter_in_every_form_everywhere(
     with FakeVLLM(ScriptedPolicy(_script(secret))) as server, holodesk_log(log_path):
         h = harness_for(server, mode=ConfirmMode.RISKY,
                         answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        # The parameters are part of the session from its construction (app/session.py).
         session = Session(task=automation.task, settings=Settings(), dry_run=True,
-                          parts=h.parts)
-        session.use_parameters(filled)
+                          parts=h.parts, parameters=filled)
         # A line written before the run typed anything: the log file masks the parameter.
         logging.getLogger("holodesk.test").warning("about to log in: %s", _forms(secret))
         finished = h.run(session.task)
@@ -235,11 +235,11 @@ def test_a_session_whose_policy_does_not_share_the_runs_secrets_takes_no_paramet
     with FakeVLLM(ScriptedPolicy(_script("never sent"))) as server:
         h = harness_for(server)
     h.parts.policy = SafetyPolicy(ConfirmMode.NEVER, secrets=RunSecrets())
-    session = Session(task="t", settings=Settings(), dry_run=True, parts=h.parts)
     automation, keyring = _login(), MemoryStore()
     store_secret(automation, "password", _secret(), keyring)
     with pytest.raises(ValueError, match="same RunSecrets"):
-        session.use_parameters(resolve(automation, {}, store=keyring))
+        Session(task="t", settings=Settings(), dry_run=True, parts=h.parts,
+                parameters=resolve(automation, {}, store=keyring))
 
 
 def test_the_object_never_shows_its_values() -> None:
