@@ -718,7 +718,10 @@ class Agent:
             raise stopped from e
         except HolotronError as e:
             if isinstance(e, InvalidOutput):
-                cur.record.raw_output = e.raw  # kept, so the person can see what went wrong
+                # Kept, so the person can see what went wrong; masked as a text still
+                # arriving: an answer cut off (at the length limit) may end with the start of a
+                # secret, which is no form of it (tests/app/test_redteam12_cut_answer.py).
+                cur.record.raw_output = self.parts.secrets.mask_unfinished(e.raw)
             self._finish_step(cur, StepResult.FAILED, _error_text(e))
             self._emit(StepFailed(cur.run_id, cur.no, e.message, e.fix))
             raise

@@ -492,9 +492,20 @@ class RedactingFilter(logging.Filter):
             text = run.mask(text)
         return text
 
+    def _redacted_args(self, args: Any) -> Any:
+        if isinstance(args, tuple):
+            return tuple(self._redact(a) if isinstance(a, str) else a for a in args)
+        if isinstance(args, Mapping):
+            return {k: self._redact(v) if isinstance(v, str) else v for k, v in args.items()}
+        return args
+
     def filter(self, record: logging.LogRecord) -> bool:
         if not self._secrets and not any(self._runs):
             return True
+        # Each text argument before the line is formatted: a precision in the format
+        # ("%.500s", model/client.py's rejected answer) would cut a secret to a start that is
+        # no form of it, and that start would be written.
+        record.args = self._redacted_args(record.args)
         message = record.getMessage()
         cleaned = self._redact(message)
         if cleaned != message:

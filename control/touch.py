@@ -229,6 +229,17 @@ class TouchAwareBackend:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
+    def close(self) -> None:
+        """Close the wrapped backend, when it holds anything (its X11 paste connection).
+
+        A member of its own, not left to ``__getattr__``: the session closes a backend only
+        when it is an :class:`app.parts.Closeable`, and from Python 3.12 on a
+        runtime-checkable protocol looks its members up statically, never through
+        ``__getattr__``."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     def move_to(self, x: int, y: int) -> None:
         with self.detector.own_input([(x, y)]):
             self.inner.move_to(x, y)

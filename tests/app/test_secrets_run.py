@@ -105,6 +105,7 @@ def test_a_run_masks_its_secret_parameter_in_every_form_everywhere(
     with FakeVLLM(ScriptedPolicy(_script(secret))) as server, holodesk_log(log_path):
         h = harness_for(server, mode=ConfirmMode.RISKY,
                         answer=lambda _e: ConfirmReply(Answer.APPROVE))
+        # The parameters are part of the session from its construction (app/session.py).
         session = Session(task=automation.task, settings=Settings(), dry_run=True,
                           parts=h.parts, parameters=filled)
         # A line written before the run typed anything: the log file masks the parameter.
