@@ -59,7 +59,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.plain_http import PlainHttpRefused, host_address, needs_consent
-from model.run_secrets import forms_of
+from model.run_secrets import RunSecrets, forms_of
 from model.schema import Step
 from model.sdk_adapter import post_chat, stream_chat, wrap_network_backend
 from model.stream_chunk import read_chunk
@@ -472,12 +472,20 @@ class HolotronClient:
         if response.status_code == 200:
             return
         if response.status_code == 503:
-            raise ModelLoading(self.root_url, detail=response.text[:200] or None)
+            raise ModelLoading(self.root_url, detail=self._cut(response.text) or None)
         if response.status_code >= 500:
-            raise ServerError(response.status_code, detail=response.text[:200] or None)
+            raise ServerError(response.status_code, detail=self._cut(response.text) or None)
         raise BadRequest(
             response.status_code, detail=f"GET /health answered {response.status_code}"
         )
+
+    def _cut(self, text: str, size: int = 200) -> str:
+        """The start of a server's text for an error's detail. A cut can fall inside the API
+        key (a hostile server echoes it): its start, no form of the key, is held back as well,
+        since :func:`without_key` can only mask the whole key."""
+        if len(text) <= size:
+            return text
+        return RunSecrets(api_key=self.config.api_key).mask_unfinished(text[:size])
 
     def server_version(self) -> str | None:
         """The vLLM version the server reports (``GET /version``), or None when it says none

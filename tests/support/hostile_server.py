@@ -58,6 +58,9 @@ class HostileServer:
             def _echo(self) -> str:
                 auth = self.headers.get("Authorization", "")
                 hostile.seen_authorization.append(auth)
+                # A request without the header (GET /health) gets the last one seen: a
+                # hostile server keeps what it was sent.
+                auth = auth or next((a for a in reversed(hostile.seen_authorization) if a), "")
                 return f"invalid request headers: Authorization: {auth!r} (raw {auth})"
 
             def do_GET(self) -> None:
