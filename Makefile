@@ -62,12 +62,14 @@ FRESH_QUICK_TESTS := -p no:cacheprovider tests/e2e/test_version_identity.py \
 fresh-check-quick:
 	FRESH_TEST_ARGS="$(FRESH_QUICK_TESTS)" bash scripts/fresh-check.sh
 
-# The race hunt, not part of `make test` (about an hour): the race-prone X11 tests STRESS_RUNS
-# times and the whole x11 suite STRESS_SUITE_RUNS times with every core busy (scripts/stress.sh).
+# The race hunt, not part of `make test`: under stress-ng's two busy processes per core, the
+# race-prone X11 tests STRESS_RUNS times, then the whole suite STRESS_SUITE_RUNS times in a row,
+# each pass on TEST_WORKERS workers (scripts/stress.sh).
 STRESS_RUNS ?= 20
 STRESS_SUITE_RUNS ?= 3
 stress: sysdeps $(DEV_STAMP)
-	STRESS_RUNS=$(STRESS_RUNS) STRESS_SUITE_RUNS=$(STRESS_SUITE_RUNS) bash scripts/stress.sh
+	STRESS_RUNS=$(STRESS_RUNS) STRESS_SUITE_RUNS=$(STRESS_SUITE_RUNS) TEST_WORKERS=$(TEST_WORKERS) \
+		bash scripts/stress.sh
 
 bench: sysdeps $(DEV_STAMP)
 	$(PY) bench/capture.py
