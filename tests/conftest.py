@@ -15,6 +15,7 @@ from tests.support.workers import (
     ProcessHome,
     enter_process_home,
     group_modules_with_shared_fixtures,
+    mark_slow_files,
     mark_x11_files,
     no_x_server_message,
     ungrouped_nodeid,
@@ -71,6 +72,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_x11_files(items)
+    mark_slow_files(items, config.rootpath)
     group_modules_with_shared_fixtures(items)
 
 
@@ -89,6 +91,9 @@ def pytest_runtest_makereport(
         report.longrepr = f"skipped in CI, where every test must run: {reason}"
 
 
+# tryfirst: the terminal reporter files the report by its outcome when it sees it (as a skip,
+# whose summary then chokes on the changed report); an xdist worker sends it on as changed.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     # A module that skips itself while being collected (a missing import) hides every test in
     # it; in CI that is a failure too.
