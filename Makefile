@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 INSTALL_INPUTS := pyproject.toml scripts/install.sh scripts/install_deps.py
 
-.PHONY: run test lint sysdeps sysdeps-runtime bench screenshots stress fresh-check \
+.PHONY: run test test-quick lint sysdeps sysdeps-runtime bench screenshots stress fresh-check \
 	fresh-check-quick clean
 
 # Runtime only: the app's system packages (as root; otherwise the sudo line, and stop), then
@@ -31,8 +31,17 @@ $(DEV_STAMP): $(INSTALL_INPUTS)
 sysdeps:
 	@bash scripts/sysdeps.sh test
 
+# The suite on TEST_WORKERS pytest-xdist workers, each with its own Xvfbs and home (tests/README.md).
+# Most of a test's time is spent waiting (on Xvfb, a subprocess, HTTP), so 4 workers beat one per
+# core on 2 cores. Serially: `make test PYTEST_ARGS=-n0`; one file: `make test PYTEST_ARGS=tests/x.py`.
+TEST_WORKERS ?= 4
 test: sysdeps $(DEV_STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+# The inner loop: no X server at all (no Xvfb, no window manager, no xdotool), the tests that
+# start processes by the dozen left out too (tests/support/workers.py QUICK_SKIPS); a few minutes.
+test-quick: $(DEV_STAMP)
+	$(PY) -m pytest -n $(TEST_WORKERS) -m "not x11 and not slow" --no-x-server $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
@@ -53,12 +62,14 @@ FRESH_QUICK_TESTS := -p no:cacheprovider tests/e2e/test_version_identity.py \
 fresh-check-quick:
 	FRESH_TEST_ARGS="$(FRESH_QUICK_TESTS)" bash scripts/fresh-check.sh
 
-# The race hunt, not part of `make test` (about an hour): the race-prone X11 tests STRESS_RUNS
-# times and the whole x11 suite STRESS_SUITE_RUNS times with every core busy (scripts/stress.sh).
+# The race hunt, not part of `make test`: under stress-ng's two busy processes per core, the
+# race-prone X11 tests STRESS_RUNS times, then the whole suite STRESS_SUITE_RUNS times in a row,
+# each pass on TEST_WORKERS workers (scripts/stress.sh).
 STRESS_RUNS ?= 20
 STRESS_SUITE_RUNS ?= 3
 stress: sysdeps $(DEV_STAMP)
-	STRESS_RUNS=$(STRESS_RUNS) STRESS_SUITE_RUNS=$(STRESS_SUITE_RUNS) bash scripts/stress.sh
+	STRESS_RUNS=$(STRESS_RUNS) STRESS_SUITE_RUNS=$(STRESS_SUITE_RUNS) TEST_WORKERS=$(TEST_WORKERS) \
+		bash scripts/stress.sh
 
 bench: sysdeps $(DEV_STAMP)
 	$(PY) bench/capture.py

@@ -23,8 +23,9 @@ die() { printf 'package-check: %s\n' "$*" >&2; exit 1; }
 command -v debootstrap >/dev/null || die "debootstrap is missing: apt-get install debootstrap"
 deb=$(ls -t dist/holodesk_*_amd64.deb 2>/dev/null | head -1 || true)
 [ -n "$deb" ] || die "no dist/holodesk_*_amd64.deb: run make package first"
-"$PY" -c "import pytest, llguidance" 2>/dev/null \
-  || die "$PY lacks the test tools (pytest, the stand-in server's llguidance): run make test once"
+"$PY" -c "import pytest, xdist, llguidance" 2>/dev/null \
+  || die "$PY lacks the test tools (pytest, pytest-xdist, the stand-in server's llguidance):" \
+    "run make test once"
 
 if [ ! -e "$BASE/.complete" ]; then
   say "building a minimal Debian 12 root in $BASE (once; a few minutes)"

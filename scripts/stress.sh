@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The race hunt (`make stress`, not part of CI): with stress-ng keeping every core busy, runs the
-# race-prone X11 tests STRESS_RUNS times (default 20), then the whole x11 suite (`-m x11`)
-# STRESS_SUITE_RUNS times (default 3). Stops at the first failing pass and names it; stress-ng
-# is stopped at the end whatever happens. A test that waits on a sleep instead of a condition
-# fails here sooner or later: a loaded machine stretches every delay.
+# The race hunt (`make stress`, not part of CI): with stress-ng running two busy processes per
+# core (STRESS_CPUS, default 2 x nproc), runs the race-prone X11 tests STRESS_RUNS times
+# (default 20), then the whole suite STRESS_SUITE_RUNS times in a row (default 3), each pass on
+# TEST_WORKERS pytest-xdist workers (default 4, as `make test`). Stops at the first failing pass
+# and names it; stress-ng is stopped at the end whatever happens. A test that waits on a sleep
+# instead of a condition, or asserts how long something took, fails here sooner or later: a
+# loaded machine stretches every delay.
 #
 #   STRESS_RUNS=2 STRESS_SUITE_RUNS=1 bash scripts/stress.sh   # a quick check
 #   STRESS_TESTS="tests/e2e/test_gui_x11.py" bash scripts/stress.sh
+#   STRESS_SUITE_ARGS="-m x11" bash scripts/stress.sh           # the suite passes: X11 only
 #
 # Each pass's pytest output is kept in STRESS_LOGS (default: a new folder under /tmp).
 set -uo pipefail
@@ -15,7 +18,10 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 RUNS=${STRESS_RUNS:-20}
 SUITE_RUNS=${STRESS_SUITE_RUNS:-3}
-CPUS=${STRESS_CPUS:-$(nproc)}
+CPUS=${STRESS_CPUS:-$((2 * $(nproc)))}
+WORKERS=${TEST_WORKERS:-4}
+# shellcheck disable=SC2206  # a list of pytest arguments
+SUITE_ARGS=(${STRESS_SUITE_ARGS:-})
 LOGS=${STRESS_LOGS:-$(mktemp -d /tmp/holodesk-stress.XXXXXX)}
 # End to end, the desktop app, the stop hotkey, every stop while the model thinks, automations;
 # and the tests of the input listeners and of stops mid-input, which race the same way (only
@@ -55,7 +61,7 @@ run_pass() {
   local name=$1
   shift
   local log="$LOGS/$name.log" t0=$SECONDS
-  "$PY" -m pytest -q -p no:cacheprovider "$@" >"$log" 2>&1
+  "$PY" -m pytest -q -p no:cacheprovider -n "$WORKERS" "$@" >"$log" 2>&1
   local code=$?
   local summary
   summary=$(grep -E '^=*.* (passed|failed|error|errors|skipped)( |,|$)' "$log" | tail -1 | tr -d '=')
@@ -69,13 +75,14 @@ run_pass() {
   passes=$((passes + 1))
 }
 
-echo "stress: stress-ng --cpu $CPUS running (pid $load); logs in $LOGS"
+echo "stress: stress-ng --cpu $CPUS on $(nproc) cores running (pid $load); pytest on $WORKERS" \
+  "workers; logs in $LOGS"
 for i in $(seq 1 "$RUNS"); do
   # shellcheck disable=SC2086  # TESTS is a list of paths
   run_pass "racy-$i" -m x11 $TESTS
 done
 for i in $(seq 1 "$SUITE_RUNS"); do
-  run_pass "x11-$i" -m x11
+  run_pass "suite-$i" "${SUITE_ARGS[@]}"
 done
-echo "stress: all $passes passes green ($RUNS of the race-prone tests, $SUITE_RUNS of the x11 suite)" \
-  "in $((SECONDS - started)) s, with $CPUS busy cores"
+echo "stress: all $passes passes green ($RUNS of the race-prone tests, $SUITE_RUNS of the suite" \
+  "in a row) in $((SECONDS - started)) s, with $CPUS busy processes on $(nproc) cores"

@@ -28,6 +28,8 @@ from types import TracebackType
 _LEAKY_VARS = ("WAYLAND_DISPLAY", "WAYLAND_SOCKET", "XDG_SESSION_TYPE", "DBUS_SESSION_BUS_ADDRESS")
 _FAMILY_LOCAL = 256
 _FAMILY_WILD = 65535
+#: Set (to the message) when this test run must start no X server (`make test-quick`).
+FORBIDDEN: str | None = None
 
 
 def xvfb_available() -> bool:
@@ -110,6 +112,8 @@ class Xvfb:
 
     def start(self) -> Xvfb:
         """Start the server and wait until it accepts connections."""
+        if FORBIDDEN is not None:
+            raise XvfbError(FORBIDDEN)
         if not xvfb_available():
             raise XvfbError("Xvfb is not installed (apt-get install xvfb)")
         self._dir = Path(tempfile.mkdtemp(prefix="holodesk-xvfb-"))

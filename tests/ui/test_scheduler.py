@@ -73,8 +73,9 @@ def test_the_timer_waits_for_the_due_time_and_fires_then(
     clock = FakeWallClock(_at("2026-03-10 08:59:59.400"), real=True)
     timer, due, missed = _timer(timers, clock, tmp_path / "s.json", _a("timesheet", "daily 09:00"))
     assert due == [] and timer.next_at == _at("2026-03-10 09:00")
-    # Armed for the due time, not polling: about 0.6 s ahead.
-    assert 0 < timer.armed_ms <= 700
+    # Armed for the due time, not polling: at most 0.6 s ahead (less, or none, when a loaded
+    # machine took that long to get here; time only runs one way).
+    assert timer.armed_ms <= 700
     qtbot.waitUntil(lambda: due == ["timesheet"], timeout=TIMEOUT)
     assert clock.now() >= _at("2026-03-10 09:00")
     assert missed == []
