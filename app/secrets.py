@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from model.problem import HolodeskError
-from model.run_secrets import MIN_REDACT_LEN, RunSecrets
+from model.run_secrets import MIN_REDACT_LEN, RunSecrets, Unfinished
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -492,11 +492,21 @@ class RedactingFilter(logging.Filter):
             text = run.mask(text)
         return text
 
+    def _redact_arg(self, text: str) -> str:
+        if not isinstance(text, Unfinished):
+            return self._redact(text)
+        # It may end inside a secret: that start, no form of it, is held back too.
+        text = RunSecrets.masking(self._secrets).mask_unfinished(text)
+        for run in self._runs:
+            text = run.mask_unfinished(text)
+        return text
+
     def _redacted_args(self, args: Any) -> Any:
         if isinstance(args, tuple):
-            return tuple(self._redact(a) if isinstance(a, str) else a for a in args)
+            return tuple(self._redact_arg(a) if isinstance(a, str) else a for a in args)
         if isinstance(args, Mapping):
-            return {k: self._redact(v) if isinstance(v, str) else v for k, v in args.items()}
+            return {k: self._redact_arg(v) if isinstance(v, str) else v
+                    for k, v in args.items()}
         return args
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -59,7 +59,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.plain_http import PlainHttpRefused, host_address, needs_consent
-from model.run_secrets import RunSecrets, forms_of
+from model.run_secrets import RunSecrets, Unfinished, forms_of
 from model.schema import Step
 from model.sdk_adapter import post_chat, stream_chat, wrap_network_backend
 from model.stream_chunk import read_chunk
@@ -688,7 +688,8 @@ class HolotronClient:
                         raise full from exc
                     problem = exc.reason
                     logger.warning("answer %d is not a valid step: %s", attempt, problem)
-                    logger.debug("rejected answer: %.500s", done.text)
+                    # Cut short, it may end inside a secret: the log's filter holds that back.
+                    logger.debug("rejected answer: %.500s", Unfinished(done.text))
                     continue
                 reply = StepReply(
                     step=step,

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "MIN_REDACT_LEN", "RunSecrets", "forms_of"]
+__all__ = ["MASK", "MIN_REDACT_LEN", "RunSecrets", "Unfinished", "forms_of"]
 
 #: What every form of a secret is replaced by.
 MASK = "***"
@@ -34,6 +34,15 @@ MASK = "***"
 #: The shortest form that is masked: shorter strings would be "masked" all over ordinary text,
 #: and no real key is this short (a secret parameter must be at least this long).
 MIN_REDACT_LEN = 6
+
+
+class Unfinished(str):
+    """Text that may stop inside a secret (a model's answer cut short by its token limit):
+    written to a log, its end is held back where it may be a secret's start
+    (:meth:`RunSecrets.mask_unfinished`), since no mask knows the secret from its start alone.
+    The writer marks it; the log's filter (app/secrets.py) knows the run's secrets."""
+
+    __slots__ = ()
 
 
 def forms_of(value: str) -> frozenset[str]:
