@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from model.problem import HolodeskError
-from model.run_secrets import MIN_REDACT_LEN, RunSecrets, Unfinished
+from model.run_secrets import MIN_REDACT_LEN, RunSecrets, Unfinished, without_a_start
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -444,14 +444,7 @@ def redact_unfinished(text: str, secrets: Iterable[str]) -> str:
     end that may be the start of a secret, since its rest is not there yet to be recognized.
     Once the rest arrives, the whole secret is masked; a look-alike end shows with it."""
     usable = [s for s in secrets if len(s) >= MIN_REDACT_LEN]
-    text = redact(text, usable)
-    held = 0
-    for secret in usable:
-        for size in range(min(len(secret) - 1, len(text)), held, -1):
-            if text.endswith(secret[:size]):
-                held = size
-                break
-    return text[: len(text) - held]
+    return without_a_start(redact(text, usable), usable)
 
 
 class RedactingFilter(logging.Filter):

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus
 
-__all__ = ["MASK", "MIN_REDACT_LEN", "RunSecrets", "Unfinished", "forms_of"]
+__all__ = ["MASK", "MIN_REDACT_LEN", "RunSecrets", "Unfinished", "forms_of", "without_a_start"]
 
 #: What every form of a secret is replaced by.
 MASK = "***"
@@ -43,6 +43,21 @@ class Unfinished(str):
     The writer marks it; the log's filter (app/secrets.py) knows the run's secrets."""
 
     __slots__ = ()
+
+
+def without_a_start(text: str, secrets: Iterable[str]) -> str:
+    """``text`` without an end that is the start of one of ``secrets`` (each at least
+    :data:`MIN_REDACT_LEN` long): text still arriving, or cut short, may stop inside a secret,
+    and no mask can tell a secret from its start alone."""
+    held = 0
+    for secret in secrets:
+        if len(secret) < MIN_REDACT_LEN:
+            continue
+        for size in range(min(len(secret) - 1, len(text)), held, -1):
+            if text.endswith(secret[:size]):
+                held = size
+                break
+    return text[: len(text) - held]
 
 
 def forms_of(value: str) -> frozenset[str]:
@@ -138,12 +153,4 @@ class RunSecrets:
         """:meth:`mask` for text still arriving (a streamed answer so far): also holds back an
         end that may be the start of a secret, since its rest is not there yet to be
         recognized. Once the rest arrives, the whole secret is masked."""
-        usable = [f for f in self._forms if len(f) >= MIN_REDACT_LEN]
-        text = self.mask(text)
-        held = 0
-        for form in usable:
-            for size in range(min(len(form) - 1, len(text)), held, -1):
-                if text.endswith(form[:size]):
-                    held = size
-                    break
-        return text[: len(text) - held]
+        return without_a_start(self.mask(text), self._forms)
