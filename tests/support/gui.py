@@ -280,8 +280,17 @@ class HolodeskGui:
     def move(self, window: XWindow, x: int, y: int) -> XWindow:
         """Move a window (there is no window manager to do it), and wait until it is there."""
         self.xdotool("windowmove", "--sync", window.wid, str(x), str(y))
-        moved = poll(lambda: (w if (w := self.refresh(window)).x == x and w.y == y else None),
-                     self.timeout, f"{window.name!r} to move", self.died)
+
+        def there() -> XWindow | None:
+            now = self.refresh(window)
+            if now.x == x and now.y == y:
+                return now
+            # The app may place its window itself after it first shows (later on a loaded
+            # machine than our move): move it again until it stays.
+            self.xdotool("windowmove", window.wid, str(x), str(y))
+            return None
+
+        moved = poll(there, self.timeout, f"{window.name!r} to move", self.died)
         if window.wid == self.tray.wid:
             self._tray = moved
         elif window.wid == self.task.wid:
