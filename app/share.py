@@ -37,7 +37,7 @@ import logging
 import re
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -292,26 +292,33 @@ def _refuse_secrets(automation: Automation, members: Mapping[str, bytes],
             f"checked that they hold none of its secret parameters' values, and the keyring "
             f"cannot be read ({e}); unlock it, or export without the saved steps") from None
     for param, value in secrets.items():
-        needles = [form.encode() for form in forms_of(value)]
-        for name, data in members.items():
-            if not name.endswith(".png") and any(n in data for n in needles):
-                raise ShareError(
-                    f"the export of {automation.name!r} would contain the value of its secret "
-                    f"parameter {param} (in {name}); nothing was written. Export it without "
-                    "the saved steps, or forget them and record them again")
+        name = _holding(members, forms_of(value))
+        if name is not None:
+            raise ShareError(
+                f"the export of {automation.name!r} would contain the value of its secret "
+                f"parameter {param} (in {name}); nothing was written. Export it without "
+                "the saved steps, or forget them and record them again")
 
 
 def _refuse_run_secrets(automation: Automation, members: Mapping[str, bytes],
                         secrets: RunSecrets) -> None:
     """As :func:`_refuse_secrets`, for a run's secrets (those long enough to be told from
     ordinary text, as everywhere they are masked)."""
-    needles = [f.encode() for f in secrets.forms() if len(f) >= MIN_REDACT_LEN]
+    name = _holding(members, [f for f in secrets.forms() if len(f) >= MIN_REDACT_LEN])
+    if name is not None:
+        raise ShareError(
+            f"the export of {automation.name!r} would contain a secret of this run (the "
+            f"API key or text it typed as a secret, in {name}); nothing was written. Export "
+            "it without the saved steps, or forget them and record them again")
+
+
+def _holding(members: Mapping[str, bytes], forms: Iterable[str]) -> str | None:
+    """The first text member (not a picture) holding one of ``forms``; None when none does."""
+    needles = [form.encode() for form in forms]
     for name, data in members.items():
         if not name.endswith(".png") and any(n in data for n in needles):
-            raise ShareError(
-                f"the export of {automation.name!r} would contain a secret of this run (the "
-                f"API key or text it typed as a secret, in {name}); nothing was written. Export "
-                "it without the saved steps, or forget them and record them again")
+            return name
+    return None
 
 
 # -- import -------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from app.parameter_values import load_secret, store_secret
 from app.parameters import Filled
 from app.run_request import RunRequest
 from app.settings import Settings
+from tests.support.automations_made import rename, sign_in
 from tests.support.home import Home, isolate_home
 
 T = TypeVar("T")
@@ -142,17 +143,6 @@ def _mail() -> Automation:
     return Automation.make("", name="mail", task="send the mail")
 
 
-def _rename() -> Automation:
-    return Automation.make("", name="rename", task="rename {file} to {new_name}",
-                           parameters={"file": {"default": "report.pdf"},
-                                       "new_name": {"description": "the new name"}})
-
-
-def _login() -> Automation:
-    return Automation.make("", name="sign in", task="sign in with {password}",
-                           parameters={"password": {"secret": True}})
-
-
 # -- admission ------------------------------------------------------------------------------
 
 
@@ -251,7 +241,7 @@ def test_an_automation_that_is_not_there_is_refused_with_its_reason(home: Home) 
 
 
 def test_a_missing_value_is_asked_from_the_tray_and_the_filled_task_runs(home: Home) -> None:
-    controller, desk = _make(home, _rename())
+    controller, desk = _make(home, rename())
     assert controller.run_automation("rename", RunSource.TRAY) == Started(later=True)
     assert desk.runs == [] and [(n, m) for n, m, _ in desk.asked] == [("rename", ["new_name"])]
     desk.asked[0][2]({"new_name": "final.pdf"}, [])
@@ -260,14 +250,14 @@ def test_a_missing_value_is_asked_from_the_tray_and_the_filled_task_runs(home: H
 
 
 def test_a_cancelled_question_starts_nothing_and_says_nothing(home: Home) -> None:
-    controller, desk = _make(home, _rename())
-    assert controller.test_run(_rename()) == Started(later=True)
+    controller, desk = _make(home, rename())
+    assert controller.test_run(rename()) == Started(later=True)
     # The front end calls ``answered`` only when the person pressed Run: a cancel is silence.
     assert len(desk.asked) == 1 and desk.runs == [] and desk.told == []
 
 
 def test_an_answer_after_another_run_began_is_refused_as_busy(home: Home) -> None:
-    controller, desk = _make(home, _rename(), _mail())
+    controller, desk = _make(home, rename(), _mail())
     controller.run_automation("rename", RunSource.TRAY)
     assert controller.run_automation("mail", RunSource.HOTKEY) == Started()
     desk.asked[0][2]({"new_name": "final.pdf"}, [])
@@ -279,7 +269,7 @@ def test_an_answer_after_another_run_began_is_refused_as_busy(home: Home) -> Non
                                     RunSource.TRIGGER])
 def test_a_missing_value_is_refused_where_nobody_can_be_asked(
         home: Home, source: RunSource) -> None:
-    controller, desk = _make(home, _rename())
+    controller, desk = _make(home, rename())
     refused = controller.run_automation("rename", source)
     assert isinstance(refused, Refused) and refused.kind is Refusal.MISSING_VALUES
     assert "needs a value for new_name" in refused.text
@@ -289,8 +279,8 @@ def test_a_missing_value_is_refused_where_nobody_can_be_asked(
 
 def test_secrets_are_read_off_the_caller_s_thread_then_the_run_starts(
         home: Home, keyring: None) -> None:
-    store_secret(_login(), "password", SECRET)
-    controller, desk = _make(home, _login())
+    store_secret(sign_in(), "password", SECRET)
+    controller, desk = _make(home, sign_in())
     assert controller.run_automation("sign in", RunSource.HOTKEY) == Started(later=True)
     assert desk.runs == [] and len(desk.off) == 1  # the keyring is read on the worker
     desk.drain()
@@ -303,8 +293,8 @@ def test_secrets_are_read_off_the_caller_s_thread_then_the_run_starts(
 
 
 def test_a_run_that_began_while_the_keyring_was_read_wins(home: Home, keyring: None) -> None:
-    store_secret(_login(), "password", SECRET)
-    controller, desk = _make(home, _login(), _mail())
+    store_secret(sign_in(), "password", SECRET)
+    controller, desk = _make(home, sign_in(), _mail())
     controller.run_automation("sign in", RunSource.HOTKEY)
     assert controller.run_automation("mail", RunSource.TRAY) == Started()
     desk.drain()
@@ -314,23 +304,23 @@ def test_a_run_that_began_while_the_keyring_was_read_wins(home: Home, keyring: N
 
 def test_a_secret_typed_in_the_question_is_kept_only_when_asked_to(
         home: Home, keyring: None) -> None:
-    controller, desk = _make(home, _login())
+    controller, desk = _make(home, sign_in())
     assert controller.run_automation("sign in", RunSource.TRAY) == Started(later=True)
     desk.drain()  # nothing in the keyring: asked
     assert [(n, m) for n, m, _ in desk.asked] == [("sign in", ["password"])]
     desk.asked[0][2]({"password": SECRET}, ["password"])
     desk.drain()
     assert [r.task for r in desk.runs] == [f"sign in with {SECRET}"]
-    assert load_secret(_login(), "password") == SECRET
+    assert load_secret(sign_in(), "password") == SECRET
 
 
 def test_fill_says_what_is_missing_and_refuses_a_bad_value() -> None:
-    assert fill(_rename()) == Missing(["new_name"], [])
-    filled = fill(_rename(), {"new_name": "x.pdf"})
+    assert fill(rename()) == Missing(["new_name"], [])
+    filled = fill(rename(), {"new_name": "x.pdf"})
     assert isinstance(filled, Filled) and filled.task == "rename report.pdf to x.pdf"
-    bad = fill(_login(), {"password": SECRET})  # never a secret on a command line
+    bad = fill(sign_in(), {"password": SECRET})  # never a secret on a command line
     assert isinstance(bad, Refused) and bad.kind is Refusal.BAD_VALUE
-    cli = missing_refused(_login(), Missing(["password"], ["password"]), RunSource.COMMAND_LINE)
+    cli = missing_refused(sign_in(), Missing(["password"], ["password"]), RunSource.COMMAND_LINE)
     assert "stdin is not a terminal" in cli.text
     assert "holodesk automation set-secret \"sign in\" password" in cli.fix
 
@@ -340,7 +330,7 @@ def test_fill_says_what_is_missing_and_refuses_a_bad_value() -> None:
 
 def test_a_due_schedule_runs_and_one_due_while_busy_is_skipped_never_queued(
         home: Home) -> None:
-    controller, desk = _make(home, _mail(), _rename().changed(name="report"))
+    controller, desk = _make(home, _mail(), rename().changed(name="report"))
     assert controller.run_scheduled("mail") == Started()
     assert desk.notified and "Scheduled run of “mail” started" in desk.notified[0]
     skipped = controller.run_scheduled("report")
@@ -354,7 +344,7 @@ def test_a_due_schedule_runs_and_one_due_while_busy_is_skipped_never_queued(
 
 
 def test_a_due_schedule_that_cannot_start_is_noted_with_its_reason(home: Home) -> None:
-    controller, desk = _make(home, _rename())
+    controller, desk = _make(home, rename())
     refused = controller.run_scheduled("rename")
     assert isinstance(refused, Refused) and desk.told == [refused]
     assert desk.notes == [("rename", f"The scheduled run of “rename” did not start: "
@@ -366,7 +356,7 @@ def test_a_due_schedule_that_cannot_start_is_noted_with_its_reason(home: Home) -
 
 
 def test_the_login_queue_runs_one_after_another_once_the_server_is_ready(home: Home) -> None:
-    mail, news, bad = _mail(), _mail().changed(name="news"), _rename()
+    mail, news, bad = _mail(), _mail().changed(name="news"), rename()
     controller, desk = _make(home, mail, news, bad, at_login=True)
     controller.server_ready(lambda: ["mail", "rename", "news"])
     assert [r.task for r in desk.runs] == ["send the mail"]

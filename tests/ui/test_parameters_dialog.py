@@ -12,10 +12,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 from pytestqt.qtbot import QtBot
 
-from app.automations import Automation, load_automations
+from app.automations import load_automations
 from app.parameter_values import load_secret, store_secret
 from app.parameters import Parameter
 from tests.support.app_rig import MakeApp
+from tests.support.automations_made import rename, sign_in
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import Home, isolate_home
 from tests.support.keyring_backend import DIR_ENV, FileBackend
@@ -42,19 +43,8 @@ def keyring_file(home: Home, monkeypatch: pytest.MonkeyPatch) -> Iterator[FileBa
     use_keyring_backend(before)
 
 
-def _rename() -> Automation:
-    return Automation.make("", name="rename", task="rename {file} to {new_name}",
-                           parameters={"file": {"default": "report.pdf"},
-                                       "new_name": {"description": "the new name"}})
-
-
-def _login() -> Automation:
-    return Automation.make("", name="sign in", task="sign in with {password}",
-                           parameters={"password": {"secret": True}})
-
-
 def test_the_form_asks_for_the_missing_values_and_checks_them(qtbot: QtBot) -> None:
-    dialog = ParametersDialog(_login().changed(
+    dialog = ParametersDialog(sign_in().changed(
         task="sign in as {user} with {password}",
         parameters={"password": {"secret": True}, "user": {"description": "who"}}),
         ["user", "password"])
@@ -81,7 +71,7 @@ def test_the_tray_asks_for_a_missing_value_and_runs_the_filled_task(
         qtbot: QtBot, make_app: MakeApp, home: Home) -> None:
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, rig = make_app(server)
-        app.set_automations([_rename()])
+        app.set_automations([rename()])
         assert app.run_automation("rename", "tray")
         dialog = app.values_asker.dialog
         assert dialog is not None and dialog.isVisible()
@@ -98,7 +88,7 @@ def test_a_hotkey_refuses_a_missing_value_and_runs_nothing(
         qtbot: QtBot, make_app: MakeApp, home: Home) -> None:
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, _rig = make_app(server)
-        app.set_automations([_rename()])
+        app.set_automations([rename()])
         assert not app.run_automation("rename", "hotkey")
         assert app.values_asker.dialog is None
         assert not app.controller.running and server.requests == []
@@ -108,7 +98,7 @@ def test_a_hotkey_refuses_a_missing_value_and_runs_nothing(
 
 def test_a_secret_from_the_keyring_runs_from_a_hotkey_masked(
         qtbot: QtBot, make_app: MakeApp, keyring_file: FileBackend) -> None:
-    automation = _login()
+    automation = sign_in()
     store_secret(automation, "password", SECRET)
     with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
         app, rig = make_app(server)
@@ -122,7 +112,7 @@ def test_a_secret_from_the_keyring_runs_from_a_hotkey_masked(
 
 def test_a_secret_typed_in_the_form_is_kept_only_when_asked(
         qtbot: QtBot, make_app: MakeApp, keyring_file: FileBackend) -> None:
-    automation = _login()
+    automation = sign_in()
     with FakeVLLM(ScriptedPolicy([ANSWER, ANSWER])) as server:
         app, rig = make_app(server)
         app.set_automations([automation])
