@@ -125,6 +125,10 @@ step "a fresh copy of the root, this commit (${commit:0:12}) cloned into it"
 rm -rf "$work"
 cp -a "$base" "$work"
 cp /etc/resolv.conf "$work/etc/resolv.conf"
+# debootstrap writes no /etc/hosts; every installed Debian has one (the installer's, a cloud or
+# container image's), so `localhost` resolves there (an ssh -X DISPLAY=localhost:10 relies on it).
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tfresh\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
+  > "$work/etc/hosts"
 mount_root "$work"
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   cp /usr/local/share/ca-certificates/*.crt "$work/usr/local/share/ca-certificates/"
