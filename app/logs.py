@@ -108,6 +108,12 @@ def watch(secrets: RunSecrets) -> None:
     _REDACTOR.watch(secrets)
 
 
+def settle(secrets: RunSecrets) -> None:
+    """The run of ``secrets`` is over: its secrets stay masked for the rest of the process
+    (as plain secrets, no longer followed)."""
+    _REDACTOR.settle(secrets)
+
+
 def masked_secrets() -> frozenset[str]:
     """The secrets this process masks in its log (the API key in use, text typed as a secret):
     a problem report masks them in everything it gathers too."""

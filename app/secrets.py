@@ -475,6 +475,15 @@ class RedactingFilter(logging.Filter):
         if all(r is not run for r in self._runs):
             self._runs = (*self._runs, run)
 
+    def settle(self, run: RunSecrets) -> None:
+        """``run`` is over and learns nothing more: keep masking its secrets' forms as plain
+        secrets, and stop watching it, so the watched runs are only the live ones (every log
+        line goes through each; a desktop app makes hundreds of runs, mostly with one key)."""
+        if any(r is run for r in self._runs):
+            # Added before it is dropped: another thread's record sees one or the other.
+            self._secrets = self._secrets | {f for f in run.forms() if len(f) >= MIN_REDACT_LEN}
+            self._runs = tuple(r for r in self._runs if r is not run)
+
     def secrets(self) -> frozenset[str]:
         """The secrets masked so far (the watched runs' in every form)."""
         return frozenset(self._secrets).union(*(r.forms() for r in self._runs))

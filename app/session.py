@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from app import protected
 from app.agent import Agent, AgentParts, RunConfig, RunLimits
 from app.events import Event, RunFinished
-from app.logs import watch
+from app.logs import settle, watch
 from app.parameters import Filled
 from app.parts import (
     Closeable,
@@ -270,6 +270,8 @@ class Session:
         """Release the capture, the log and the input backend; safe to call twice."""
         closers = [*self._closers, self.parts.capturer.close, self.parts.store.close]
         self._closers = []
+        # Its secrets stay masked in the log file; the filter stops following this run.
+        closers.append(lambda: settle(self.parts.secrets))
         backend = self.parts.executor.backend
         if isinstance(backend, Closeable):  # a dry run's holds nothing
             closers.append(backend.close)

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import annotated_types
@@ -76,7 +76,6 @@ from model.serving.launcher import DEFAULT_MODEL as DEFAULT_SERVE_MODEL
 from model.tls import normalize_fingerprint
 
 _log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 ENV_PREFIX = "HOLODESK_"
 DEFAULT_ENDPOINT = "http://127.0.0.1:8000/v1"
@@ -528,7 +527,7 @@ class RunValues:
     model_profile: str | None = None
     sources: tuple[tuple[str, str], ...] = ()
 
-    def given(self) -> dict[str, object]:
+    def given(self) -> dict[str, Any]:
         """The values set, by setting name."""
         return {name: value for name in RunValues.names()
                 if (value := getattr(self, name)) is not None}
@@ -548,16 +547,8 @@ class RunValues:
         """These values with ``top``'s on top: a value ``top`` sets wins, with its source
         (the person's own choice over an automation's)."""
         ours, theirs = self.given(), top.given()
-        return RunValues(
-            confirm=_first(top.confirm, self.confirm),
-            monitor=_first(top.monitor, self.monitor),
-            only_in=_first(top.only_in, self.only_in),
-            max_steps=_first(top.max_steps, self.max_steps),
-            max_seconds=_first(top.max_seconds, self.max_seconds),
-            endpoint=_first(top.endpoint, self.endpoint),
-            model=_first(top.model, self.model),
-            convention=_first(top.convention, self.convention),
-            model_profile=_first(top.model_profile, self.model_profile),
+        return replace(
+            self, **theirs,
             sources=tuple((name, top.source(name) if name in theirs else self.source(name))
                           for name in RunValues.names() if name in ours or name in theirs),
         )
@@ -566,10 +557,6 @@ class RunValues:
     def names() -> tuple[str, ...]:
         """The settings a run may get a value of its own for."""
         return tuple(f.name for f in fields(RunValues) if f.name != "sources")
-
-
-def _first(value: _T | None, otherwise: _T | None) -> _T | None:
-    return value if value is not None else otherwise
 
 
 def normalize_endpoint(value: str) -> str:

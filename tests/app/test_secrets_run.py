@@ -33,6 +33,7 @@ from app.export import export_run
 from app.logs import watch
 from app.parameter_values import resolve, store_secret
 from app.report import collect_report
+from app.secrets import RedactingFilter
 from app.session import Session
 from app.settings import Settings
 from app.share import ExportPlan, ShareError, export_automation
@@ -168,6 +169,28 @@ def test_the_log_file_masks_a_watched_runs_secrets_learned_later(tmp_path: Path)
     log = log_path.read_text(encoding="utf-8")
     assert "typed ***" in log
     assert not _leaks([log], secret)
+
+
+def test_a_settled_runs_secrets_stay_masked_and_it_is_followed_no_more() -> None:
+    # A run over is settled (Session.close): its secrets stay masked as plain ones, and the
+    # filter stops following it, so a long-lived app does not go through every past run's
+    # object on each log line.
+    secret, later = _secret(), _secret()
+    secrets = RunSecrets()
+    redactor = RedactingFilter()
+    redactor.watch(secrets)
+    secrets.add_typed(secret)
+    redactor.settle(secrets)
+    secrets.add_typed(later)  # the object changes no more once its run is over; if it did,
+    record = logging.LogRecord("holodesk.test", logging.WARNING, __file__, 1,
+                               "typed %s then %s", (" | ".join(_forms(secret)), later), None)
+    redactor.filter(record)
+    said = record.getMessage()
+    assert not _leaks([said], secret)
+    assert later in said  # ... the settled run is no longer followed
+    redactor.settle(secrets)  # twice, or a run never watched: nothing changes
+    redactor.settle(RunSecrets(typed=[later]))
+    assert later not in redactor.secrets()
 
 
 def _unmasked_run(tmp_path: Path, secret: str) -> tuple[Path, str]:
