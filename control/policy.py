@@ -17,7 +17,9 @@ Risky (confirmed in the default ``risky`` mode):
 * Enter after typing: ``type`` with ``press_enter``, text with a line break (typing one
   presses Enter), or an ``enter`` hotkey right after a ``type``: it may submit a form;
 * an Alt+letter right after typing (a button's access key, "&Send"), and Enter, Space, text
-  holding a space or an Alt+letter in a window titled like a destructive question;
+  holding a space or an Alt+letter in a window titled like a destructive question; Enter,
+  Space or an Alt+letter in any dialog (its question is in its body, unread: GTK's "Replace?"
+  has no title);
 * Backspace right after a select-all, and ``type`` with ``clear_first`` (Ctrl+A, Backspace):
   in a mail client or a list it deletes every selected item, as Delete does; text typed right
   after a select-all (it replaces the whole content, which an editor that saves by itself
@@ -1332,6 +1334,14 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
         if found is not None:
             reasons.append(f"{_doing(action)} in {_quoted(target.title)}, which answers its "
                            f"default button (it {found[1]})")
+        elif target.dialog and (isinstance(action, Hotkey) or _presses_space(action)):
+            # A dialog's question is in its body, which holodesk cannot read, and its title
+            # may say nothing (GTK's "Replace?" has none): the key presses a button unnamed,
+            # where a click on it (Replace, Delete, OK) would have asked
+            # (tests/control/test_redteam13_save_as_replace.py).
+            reasons.append(f"{_doing(action)} in the dialog {_quoted(target.title)}, which "
+                           "answers the button it holds the focus or default on (holodesk "
+                           "cannot read which: it may be Replace or Delete)")
     if isinstance(action, Drag | DragTo):
         reasons += _drag_risks(action, aim)
     return reasons
