@@ -97,3 +97,20 @@ def test_trigger_refused_change_runs_the_approved_task(
     assert ran, "nothing ran"
     assert all(r.task == APPROVED for r in ran), [(r.task, r.confirm) for r in ran]
     assert ran[0].confirm is ConfirmMode.NEVER  # the approved mode: what made the task unasked
+
+
+def test_a_request_refuses_a_task_filled_from_another_version_of_its_automation(
+        home: Home) -> None:
+    """The same property where every run is made (app/run_request.py): whatever a caller
+    filled, the task run is the automation's as judged."""
+    from app.automations import Automation, AutomationError
+    from app.run_request import make_run_request
+    from app.settings import Settings
+
+    approved = Automation.make("", name="hours", task=APPROVED)
+    changed = approved.changed(task=CHANGED)
+    with pytest.raises(AutomationError, match="not the automation's as it is now"):
+        make_run_request(Settings(), CHANGED, automation=approved,
+                         parameters=changed.fill({}))
+    assert make_run_request(Settings(), APPROVED, automation=approved,
+                            parameters=approved.fill({})).task == APPROVED
