@@ -1205,6 +1205,12 @@ class SafetyPolicy:
                                "selected item, as Delete does)")
             elif text and _selects_all_last(history):
                 reasons.append(f"{_OVER_ALL} (key by key)")
+            elif (not _matching(chord, _RISKY_CHORDS) and _selects_all_last(history)
+                  and (chord in _REMOVE_SELECTION or chord - {"shift"} in _REMOVE_SELECTION)):
+                # Cut, paste, Enter or Tab over everything: the same overwrite, with no text.
+                reasons.append(f"presses {shown} right after selecting everything, which "
+                               "removes or replaces the whole content (an editor that saves by "
+                               "itself keeps that without a save)")
             if _presses_mnemonic(chord) and _entered_since_submit(history):
                 reasons.append(f"presses {shown} right after typing, which may press a form's "
                                "button by its access key (its submit, as Enter does)")
