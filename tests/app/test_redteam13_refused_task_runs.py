@@ -13,8 +13,10 @@ approved. Here the task is filled (``fill``/``resolve``) from the file as read *
 question, and that filled task is what the request runs, with the approved automation's mode
 (``never``): the refused task runs, unasked at every step.
 
-Fixed: `automation run` and `trigger NAME` fill the task again from the automation as the
-answer left it (app/cli/automations.py ``_cmd_run``, app/cli/trigger.py).
+Fixed: `automation run` and `trigger NAME` ask first and fill the task from the automation as
+the answer left it (app/cli/automations.py ``_cmd_run``, app/cli/trigger.py); and
+``make_run_request`` refuses parameters whose task is not its automation's filled with their
+values (app/run_request.py ``_check_task``), wherever a run is made.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def test_automation_run_refused_change_runs_the_approved_task(
     path = _approved_then_changed(home, capsys)
     ran = _runs_after_no(monkeypatch, "automation", "run", "hours")
     assert APPROVED in path.read_text(encoding="utf-8")  # written back, as the answer says
+    # The approved automation runs, as approved (a No keeps the approved values in effect).
+    assert ran, "nothing ran"
     assert all(r.task == APPROVED for r in ran), [(r.task, r.confirm) for r in ran]
 
 
