@@ -21,9 +21,9 @@ Risky (confirmed in the default ``risky`` mode):
   Space or an Alt+letter in any dialog (its question is in its body, unread: GTK's "Replace?"
   has no title);
 * Backspace right after a select-all, and ``type`` with ``clear_first`` (Ctrl+A, Backspace):
-  in a mail client or a list it deletes every selected item, as Delete does; text typed right
-  after a select-all (it replaces the whole content, which an editor that saves by itself
-  keeps without a save key);
+  in a mail client or a list it deletes every selected item, as Delete does; text typed, a
+  cut, a paste, Ctrl+Backspace or Enter right after a select-all (it replaces the whole
+  content, which an editor that saves by itself keeps without a save key);
 * a letter, Enter, Space or text while a menu is shown on the screen (the finder sees a menu
   window mapped), or, where it cannot tell, in a menu the keys and clicks since opened;
 * typed text that may be a credential (:func:`secret_reasons`): typing right after pointing at
