@@ -13,10 +13,17 @@ from enum import Enum
 
 from app.agent import RunLimits
 from app.approval import Approvals
-from app.automations import Automation, automation_values, held_problem, test_run_values
+from app.automations import (
+    Automation,
+    AutomationError,
+    automation_values,
+    held_problem,
+    test_run_values,
+)
 from app.parameters import Filled
 from app.settings import RunValues, Settings
 from control.policy import ConfirmMode
+from model.problem import Fix
 
 
 class AutomationMode(Enum):
@@ -89,6 +96,8 @@ def make_run_request(
     :class:`~app.settings.SettingsError` naming a bad choice.
     """
     values = choices or RunValues()
+    if automation is not None and parameters is not None:
+        _check_task(automation, parameters)
     if automation is not None:
         if mode is AutomationMode.TEST:
             own = test_run_values(settings, automation)
@@ -114,3 +123,15 @@ def make_run_request(
         mode=mode,
         dry_run=dry_run,
     )
+
+
+def _check_task(automation: Automation, parameters: Filled) -> None:
+    """Refuse a task that is not ``automation``'s as it is now: what the person approved (or
+    refused) is judged on ``automation``, so a task filled from another version of it (read
+    before a question whose answer wrote the approved one back) must not be the one run
+    (tests/app/test_redteam13_refused_task_runs.py)."""
+    if parameters.task != automation.fill(parameters.values).task:
+        raise AutomationError(
+            f"{automation.name!r} was not run: the task given is not the automation's as it "
+            "is now (it changed while the run was being prepared)",
+            Fix(f"run it again: `holodesk automation run {automation.name}`"))

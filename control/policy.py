@@ -17,9 +17,13 @@ Risky (confirmed in the default ``risky`` mode):
 * Enter after typing: ``type`` with ``press_enter``, text with a line break (typing one
   presses Enter), or an ``enter`` hotkey right after a ``type``: it may submit a form;
 * an Alt+letter right after typing (a button's access key, "&Send"), and Enter, Space, text
-  holding a space or an Alt+letter in a window titled like a destructive question;
+  holding a space or an Alt+letter in a window titled like a destructive question; Enter,
+  Space or an Alt+letter in any dialog (its question is in its body, unread: GTK's "Replace?"
+  has no title);
 * Backspace right after a select-all, and ``type`` with ``clear_first`` (Ctrl+A, Backspace):
-  in a mail client or a list it deletes every selected item, as Delete does;
+  in a mail client or a list it deletes every selected item, as Delete does; text typed, a
+  cut, a paste, Ctrl+Backspace or Enter right after a select-all (it replaces the whole
+  content, which an editor that saves by itself keeps without a save key);
 * a letter, Enter, Space or text while a menu is shown on the screen (the finder sees a menu
   window mapped), or, where it cannot tell, in a menu the keys and clicks since opened;
 * typed text that may be a credential (:func:`secret_reasons`): typing right after pointing at
@@ -276,6 +280,13 @@ def _presses_mnemonic(chord: frozenset[str]) -> bool:
     key that types a character, with or without Shift, without Ctrl or Super."""
     return ("alt" in chord and not chord & {"ctrl", "super"}
             and any(_types_a_character(k) for k in chord - set(MODIFIERS)))
+
+
+#: Text typed right after a select-all replaces the whole content as ``clear_first`` does; an
+#: editor that saves by itself (a JetBrains IDE on leaving it, Obsidian, a web document) keeps
+#: that without any save key (tests/control/test_redteam13_type_over_select_all.py).
+_OVER_ALL = ("types right after selecting everything, which replaces the whole content (an "
+             "editor that saves by itself keeps that without a save)")
 
 
 def _selects_all_last(history: Sequence[Action]) -> bool:
@@ -1192,6 +1203,14 @@ class SafetyPolicy:
                 reasons.append(f"presses {shown} right after selecting everything, which "
                                "deletes the selection (in a mail client or a list, every "
                                "selected item, as Delete does)")
+            elif text and _selects_all_last(history):
+                reasons.append(f"{_OVER_ALL} (key by key)")
+            elif (not _matching(chord, _RISKY_CHORDS) and _selects_all_last(history)
+                  and (chord in _REMOVE_SELECTION or chord - {"shift"} in _REMOVE_SELECTION)):
+                # Cut, paste, Enter or Tab over everything: the same overwrite, with no text.
+                reasons.append(f"presses {shown} right after selecting everything, which "
+                               "removes or replaces the whole content (an editor that saves by "
+                               "itself keeps that without a save)")
             if _presses_mnemonic(chord) and _entered_since_submit(history):
                 reasons.append(f"presses {shown} right after typing, which may press a form's "
                                "button by its access key (its submit, as Enter does)")
@@ -1210,6 +1229,8 @@ class SafetyPolicy:
                 reasons.append("clears first (ctrl+a, then Backspace), which deletes the "
                                "selection (in a mail client or a list, every selected item, as "
                                "Delete does)")
+            elif action.text and _selects_all_last(history):
+                reasons.append(_OVER_ALL)
             if action.press_enter:
                 reasons.append("presses Enter after typing, which may submit a form")
             elif "\n" in action.text:
@@ -1319,6 +1340,14 @@ def _target_risks(action: Action, aim: Aim, history: Sequence[Action],
         if found is not None:
             reasons.append(f"{_doing(action)} in {_quoted(target.title)}, which answers its "
                            f"default button (it {found[1]})")
+        elif target.dialog and (isinstance(action, Hotkey) or _presses_space(action)):
+            # A dialog's question is in its body, which holodesk cannot read, and its title
+            # may say nothing (GTK's "Replace?" has none): the key presses a button unnamed,
+            # where a click on it (Replace, Delete, OK) would have asked
+            # (tests/control/test_redteam13_save_as_replace.py).
+            reasons.append(f"{_doing(action)} in the dialog {_quoted(target.title)}, which "
+                           "answers the button it holds the focus or default on (holodesk "
+                           "cannot read which: it may be Replace or Delete)")
     if isinstance(action, Drag | DragTo):
         reasons += _drag_risks(action, aim)
     return reasons

@@ -447,7 +447,7 @@ def _read_hidden(prompt: str) -> str | None:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.admission import Refused, RunSource
-    from app.automations import AutomationError, find_automation, load_automations
+    from app.automations import AutomationError, load_automations
     from app.cli.run import run_task
     from app.controller import Missing, fill, find, missing_refused
     from app.parameter_values import parse_assignment
@@ -461,6 +461,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if isinstance(automation, Refused):
         return fail(automation.text, EXIT_USAGE)
     given = dict(parse_assignment(text) for text in args.values)
+    from app.cli.approve import settle_before_run
+
+    # The changes made outside holodesk are asked about first, and the task is filled from
+    # the automation as the answer left it: a task the person refused must not be the one
+    # run (tests/app/test_redteam13_refused_task_runs.py).
+    settle_before_run(automation=automation.name)
+    automation = find(load_automations(), automation.name)  # as the answer left it
+    if isinstance(automation, Refused):  # one added outside holodesk is taken out on No
+        return fail(automation.text, EXIT_USAGE)
     ask = _terminal_ask()
     filled = fill(automation, given, ask=ask, ask_all=args.ask)
     if isinstance(filled, Refused):
@@ -471,10 +480,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         "placeholder with nothing; nothing was run", EXIT_USAGE)
         return fail(missing_refused(automation, filled, RunSource.COMMAND_LINE).text,
                     EXIT_USAGE)
-    from app.cli.approve import settle_before_run
-
-    settle_before_run(automation=automation.name)
-    automation = find_automation(load_automations(), automation.name)  # as the answer left it
     # --confirm is the person's own choice for this run, over the automation's.
     choices = RunValues(confirm=ConfirmMode(args.confirm) if args.confirm else None)
     try:

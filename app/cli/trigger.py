@@ -61,8 +61,15 @@ def _trigger_automation(name: str, extra: str) -> int:
     reply = send({"cmd": "automation", "name": automation.name})
     if reply is None:
         # Said on the terminal: the person expected the desktop app to take it.
+        from app.cli.approve import settle_before_run
+
+        # The changes made outside holodesk are asked about first, and the task is filled
+        # from the automation as the answer left it: a task the person refused must not be
+        # the one run (tests/app/test_redteam13_refused_task_runs.py).
+        settle_before_run(automation=automation.name)
         # A trigger is not interactive: saved defaults and the keyring, or it refuses.
         try:
+            automation = find_automation(load_automations(), automation.name)
             filled = resolve(automation)
         except MissingValues as e:
             return fail(missing_for_trigger(e, automation), EXIT_USAGE)
@@ -70,10 +77,6 @@ def _trigger_automation(name: str, extra: str) -> int:
             return fail(e, EXIT_USAGE)
         error(f"the desktop app is not running; running {automation.name!r} here "
               "(Ctrl+C stops)")
-        from app.cli.approve import settle_before_run
-
-        settle_before_run(automation=automation.name)
-        automation = find_automation(load_automations(), automation.name)
         try:
             request = make_run_request(load_settings(), filled.task, automation=automation,
                                        parameters=filled)
