@@ -397,8 +397,9 @@ def build_session(
     Everything the run is given is an input here, in no order: ``latch`` its stop (the GUI
     passes its own), ``pause`` the pause it checks before each screenshot and action,
     ``touch`` the detector that pauses it when the person uses mouse or keys (started here,
-    stopped as the session closes), and from the request the parameters it fills in and the
-    automation whose saved steps it replays.
+    stopped as the session closes), and from the request the parameters it fills in, the
+    automation whose saved steps it replays and the task's own check of its goal (asked as
+    the run ends: its verdict is the run's result).
     """
     latch = latch or StopLatch()
     made = (parts or RealParts())(request, latch, pause)
@@ -415,6 +416,7 @@ def build_session(
         for part in (*made.closeables, made.agent.capturer, made.agent.store):
             part.close()
         raise
+    made.agent.check = request.check
     if made.choose_codec:
         made.agent.choose_codec = session.choose_codec
     if made.protect is not None:
