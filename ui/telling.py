@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable
 
 from app.admission import Refusal, Refused
+from app.result import RunResult
 from ui.automations_dialog import AutomationsDialog
 from ui.task_window import TaskWindow
 from ui.tray import Tray
@@ -80,6 +81,14 @@ class Teller:
         self.task_window.show_error(text)
         if not self._confirming() and not self.task_window.isVisible():
             self._show_window()
+
+    def finished(self, result: RunResult, text: str) -> None:
+        """A run ended with ``result`` (``text`` says it and why): a notification, since the
+        person may be looking elsewhere (the task window and the tray say it too, so nothing
+        else stands in for it where the desktop has no notifications)."""
+        log.info("%s", text)
+        self.told.append(text)
+        self.tray.notify("holodesk", text, error=result is not RunResult.DONE)
 
     def note(self, name: str, text: str, tell: bool) -> None:
         """A scheduled run that did not happen: a line in the Automations window and, with

@@ -25,7 +25,7 @@ from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import poll
 from tests.support.home import Home
 from tests.support.target_app import RunningApp
-from tests.support.wm import WindowManager
+from tests.support.wm import WindowManager, keep_above
 from tests.support.xvfb import Xvfb
 
 pytestmark = pytest.mark.x11
@@ -185,34 +185,3 @@ def test_closing_the_practice_window_stops_the_run(xvfb: Xvfb, home: Home,
     assert "the practice window was closed" in said, said
     assert "holodesk: run stopped:" in (out / "stderr").read_text().strip().splitlines()[-1]
     assert "Demo: the practice window's checklist: " in said, said
-
-
-def keep_above(xvfb: Xvfb, wm_class: str, timeout: float = 30.0) -> None:
-    """Ask the window manager to keep the windows of ``wm_class`` above all others (EWMH)."""
-    from Xlib import X, protocol
-    from Xlib import display as xdisplay
-
-    ids = subprocess.run(["xdotool", "search", "--class", wm_class], env=xvfb.env(),
-                         capture_output=True, text=True).stdout.split()
-    assert ids, f"no window of class {wm_class}"
-    with xvfb.activated():
-        d = xdisplay.Display(xvfb.display)
-    try:
-        root = d.screen().root
-        state = d.intern_atom("_NET_WM_STATE")
-        above = d.intern_atom("_NET_WM_STATE_ABOVE")
-        for ident in ids:
-            window = d.create_resource_object("window", int(ident))
-            event = protocol.event.ClientMessage(window=window, client_type=state,
-                                                 data=(32, [1, above, 0, 1, 0]))
-            root.send_event(event, event_mask=X.SubstructureRedirectMask
-                            | X.SubstructureNotifyMask)
-        d.sync()
-        def kept_above() -> bool:
-            held = [d.create_resource_object("window", int(i)).get_full_property(
-                state, X.AnyPropertyType) for i in ids]
-            return any(p is not None and above in p.value for p in held)
-
-        poll(kept_above, timeout, "the window manager to keep it above")
-    finally:
-        d.close()
