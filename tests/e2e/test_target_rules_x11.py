@@ -33,6 +33,7 @@ from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import (
+    TRAY_DONE,
     TRAY_IDLE,
     TRAY_STOPPED,
     HolodeskGui,
@@ -186,7 +187,7 @@ def test_keys_approved_in_the_panel_go_to_the_approved_window(
             assert "hello" not in app.text("field")
             gui.activate(gui.task)  # the person reads the task window, then approves
             _approve(gui, panel)
-            gui.wait_shows(tray_icon(gui.tray), TRAY_IDLE, "the run to end (the tray idle)")
+            gui.wait_shows(tray_icon(gui.tray), TRAY_DONE, "the run to end (the tray: done)")
     app.sync()  # every key the run sent has arrived
     shown = _log_show(home)
     assert app.text("field") == "hello", shown
@@ -213,8 +214,8 @@ def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
             script.play([_click("holodesk task window", middle),
                          _click("Stop button", _stop_button(xvfb, task)), ANSWER])
             tray = tray_icon(gui.tray)
-            # Idle once the run has answered; red had its own Stop button stopped it.
-            poll(lambda: gui.shows(tray, TRAY_IDLE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
+            # Done once the run has answered; red had its own Stop button stopped it.
+            poll(lambda: gui.shows(tray, TRAY_DONE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
                  "the run to end", gui.died)
             assert _pointer(xvfb) == rest, "the pointer went to holodesk's own window"
     steps = [r for r in server.requests if _is_step(r)]
