@@ -189,6 +189,10 @@ class Stage(QObject):
         elif isinstance(event, RunResumed):
             self.bar.set_paused(False)
             self.bar.show_step("Going on", self._task)
+            # It acts again: what came back while it waited collapses again.
+            for window in self._collapsible():
+                if window is not None and id(window) not in self._kept:
+                    self._hide(window)
 
     # -- making way (the run's thread asks, the GUI thread does) -------------------------------
 
