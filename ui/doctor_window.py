@@ -52,6 +52,7 @@ from app.settings import Settings
 from app.version import version
 from ui.colours import WHITE, Tone, fill_color, tone_color
 from ui.problem_view import fix_text
+from ui.reveal import reveal
 
 __all__ = [
     "STATUS_COLORS",
@@ -410,9 +411,7 @@ class DoctorWindow(QWidget):
         For the tray entry: each "Check set-up…" checks afresh.
         """
         self._run_on_show = False
-        self.show()
-        self.raise_()
-        self.activateWindow()
+        reveal(self)
         self.run_checks()
 
     @Slot()

@@ -102,10 +102,13 @@ def run_task(request: RunRequest, *, verbose: bool = False,
     from app.events import Outcome
     from app.lock import DesktopBusyError
     from app.runner import drive, foreground, open_run
+    from app.way import RemoteWay
     from model.plain_http import PlainHttpRefused
 
+    # A desktop app open beside this run takes its windows out of the run's way (app/way.py).
+    way = RemoteWay.if_app_runs("")
     try:
-        session = open_run(request, latch=latch)
+        session = open_run(request, latch=latch, make_way=way)
     except DesktopBusyError as e:
         return fail(e, EXIT_BUSY)
     except PlainHttpRefused as e:
@@ -119,8 +122,14 @@ def run_task(request: RunRequest, *, verbose: bool = False,
     for notice in session.notices:
         error(f"warning: {notice}")
     front = TerminalFrontEnd(verbose=verbose, stopped=lambda: session.latch.is_set)
-    with foreground(session):
-        finished = drive(session, front.handle)
+    if way is not None:
+        way.task = session.parts.secrets.mask(session.task)  # it shows: never a secret
+    try:
+        with foreground(session):
+            finished = drive(session, front.handle)
+    finally:
+        if way is not None:
+            way.over()  # its windows come back
     for notice in session.after_close:  # protected files changed as the run ended
         error(f"warning: {notice}")
     if finished is None:
