@@ -7,6 +7,7 @@ import json
 import sys
 
 from app.cli.exitcodes import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.helptext import examples
 from app.cli.render import fix_line
 from app.version import version
 
@@ -19,9 +20,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Check, in order: display server, screen capture, input injection, global "
         "hotkeys, system tray, keyring, endpoint, model, context length, image limit, "
         "structured output, reasoning parser (a model that thinks at each step gets its "
-        "reasoning apart from the answer), and a one-step dry run that acts on nothing. Exit "
-        "code 0 only "
-        "when every check passes.",
+        "reasoning apart from the answer), and a one-step dry run that acts on nothing. Each "
+        "says PASS, WARN (works, but worth fixing), FAIL or SKIP (an earlier check it needs did "
+        "not pass), with the fix. Exit code 0 when nothing failed or was skipped.",
+        epilog=examples(
+            ("holodesk doctor", ""),
+            ("holodesk doctor --endpoint http://127.0.0.1:8001/v1", "check another server"),
+            ("holodesk doctor --json", "for a script or a bug report"),
+            ('holodesk doctor && holodesk run "open the Downloads folder"',
+             "run only on a working set-up")),
     )
     p.add_argument("--endpoint", help="the server's base URL (default from settings)")
     p.add_argument("--model", help="the served model name (default: read from /v1/models)")
