@@ -13,6 +13,8 @@ Rules every check keeps:
   pointer is); the model's proposed action is only printed;
 * a check whose prerequisite did not pass is SKIP (which counts as not passed), so one cause
   gives one FAIL rather than a cascade;
+* WARN is for what works but is worth fixing (no secure keyring): it counts as passed, so the
+  exit code and the window's summary stay those of a set-up that runs;
 * a check that raises is a FAIL with the exception's text, and a check that hangs (a locked
   keyring waiting for its password, a stuck server) is a FAIL after its timeout: the doctor
   always finishes and always prints its list;
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, redact
+from app.secrets import ENV_API_KEY, LOCKED_HELP, KeyringStore, lookup_api_key, redact
 from app.settings import Settings
 from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
 from app.version import version
@@ -71,14 +73,17 @@ __all__ = [
     "run_with_timeout",
     "session_kind",
     "session_notice",
+    "summary_text",
     "tray_result",
 ]
 
 
 class Status(StrEnum):
-    """The outcome of one check. Only PASS counts as passed."""
+    """The outcome of one check. PASS and WARN count as passed: WARN is a set-up that works
+    with something worth fixing (its fix says what)."""
 
     PASS = "PASS"
+    WARN = "WARN"
     FAIL = "FAIL"
     SKIP = "SKIP"
 
@@ -87,8 +92,9 @@ class Status(StrEnum):
 class CheckResult:
     """One check's outcome in plain words.
 
-    ``detail`` says what was found; ``fix`` what to do about it (on a FAIL), or a note worth
-    knowing on a PASS (e.g. "no tray: holodesk shows a small window instead"). A fix given as
+    ``detail`` says what was found; ``fix`` what to do about it (on a FAIL or a WARN), or a
+    note worth knowing on a PASS (e.g. "no tray: holodesk shows a small window instead"). A
+    fix given as
     plain words becomes a :class:`Fix`; ``problem`` is the detail and the fix, for a renderer.
     """
 
@@ -107,7 +113,8 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return self.status is Status.PASS
+        """Whether holodesk works as far as this check tells (PASS or WARN)."""
+        return self.status in (Status.PASS, Status.WARN)
 
     @property
     def problem(self) -> Problem:
@@ -355,36 +362,59 @@ def keyring_result(backend: str, *, problem: str | None, key_source: str) -> Che
     """The keyring check from what :mod:`app.secrets` found (never the key itself).
 
     ``backend`` starts with "unavailable" when no secure keyring is there (none at all, or only
-    one :mod:`app.secrets` refuses, such as keyrings.alt's files).
+    one :mod:`app.secrets` refuses, such as keyrings.alt's files); ``problem`` is why the key
+    could not be looked up, in :mod:`app.secrets`' words, which carry their own advice: the
+    result says what was found once and what to do once, in its fix.
+
+    No secure keyring (or one that cannot be used: locked) is a WARN, not a FAIL: holodesk
+    runs without one (a server on this machine usually needs no key; a headless machine has
+    ``HOLODESK_API_KEY``), but it can keep no API key, nor remember an approved safety setting
+    that asks less than its default. A key that is needed but missing fails the endpoint check
+    with its own fix.
     """
-    from_env = key_source == "env"
-    env_note = f"the API key comes from ${ENV_API_KEY}"
-    fix = ("install and unlock a Secret Service: `sudo apt-get install gnome-keyring` and log "
-           "in to a desktop session that unlocks it (KWallet works too); on a headless machine "
-           f"set {ENV_API_KEY} in the environment of each run instead (never stored). "
-           "holodesk never keeps the key in a plain file")
-    # Without a key stored nothing is at risk, and a loopback server needs none: a missing
-    # keyring is then a note, not a failure (else a plain set-up without a Secret Service could
-    # never pass). A key that is needed but missing fails the endpoint check with its own fix.
-    later = "if the server needs a key: " + fix
-    if problem is not None or backend.startswith("unavailable"):
-        if from_env:
-            return CheckResult(KEYRING, Status.PASS,
-                               f"{env_note}; no secure keyring ({backend})")
-        if key_source == "none":
-            return CheckResult(KEYRING, Status.PASS,
-                               f"no secure keyring ({problem or backend}); no API key is "
-                               "needed so far", later)
-        return CheckResult(KEYRING, Status.FAIL,
-                           f"no secure keyring to keep the API key ({problem or backend})", fix)
-    where = {"env": env_note, "keyring": "an API key is stored for this endpoint",
-             "none": "no API key stored for this endpoint (fine when the server has none)"}
-    return CheckResult(KEYRING, Status.PASS, f"{backend}; {where.get(key_source, key_source)}")
+    unavailable = backend.startswith("unavailable")
+    if problem is None and not unavailable:
+        where = {"env": f"the API key comes from ${ENV_API_KEY}",
+                 "keyring": "an API key is stored for this endpoint",
+                 "none": "no API key stored for this endpoint (fine when the server has none)"}
+        return CheckResult(KEYRING, Status.PASS,
+                           f"{backend}; {where.get(key_source, key_source)}")
+    if unavailable:
+        found = f"no secure keyring ({backend.removeprefix('unavailable').strip(' ()')})"
+        first = ("Install and unlock a Secret Service: `sudo apt-get install gnome-keyring` and "
+                 "a desktop session that unlocks it (KWallet works too).")
+    else:  # a secure keyring that failed: locked, or its service gone
+        why = (problem or "").removesuffix(LOCKED_HELP).strip().rstrip(".")
+        found = f"the keyring cannot be used: {why}"
+        first = ("Unlock the keyring (your desktop's keyring or password manager; logging out "
+                 "and in again unlocks it) and run the checks again.")
+    fix = Fix(f"{first} On a headless machine put the key in {ENV_API_KEY} in the environment "
+              "of each run instead (it is never stored). A model server on this machine "
+              "usually needs no key. holodesk never keeps the key in a plain file.")
+    if key_source == "keyring":  # a key said to be stored where nothing can be read
+        return CheckResult(KEYRING, Status.FAIL, f"{found}: the API key cannot be read", fix)
+    key = (f"the API key comes from ${ENV_API_KEY}, but" if key_source == "env"
+           else "holodesk can store no API key, and")
+    return CheckResult(
+        KEYRING, Status.WARN,
+        f"{found}: {key} a safety setting you approve that asks less than its default (such "
+        "as confirm never) cannot be remembered", fix)
 
 
 def all_passed(results: Sequence[CheckResult]) -> bool:
-    """Whether every check passed (SKIP does not count)."""
+    """Whether every check passed, a WARN included (SKIP does not count): the doctor's exit
+    code 0, and "All N checks passed"."""
     return bool(results) and all(r.passed for r in results)
+
+
+def summary_text(results: Sequence[CheckResult]) -> str:
+    """The line under the checks, in `holodesk doctor` and the Check set-up window alike."""
+    warned = sum(r.status is Status.WARN for r in results)
+    warnings = f"{warned} with a warning" if warned == 1 else f"{warned} with warnings"
+    if all_passed(results):
+        return f"All {len(results)} checks passed" + (f", {warnings}." if warned else ".")
+    passed = sum(r.passed for r in results)
+    return f"{passed} of {len(results)} checks passed" + (f" ({warnings})." if warned else ".")
 
 
 def doctor_document(
@@ -397,8 +427,8 @@ def doctor_document(
 
 
 def fix_label(result: CheckResult) -> str:
-    """What a result's fix is called: a "Fix" on a FAIL, a "Note" otherwise."""
-    return "Fix" if result.status is Status.FAIL else "Note"
+    """What a result's fix is called: a "Fix" on a FAIL or a WARN, a "Note" otherwise."""
+    return "Fix" if result.status in (Status.FAIL, Status.WARN) else "Note"
 
 
 def format_result(result: CheckResult, width: int = 18, *, say: Callable[[Fix], str]) -> str:
