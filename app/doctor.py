@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,10 +44,11 @@ from app.secrets import ENV_API_KEY, LOCKED_HELP, KeyringStore, lookup_api_key, 
 from app.settings import Settings
 from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
 from app.version import version
+from model.coords import Rect
 from model.problem import Fix, Problem, Remedy, as_fix, describe
 
 if TYPE_CHECKING:
-    from control.capture import Frame
+    from control.capture import Capturer, Frame
     from model.client import HolotronClient, ServedModel
     from model.profiles import ModelProfile
 
@@ -571,18 +573,29 @@ class Doctor:
         """1. An X11 display that opens (Wayland and no display fail with the reason)."""
         return display_result(self.env, self.config.platform, _describe_x_display)
 
-    def _capturer(self) -> Any:
+    def _capturer(self) -> Capturer:
         from app.parts import make_capturer
 
         return make_capturer(self.settings, display=self._display_name())
 
     def check_capture(self) -> CheckResult:
-        """2. One grab of the configured monitor; an all-black frame fails."""
+        """2. One grab of the configured monitor.
+
+        An all-black frame is a failure only when the capture does not show what is drawn:
+        on X11 the check shows a small square of a known colour on that monitor for a moment
+        (:func:`_probe_shows`). A square that comes out means the capture works, and the
+        screen is black: a PASS with a note on an empty desktop with a black background, a
+        WARN when windows are open there and come out black too (a locked or blanked screen).
+        A square that stays black is a FAIL. Elsewhere (no square to show) black fails.
+        """
         monitor = self.settings.monitor
         try:
-            capturer = self._capturer()
-            with capturer:
-                frame: Frame = capturer.grab()
+            with closing(self._capturer()) as capturer:
+                frame = capturer.grab()
+                black = frame_is_black(_gray(frame))
+                shown = (_probe_shows(self._display_name(), frame.geometry.monitor,
+                                      capturer.grab)
+                         if black and self._x11() else None)
         except ValueError as exc:  # a monitor that does not exist, a region off the screen
             return CheckResult(CAPTURE, Status.FAIL, str(exc),
                                Fix("Choose another monitor.", setting="monitor"))
@@ -590,16 +603,52 @@ class Doctor:
         where = (f"monitor {monitor}: {g.monitor.width}x{g.monitor.height} at "
                  f"+{g.monitor.left}+{g.monitor.top}, sent as {frame.width}x{frame.height} "
                  f"{frame.mime.split('/')[-1].upper()} ({len(frame.data) // 1024} KB)")
-        if frame_is_black(_gray(frame)):
-            return CheckResult(
-                CAPTURE, Status.FAIL, f"{where}, but the frame is all black",
-                "the screen may be locked, blanked or asleep (wake it and retry); in a "
-                "Wayland session capture sees only XWayland windows (log in to an X11 "
-                "session); on macOS allow Screen Recording for your terminal; a remote or "
-                "virtual session may not draw its desktop",
-            )
-        return CheckResult(CAPTURE, Status.PASS,
-                           f"{where} in {frame.capture_ms + frame.encode_ms:.0f} ms")
+        if not black:
+            return CheckResult(CAPTURE, Status.PASS,
+                               f"{where} in {frame.capture_ms + frame.encode_ms:.0f} ms")
+        if shown:
+            return self._black_screen(where, g.monitor)
+        tried = ("; a square holodesk showed there for a moment came out black too"
+                 if shown is False else "")
+        return CheckResult(
+            CAPTURE, Status.FAIL, f"{where}, but the frame is all black{tried}",
+            "the screen may be locked, blanked or asleep (wake it and retry); in a "
+            "Wayland session capture sees only XWayland windows (log in to an X11 "
+            "session); on macOS allow Screen Recording for your terminal; a remote or "
+            "virtual session may not draw its desktop",
+        )
+
+    def _black_screen(self, where: str, monitor: Rect) -> CheckResult:
+        """The capture works (the probe came out) and the monitor shows only black: told apart
+        by whether windows are open there (the target finder's list of the screen's
+        windows)."""
+        from control.target import WindowListError
+        from control.target_x11 import X11TargetFinder
+
+        works = "capture works: a square holodesk showed there for a moment came out in it"
+        finder = X11TargetFinder(self._display_name())
+        try:
+            # Any window there counts, holodesk's own too: one that draws would not be black.
+            windows = [w for w in finder.windows() if not w.desktop and w.rect is not None
+                       and _overlap(w.rect, monitor)]
+        except WindowListError as exc:
+            log.info("the windows cannot be listed: %s", exc)
+            windows = []
+        finally:
+            finder.close()
+        if not windows:
+            return CheckResult(CAPTURE, Status.PASS,
+                               f"{where}; the screen shows only a black background",
+                               f"nothing is open on this monitor and its background is "
+                               f"black; {works}")
+        names = ", ".join(dict.fromkeys(w.label() for w in windows[:3]))
+        count = f"{len(windows)} window" + ("s" if len(windows) != 1 else "")
+        return CheckResult(
+            CAPTURE, Status.WARN,
+            f"{where}; {works}, but all of the monitor is black, the {count} open on it "
+            f"({names}) too",
+            "the screen may be locked or blanked, or the windows draw nothing yet: wake or "
+            "unlock it and run the checks again")
 
     def check_input(self) -> CheckResult:
         """3. Input injection can work (XTEST on X11, pyautogui imports); nothing is moved."""
@@ -888,7 +937,7 @@ class Doctor:
         from model.schema import Drag, PointedAction
 
         s = self.settings
-        with self._capturer() as capturer:
+        with closing(self._capturer()) as capturer:
             frame: Frame = capturer.grab()
         client = self._get_client()
         convention = run_convention(s, client.codec)
@@ -970,6 +1019,66 @@ def _gray(frame: Frame) -> NDArray[np.uint8]:
 
     with Image.open(io.BytesIO(frame.data)) as image:
         return np.asarray(image.convert("L"), dtype=np.uint8)
+
+
+#: The square :func:`_probe_shows` shows: magenta, bright (gray about 105, far above
+#: :func:`frame_is_black`'s threshold) and no desktop's usual background; big enough to
+#: survive the downscale of a 4K monitor and JPEG.
+_PROBE_RGB = (255, 0, 255)
+_PROBE_SIDE = 24
+#: How long a compositor may take to draw the square before the capture is judged blind.
+_PROBE_WAIT_S = 2.0
+
+
+def _probe_shows(display_name: str | None, monitor: Rect, grab: Callable[[], Frame]) -> bool | None:
+    """Whether a square shown in the middle of ``monitor`` comes out in ``grab`` (no longer
+    all black), within :data:`_PROBE_WAIT_S`; None when it cannot be shown.
+
+    The square is an override-redirect window: no window manager frames, places or focuses
+    it, so nothing the person works in loses the focus, and it takes no input the person meant
+    for another window for longer than the grabs. It is destroyed before this returns, and its
+    connection closed (which would have the X server destroy it anyway).
+    """
+    from Xlib import X
+    from Xlib import display as xdisplay
+
+    try:
+        conn = xdisplay.Display(display_name)
+    except Exception as exc:
+        log.info("no square to check the capture with: %s", exc)
+        return None
+    try:
+        screen = conn.screen()
+        red, green, blue = (c * 257 for c in _PROBE_RGB)  # X speaks 16-bit channels
+        pixel = screen.default_colormap.alloc_color(red, green, blue).pixel
+        side = max(1, min(_PROBE_SIDE, monitor.width, monitor.height))
+        window = screen.root.create_window(
+            monitor.left + (monitor.width - side) // 2, monitor.top + (monitor.height - side) // 2,
+            side, side, 0, screen.root_depth, X.InputOutput, X.CopyFromParent,
+            background_pixel=pixel, override_redirect=True)
+        try:
+            window.set_wm_name("holodesk doctor: capture check")
+            window.set_wm_class("holodesk-doctor", "holodesk-doctor")
+            window.map()
+            conn.sync()
+            deadline = time.monotonic() + _PROBE_WAIT_S
+            while frame_is_black(_gray(grab())):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+            return True
+        finally:
+            window.destroy()
+            conn.sync()
+    except Exception as exc:  # an X error: the check cannot tell, and says the frame is black
+        log.info("the capture check's square could not be shown: %s", exc)
+        return None
+    finally:
+        conn.close()
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
 
 
 def _notifier_watcher(environ: Mapping[str, str]) -> bool:
