@@ -26,6 +26,7 @@ from app.events import (
 from app.pause import PauseGate
 from app.run_request import RunRequest
 from app.session import TOUCH_GRACE_S, Session
+from app.way import MakeWay
 from control.capture import ExcludeRects
 from control.stop import StopLatch
 from model.problem import HolodeskError
@@ -39,10 +40,12 @@ SessionFactory = Callable[[RunRequest, StopLatch, PauseGate], Session]
 
 
 def real_session(request: RunRequest, latch: StopLatch, gate: PauseGate, *,
-                 exclude: ExcludeRects | None = None) -> Session:
+                 exclude: ExcludeRects | None = None,
+                 make_way: MakeWay | None = None) -> Session:
     """The real parts, with hand back on touch: the person's own input pauses the run.
 
-    ``exclude`` lists holodesk's own visible windows, masked out of every screenshot.
+    ``exclude`` lists holodesk's own visible windows, masked out of every screenshot;
+    ``make_way`` takes them out of where the run works before each one (app/way.py).
     """
     from app.runner import open_run
     from control.input import InputBackend, PyAutoGuiBackend
@@ -57,7 +60,7 @@ def real_session(request: RunRequest, latch: StopLatch, gate: PauseGate, *,
     # one mouse. DesktopBusyError's message says who holds it; the controller shows it. The
     # session frees the lock when it closes.
     return open_run(request, latch=latch, pause=gate, backend=backend, exclude=exclude,
-                    touch=detector)
+                    touch=detector, make_way=make_way)
 
 
 class RunController(QObject):

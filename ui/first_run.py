@@ -70,7 +70,8 @@ class FirstRunGuide(QFrame):
             "Enter the address and the key of a model server on another machine, and test it"
         )
         self.connect_button.clicked.connect(self.connect_requested)
-        self.demo_button = QPushButton("Try the demo")
+        # Alt+D: a mnemonic, as the menus have (and the way a keyboard reaches it first).
+        self.demo_button = QPushButton("Try the &demo")
         self.demo_button.setToolTip(
             "Watch holodesk work a practice window with a built-in stand-in model: no model "
             "server needed, nothing else on your screen is touched"

@@ -36,6 +36,7 @@ from app.report import Report, ReportError, default_report_path
 from ui.buttons import button_row
 from ui.plain import plain_label, shown
 from ui.problem_view import view
+from ui.reveal import reveal
 from ui.workers import Background
 
 __all__ = ["ReportDialog"]
@@ -146,9 +147,7 @@ class ReportDialog(QDialog):
         """Open (or raise) the window with a fresh report."""
         if not self.saving:
             self.start()
-        self.show()
-        self.raise_()
-        self.activateWindow()
+        reveal(self)
 
     def _on_collected(self, report: Report) -> None:
         self.report = report

@@ -9,12 +9,20 @@ from app.cli.output import EXIT_OK, fail
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to the `holodesk` subcommands."""
+    from app.cli.helptext import examples
+
     demo = sub.add_parser(
-        "demo", help="try holodesk on a practice window with a built-in demo model (no GPU)",
+        "demo", help="the place to start: watch a run on a practice window, with a built-in "
+        "demo model (no GPU or model server needed)",
         description="Open a practice window and let a built-in demo model (which looks at the "
         "screen, no GPU or model server needed) fill it in with the real capture, safety "
         "checks, confirmation, input, stop and action log. It acts only in the practice "
-        "window. Exits 0 when the practice task is done.")
+        "window. Exits 0 when the practice task is done.",
+        epilog=examples(
+            ("holodesk demo", "asks before the risky step (Delete draft)"),
+            ("holodesk demo --confirm never", "watch it run through without a question"),
+            ("holodesk demo --confirm always", "approve every step yourself"),
+        ))
     demo.add_argument("--confirm", choices=["always", "risky", "never"],
                       help="which actions to confirm first (default from settings: risky)")
     demo.add_argument("-v", "--verbose", action="store_true", help="print every event")

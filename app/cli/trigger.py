@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
@@ -19,6 +20,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="`trigger NAME` runs the automation NAME in the running desktop app, or "
                     "here when the app is not running; `trigger show|stop|run TASK` shows the "
                     "app's window, pulls its emergency stop, or starts a task in it.",
+        epilog=examples(("holodesk trigger backup", "run the automation named backup"),
+                        ("holodesk trigger show", "bring the desktop app's window forward"),
+                        ("holodesk trigger stop", "the app's emergency stop"),
+                        ('holodesk trigger run "open the Downloads folder"',
+                         "a task, in the app")),
     )
     trig.add_argument("what", metavar="NAME|show|stop|run",
                       help="an automation's name, or show, stop, run")

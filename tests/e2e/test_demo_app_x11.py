@@ -123,7 +123,8 @@ def test_start_demo_runs_the_demo_in_the_app(on_display: Xvfb, qtbot: QtBot) -> 
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=TIMEOUT_MS)
         # The run is the demo's: its task, its server, only the practice window.
         (settings,) = used
-        assert app.task_window.isVisible()
+        # The task window collapsed into the run bar while the demo acts.
+        assert app.task_window.isHidden() and app.run_bar.isVisible()
         assert settings.model == "holodesk-demo"
         assert settings.endpoint.startswith("http://127.0.0.1:")
         assert settings.endpoint != "http://127.0.0.1:9/v1"

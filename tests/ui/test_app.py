@@ -45,7 +45,7 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
         assert app.start_task("delete the file", confirm=ConfirmMode.RISKY)
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20000)
         assert app.confirm_panel.isVisible()
-        assert app.stop_button.isVisible()
+        assert app.run_bar.isVisible()
         assert rig.backends[0].calls == []  # nothing before the approval
         # The panel ignores an Enter already on its way when it appears: wait until it is armed.
         qtbot.waitUntil(app.confirm_panel.approve_button.isEnabled, timeout=10_000)
@@ -54,7 +54,7 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
     finished = _finished(rig)
     assert finished is not None and finished.outcome is Outcome.ANSWERED
     assert "mouse_down" in rig.backends[0].names()
-    qtbot.waitUntil(lambda: not app.stop_button.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not app.run_bar.isVisible(), timeout=5000)
 
 
 def test_the_tray_stop_works_while_a_confirmation_is_open(

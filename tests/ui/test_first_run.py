@@ -49,7 +49,7 @@ def test_the_guide_shows_while_no_server_answers_and_offers_three_ways(qtbot: Qt
     buttons = [window.guide.setup_button, window.guide.connect_button, window.guide.demo_button]
     assert [b.text() for b in buttons] == [
         "Set up a model server on this machine", "Connect to a server elsewhere…",
-        "Try the demo"]
+        "Try the &demo"]
     for button, signal in zip(buttons, (window.setup_requested, window.connect_requested,
                                         window.demo_requested), strict=True):
         with qtbot.waitSignal(signal, timeout=1000):
