@@ -103,9 +103,8 @@ class DemoControl:
     def _ended(self, result: DemoResult) -> None:
         # The run's end said the result everywhere already (the run's check is this verdict).
         log.info("%s", result.message)
-        if self.result is RunResult.DONE:
+        if self.result is RunResult.DONE:  # in the task window, back since the run ended
             self._task_window.show_next_steps()
-            self._show_window()
         self._finished(result)
 
     def close(self) -> None:
