@@ -9,6 +9,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QGridLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.demo.run import NEXT_STEPS, WHAT_HAPPENED
+from ui.first_run import server_buttons
 from ui.plain import plain_label
 
 TITLE = "The demo is done"
@@ -35,13 +36,10 @@ class NextStepsNote(QFrame):
         self.what_label = plain_label(WHAT_HAPPENED)
         self.what_label.setWordWrap(True)
         self.next_label = plain_label("What to try next:")
-        server, task, log = NEXT_STEPS
-        self.setup_button = QPushButton(f"{server.title} on this machine")
-        self.setup_button.setToolTip(server.command)
+        _server, task, log = NEXT_STEPS
+        # The first-run guide's two ways to a model server.
+        self.setup_button, self.connect_button = server_buttons()
         self.setup_button.clicked.connect(self.setup_requested)
-        self.connect_button = QPushButton("Connect to a server elsewhere…")
-        self.connect_button.setToolTip("Enter the address and the key of a model server on "
-                                       "another machine, and test it")
         self.connect_button.clicked.connect(self.connect_requested)
         self.task_button = QPushButton(task.title)
         self.task_button.setToolTip("Type what holodesk should do in the task box above, then "
