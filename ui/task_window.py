@@ -42,6 +42,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.result import RunResult
 from app.settings import normalize_monitor
 from control.policy import ConfirmMode
 from model.coords import FrameGeometry, Point
@@ -126,7 +127,7 @@ class TaskWindow(QWidget):
     state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
     why)``, ``show_error(message, fix)``, ``clear_error(text)``, ``set_defaults(confirm,
     monitor)``, ``show_guide(shown, endpoint)``, ``expect_run(name, task)``,
-    ``show_next_steps()``.
+    ``show_next_steps()``, ``show_refused(reason)``.
 
     A run's end shows its result (app/result.py) as the Run box's header, in its colour, with
     the reason right under it, scrolled into view.
@@ -579,15 +580,28 @@ class TaskWindow(QWidget):
 
     def _run_finished(self, event: RunFinished) -> None:
         self._running, self._starting, self._paused = False, False, False
-        which = f"Automation “{shown_line(self._automation)}”: " if self._automation else ""
-        self.status_label.setText(
-            f"{which}{event.result.heading} after {event.steps} step(s)")
-        # The header alone carries the colour: the lines under it never say otherwise.
-        self.status_label.setStyleSheet(text_style(RESULT_TONES[event.result]))
-        self.status_label.setProperty("result", event.result.value)
         lines = [shown(reason_text(event.reason, event.fix))] if event.reason else []
         if event.answer:
             lines.append(f"The model's answer: {shown(event.answer)}")
+        self._show_result(event.result, f" after {event.steps} step(s)", lines)
+
+    @Slot(str)
+    def show_refused(self, reason: str) -> None:
+        """A run refused before it started (app/admission.py): the header says so and why,
+        as for a run's end. Never over an active run's own."""
+        if self._running:
+            return
+        self._starting = False
+        self._show_result(RunResult.REFUSED, "", [shown(reason)] if reason else [])
+
+    def _show_result(self, result: RunResult, after: str, lines: list[str]) -> None:
+        """The Run box's header says ``result`` in its colour, the ``lines`` right under it
+        say why; both scrolled into view."""
+        which = f"Automation “{shown_line(self._automation)}”: " if self._automation else ""
+        self.status_label.setText(f"{which}{result.heading}{after}")
+        # The header alone carries the colour: the lines under it never say otherwise.
+        self.status_label.setStyleSheet(text_style(RESULT_TONES[result]))
+        self.status_label.setProperty("result", result.value)
         self.result_label.setText("\n".join(lines))
         self.result_label.setVisible(bool(lines))
         self._refresh()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from app.admission import Refusal, Refused
 from app.result import RunResult
 from ui.automations_dialog import AutomationsDialog
+from ui.result_view import RESULT_TRAY, result_line
 from ui.task_window import TaskWindow
 from ui.tray import Tray
 
@@ -70,7 +71,14 @@ class Teller:
         text = refused.text
         if refused.kind is not Refusal.BUSY:
             if refused.kind is Refusal.SERVER:
+                # The server's state, which the status line and the guide follow: it goes
+                # once the server is ready (server_ready).
                 self._server_lines.append(text)
+            elif not self.task_window.running:  # an active run's own end is never touched
+                # Its result, as a run's end is said.
+                self.task_window.show_refused(text)
+                self.tray.set_state(RESULT_TRAY[RunResult.REFUSED],
+                                    result_line(RunResult.REFUSED, text))
             self.error(text)
             return
         log.warning("%s", text)
