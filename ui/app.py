@@ -251,6 +251,7 @@ class HolodeskApp(QObject):
         c = self.controller
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
+        c.unstarted.connect(self.teller.unstarted)  # the header says it as a run's end
         c.failed.connect(lambda _text: self.task_window.set_running(False))
         c.failed.connect(self.report_error)  # after: the window shows it as not running
         c.notice.connect(self.report_error)

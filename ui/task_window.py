@@ -127,7 +127,7 @@ class TaskWindow(QWidget):
     state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
     why)``, ``show_error(message, fix)``, ``clear_error(text)``, ``set_defaults(confirm,
     monitor)``, ``show_guide(shown, endpoint)``, ``expect_run(name, task)``,
-    ``show_next_steps()``, ``show_refused(reason)``.
+    ``show_next_steps()``, ``show_unstarted(result, reason)``.
 
     A run's end shows its result (app/result.py) as the Run box's header, in its colour, with
     the reason right under it, scrolled into view.
@@ -585,14 +585,15 @@ class TaskWindow(QWidget):
             lines.append(f"The model's answer: {shown(event.answer)}")
         self._show_result(event.result, f" after {event.steps} step(s)", lines)
 
-    @Slot(str)
-    def show_refused(self, reason: str) -> None:
-        """A run refused before it started (app/admission.py): the header says so and why,
-        as for a run's end. Never over an active run's own."""
+    @Slot(object, str)
+    def show_unstarted(self, result: RunResult, reason: str) -> None:
+        """A run that never started: refused (app/admission.py, a refusal as it was built) or
+        failed (no display ...). The header says so and why, as for a run's end; never over
+        an active run's own."""
         if self._running:
             return
         self._starting = False
-        self._show_result(RunResult.REFUSED, "", [shown(reason)] if reason else [])
+        self._show_result(result, "", [shown(reason)] if reason else [])
 
     def _show_result(self, result: RunResult, after: str, lines: list[str]) -> None:
         """The Run box's header says ``result`` in its colour, the ``lines`` right under it

@@ -74,11 +74,8 @@ class Teller:
                 # The server's state, which the status line and the guide follow: it goes
                 # once the server is ready (server_ready).
                 self._server_lines.append(text)
-            elif not self.task_window.running:  # an active run's own end is never touched
-                # Its result, as a run's end is said.
-                self.task_window.show_refused(text)
-                self.tray.set_state(RESULT_TRAY[RunResult.REFUSED],
-                                    result_line(RunResult.REFUSED, text))
+            else:
+                self.unstarted(RunResult.REFUSED, text)
             self.error(text)
             return
         log.warning("%s", text)
@@ -89,6 +86,15 @@ class Teller:
         self.task_window.show_error(text)
         if not self._confirming() and not self.task_window.isVisible():
             self._show_window()
+
+    def unstarted(self, result: RunResult, text: str) -> None:
+        """A run that never started came to ``result`` (refused, or failed as it was built):
+        the task window's header and the tray say it as a run's end, unless a run is active
+        (its own end is never touched). Telling the person is the caller's."""
+        if self.task_window.running:
+            return
+        self.task_window.show_unstarted(result, text)
+        self.tray.set_state(RESULT_TRAY[result], result_line(result, text))
 
     def finished(self, result: RunResult, text: str) -> None:
         """A run ended with ``result`` (``text`` says it and why): a notification, since the
