@@ -44,6 +44,7 @@ from app.logs import watch
 from app.parts import ContractChoice
 from app.pause import PauseGate
 from app.replay_state import ReplayState
+from app.result import CHECKED, RunResult, TaskCheck
 from app.step import Acted, EditRefused, Ended, Judged, StepOutcome
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
 from app.way import MakeWay, WorkArea
@@ -206,6 +207,9 @@ class AgentParts:
     #: Given what the server serves, the contract to speak and what to tell the person of it
     #: (None: keep the client's); asked once, before the first step (app/session.py).
     choose_codec: Callable[[ServedModel], ContractChoice | None] | None = None
+    #: The task's own check of its goal, asked as the run ends (not when it was stopped or
+    #: failed): its verdict is the run's result (app/result.py). None: the outcome decides.
+    check: TaskCheck | None = None
     #: Asked before each screenshot with where the run works, so that the front end's own
     #: windows get out of it (app/way.py); None: no front end has windows on this screen.
     make_way: MakeWay | None = None
@@ -319,12 +323,14 @@ class Agent:
                 log.exception("could not release held keys and buttons")
         if run_id:
             end = self._last_look(end)
+            # Decided once, here: the log and every front end then say the same.
+            end = self._checked(end)
             try:
-                p.store.finish_run(run_id, end.outcome.value, end.reason)
+                p.store.finish_run(run_id, end.outcome.value, end.reason, end.result)
             except Exception:  # the person must still hear how the run ended
                 log.exception("could not record the end of run %s", run_id)
         finished = RunFinished(run_id, end.outcome, self._masked(end.reason), self._steps_done,
-                               self._masked(end.answer), fix=end.fix)
+                               self._masked(end.answer), fix=end.fix, result=end.result)
         self._emit(finished)
         return finished
 
@@ -370,6 +376,27 @@ class Agent:
         if said:
             end = dataclasses.replace(end, reason=f"{end.reason}; then {said}")
         return end
+
+    def _checked(self, end: Ended) -> Ended:
+        """``end`` with the task's own check's verdict (``AgentParts.check``) as its result, and
+        the check's words as its reason: a model's answer is no proof the task is done. A
+        stopped or failed run is not checked: it stays so."""
+        check = self.parts.check
+        if check is None or end.outcome.result not in CHECKED:
+            return end
+        try:
+            verdict = check(end.answer if end.outcome is Outcome.ANSWERED else None)
+        except Exception as e:  # nobody can tell whether it is done: never "done"
+            log.exception("the task's check failed")
+            return dataclasses.replace(
+                end, checked=RunResult.FAILED,
+                reason=f"{end.reason}; then whether the task is done could not be checked: "
+                       f"{type(e).__name__}: {e}")
+        # The answer is told on its own; any other end says how the run got there.
+        how = "" if end.outcome is Outcome.ANSWERED else f" ({end.reason})"
+        return dataclasses.replace(
+            end, checked=RunResult.DONE if verdict.passed else RunResult.NOT_DONE,
+            reason=f"{verdict.detail}{how}")
 
     def _after_settle(self) -> None:
         hook = self.parts.after_settle

@@ -401,7 +401,8 @@ def build_session(
     ``touch`` the detector that pauses it when the person uses mouse or keys (started here,
     stopped as the session closes), ``make_way`` how the front end takes its windows out of
     where the run works before each screenshot (app/way.py), and from the request the
-    parameters it fills in and the automation whose saved steps it replays.
+    parameters it fills in, the automation whose saved steps it replays and the task's own
+    check of its goal (asked as the run ends: its verdict is the run's result).
     """
     latch = latch or StopLatch()
     made = (parts or RealParts())(request, latch, pause)
@@ -418,6 +419,7 @@ def build_session(
         for part in (*made.closeables, made.agent.capturer, made.agent.store):
             part.close()
         raise
+    made.agent.check = request.check
     if made.choose_codec:
         made.agent.choose_codec = session.choose_codec
     if make_way is not None:

@@ -36,6 +36,7 @@ from app.logs import setup_logging
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
+from app.result import RunResult
 from app.run_request import RunRequest
 from app.runner import stop_signals
 from app.scheduler import Clock
@@ -65,6 +66,7 @@ from ui.panel_place import move_clear_of
 from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
+from ui.result_view import RESULT_TRAY, result_line
 from ui.reveal import reveal
 from ui.run_bar import RunBar
 from ui.safety_watch import SafetyWatch
@@ -249,6 +251,7 @@ class HolodeskApp(QObject):
         c = self.controller
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
+        c.unstarted.connect(self.teller.unstarted)  # the header says it as a run's end
         c.failed.connect(lambda _text: self.task_window.set_running(False))
         c.failed.connect(self.report_error)  # after: the window shows it as not running
         c.notice.connect(self.report_error)
@@ -259,6 +262,7 @@ class HolodeskApp(QObject):
         self.task_window.automations_requested.connect(self.show_automations)
         self.task_window.setup_requested.connect(lambda: self.server_view.set_up())
         self.task_window.connect_requested.connect(lambda: self.show_settings(server_only=True))
+        self.task_window.log_requested.connect(self.show_log)
         self.task_window.demo_requested.connect(self.start_demo)
         bar = self.run_bar
         bar.stop_clicked.connect(lambda: c.stop("stop button"))
@@ -616,15 +620,15 @@ class HolodeskApp(QObject):
             self.report_error(view(event.problem).line())
         elif isinstance(event, RunFinished):
             self._clear_confirmation()
-            stopped = event.outcome.value == "stopped"
-            self.tray.set_state(
-                TrayState.STOPPED if stopped else TrayState.IDLE,
-                f"holodesk: {event.outcome.value}: {event.reason}",
-            )
+            said = result_line(event.result, event.reason)
+            self.tray.set_state(RESULT_TRAY[event.result], said)
             info = self.controller.latch.info
-            if stopped and info is not None and info.source == TRIPWIRE:
-                # The person may not be looking at the task window: a protected file changed.
+            if (event.result is RunResult.STOPPED and info is not None
+                    and info.source == TRIPWIRE):
+                # A protected file changed: said as the problem it is, not as a mere end.
                 self.report_error(f"The run was stopped: {event.reason}")
+            else:  # the person may be looking elsewhere
+                self.teller.finished(event.result, said)
 
     def _on_answered(self, reply: ConfirmReply) -> None:
         self.controller.answer(reply)

@@ -498,7 +498,7 @@ def _read_hidden(prompt: str) -> str | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.admission import Refused, RunSource
     from app.automations import AutomationError, load_automations
-    from app.cli.run import run_task
+    from app.cli.run import refused, run_task
     from app.controller import Missing, fill, find, missing_refused
     from app.parameter_values import parse_assignment
     from app.run_request import AutomationMode, make_run_request
@@ -519,7 +519,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settle_before_run(automation=automation.name)
     automation = find(load_automations(), automation.name)  # as the answer left it
     if isinstance(automation, Refused):  # one added outside holodesk is taken out on No
-        return fail(automation.text, EXIT_USAGE)
+        return refused(automation.text)
     ask = _terminal_ask()
     filled = fill(automation, given, ask=ask, ask_all=args.ask)
     if isinstance(filled, Refused):
@@ -538,7 +538,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             mode=AutomationMode.WITHOUT_REPLAY if args.no_replay else AutomationMode.RUN,
             dry_run=args.dry_run)
     except AutomationError as e:  # changed outside holodesk and not approved, or nowhere to act
-        return fail(e, EXIT_USAGE)
+        return refused(e)
     return run_task(request, verbose=args.verbose)
 
 

@@ -30,8 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from app.cli.run import run_task
+    from app.cli.run import drive_task, run_ended
     from app.demo.run import PracticeWindowError, start_demo
+    from app.result import RunResult
     from app.run_request import make_run_request
     from app.settings import load_settings
     from control.stop import StopLatch
@@ -47,13 +48,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               "the practice window.", flush=True)
         latch = StopLatch()
         demo.watch(latch)
-        code = run_task(make_run_request(demo.settings, demo.task), verbose=args.verbose,
-                        latch=latch)
+        # The practice window's own state decides whether the run is done (Demo.check).
+        finished = drive_task(make_run_request(demo.settings, demo.task, check=demo.check),
+                              verbose=args.verbose, latch=latch)
     finally:
         result = demo.finish()
+    if isinstance(finished, int):
+        return finished  # it never ran: said already
     if result.checklist:
         print(result.checklist)
-    if result.done:
-        print(result.message)
-        return EXIT_OK
-    return fail(result.message) if code == EXIT_OK else fail(result.message, code)
+    if finished.result is not RunResult.DONE:
+        return run_ended(finished)
+    print(result.message)
+    print(next_steps_text())
+    return EXIT_OK
+
+
+def next_steps_text() -> str:
+    """What a done demo says last: what just happened, and what to try next."""
+    from app.demo.run import NEXT_STEPS, WHAT_HAPPENED
+
+    lines = [f"Demo: {WHAT_HAPPENED}", "What to try next:"]
+    lines += [f"  - {step.title.lower()}: {step.command}" for step in NEXT_STEPS]
+    return "\n".join(lines)

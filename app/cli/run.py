@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_USAGE, error, fail
+from app.cli.output import EXIT_BUSY, EXIT_REFUSED, EXIT_USAGE, RESULT_CODES, error, fail
 from app.cli.render import reason_line
+from app.result import RunResult
 
 if TYPE_CHECKING:
+    from app.events import RunFinished
     from app.run_request import RunRequest
     from app.settings import RunValues
     from control.stop import StopLatch
@@ -120,7 +122,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def run_task(request: RunRequest, *, verbose: bool = False,
              latch: StopLatch | None = None) -> int:
-    """Carry out ``request`` in this terminal, as `holodesk run` does; the exit code.
+    """Carry out ``request`` in this terminal, as `holodesk run` does; the exit code of its
+    result (app/cli/exitcodes.py), anything but done said on stderr as the last line.
 
     A request of an automation's run replays its saved steps first (unless it says not to)
     and an answered run's steps are saved for the next time; its parameters' filled task is
@@ -130,11 +133,19 @@ def run_task(request: RunRequest, *, verbose: bool = False,
     and the stop hotkey (:func:`app.runner.foreground`); ``latch``, when given, is the run's
     stop (another part that may end the run pulls it, as `holodesk demo` does).
     """
+    finished = drive_task(request, verbose=verbose, latch=latch)
+    return finished if isinstance(finished, int) else run_ended(finished)
+
+
+def drive_task(request: RunRequest, *, verbose: bool = False,
+               latch: StopLatch | None = None) -> RunFinished | int:
+    """Carry out ``request`` in this terminal (see :func:`run_task`): how it ended, or the
+    exit code when it never started or ended without a result (said on stderr already)."""
     from app import protected
     from app.cli.terminal import TerminalFrontEnd
-    from app.events import Outcome
     from app.lock import DesktopBusyError
     from app.runner import drive, foreground, open_run
+    from app.session import NeverTouchUnseen
     from app.way import RemoteWay
     from model.plain_http import PlainHttpRefused
 
@@ -144,10 +155,12 @@ def run_task(request: RunRequest, *, verbose: bool = False,
         session = open_run(request, latch=latch, make_way=way)
     except DesktopBusyError as e:
         return fail(e, EXIT_BUSY)
-    except PlainHttpRefused as e:
-        return fail(e)  # rendered with the exact `holodesk config set` command of its fix
+    except (PlainHttpRefused, NeverTouchUnseen) as e:
+        # holodesk refuses it before anything is sent or done; rendered with the exact
+        # `holodesk config set` command of its fix.
+        return refused(e)
     except Exception as e:
-        return fail(f"cannot start the run: {e}")
+        return fail(f"run failed: cannot start the run: {e}")
     # Before the run: what changed since the last one (a program it started may have gone on
     # after it), and what limits this run's watch over the protected files. Paths only.
     for noticed in protected.changed_since_last_run(request.settings):
@@ -166,7 +179,25 @@ def run_task(request: RunRequest, *, verbose: bool = False,
     for notice in session.after_close:  # protected files changed as the run ended
         error(f"warning: {notice}")
     if finished is None:
-        return fail("the run ended without a result; see the log file")
-    if finished.outcome is Outcome.ANSWERED:
-        return EXIT_OK
-    return fail(f"run {finished.outcome.value}: {reason_line(finished.reason, finished.fix)}")
+        return fail("run failed: it ended without a result; see the log file")
+    return finished
+
+
+def run_ended(finished: RunFinished) -> int:
+    """The exit code of a run's result (app/cli/exitcodes.py). A run not done says its result
+    and why on stderr, as the last line (the terminal front end said a done one's already)."""
+    code = RESULT_CODES[finished.result]
+    if finished.result is RunResult.DONE:
+        return code
+    return fail(f"run {finished.result.words}: {reason_line(finished.reason, finished.fix)}",
+                code)
+
+
+def refused(problem: BaseException | str) -> int:
+    """A run holodesk (or the person, at a question) refused before it acted: said on stderr
+    as the last line; the exit code for it."""
+    from app.cli.render import render
+    from model.problem import HolodeskError, Problem
+
+    said = render(problem) if isinstance(problem, (Problem, HolodeskError)) else str(problem)
+    return fail(f"run refused: {said}", EXIT_REFUSED)

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from app.cli.helptext import examples
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail, say
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
     from app.automations import Automation
@@ -44,14 +44,14 @@ def _cmd_trigger(args: argparse.Namespace) -> int:
     if reply is None:
         return fail("the desktop app is not running; start it with `holodesk`")
     if not reply.get("ok"):
-        return fail(str(reply.get("error", "the desktop app refused")))
+        return fail(str(reply.get("error", "the desktop app refused")), EXIT_REFUSED)
     return EXIT_OK
 
 
 def _trigger_automation(name: str, extra: str) -> int:
     """`holodesk trigger NAME`: in the running app when there is one, else here."""
     from app.automations import AutomationError, find_automation, load_automations
-    from app.cli.run import run_task
+    from app.cli.run import refused, run_task
     from app.instance import send
     from app.parameter_values import MissingValues, resolve
     from app.run_request import make_run_request
@@ -87,11 +87,11 @@ def _trigger_automation(name: str, extra: str) -> int:
             request = make_run_request(load_settings(), filled.task, automation=automation,
                                        parameters=filled)
         except AutomationError as e:  # changed outside holodesk: it does not run by itself
-            return fail(e, EXIT_USAGE)
+            return refused(e)
         return run_task(request)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
-                    EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
+                    EXIT_BUSY if reply.get("busy") else EXIT_REFUSED)
     say(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
 

@@ -18,7 +18,7 @@ import pytest
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
-from tests.support.gui import RUN_BAR, TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
+from tests.support.gui import RUN_BAR, TRAY_DONE, TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
 from tests.support.home import Home
 from tests.support.stop_hotkey import focus_field
 from tests.support.target_app import RunningApp
@@ -62,7 +62,7 @@ def test_trigger_runs_the_automation_here_when_no_app_runs(
     assert "confirm: click" in result.stdout and "Save button" in result.stdout
     assert app.wait_for(lambda: app.events("click", widget="save"), what="the click on Save")
     runs = _runs(home)
-    assert len(runs) == 1 and "answered" in runs[0] and TASK in runs[0]
+    assert len(runs) == 1 and "  done  " in runs[0] and TASK in runs[0]
 
 
 def test_a_hotkey_runs_the_automation_in_the_app_once(
@@ -99,7 +99,7 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
 
             _approve(gui, app, panel)
             _wait_run_over(gui)
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
             # Back, titled with the automation's name, not the task (a failure too is shown
             # under it).
             poll(lambda: (w := gui.visible(gui.task)) is not None
@@ -114,10 +114,10 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             assert "started in the desktop app" in triggered.stdout
             _approve(gui, app, gui.confirm_panel(), clicks=2)
             _wait_run_over(gui)  # else quitting the app can interrupt the run's last step
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save", "save"]
     runs = _runs(home)
-    assert len(runs) == 2 and all("answered" in r for r in runs)
+    assert len(runs) == 2 and all("  done  " in r for r in runs)
     # The hotkey's run was recorded; the app replayed it for the trigger, still confirmed.
     assert policy.position == 0
     shown = _ok(home, "log", "show", "last").splitlines()

@@ -35,6 +35,7 @@ from tests.support.fake_vllm import (
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import (
     RUN_BAR,
+    TRAY_DONE,
     TRAY_IDLE,
     TRAY_STOPPED,
     TRAY_WAITING,
@@ -145,7 +146,7 @@ def test_type_a_task_and_approve_the_click(xvfb: Xvfb, app: RunningApp, home: Ho
             _approve_with_enter(gui, app, panel)
             gui.hidden(panel)
             _back(gui, "holodesk — press the save button")
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save"]
     shown = _log_show(home)
     assert "answered" in shown
@@ -253,7 +254,7 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
             gui.click(*_resume_button(xvfb, gui.refresh(gui.task)))
             app.wait_for(lambda: app.events("click", widget="cancel"), timeout=TIMEOUT,
                          what="the click on Cancel after Resume")
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save", "cancel"]
     # Cancel was clicked once, after the Resume (the target app's ``t`` is this clock too).
     assert all(e["t"] > resumed_at for e in app.events("pointer_press", widget="cancel"))
@@ -288,7 +289,7 @@ def test_one_instance_and_trigger_run(xvfb: Xvfb, app: RunningApp, home: Home,
             app.wait_for(lambda: app.events("click", widget="save"), timeout=TIMEOUT,
                          what="the triggered run's click on Save")
             _back(gui, "holodesk — press the save button")
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
             assert not gui.shows(tray, TRAY_WORKING)
     assert "answered" in _log_show(home)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.cli.exitcodes import EXIT_STOPPED
 from tests.support.e2e import configure, holodesk_argv, holodesk_env, run_holodesk, wait_exit
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
@@ -222,7 +223,7 @@ def test_a_stop_in_the_terminal_cancels_the_request_in_flight(
                 proc.wait(5)
             os.close(terminal)
     stderr = (out / "stderr").read_text()
-    assert codes == [1], stderr
+    assert codes == [EXIT_STOPPED], stderr
     assert "run stopped" in stderr
     assert "SIGINT" in stderr if path == "ctrl+c" else "stopped by hotkey" in stderr
     assert not app.events("pointer_press"), "acted after the stop"

@@ -34,6 +34,7 @@ from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import (
+    TRAY_DONE,
     TRAY_IDLE,
     TRAY_STOPPED,
     HolodeskGui,
@@ -190,7 +191,7 @@ def test_keys_approved_in_the_panel_go_to_the_approved_window(
             poll(lambda: gui.visible(gui.task), TIMEOUT, "the task window back", gui.died)
             gui.activate(gui.task)
             _approve(gui, panel)
-            gui.wait_shows(tray_icon(gui.tray), TRAY_IDLE, "the run to end (the tray idle)")
+            gui.wait_shows(tray_icon(gui.tray), TRAY_DONE, "the run to end (the tray: done)")
     app.sync()  # every key the run sent has arrived
     shown = _log_show(home)
     assert app.text("field") == "hello", shown
@@ -220,8 +221,8 @@ def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
             script.play([_click("holodesk run bar", middle),
                          _click("Stop button", bar.point(40, bar.height // 2)), ANSWER])
             tray = tray_icon(gui.tray)
-            # Idle once the run has answered; red had its own Stop button stopped it.
-            poll(lambda: gui.shows(tray, TRAY_IDLE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
+            # Done once the run has answered; red had its own Stop button stopped it.
+            poll(lambda: gui.shows(tray, TRAY_DONE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
                  "the run to end", gui.died)
             assert _pointer(xvfb) == rest, "the pointer went to holodesk's own window"
     steps = [r for r in server.requests if _is_step(r)]
