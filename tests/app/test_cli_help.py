@@ -148,7 +148,7 @@ def test_run_help_says_what_a_run_does_how_to_stop_it_and_what_it_needs() -> Non
     assert "Carry out TASK" in text
     assert "asks first" in text and "--confirm always" in text
     for stop in (parse_combo(DEFAULT_STOP_HOTKEY).label(), "stop_hotkey setting", "Ctrl+C",
-                 "corner of the screen", "floating Stop button"):
+                 "corner of the screen", "the Stop of the run bar"):
         assert stop in text, stop
     for need in ("model server", "holodesk serve", "endpoint", "holodesk doctor",
                  "holodesk demo"):
