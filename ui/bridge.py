@@ -11,7 +11,8 @@ import logging
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QRect, QSize, QTimer, Signal
+from PySide6.QtGui import QCursor
 
 from app import protected
 from app.automations import AutomationError
@@ -34,6 +35,7 @@ from control.capture import ExcludeRects
 from control.stop import StopLatch
 from model.plain_http import PlainHttpRefused
 from model.problem import HolodeskError
+from ui.overlay import qt_rect_to_physical
 from ui.problem_view import view
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,14 @@ class RunController(QObject):
         self._gate.pause(reason)
 
     def resume(self) -> None:
+        touch = self._session.touch if self._session is not None else None
+        if touch is not None:
+            # The click that resumed (on the task window's or the run bar's Resume) reaches the
+            # input listener after this, later than the grace on a busy machine: at the
+            # pointer's place it is the person's answer, not a touch that pauses again.
+            pos = QCursor.pos()
+            spot = qt_rect_to_physical(QRect(pos, QSize(1, 1)))
+            touch.expect(spot.left, spot.top)
         self._gate.resume()
 
     def answer(self, reply: ConfirmReply) -> None:
