@@ -170,14 +170,14 @@ mkdir -p "$work/tmp/.X11-unix" && chmod 1777 "$work/tmp/.X11-unix"
 touch "$work/tmp/.X11-unix/X$number"
 mount --bind "/tmp/.X11-unix/X$number" "$work/tmp/.X11-unix/X$number"
 mounted+=("$work/tmp/.X11-unix/X$number")
-# Each piece of make run's output is stamped with its time (scripts/progress.py --stamp), so the
+# Each piece of make run's output is stamped with its time (scripts/heartbeat.py --stamp), so the
 # longest silence before the window is measured: a person must never wait on a silent screen
 # for more than 5 s (FRESH_MAX_SILENCE).
 stamps=$log_dir/run-root.times
 : >"$stamps"
 run_started=$(date +%s.%N)
 (DISPLAY=$display in_root "$work" 0:0 env DISPLAY="$display" make -C "$src" run \
-  2>&1 | python3 scripts/progress.py --stamp "$stamps" | tee "$log_dir/run-root.log" \
+  2>&1 | python3 scripts/heartbeat.py --stamp "$stamps" | tee "$log_dir/run-root.log" \
   | sed -u 's/^/  | /') &
 maker=$!
 window=

@@ -9,6 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 group=${1:?usage: install.sh run|dev}
 venv=.venv
+# pip asks PyPI about a newer pip on every run and prints a notice about it: a request and two
+# lines of noise per step, for an upgrade holodesk does not need (below).
+export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 find_python() {
   local candidate
@@ -34,7 +37,8 @@ if [ ! -x "$venv/bin/python" ]; then
     exit 1
   fi
   echo "Creating $venv with $python ($("$python" --version 2>&1))…"
-  if ! "$python" -m venv "$venv"; then
+  if ! "$python" scripts/heartbeat.py "creating $venv (venv installs its own pip into it)" -- \
+      "$python" -m venv "$venv"; then
     rm -rf "$venv"
     version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
     {
@@ -45,7 +49,8 @@ if [ ! -x "$venv/bin/python" ]; then
   fi
 fi
 
-echo "Updating pip…"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# No pip upgrade: the pip that venv puts in (23.0 on Debian 12, 24.0 on Ubuntu 24.04) does all
+# holodesk asks of it (wheels, an editable install), and the upgrade cost a download and a second
+# install and byte-compilation of pip itself, about 8 s of a fresh `make run`.
 # A Python step, so the dependency lists stay in pyproject.toml (see its docstring for evdev).
 "$venv/bin/python" scripts/install_deps.py "$group"

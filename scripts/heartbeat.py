@@ -4,16 +4,17 @@ pip unpacking PySide6, apt running its triggers, PyInstaller analysing, dpkg-deb
 each can print nothing for tens of seconds, and a person watching cannot tell a busy step from
 a hung one. :func:`run` runs a command with its output passed through as it comes and, when
 nothing was shown for :data:`EVERY` seconds, prints one line naming what it waits for, how long
-so far and the command's last words (so the line says *which* part of the step is slow).
+so far and the command's last words, shown or hidden (so the line says *which* part of the step
+is slow: the package being downloaded, pip's "Installing collected packages").
 
 Three ways in:
 
-- imported: ``run(argv, "pip: installing the runtime packages")`` (scripts/install_deps.py;
+- imported: ``run(argv, "installing the runtime dependencies (pip)")`` (scripts/install_deps.py;
   packaging/build_deb.py puts this folder on its path);
-- from a shell script: ``python3 scripts/progress.py [--only REGEX] WHAT -- COMMAND...``
+- from a shell script: ``python3 scripts/heartbeat.py [--only REGEX] WHAT -- COMMAND...``
   (scripts/install.sh, scripts/sysdeps.sh); ``--only`` shows just the lines that match (apt's
   ``Unpacking``/``Setting up``), and the lines it hides do not count as progress;
-- ``python3 scripts/progress.py --stamp FILE`` copies its input to its output and writes when
+- ``python3 scripts/heartbeat.py --stamp FILE`` copies its input to its output and writes when
   each piece of it arrived to FILE: scripts/fresh-check.sh measures the longest silence of
   `make run` with it, so the claim above is checked on a fresh machine.
 
@@ -70,9 +71,10 @@ class _Shower:
         self.pending = b""  # an unfinished line, held back while filtering
         self.at_line_start = True
         self.last_shown = time.monotonic()
-        self.tail = b""  # the end of what was shown, for the heartbeat's quote
+        self.tail = b""  # the end of the command's output, shown or not: the heartbeat quotes it
 
     def write(self, data: bytes) -> None:
+        self.tail = (self.tail + data)[-4096:]
         if self.only is not None:
             self.pending += data
             *lines, self.pending = re.split(rb"(?<=\n)", self.pending)
@@ -83,7 +85,6 @@ class _Shower:
         self.out.flush()
         self.last_shown = time.monotonic()
         self.at_line_start = data.endswith((b"\n", b"\r"))
-        self.tail = (self.tail + data)[-4096:]
 
     def say(self, line: str) -> None:
         prefix = b"" if self.at_line_start else b"\n"
@@ -158,8 +159,8 @@ def main(argv: Sequence[str]) -> int:
         stamp(argv[1], sys.stdin.buffer, sys.stdout.buffer)
         return 0
     parser = argparse.ArgumentParser(
-        prog="progress.py", description=__doc__.split("\n")[0] if __doc__ else None,
-        usage="progress.py [--only REGEX] [--every S] WHAT -- COMMAND... | --stamp FILE")
+        prog="heartbeat.py", description=__doc__.split("\n")[0] if __doc__ else None,
+        usage="heartbeat.py [--only REGEX] [--every S] WHAT -- COMMAND... | --stamp FILE")
     parser.add_argument("--only", help="show only the lines this regular expression finds")
     parser.add_argument("--every", type=float, default=EVERY,
                         help=f"seconds of silence before a heartbeat (default {EVERY:g})")
@@ -172,7 +173,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         return run(command, args.what, only=args.only, every=args.every)
     except FileNotFoundError as exc:
-        print(f"progress.py: cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
+        print(f"heartbeat.py: cannot run {command[0]}: {exc.strerror}", file=sys.stderr)
         return 127
 
 
