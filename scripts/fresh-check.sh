@@ -10,9 +10,14 @@
 # 4. `make run` as root (in a chroot) must reach a visible holodesk window on an Xvfb display
 #    that runs on the host: only that display's socket is bind-mounted into the root, nothing
 #    X-related is installed inside for this step. The window is found with xdotool on the host.
+#    The time to the window is printed, and the longest silence of make run's output before it:
+#    over 5 s (FRESH_MAX_SILENCE) fails the check.
 # 5. `make test` inside (it installs the test system packages and the developer tools there:
 #    test-only). FRESH_TEST_ARGS replaces the pytest arguments (e.g. a subset while iterating);
 #    FRESH_TEST=0 leaves this step out (while working on `make run` itself).
+#
+# FRESH_WARM=1 keeps pip's and apt's download caches between checks (`make run` with a warm
+# cache, as on a second install); by default each check downloads everything, as a new machine.
 #
 # The host's extra CA certificates (/usr/local/share/ca-certificates) and pip's network
 # variables are carried into the root: where the host reaches PyPI through a TLS-inspecting
@@ -136,6 +141,17 @@ mount_root "$work"
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   cp /usr/local/share/ca-certificates/*.crt "$work/usr/local/share/ca-certificates/"
   in_root "$work" 0:0 update-ca-certificates >/dev/null
+fi
+# FRESH_WARM=1 (see the top): the download caches live outside the copy, kept between checks.
+if [ "${FRESH_WARM:-0}" = 1 ]; then
+  downloads=$cache/fresh-downloads
+  mkdir -p "$downloads/pip" "$downloads/apt/partial" "$work/root/.cache/pip"
+  # apt downloads as its own user: a folder it cannot write is a download "unsandboxed as root".
+  chown "$(chroot "$work" id -u _apt):0" "$downloads/apt/partial" && chmod 700 "$downloads/apt/partial"
+  mount --bind "$downloads/pip" "$work/root/.cache/pip" && mounted+=("$work/root/.cache/pip")
+  mount --bind "$downloads/apt" "$work/var/cache/apt/archives" \
+    && mounted+=("$work/var/cache/apt/archives")
+  echo "warm: pip's and apt's downloads from $downloads ($(du -sh "$downloads" | cut -f1))"
 fi
 mkdir -p "$work/home/person"
 git clone --quiet --no-hardlinks "$repo" "$work$src"
