@@ -5,9 +5,16 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 INSTALL_INPUTS := pyproject.toml scripts/install.sh scripts/install_deps.py
+# Every pip run here (scripts/install.sh, packaging/build_deb.py): no check of PyPI for a newer
+# pip (a request and an upgrade notice per run), and PEP 517 builds even with Debian 12's pip 23.0,
+# which otherwise installs the projects that have only a setup.py (pyautogui and five of its
+# dependencies) the legacy way with a deprecation notice each; a built wheel is cached for the
+# next install too. Later pips always build that way and ignore the variable.
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_USE_PEP517 := 1
 
 .PHONY: run test test-quick lint sysdeps sysdeps-runtime bench screenshots stress fresh-check \
-	fresh-check-quick clean
+	fresh-check-quick clean package package-check
 
 # Runtime only: the app's system packages (as root; otherwise the sudo line, and stop), then
 # the runtime Python packages. No test or lint tools.

@@ -9,13 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 group=${1:?usage: install.sh run|dev}
 venv=.venv
-# pip asks PyPI about a newer pip on every run and prints a notice about it: a request and two
-# lines of noise per step, for an upgrade holodesk does not need (below).
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-# pip before 23.1 (Debian 12's venv has 23.0) installs a project with only a setup.py (pyautogui
-# and five of its dependencies) the legacy way, with a deprecation notice each; PEP 517 builds a
-# wheel instead, which pip's cache keeps for the next install. Later pips always do, and ignore it.
-export PIP_USE_PEP517=1
 
 find_python() {
   local candidate
