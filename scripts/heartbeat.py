@@ -10,7 +10,8 @@ is slow: the package being downloaded, pip's "Installing collected packages").
 Three ways in:
 
 - imported: ``run(argv, "installing the runtime dependencies (pip)")`` (scripts/install_deps.py;
-  packaging/build_deb.py puts this folder on its path);
+  packaging/build_deb.py puts this folder on its path), and ``with still("copying the bundle"):``
+  for silent work in the same process;
 - from a shell script: ``python3 scripts/heartbeat.py [--only REGEX] WHAT -- COMMAND...``
   (scripts/install.sh, scripts/sysdeps.sh); ``--only`` shows just the lines that match (apt's
   ``Unpacking``/``Setting up``), and the lines it hides do not count as progress;
@@ -18,13 +19,13 @@ Three ways in:
   each piece of it arrived to FILE: scripts/fresh-check.sh measures the longest silence of
   `make run` with it, so the claim above is checked on a fresh machine.
 
-Standard library only, and no syntax newer than the Pythons it may meet: it runs with the
-system ``python3`` before holodesk's environment exists.
+Standard library only: it runs with the system ``python3`` before holodesk's environment exists.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import re
@@ -32,13 +33,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
 #: Seconds without output before the step says it is still at work (the promise is 5).
 EVERY = 4.0
 #: How much of the command's last line a heartbeat quotes.
 QUOTE = 70
+#: Something to add to a heartbeat line, asked each time (a file's size so far, a count).
+Detail = Callable[[], str]
 
 _LINE_END = re.compile(rb"[\r\n]")
 
@@ -95,7 +98,7 @@ class _Shower:
 
 
 def run(argv: Sequence[str], what: str, *, only: str | None = None, every: float = EVERY,
-        detail: Callable[[], str] | None = None, out: BinaryIO | None = None,
+        detail: Detail | None = None, out: BinaryIO | None = None,
         cwd: str | os.PathLike[str] | None = None) -> int:
     """Run ``argv`` with its output (stdout and stderr, in order) passed through; after
     ``every`` seconds with nothing shown, a heartbeat line. Returns the exit status."""
@@ -127,6 +130,30 @@ def run(argv: Sequence[str], what: str, *, only: str | None = None, every: float
         # The command got the same Ctrl+C (one process group): let it end as it does.
         process.wait()
         return 130
+
+
+@contextlib.contextmanager
+def still(what: str, *, every: float = EVERY, detail: Detail | None = None,
+          out: BinaryIO | None = None) -> Iterator[None]:
+    """For work done in this process that prints nothing (copying a tree, a loop of quick
+    commands): a heartbeat line every ``every`` seconds until the block ends."""
+    sink = out if out is not None else sys.stdout.buffer
+    started = time.monotonic()
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(every):
+            line = heartbeat_line(what, time.monotonic() - started, "", detail() if detail else "")
+            sink.write(line.encode("utf-8") + b"\n")
+            sink.flush()
+
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        done.set()
+        beater.join()
 
 
 def _pump(fd: int, chunks: queue.Queue[bytes]) -> None:
