@@ -91,10 +91,13 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
 # The Debian package (packaging/README.md): a frozen build, dist/holodesk_<version>_amd64.deb.
-# PYTHON=... picks the Python to freeze (default python3). package-check installs the .deb
-# into a fresh Debian 12 root and runs it there (root; minutes).
+# PYTHON=... picks the Python to freeze (default python3). package-check builds it with the
+# desktop entry's and AppStream file's validators required (a missing one is an error there, a
+# warning in `make package`), then installs the .deb into a fresh Debian 12 root and runs it there
+# (root; minutes).
 package:
-	$(or $(PYTHON),python3) packaging/build_deb.py
+	$(or $(PYTHON),python3) packaging/build_deb.py $(PACKAGE_ARGS)
 
-package-check: package
+package-check:
+	$(MAKE) package PACKAGE_ARGS=--require-validators
 	bash packaging/smoke.sh
