@@ -88,6 +88,11 @@ def run(argv: Sequence[str], what: str, *, detail: heartbeat.Detail | None = Non
                    "its output is above)")
 
 
+def shown(path: Path) -> Path:
+    """``path`` as printed: from the repository's root when it is inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def fail(text: str) -> SystemExit:
     return SystemExit(f"make package: {text}")
 
@@ -111,7 +116,7 @@ def ensure_venv(python: str) -> Path:
         say(f"the build environment was made from another Python: making it anew from {python}")
         shutil.rmtree(VENV)
     if not py.exists():
-        say(f"build environment {VENV.relative_to(ROOT)} (from {python})")
+        say(f"build environment {shown(VENV)} (from {python})")
         # The pip venv brings is enough (scripts/install.sh says why no upgrade).
         run([python, "-m", "venv", str(VENV)], "creating the build environment")
         marker.write_text(python)
@@ -135,7 +140,7 @@ def freeze(py: Path) -> None:
          "--distpath", str(BUNDLE.parent), "--workpath", str(BUILD / "work"),
          str(ROOT / "packaging" / "holodesk.spec")], "freezing (PyInstaller)",
         detail=lambda: f"{_megabytes(BUNDLE.parent)} in the bundle", cwd=ROOT)
-    say(f"frozen in {time.monotonic() - started:.0f} s: {BUNDLE.relative_to(ROOT)}")
+    say(f"frozen in {time.monotonic() - started:.0f} s: {shown(BUNDLE)}")
 
 
 #: Modules that must never be in the bundle: plain-file "keyrings" (the API key would be stored
@@ -294,7 +299,7 @@ exit 0
 def check_metainfo(version: str) -> Path:
     metainfo = ROOT / "packaging" / "linux" / "io.github.holodesk.metainfo.xml"
     if f'<release version="{version}"' not in metainfo.read_text(encoding="utf-8"):
-        raise fail(f"{metainfo.relative_to(ROOT)} has no <release version=\"{version}\">: "
+        raise fail(f"{shown(metainfo)} has no <release version=\"{version}\">: "
                    "add one (with its date) for this version.")
     return metainfo
 
@@ -335,7 +340,7 @@ def validate_metadata(metainfo: Path) -> None:
         say(f"validating {path.name} ({tool})")
         done = subprocess.run([tool, *args, str(path)], capture_output=True, text=True)
         if done.returncode != 0:
-            raise fail(f"{tool} finds {path.relative_to(ROOT)} invalid:\n"
+            raise fail(f"{tool} finds {shown(path)} invalid:\n"
                        f"{done.stdout}{done.stderr}")
 
 
@@ -347,7 +352,7 @@ def copy(src: Path, dest: Path, mode: int = 0o644) -> None:
 
 def stage(version: str, deps: Sequence[str], metainfo: Path) -> Path:
     """The package's file tree under build/package/root."""
-    say(f"the package's tree: {STAGE.relative_to(ROOT)}")
+    say(f"the package's tree: {shown(STAGE)}")
     with heartbeat.still("copying the bundle into the package's tree",
                          detail=lambda: f"{_megabytes(STAGE)} copied"):
         return _stage(version, deps, metainfo)
@@ -434,7 +439,7 @@ def build_deb(version: str) -> Path:
     DIST.mkdir(exist_ok=True)
     out = DIST / f"holodesk_{version}_amd64.deb"
     part = out.with_name(out.name + ".part")
-    say(f"dpkg-deb ({' '.join(COMPRESSION)}): {out.relative_to(ROOT)}")
+    say(f"dpkg-deb ({' '.join(COMPRESSION)}): {shown(out)}")
     try:
         run(["dpkg-deb", "--root-owner-group", *COMPRESSION, "--build", str(STAGE), str(part)],
             "compressing the package (dpkg-deb)",
@@ -480,7 +485,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     stage(version, deps, metainfo)
     out = build_deb(version)
     installed = sum(p.lstat().st_size for p in STAGE.rglob("*") if not p.is_dir())
-    say(f"done in {minutes(time.monotonic() - started)}: {out.relative_to(ROOT)} "
+    say(f"done in {minutes(time.monotonic() - started)}: {shown(out)} "
         f"({out.stat().st_size / 1e6:.0f} MB, {installed / 1e6:.0f} MB installed)")
     return 0
 
