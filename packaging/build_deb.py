@@ -79,10 +79,9 @@ def say(text: str) -> None:
     print(f"==> {text}", flush=True)
 
 
-def run(argv: Sequence[str], what: str, *, detail: heartbeat.Detail | None = None,
-        cwd: Path | None = None) -> None:
+def run(argv: Sequence[str], what: str, *, cwd: Path | None = None) -> None:
     """``argv`` with its output shown as it comes and a heartbeat while it is silent."""
-    status = heartbeat.run(argv, what, detail=detail, cwd=cwd)
+    status = heartbeat.run(argv, what, cwd=cwd)
     if status != 0:
         raise fail(f"{what} failed (`{' '.join(map(str, argv))}` exited with {status}; "
                    "its output is above)")
@@ -138,8 +137,7 @@ def freeze(py: Path) -> None:
     started = time.monotonic()
     run([str(py), "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
          "--distpath", str(BUNDLE.parent), "--workpath", str(BUILD / "work"),
-         str(ROOT / "packaging" / "holodesk.spec")], "freezing (PyInstaller)",
-        detail=lambda: f"{_megabytes(BUNDLE.parent)} in the bundle", cwd=ROOT)
+         str(ROOT / "packaging" / "holodesk.spec")], "freezing (PyInstaller)", cwd=ROOT)
     say(f"frozen in {time.monotonic() - started:.0f} s: {shown(BUNDLE)}")
 
 
@@ -442,9 +440,10 @@ def build_deb(version: str) -> Path:
     part = out.with_name(out.name + ".part")
     say(f"dpkg-deb ({' '.join(COMPRESSION)}): {shown(out)}")
     try:
+        # dpkg-deb compresses into a file of its own and writes the package at the end: the
+        # heartbeat can only say how long so far.
         run(["dpkg-deb", "--root-owner-group", *COMPRESSION, "--build", str(STAGE), str(part)],
-            "compressing the package (dpkg-deb)",
-            detail=lambda: f"{part.stat().st_size / 1e6:.0f} MB written" if part.exists() else "")
+            "compressing the package (dpkg-deb)")
         part.replace(out)
     finally:
         part.unlink(missing_ok=True)

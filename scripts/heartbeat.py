@@ -56,7 +56,7 @@ def _last_words(shown: bytes) -> str:
 
 
 def heartbeat_line(what: str, seconds: float, last: str, detail: str = "") -> str:
-    """``    … still WHAT: 12 s so far (last: …)``, with ``detail`` (a size, a count) if any."""
+    """``    … still WHAT: 12 s so far; DETAIL; last: …`` (detail: a count, a size; if any)."""
     parts = [f"{seconds:.0f} s so far"]
     if detail:
         parts.append(detail)
@@ -98,8 +98,7 @@ class _Shower:
 
 
 def run(argv: Sequence[str], what: str, *, only: str | None = None, every: float = EVERY,
-        detail: Detail | None = None, out: BinaryIO | None = None,
-        cwd: str | os.PathLike[str] | None = None) -> int:
+        out: BinaryIO | None = None, cwd: str | os.PathLike[str] | None = None) -> int:
     """Run ``argv`` with its output (stdout and stderr, in order) passed through; after
     ``every`` seconds with nothing shown, a heartbeat line. Returns the exit status."""
     shower = _Shower(out if out is not None else sys.stdout.buffer,
@@ -118,7 +117,7 @@ def run(argv: Sequence[str], what: str, *, only: str | None = None, every: float
                 chunk = chunks.get(timeout=wait)
             except queue.Empty:
                 shower.say(heartbeat_line(what, time.monotonic() - started,
-                                          _last_words(shower.tail), detail() if detail else ""))
+                                          _last_words(shower.tail)))
                 continue
             if not chunk:
                 break
