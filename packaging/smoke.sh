@@ -39,7 +39,7 @@ mounted=()
 cleanup() {
   # Unmount in reverse order, even after a failure; lazily when something still holds one.
   for ((i=${#mounted[@]}-1; i>=0; i--)); do
-    umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true
+    umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" 2>/dev/null || true
   done
 }
 trap cleanup EXIT INT TERM
@@ -56,8 +56,10 @@ cp -a "$BASE" "$ROOT"
 mkdir -p "$ROOT/proc" "$ROOT/sys" "$ROOT/dev"
 mount -t proc proc "$ROOT/proc"; mounted+=("$ROOT/proc")
 bind /sys "$ROOT/sys"
-bind /dev "$ROOT/dev"
-mkdir -p "$ROOT/dev/pts" 2>/dev/null || true
+# /dev with what is mounted below it: apt logs dpkg's output through a terminal of /dev/pts
+# (else "E: Can not write log (Is /dev/pts mounted?)"). A slave, so nothing done in the root
+# reaches this machine's /dev.
+mount --rbind /dev "$ROOT/dev" && mount --make-rslave "$ROOT/dev" && mounted+=("$ROOT/dev")
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 mkdir -p /tmp/.X11-unix
 chmod 1777 /tmp/.X11-unix
