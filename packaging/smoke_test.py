@@ -134,9 +134,14 @@ def test_version(frozen: Frozen) -> None:
 def test_doctor_passes_every_check(frozen: Frozen, app: RunningApp, server: FakeVLLM) -> None:
     result = frozen.run("doctor", "--json", "--endpoint", server.base_url)
     report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] != "PASS"]
+    failed = [c for c in report["checks"] if c["status"] != "PASS" and c["name"] != "keyring"]
     assert not failed, json.dumps(failed, indent=1, ensure_ascii=False) + "\n" + result.stderr
     assert result.returncode == 0, str(result)
+    # The .deb brings no keyring daemon (it is only suggested): in this root there is none, and
+    # the doctor warns (a WARN passes) with what to do instead.
+    keyring = next(c for c in report["checks"] if c["name"] == "keyring")
+    assert keyring["status"] == "WARN", keyring
+    assert "HOLODESK_API_KEY" in keyring["fix"], keyring
 
 
 def test_run_clicks_and_types_non_ascii(frozen: Frozen, app: RunningApp,
