@@ -5,9 +5,15 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 INSTALL_INPUTS := pyproject.toml scripts/install.sh scripts/install_deps.py
+# The installs (scripts/install.sh, packaging/build_deb.py), not what runs after them: no check
+# of PyPI for a newer pip (a request and an upgrade notice per pip run), and PEP 517 builds even
+# with Debian 12's pip 23.0, which otherwise installs the projects that have only a setup.py
+# (pyautogui and five of its dependencies) the legacy way with a deprecation notice each; a built
+# wheel is cached for the next install too. Later pips always build that way and ignore it.
+PIP_ENV := PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_USE_PEP517=1
 
 .PHONY: run test test-quick lint sysdeps sysdeps-runtime bench screenshots stress fresh-check \
-	fresh-check-quick clean
+	fresh-check-quick clean package package-check
 
 # Runtime only: the app's system packages (as root; otherwise the sudo line, and stop), then
 # the runtime Python packages. No test or lint tools.
@@ -18,12 +24,12 @@ sysdeps-runtime:
 	@bash scripts/sysdeps.sh runtime
 
 $(RUN_STAMP): $(INSTALL_INPUTS)
-	@bash scripts/install.sh run
+	@$(PIP_ENV) bash scripts/install.sh run
 	@touch $@
 
 # The developer tools go in with `make test` / `make lint` only.
 $(DEV_STAMP): $(INSTALL_INPUTS)
-	@bash scripts/install.sh dev
+	@$(PIP_ENV) bash scripts/install.sh dev
 	@touch $@ $(RUN_STAMP)
 
 # System packages the tests need (Xvfb, xdotool, …) on top of the runtime ones; installed only
@@ -84,10 +90,13 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
 # The Debian package (packaging/README.md): a frozen build, dist/holodesk_<version>_amd64.deb.
-# PYTHON=... picks the Python to freeze (default python3). package-check installs the .deb
-# into a fresh Debian 12 root and runs it there (root; minutes).
+# PYTHON=... picks the Python to freeze (default python3). package-check builds it with the
+# desktop entry's and AppStream file's validators required (a missing one is an error there, a
+# warning in `make package`), then installs the .deb into a fresh Debian 12 root and runs it there
+# (root; minutes).
 package:
-	$(or $(PYTHON),python3) packaging/build_deb.py
+	$(PIP_ENV) $(or $(PYTHON),python3) packaging/build_deb.py $(PACKAGE_ARGS)
 
-package-check: package
+package-check:
+	$(MAKE) package PACKAGE_ARGS=--require-validators
 	bash packaging/smoke.sh

@@ -12,17 +12,23 @@ Steps, each printed as it starts:
 4. ``Depends``: ldd over every ELF file of the bundle finds the system libraries it loads,
    ``dpkg -S`` names their packages; the libraries loaded by name at run time (ldd cannot see
    them) are listed in ``DLOPENED`` below;
-5. dpkg-deb.
+5. dpkg-deb (zstd, see :data:`COMPRESSION`), into ``dist/…deb.part``, renamed when whole: a
+   .deb in dist/ is always a finished one.
+
+Every step is printed as it starts, a step silent for a few seconds says it is still at work
+(scripts/heartbeat.py), and the total time is printed at the end.
 
 The build must run on the oldest distribution the package supports (Debian 12): the bundle
 needs a glibc at least as new as the build's, which ``Depends: libc6 (>= …)`` states.
 Options: ``--skip-freeze`` reuses the last bundle (build/package/dist/holodesk) to rebuild the
-package alone.
+package alone; ``--require-validators`` (`make package-check`) makes a missing validator of the
+desktop entry or the AppStream file an error instead of a warning.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import re
@@ -34,6 +40,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import heartbeat  # noqa: E402  (scripts/heartbeat.py: no silent step)
+
 BUILD = ROOT / "build" / "package"
 VENV = BUILD / "venv"
 BUNDLE = BUILD / "dist" / "holodesk"
@@ -55,8 +64,13 @@ DLOPENED = (
     "fonts-dejavu-core | fonts-freefont-ttf | fonts-liberation2",
 )
 #: Not needed to run: `holodesk serve --install` makes vLLM's environment from the system
-#: python3; the keyring daemon keeps the API key (else HOLODESK_API_KEY).
-RECOMMENDS = ("python3-venv", "gnome-keyring | kwalletmanager | keepassxc", "ca-certificates")
+#: python3 (and says to install python3-venv where it is missing).
+RECOMMENDS = ("python3-venv", "ca-certificates")
+#: A keyring daemon keeps the API key. A desktop that has one (GNOME, KDE) already runs it; on a
+#: machine without one, recommending it pulled a desktop's keyring stack in (gnome-keyring:
+#: systemd, GTK, dconf; 169 packages, 578 MB with their recommends) for a key that
+#: HOLODESK_API_KEY gives as well, and that a local model server does not need at all.
+SUGGESTS = ("gnome-keyring | kwalletmanager | keepassxc",)
 #: Packages the bundle's own copies make unnecessary, or that every system has (Essential).
 NOT_DEPENDED = {"libc6", "libgcc-s1", "libstdc++6", "libc-bin", "zlib1g", "libcrypt1"}
 
@@ -65,8 +79,17 @@ def say(text: str) -> None:
     print(f"==> {text}", flush=True)
 
 
-def run(argv: Sequence[str], **kwargs: object) -> None:
-    subprocess.run(list(argv), check=True, **kwargs)  # type: ignore[call-overload]
+def run(argv: Sequence[str], what: str, *, cwd: Path | None = None) -> None:
+    """``argv`` with its output shown as it comes and a heartbeat while it is silent."""
+    status = heartbeat.run(argv, what, cwd=cwd)
+    if status != 0:
+        raise fail(f"{what} failed (`{' '.join(map(str, argv))}` exited with {status}; "
+                   "its output is above)")
+
+
+def shown(path: Path) -> Path:
+    """``path`` as printed: from the repository's root when it is inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 def fail(text: str) -> SystemExit:
@@ -92,15 +115,16 @@ def ensure_venv(python: str) -> Path:
         say(f"the build environment was made from another Python: making it anew from {python}")
         shutil.rmtree(VENV)
     if not py.exists():
-        say(f"build environment {VENV.relative_to(ROOT)} (from {python})")
-        run([python, "-m", "venv", str(VENV)])
-        run([str(py), "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+        say(f"build environment {shown(VENV)} (from {python})")
+        # The pip venv brings is enough (scripts/install.sh says why no upgrade).
+        run([python, "-m", "venv", str(VENV)], "creating the build environment")
         marker.write_text(python)
     say("installing holodesk's runtime dependencies and PyInstaller into it")
     # Not editable: the bundle must hold the package as pip installs it, with its metadata
-    # (the version comes from there).
-    run([str(py), "-m", "pip", "install", "--quiet", "--upgrade", str(ROOT),
-         "-r", str(ROOT / "packaging" / "requirements-build.txt")])
+    # (the version comes from there). No --quiet: pip's lines are the progress.
+    run([str(py), "-m", "pip", "install", "--upgrade", str(ROOT),
+         "-r", str(ROOT / "packaging" / "requirements-build.txt")],
+        "installing into the build environment (pip)")
     leaked = subprocess.run([str(py), "-c", "import keyrings.alt"], capture_output=True)
     if leaked.returncode == 0:
         raise fail(f"keyrings.alt is installed in {VENV}: its plain-file backend must never "
@@ -113,8 +137,8 @@ def freeze(py: Path) -> None:
     started = time.monotonic()
     run([str(py), "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
          "--distpath", str(BUNDLE.parent), "--workpath", str(BUILD / "work"),
-         str(ROOT / "packaging" / "holodesk.spec")], cwd=ROOT)
-    say(f"frozen in {time.monotonic() - started:.0f} s: {BUNDLE.relative_to(ROOT)}")
+         str(ROOT / "packaging" / "holodesk.spec")], "freezing (PyInstaller)", cwd=ROOT)
+    say(f"frozen in {time.monotonic() - started:.0f} s: {shown(BUNDLE)}")
 
 
 #: Modules that must never be in the bundle: plain-file "keyrings" (the API key would be stored
@@ -143,7 +167,7 @@ def strip_interpreter(bundle: Path) -> None:
     targets = [t for t in targets if t.is_file() and not t.is_symlink()]
     if targets and shutil.which("strip"):
         say(f"stripping the interpreter ({len(targets)} files)")
-        run(["strip", "--strip-unneeded", *map(str, targets)])
+        run(["strip", "--strip-unneeded", *map(str, targets)], "stripping the interpreter")
 
 
 def version_of(py: Path) -> str:
@@ -190,21 +214,26 @@ def system_libraries(bundle: Path) -> set[Path]:
     env = {**os.environ, "LD_LIBRARY_PATH": lib_path}
     found: set[Path] = set()
     missing: set[str] = set()
-    for elf in elf_files(bundle):
-        direct = needed(elf)
-        out = subprocess.run(["ldd", str(elf)], capture_output=True, text=True, env=env)
-        for line in out.stdout.splitlines():
-            match = _LDD_LINE.match(line)
-            if not match or match.group(1) not in direct:
-                continue
-            name, target = match.group(1), match.group(2)
-            if target in (None, "not") or "not found" in line:
-                if name not in inside:
-                    missing.add(f"{name} (needed by {elf.relative_to(bundle)})")
-                continue
-            resolved = Path(target)
-            if bundle not in resolved.parents:
-                found.add(resolved)
+    elves = elf_files(bundle)
+    done: list[Path] = []
+    with heartbeat.still("finding the system libraries (ldd)",
+                         detail=lambda: f"{len(done)} of {len(elves)} files"):
+        for elf in elves:
+            direct = needed(elf)
+            out = subprocess.run(["ldd", str(elf)], capture_output=True, text=True, env=env)
+            for line in out.stdout.splitlines():
+                match = _LDD_LINE.match(line)
+                if not match or match.group(1) not in direct:
+                    continue
+                name, target = match.group(1), match.group(2)
+                if target in (None, "not") or "not found" in line:
+                    if name not in inside:
+                        missing.add(f"{name} (needed by {elf.relative_to(bundle)})")
+                    continue
+                resolved = Path(target)
+                if bundle not in resolved.parents:
+                    found.add(resolved)
+            done.append(elf)
     if missing:
         raise fail("libraries neither in the bundle nor on this machine: "
                    + ", ".join(sorted(missing))
@@ -235,7 +264,9 @@ def glibc_version() -> str:
 
 
 def depends(bundle: Path) -> list[str]:
-    packages = {package_of(lib) for lib in system_libraries(bundle)}
+    libraries = system_libraries(bundle)
+    with heartbeat.still("naming the libraries' packages (dpkg -S)"):
+        packages = {package_of(lib) for lib in libraries}
     packages -= NOT_DEPENDED
     listed = sorted(packages) + [p for p in DLOPENED if p not in packages]
     return [f"libc6 (>= {glibc_version()})", *listed]
@@ -266,22 +297,49 @@ exit 0
 def check_metainfo(version: str) -> Path:
     metainfo = ROOT / "packaging" / "linux" / "io.github.holodesk.metainfo.xml"
     if f'<release version="{version}"' not in metainfo.read_text(encoding="utf-8"):
-        raise fail(f"{metainfo.relative_to(ROOT)} has no <release version=\"{version}\">: "
+        raise fail(f"{shown(metainfo)} has no <release version=\"{version}\">: "
                    "add one (with its date) for this version.")
     return metainfo
 
 
+#: The validators of the desktop entry and the AppStream file, and the package that brings each.
+VALIDATORS = (("desktop-file-validate", "desktop-file-utils"), ("appstreamcli", "appstream"))
+
+
+def missing_validators() -> list[tuple[str, str]]:
+    return [(tool, package) for tool, package in VALIDATORS if shutil.which(tool) is None]
+
+
+def check_validators(required: bool) -> None:
+    """Before anything is built: a missing validator is an error when ``required`` (`make
+    package-check`), else a warning that says what is left unchecked and how to check it."""
+    missing = missing_validators()
+    if not missing:
+        return
+    tools = " and ".join(tool for tool, _ in missing)
+    line = f"sudo apt-get install {' '.join(package for _, package in missing)}"
+    if required:
+        raise fail(f"{tools} missing: the desktop entry and the AppStream file cannot be "
+                   f"validated. Install with: {line}")
+    print(f"WARNING: {tools} missing: the package is built with its desktop entry and "
+          f"AppStream file unvalidated (make package-check refuses that). Install with: {line}",
+          flush=True)
+
+
 def validate_metadata(metainfo: Path) -> None:
-    """The desktop entry and the AppStream file, checked by their tools when installed
-    (desktop-file-utils, appstream): a broken one is silently ignored by software centres."""
+    """The desktop entry and the AppStream file, checked by their tools (desktop-file-utils,
+    appstream): a broken one is silently ignored by software centres. A tool that is missing
+    was reported by :func:`check_validators` before the build."""
     checks = [("desktop-file-validate", ROOT / "packaging" / "linux" / "holodesk.desktop", []),
               ("appstreamcli", metainfo, ["validate", "--no-net"])]
     for tool, path, args in checks:
         if shutil.which(tool) is None:
-            print(f"    ({tool} is not installed: {path.name} not validated)")
             continue
-        say(f"validating {path.name}")
-        run([tool, *args, str(path)], stdout=subprocess.DEVNULL)
+        say(f"validating {path.name} ({tool})")
+        done = subprocess.run([tool, *args, str(path)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise fail(f"{tool} finds {shown(path)} invalid:\n"
+                       f"{done.stdout}{done.stderr}")
 
 
 def copy(src: Path, dest: Path, mode: int = 0o644) -> None:
@@ -292,6 +350,13 @@ def copy(src: Path, dest: Path, mode: int = 0o644) -> None:
 
 def stage(version: str, deps: Sequence[str], metainfo: Path) -> Path:
     """The package's file tree under build/package/root."""
+    say(f"the package's tree: {shown(STAGE)}")
+    with heartbeat.still("copying the bundle into the package's tree",
+                         detail=lambda: f"{_megabytes(STAGE)} copied"):
+        return _stage(version, deps, metainfo)
+
+
+def _stage(version: str, deps: Sequence[str], metainfo: Path) -> Path:
     if STAGE.exists():
         shutil.rmtree(STAGE)
     opt = STAGE / PREFIX.lstrip("/")
@@ -336,6 +401,7 @@ def stage(version: str, deps: Sequence[str], metainfo: Path) -> Path:
         f"Installed-Size: {size_kb}\n"
         f"Depends: {', '.join(deps)}\n"
         f"Recommends: {', '.join(RECOMMENDS)}\n"
+        f"Suggests: {', '.join(SUGGESTS)}\n"
         "Section: utils\n"
         "Priority: optional\n"
         "Description: computer-use assistant that asks before risky steps\n"
@@ -350,12 +416,43 @@ def stage(version: str, deps: Sequence[str], metainfo: Path) -> Path:
     return STAGE
 
 
+def _megabytes(folder: Path) -> str:
+    """What ``folder`` holds so far, for a heartbeat (it may change while this counts)."""
+    total = 0
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            total += path.lstat().st_size
+    return f"{total / 1e6:.0f} MB"
+
+
+#: dpkg-deb's compression: zstd at level 9 takes 2 s where dpkg's default xz took 1.5 to 6
+#: minutes on two shared cores, for a file 11 MB larger (68 MB against 57; level 3 saves one more
+#: second for 6 MB more). dpkg reads zstd since 1.21.18: Debian 12 has 1.21.22, Ubuntu 24.04
+#: 1.22.6 (Ubuntu's own packages are zstd). packaging/README.md has every option measured.
+COMPRESSION = ("-Zzstd", "-z9")
+
+
 def build_deb(version: str) -> Path:
+    """dpkg-deb into ``dist/<name>.part``, renamed when whole: a .deb in dist/ is a finished
+    one, never one being written (a failed build leaves no part behind)."""
     DIST.mkdir(exist_ok=True)
     out = DIST / f"holodesk_{version}_amd64.deb"
-    say(f"dpkg-deb: {out.relative_to(ROOT)}")
-    run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(STAGE), str(out)])
+    part = out.with_name(out.name + ".part")
+    say(f"dpkg-deb ({' '.join(COMPRESSION)}): {shown(out)}")
+    try:
+        # dpkg-deb compresses into a file of its own and writes the package at the end: the
+        # heartbeat can only say how long so far.
+        run(["dpkg-deb", "--root-owner-group", *COMPRESSION, "--build", str(STAGE), str(part)],
+            "compressing the package (dpkg-deb)")
+        part.replace(out)
+    finally:
+        part.unlink(missing_ok=True)
     return out
+
+
+def minutes(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -364,10 +461,14 @@ def main(argv: Iterable[str] | None = None) -> int:
                         help="the Python to freeze (needs a shared libpython)")
     parser.add_argument("--skip-freeze", action="store_true",
                         help="reuse build/package/dist/holodesk")
+    parser.add_argument("--require-validators", action="store_true",
+                        help="a missing desktop-file-validate or appstreamcli is an error")
     args = parser.parse_args(list(argv) if argv is not None else None)
+    started = time.monotonic()
     if not sys.platform.startswith("linux") or shutil.which("dpkg-deb") is None:
         raise fail("the .deb is built on Debian or Ubuntu (dpkg-deb); see packaging/README.md "
                    "for Windows and macOS")
+    check_validators(args.require_validators)
     py = ensure_venv(args.python) if not args.skip_freeze else VENV / "bin" / "python"
     if not args.skip_freeze:
         freeze(py)
@@ -384,8 +485,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     stage(version, deps, metainfo)
     out = build_deb(version)
     installed = sum(p.lstat().st_size for p in STAGE.rglob("*") if not p.is_dir())
-    say(f"done: {out.relative_to(ROOT)} ({out.stat().st_size / 1e6:.0f} MB, "
-        f"{installed / 1e6:.0f} MB installed)")
+    say(f"done in {minutes(time.monotonic() - started)}: {shown(out)} "
+        f"({out.stat().st_size / 1e6:.0f} MB, {installed / 1e6:.0f} MB installed)")
     return 0
 
 

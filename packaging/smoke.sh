@@ -39,7 +39,7 @@ mounted=()
 cleanup() {
   # Unmount in reverse order, even after a failure; lazily when something still holds one.
   for ((i=${#mounted[@]}-1; i>=0; i--)); do
-    umount "${mounted[$i]}" 2>/dev/null || umount -l "${mounted[$i]}" 2>/dev/null || true
+    umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" 2>/dev/null || true
   done
 }
 trap cleanup EXIT INT TERM
@@ -56,18 +56,42 @@ cp -a "$BASE" "$ROOT"
 mkdir -p "$ROOT/proc" "$ROOT/sys" "$ROOT/dev"
 mount -t proc proc "$ROOT/proc"; mounted+=("$ROOT/proc")
 bind /sys "$ROOT/sys"
-bind /dev "$ROOT/dev"
-mkdir -p "$ROOT/dev/pts" 2>/dev/null || true
+# /dev with what is mounted below it: apt logs dpkg's output through a terminal of /dev/pts
+# (else "E: Can not write log (Is /dev/pts mounted?)"). A slave, so nothing done in the root
+# reaches this machine's /dev.
+mount --rbind /dev "$ROOT/dev" && mount --make-rslave "$ROOT/dev" && mounted+=("$ROOT/dev")
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 mkdir -p /tmp/.X11-unix
 chmod 1777 /tmp/.X11-unix
 bind /tmp/.X11-unix "$ROOT/tmp/.X11-unix"
 
-say "apt-get install ./$(basename "$deb") in the root (its Depends, nothing else)"
+name=$(basename "$deb")
 cp "$deb" "$ROOT/tmp/"
-chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-  sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends /tmp/$(basename "$deb")" \
-  | tail -3
+in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+  DEBIAN_FRONTEND=noninteractive "$@"; }
+in_root apt-get update -qq
+
+# What a person's `apt install ./holodesk_….deb` brings onto a machine that has nothing: with
+# apt's default (Recommends too) and without. A keyring daemon must not come along: on a machine
+# without a desktop it drags that desktop's stack in (systemd, GTK, ...), and holodesk works
+# without one (HOLODESK_API_KEY; `holodesk doctor` explains the keyring).
+say "what apt-get install ./$name would bring (nothing installed yet)"
+brings() {  # brings [--no-install-recommends]: the NEW packages, then apt's summary lines
+  in_root apt-get install --simulate "$@" "/tmp/$name" 2>/dev/null | awk '/^Inst /{print $2}'
+}
+summary() {
+  in_root apt-get install --assume-no "$@" "/tmp/$name" 2>/dev/null \
+    | grep -E 'newly installed|After this operation' | tr '\n' ' ' || true
+}
+echo "    without Recommends: $(brings --no-install-recommends | wc -l) packages; $(summary --no-install-recommends)"
+echo "    with Recommends:    $(brings | wc -l) packages; $(summary)"
+keyring=$(brings | grep -E '^(gnome-keyring|kwalletmanager|kwalletd[56]?|keepassxc|seahorse)$' \
+  | tr '\n' ' ' || true)
+[ -z "$keyring" ] || die "apt install ./$name would pull a keyring daemon in through the" \
+  "package's Recommends: $keyring(packaging/build_deb.py RECOMMENDS; it belongs in SUGGESTS)"
+
+say "apt-get install ./$name in the root (its Depends, nothing else)"
+in_root apt-get install -y -qq --no-install-recommends "/tmp/$name" | tail -3
 
 say "every library of /opt/holodesk resolves in the root (ldd)"
 missing=$(chroot "$ROOT" sh -c '

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.build_scripts import BUILD_DEB, load
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fake_vllm_cli import NVIDIA_SMI_H100
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
@@ -133,9 +134,14 @@ def test_version(frozen: Frozen) -> None:
 def test_doctor_passes_every_check(frozen: Frozen, app: RunningApp, server: FakeVLLM) -> None:
     result = frozen.run("doctor", "--json", "--endpoint", server.base_url)
     report = json.loads(result.stdout)
-    failed = [c for c in report["checks"] if c["status"] != "PASS"]
+    failed = [c for c in report["checks"] if c["status"] != "PASS" and c["name"] != "keyring"]
     assert not failed, json.dumps(failed, indent=1, ensure_ascii=False) + "\n" + result.stderr
     assert result.returncode == 0, str(result)
+    # The .deb brings no keyring daemon (it is only suggested): in this root there is none, and
+    # the doctor warns (a WARN passes) with what to do instead.
+    keyring = next(c for c in report["checks"] if c["name"] == "keyring")
+    assert keyring["status"] == "WARN", keyring
+    assert "HOLODESK_API_KEY" in keyring["fix"], keyring
 
 
 def test_run_clicks_and_types_non_ascii(frozen: Frozen, app: RunningApp,
@@ -199,7 +205,8 @@ def _newer_deb(root: Path, tmp_path: Path) -> str:
     version = f"{deb_version()}+smoke1"
     control.write_text(re.sub(r"(?m)^Version: .*$", f"Version: {version}", control.read_text()))
     name = f"holodesk_{version}_amd64.deb"
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "--build", str(tree),
+    compression = load(BUILD_DEB).COMPRESSION  # as make package: seconds, not a minute of xz
+    subprocess.run(["dpkg-deb", "--root-owner-group", *compression, "--build", str(tree),
                     str(root / "tmp" / name)], check=True, capture_output=True)
     return f"/tmp/{name}"
 

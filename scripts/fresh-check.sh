@@ -10,8 +10,14 @@
 # 4. `make run` as root (in a chroot) must reach a visible holodesk window on an Xvfb display
 #    that runs on the host: only that display's socket is bind-mounted into the root, nothing
 #    X-related is installed inside for this step. The window is found with xdotool on the host.
+#    The time to the window is printed, and the longest silence of make run's output until it
+#    starts holodesk: over 5 s (FRESH_MAX_SILENCE) fails the check.
 # 5. `make test` inside (it installs the test system packages and the developer tools there:
-#    test-only). FRESH_TEST_ARGS replaces the pytest arguments (e.g. a subset while iterating).
+#    test-only). FRESH_TEST_ARGS replaces the pytest arguments (e.g. a subset while iterating);
+#    FRESH_TEST=0 leaves this step out (while working on `make run` itself).
+#
+# FRESH_WARM=1 keeps pip's and apt's download caches between checks (`make run` with a warm
+# cache, as on a second install); by default each check downloads everything, as a new machine.
 #
 # The host's extra CA certificates (/usr/local/share/ca-certificates) and pip's network
 # variables are carried into the root: where the host reaches PyPI through a TLS-inspecting
@@ -25,6 +31,7 @@ base=$cache/fresh-root
 work=$cache/fresh-work
 mirror=${FRESH_MIRROR:-http://deb.debian.org/debian}
 run_timeout=${FRESH_RUN_TIMEOUT:-1500}
+max_silence=${FRESH_MAX_SILENCE:-5}
 log_dir=$cache/fresh-logs
 src=/home/person/holodesk  # the clone, inside the root
 
@@ -32,6 +39,7 @@ t0=$(date +%s)
 elapsed() { local s=$(($(date +%s) - t0)); printf '%d:%02d' $((s / 60)) $((s % 60)); }
 step() { printf '\n== [%s] %s\n' "$(elapsed)" "$*"; }
 fail() { printf '\nfresh-check FAILED after %s: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
+seconds_since() { awk -v t0="$1" -v now="$(date +%s.%N)" 'BEGIN { printf "%d", now - t0 }'; }
 
 [ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap, chroot and mounts): sudo make fresh-check"
 commit=$(git rev-parse HEAD)
@@ -134,6 +142,17 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   cp /usr/local/share/ca-certificates/*.crt "$work/usr/local/share/ca-certificates/"
   in_root "$work" 0:0 update-ca-certificates >/dev/null
 fi
+# FRESH_WARM=1 (see the top): the download caches live outside the copy, kept between checks.
+if [ "${FRESH_WARM:-0}" = 1 ]; then
+  downloads=$cache/fresh-downloads
+  mkdir -p "$downloads/pip" "$downloads/apt/partial" "$work/root/.cache/pip"
+  # apt downloads as its own user: a folder it cannot write is a download "unsandboxed as root".
+  chown "$(chroot "$work" id -u _apt):0" "$downloads/apt/partial" && chmod 700 "$downloads/apt/partial"
+  mount --bind "$downloads/pip" "$work/root/.cache/pip" && mounted+=("$work/root/.cache/pip")
+  mount --bind "$downloads/apt" "$work/var/cache/apt/archives" \
+    && mounted+=("$work/var/cache/apt/archives")
+  echo "warm: pip's and apt's downloads from $downloads ($(du -sh "$downloads" | cut -f1))"
+fi
 mkdir -p "$work/home/person"
 git clone --quiet --no-hardlinks "$repo" "$work$src"
 git -C "$work$src" checkout --quiet --detach "$commit"
@@ -167,9 +186,15 @@ mkdir -p "$work/tmp/.X11-unix" && chmod 1777 "$work/tmp/.X11-unix"
 touch "$work/tmp/.X11-unix/X$number"
 mount --bind "/tmp/.X11-unix/X$number" "$work/tmp/.X11-unix/X$number"
 mounted+=("$work/tmp/.X11-unix/X$number")
-run_started=$(date +%s)
+# Each piece of make run's output is stamped with its time (scripts/heartbeat.py --stamp), so the
+# longest silence before the window is measured: a person must never wait on a silent screen
+# for more than 5 s (FRESH_MAX_SILENCE).
+stamps=$log_dir/run-root.times
+: >"$stamps"
+run_started=$(date +%s.%N)
 (DISPLAY=$display in_root "$work" 0:0 env DISPLAY="$display" make -C "$src" run \
-  2>&1 | tee "$log_dir/run-root.log" | sed -u 's/^/  | /') &
+  2>&1 | python3 scripts/heartbeat.py --stamp "$stamps" | tee "$log_dir/run-root.log" \
+  | sed -u 's/^/  | /') &
 maker=$!
 window=
 while [ -z "$window" ]; do
@@ -177,12 +202,28 @@ while [ -z "$window" ]; do
     || true
   [ -n "$window" ] && break
   kill -0 "$maker" 2>/dev/null || fail "make run ended without showing a window (log above)"
-  [ $(($(date +%s) - run_started)) -lt "$run_timeout" ] \
+  [ "$(seconds_since "$run_started")" -lt "$run_timeout" ] \
     || fail "no holodesk window within ${run_timeout} s"
-  sleep 2
+  sleep 0.5
 done
-run_seconds=$(($(date +%s) - run_started))
+window_at=$(date +%s.%N)
+run_seconds=$(seconds_since "$run_started")
 echo "window $window \"$(DISPLAY=$display xdotool getwindowname "$window")\" after ${run_seconds} s"
+# The longest stretch with nothing new on the screen while make run installs, from its start to
+# make's `.venv/bin/holodesk` line; from there to the window is the app's own start, told apart.
+read -r silence app_start silent_after < <(awk -F'\t' -v start="$run_started" -v end="$window_at" '
+  BEGIN { last = start; longest = 0; after = "(the start)"; app = end }
+  app == end && $1 <= end {
+    if ($1 - last > longest) { longest = $1 - last; after = prev }
+    last = $1; prev = $2
+    if ($2 ~ /bin\/holodesk/) app = $1
+  }
+  END { if (app == end && end - last > longest) { longest = end - last; after = prev }
+        printf "%.1f %.1f %s\n", longest, end - app, after }' "$stamps")
+echo "longest silence while make run installs: ${silence} s, after: ${silent_after}"
+echo "holodesk's own start, from make starting it to its window: ${app_start} s"
+awk -v s="$silence" -v max="$max_silence" 'BEGIN { exit !(s <= max) }' \
+  || fail "make run was silent for ${silence} s (more than ${max_silence} s), after: ${silent_after}"
 # What `make run` must not have needed: a compiler, Python's headers, evdev (pynput's uinput).
 for tool in gcc cc x86_64-linux-gnu-gcc; do
   [ ! -e "$work/usr/bin/$tool" ] || fail "make run installed a C compiler ($tool)"
@@ -204,6 +245,14 @@ wait "$maker" || true
 umount "$work/tmp/.X11-unix/X$number"
 unset 'mounted[${#mounted[@]}-1]'
 kill "$xvfb_pid" 2>/dev/null; xvfb_pid=
+
+if [ "${FRESH_TEST:-1}" = 0 ]; then  # while working on the install itself: make run only
+  unmount_root "$work"
+  rm -rf "$work"
+  step "fresh-check passed (make test left out: FRESH_TEST=0): make run reached a window in" \
+    "${run_seconds} s"
+  exit 0
+fi
 
 step "make test inside the root (installs the test packages and tools there)"
 test_started=$(date +%s)

@@ -34,7 +34,8 @@ if [ ! -x "$venv/bin/python" ]; then
     exit 1
   fi
   echo "Creating $venv with $python ($("$python" --version 2>&1))…"
-  if ! "$python" -m venv "$venv"; then
+  if ! "$python" scripts/heartbeat.py "creating $venv (venv installs its own pip into it)" -- \
+      "$python" -m venv "$venv"; then
     rm -rf "$venv"
     version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
     {
@@ -45,7 +46,8 @@ if [ ! -x "$venv/bin/python" ]; then
   fi
 fi
 
-echo "Updating pip…"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# No pip upgrade: the pip that venv puts in (23.0 on Debian 12, 24.0 on Ubuntu 24.04) does all
+# holodesk asks of it (wheels, an editable install), and the upgrade cost a download and a second
+# install and byte-compilation of pip itself, about 8 s of a fresh `make run`.
 # A Python step, so the dependency lists stay in pyproject.toml (see its docstring for evdev).
 "$venv/bin/python" scripts/install_deps.py "$group"

@@ -1,7 +1,9 @@
 """Install holodesk's dependencies into the running (virtual) environment, from pyproject.toml.
 
 ``install_deps.py run`` installs the runtime dependencies only; ``install_deps.py dev`` adds the
-``dev`` extra (tests and linters). Then holodesk itself, editable.
+``dev`` extra (tests and linters). Then holodesk itself, editable. Each pip run goes through
+scripts/heartbeat.py: pip is silent for tens of seconds while it unpacks PySide6, and the person
+watching is told it is still at work.
 
 Why not just ``pip install -e '.[dev]'``: on Linux pynput declares ``evdev``, which is only for
 its uinput backend (root, no X server). holodesk drives X11 through pynput's xorg backend
@@ -15,11 +17,12 @@ works, it just builds evdev.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 import time
 import tomllib
 from pathlib import Path
+
+from heartbeat import run  # scripts/heartbeat.py: this script's folder is first on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 # What pynput needs on X11 besides evdev (its own metadata: six, python-xlib>=0.17).
@@ -43,12 +46,12 @@ def requirements(group: str) -> list[str]:
     return wanted
 
 
-def pip(step: str, *args: str) -> None:
+def pip(step: str, what: str, *args: str) -> None:
     print(step, flush=True)
     started = time.monotonic()
     # No --quiet: pip's "Collecting…/Downloading…" lines are the progress a person waits on.
     command = [sys.executable, "-m", "pip", "install", "--progress-bar", "on", *args]
-    if subprocess.run(command, check=False).returncode != 0:
+    if run(command, what) != 0:
         raise SystemExit(
             f"install_deps: `{' '.join(command[2:])}` failed (pip's message is above). "
             "Check the network, then run the same make command again: it resumes."
@@ -63,16 +66,17 @@ def main(argv: list[str]) -> int:
     others = [r for r in wanted if requirement_name(r) != "pynput"]
     linux = sys.platform.startswith("linux")
     what = "runtime dependencies" if group == "run" else "runtime and developer dependencies"
+    first = f"[1/2] Installing holodesk's {what} (PySide6 alone is about 100 MB)…"
     if linux and pynput:
-        pip(f"[1/3] Installing holodesk's {what} (PySide6 alone is about 100 MB)…",
-            *others, *PYNPUT_X11_DEPS)
-        pip("[2/3] Installing pynput for X11 (without evdev, which only its uinput backend uses)…",
-            "--no-deps", *pynput)
+        pip(first, f"installing the {what} (pip)", *others, *PYNPUT_X11_DEPS)
+        # One pip run for both: neither needs the resolver, and each run costs pip's start-up.
+        pip("[2/2] Installing pynput for X11 (without evdev, which only its uinput backend "
+            "uses) and holodesk itself (editable: this clone is the program)…",
+            "installing pynput and holodesk (pip)", "--no-deps", *pynput, "-e", str(ROOT))
     else:
-        pip(f"[1/3] Installing holodesk's {what} (PySide6 alone is about 100 MB)…", *wanted)
-        print("[2/3] (pynput came with the rest)", flush=True)
-    pip("[3/3] Installing holodesk itself (editable: this clone is the program)…",
-        "--no-deps", "-e", str(ROOT))
+        pip(first, f"installing the {what} (pip)", *wanted)
+        pip("[2/2] Installing holodesk itself (editable: this clone is the program)…",
+            "installing holodesk (pip)", "--no-deps", "-e", str(ROOT))
     return 0
 
 

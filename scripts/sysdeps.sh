@@ -79,15 +79,19 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# apt's long silent stretches (downloads, triggers) are told as they last (heartbeat.py), and
+# only apt's lines that say something to a person are shown.
+heartbeat=$(dirname "$0")/heartbeat.py
 echo "Installing ${#need[@]} system package(s): ${need[*]}"
 # The package lists of a fresh machine (or a container) may be empty or old.
 echo "  apt-get update…"
-apt-get update -q | grep -v '^Get:\|^Hit:\|^Ign:' || true
+python3 "$heartbeat" --only '^(Fetched|Err:|[EW]:)' "updating apt's package lists" -- \
+  apt-get update -q || true
 echo "  apt-get install…"
 # -q keeps one line per package (Unpacking/Setting up): progress without the progress bars.
-apt-get install -y -q --no-install-recommends "${need[@]}" \
-  | grep --line-buffered '^Unpacking\|^Setting up\|^E:' || true
-# grep hides apt's exit status: say plainly when something is still missing.
+python3 "$heartbeat" --only '^(Unpacking|Setting up|[EW]:)' "installing system packages (apt-get)" \
+  -- apt-get install -y -q --no-install-recommends "${need[@]}" || true
+# apt's own status may be a failure that left nothing missing (a trigger): what counts is below.
 still=()
 for pkg in "${need[@]}"; do
   installed "$pkg" || still+=("$pkg")
