@@ -23,10 +23,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
 from app.cli.exitcodes import EXIT_STOPPED
@@ -35,8 +34,8 @@ from model.coords import Rect
 from tests.support.app_rig import MakeApp
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import REPO_ROOT, isolate_home
+from tests.ui.test_stage import Desk as StageDesk
 from ui.reveal import reveal
-from ui.run_bar import RunBar
 from ui.stage import Stage
 
 #: Stands for `holodesk run` in a terminal: the product's own stop signals around a run that
@@ -72,26 +71,15 @@ def _screen() -> Rect:
     return Rect(g.x(), g.y(), g.width(), g.height())
 
 
-class Desk:
-    """A task window and a stand-in, shown; the stage over them with its real stop (SIGINT)."""
+class Desk(StageDesk):
+    """test_stage's task window and stand-in (and a log window), with a stage whose Stop is
+    the real one (SIGINT) unless ``stop_outside`` is given."""
 
     def __init__(self, qtbot: QtBot, stop_outside: Callable[[int], None] | None = None) -> None:
-        self.task = self._window(qtbot, QRect(0, 0, 300, 400))
-        self.tray = self._window(qtbot, QRect(320, 0, 300, 80))
-        self.bar = RunBar()
-        qtbot.addWidget(self.bar)
+        super().__init__(qtbot)
         self.stage = Stage(self.bar, collapsible=lambda: [self.task, self.tray],
                            windows=lambda: [], reveal=reveal, stop_outside=stop_outside,
                            parent=self.bar)  # goes with the bar: its watch too
-
-    @staticmethod
-    def _window(qtbot: QtBot, geometry: QRect) -> QWidget:
-        window = QWidget()
-        qtbot.addWidget(window)
-        window.setGeometry(geometry)
-        window.show()
-        qtbot.waitExposed(window)
-        return window
 
     def click_stop(self, qtbot: QtBot) -> None:
         """A person's click on the bar's Stop."""
