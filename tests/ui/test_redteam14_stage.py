@@ -185,3 +185,4 @@ def test_trigger_stop_stops_the_terminals_run_the_bar_stands_for(
         qtbot.waitUntil(lambda: (folder / "seen").exists(), timeout=30_000)
     (folder / "finish").write_text("")
     assert proc.wait(30) == EXIT_STOPPED
+    qtbot.waitUntil(lambda: app.stage.outside_pid == 0, timeout=10_000)  # its windows back
