@@ -10,7 +10,8 @@ its way: ``{"cmd": "make_way", "pid": ..., "task": ..., "capture": [l, t, w, h],
 [...], "points": [[x, y]...], "step": n, "doing": "..."}`` (app/way.py), answered ``{"ok":
 true, "changed": bool}``; ``{"cmd": "run_over", "pid": ...}`` when it ended. The transport
 adds ``peer``, the pid of the process that sent the message (where the system tells it): a
-message about another process's run is refused.
+message about another process's run is refused, and so is one whose sender the system did
+not tell (the run bar's Stop would signal whatever process it names).
 """
 
 from __future__ import annotations
@@ -63,13 +64,18 @@ class Message:
         pid, peer = raw.get("pid"), raw.get("peer")
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
             return Refused(Refusal.MALFORMED, "malformed message: no process named")
-        if isinstance(peer, int) and peer != pid:
-            return Refused(Refusal.MALFORMED, f"process {peer} spoke for process {pid}")
         area = None
         if command is Command.MAKE_WAY:
             area = area_from_message(raw)
             if area is None:
                 return Refused(Refusal.MALFORMED, "malformed message: no work area")
+        # The run bar's Stop signals that process: only its own word counts, as the system
+        # tells who spoke. Where it does not tell, nobody can be believed.
+        if not isinstance(peer, int) or isinstance(peer, bool):
+            return Refused(Refusal.MALFORMED,
+                           "the system did not say which process sent the message")
+        if peer != pid:
+            return Refused(Refusal.MALFORMED, f"process {peer} spoke for process {pid}")
         return Message(command, task.strip(), name, pid, area)
 
 

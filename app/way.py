@@ -113,6 +113,7 @@ class RemoteWay:
         self._send = send
         self.pid = os.getpid() if pid is None else pid
         self._told = False
+        self._over = False
 
     @classmethod
     def if_app_runs(cls, task: str, send: Send | None = None) -> RemoteWay | None:
@@ -138,5 +139,8 @@ class RemoteWay:
         return bool(reply.get("changed"))
 
     def over(self) -> None:
-        """The run has ended: the app's windows come back."""
+        """The run has ended: the app's windows come back (told once, however often called)."""
+        if self._over:
+            return
+        self._over = True
         self._send({"cmd": "run_over", "pid": self.pid})

@@ -408,6 +408,9 @@ class HolodeskApp(QObject):
     def _stop_all(self, source: str, reason: str) -> None:
         # On the hotkey listener's thread too; both stops only pull a latch.
         self.controller.stop(source, reason)
+        # The run in a terminal the run bar stands for stops too (`holodesk trigger stop`
+        # said "stopped" while it went on); on the GUI thread, once (ui/stage.py).
+        self.stage.stop_outside_soon()
         # Also a calibration's way out when its full-screen window lost the focus Esc
         # needs (the tray is under that window).
         self.calibration.stop(f"stopped with {reason}" if source == "hotkey" else reason)

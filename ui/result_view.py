@@ -29,5 +29,7 @@ RESULT_TRAY: dict[RunResult, TrayState] = {
 
 def result_line(result: RunResult, reason: str) -> str:
     """The result and why, as one line for the tray's tooltip, its stand-in window and a
-    notification: "holodesk: not done: the practice task is not done ..."."""
-    return f"holodesk: {result.words}: {reason}" if reason else f"holodesk: {result.words}"
+    notification: "holodesk: not done: the practice task is not done ...". One line whatever
+    the reason quotes (the model's question): a line of its own would read as the result."""
+    why = " ".join(part.strip() for part in reason.splitlines() if part.strip())
+    return f"holodesk: {result.words}: {why}" if why else f"holodesk: {result.words}"

@@ -9,6 +9,12 @@ person (paused). A window the person brings back during the run (the bar's Show)
 The same for a run in a terminal while the app is open (`holodesk run`, `holodesk demo`): it
 asks over the app's socket (app/ipc.py), the bar's Stop sends it SIGINT (its Ctrl+C, the
 terminal's stop), and its windows come back when it says it is over or its process is gone.
+That process is held by a pidfd where the system has them (Linux): a process that died, even
+one nobody reaped, is gone, and a Stop never reaches another process that took its number.
+It is sent SIGINT once: `holodesk run` takes a second Ctrl+C as "quit now, whatever the run
+is doing" (app/runner.py ``stop_signals``), which a second click or a double-click on Stop
+must not be. The app's own run that began before a terminal's run was known to be gone keeps
+the bar and goes on making way.
 
 Why the run must wait: holodesk paints its own windows out of every screenshot, so a window
 over the work is a hole where the model needs to see. The run's thread blocks in
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import threading
 import time
@@ -67,6 +74,21 @@ class _Asked:
     changed: bool = False
 
 
+@dataclass
+class _Outside:
+    """A run in a terminal the bar stands for: its process, held by a pidfd when the system
+    has them (None: by its number only), and whether it was sent its stop already."""
+
+    pid: int
+    handle: int | None
+    stopped: bool = False
+
+    def close(self) -> None:
+        if self.handle is not None:
+            os.close(self.handle)
+            self.handle = None
+
+
 def _overlaps(a: Rect, b: Rect) -> bool:
     return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
 
@@ -89,10 +111,11 @@ class Stage(QObject):
     ``collapsible`` are the windows that collapse into the bar as every run starts (the task
     window, the stand-in); ``windows`` gives every other holodesk window that is hidden when it
     is over the work. ``reveal`` brings a window back (un-minimised). ``stop_outside`` stops a
-    run in a terminal by its pid (default: SIGINT).
+    run in a terminal by its pid (default: SIGINT to that very process), once per run.
     """
 
     _asked = Signal(object)
+    _stop_asked = Signal()
     #: A run in a terminal ended or its process is gone (its pid).
     outside_over = Signal(int)
 
@@ -106,8 +129,9 @@ class Stage(QObject):
         self._collapsible = collapsible
         self._windows = windows
         self._reveal = reveal
-        self._stop_outside = stop_outside or _interrupt
+        self._stop_outside = stop_outside
         self._asked.connect(self._on_asked, Qt.ConnectionType.QueuedConnection)
+        self._stop_asked.connect(self.stop_outside_run, Qt.ConnectionType.QueuedConnection)
         #: The windows hidden for the run, to bring back, in the order they were hidden.
         self.hidden: list[QWidget] = []
         #: Windows the person brought back during this run: they stay where the person wants.
@@ -115,25 +139,35 @@ class Stage(QObject):
         self.active = False
         self._placed = False  # the bar has a place of this run (or the person's drag)
         self._task = ""
-        #: The pid of a run in a terminal the bar stands for (0: the app's own run, or none).
-        self.outside_pid = 0
+        #: The app's own run is active (between :meth:`begin` and :meth:`end`).
+        self._own = False
+        #: The run in a terminal the bar stands for, if any.
+        self._outside: _Outside | None = None
         self._outside_watch = QTimer(self)
         self._outside_watch.setInterval(OUTSIDE_POLL_MS)
         self._outside_watch.timeout.connect(self._look_for_outside)
         bar.moved_by_person.connect(self._dragged)
         bar.stop_clicked.connect(self._stop_clicked)
 
+    @property
+    def outside_pid(self) -> int:
+        """The pid of the run in a terminal the bar stands for (0: none)."""
+        return self._outside.pid if self._outside is not None else 0
+
     # -- a run starts and ends ---------------------------------------------------------------
 
     def begin(self, task: str = "") -> None:
         """The app's own run starts: the task window and the stand-in collapse into the run
-        bar (the bar stays a terminal's run's while one is active)."""
-        if not self.outside_pid:
+        bar (the bar stays a terminal's run's while one is active, and the app's own run's
+        once that one is over)."""
+        self._own = True
+        if self._outside is None:
             self._collapse(task)
 
     def end(self) -> None:
         """The app's own run is over: the windows hidden for it come back, the bar goes."""
-        if not self.outside_pid:
+        self._own = False
+        if self._outside is None:
             self._release()
 
     def _collapse(self, task: str) -> None:
@@ -152,8 +186,7 @@ class Stage(QObject):
 
     def _release(self) -> None:
         self.active = False
-        self.outside_pid = 0
-        self._outside_watch.stop()
+        self._forget_outside()
         self.bar.hide()
         self.bar.set_outside(False)
         self._placed = False
@@ -292,11 +325,15 @@ class Stage(QObject):
     def outside(self, pid: int, task: str, area: WorkArea) -> bool:
         """A run in a terminal (process ``pid``) asks to make way: the windows collapse into
         the bar, which stands for that run; whether anything changed on the screen (the run
-        waits for it to settle). Refused (False) while the app's own run is active."""
-        if self.active and self.outside_pid != pid:
+        waits for it to settle). Refused (False) while the app's own run is active, or when
+        the process is gone already."""
+        if self._own or (self._outside is not None and self._outside.pid != pid):
             return False
-        if not self.active:
-            self.outside_pid = pid
+        if self._outside is None:
+            held = _hold(pid)
+            if held is None:
+                return False
+            self._outside = held
             self._collapse(task)
             self._outside_watch.start()
             changed = True
@@ -310,25 +347,69 @@ class Stage(QObject):
         return changed or moved
 
     def outside_ended(self, pid: int) -> None:
-        """The run in a terminal said it is over."""
-        if self.outside_pid and pid == self.outside_pid:
+        """The run in a terminal said it is over (or its process is gone)."""
+        if self._outside is None or pid != self._outside.pid:
+            return
+        if self._own:
+            # The app's own run began meanwhile: the bar, and making way, are its now.
+            self._forget_outside()
+            self.bar.set_outside(False)
+            self.bar.show_step("Starting the run", self._task)
+        else:
             self._release()
-            self.outside_over.emit(pid)
+        self.outside_over.emit(pid)
+
+    def _forget_outside(self) -> None:
+        self._outside_watch.stop()
+        if self._outside is not None:
+            self._outside.close()
+            self._outside = None
 
     def _look_for_outside(self) -> None:
-        pid = self.outside_pid
-        if pid and not _alive(pid):
-            log.info("the run in process %d is gone: holodesk's windows come back", pid)
-            self.outside_ended(pid)
+        run = self._outside
+        if run is not None and not _alive(run):
+            log.info("the run in process %d is gone: holodesk's windows come back", run.pid)
+            self.outside_ended(run.pid)
 
     def _stop_clicked(self) -> None:
-        if self.outside_pid:
-            self._stop_outside(self.outside_pid)
+        self.stop_outside_run()
+
+    def stop_outside_run(self) -> None:
+        """Stop the run in a terminal the bar stands for, if any: once (on the GUI thread)."""
+        run = self._outside
+        if run is None or run.stopped:
+            return
+        run.stopped = True
+        self.bar.show_step("Stopping the run", self._task)
+        if self._stop_outside is not None:
+            self._stop_outside(run.pid)
+        else:
+            _interrupt(run)
+
+    def stop_outside_soon(self) -> None:
+        """:meth:`stop_outside_run` from any thread (the stop hotkey's, the socket's)."""
+        self._stop_asked.emit()
 
 
-def _alive(pid: int) -> bool:
+def _hold(pid: int) -> _Outside | None:
+    """The process ``pid`` held by a pidfd where the system has them; None when it is gone."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return _Outside(pid, None) if _alive(_Outside(pid, None)) else None
     try:
-        os.kill(pid, 0)
+        return _Outside(pid, opener(pid))
+    except OSError as e:
+        log.info("the run in process %d cannot be followed: %s", pid, e)
+        return None
+
+
+def _alive(run: _Outside) -> bool:
+    if run.handle is not None:
+        # Readable once the process has ended, reaped or not (a zombie is gone too).
+        readable, _, _ = select.select([run.handle], [], [], 0)
+        return not readable
+    try:
+        os.kill(run.pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -336,10 +417,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _interrupt(pid: int) -> None:
-    """Stop a run in a terminal as its Ctrl+C does (app/runner.py stops on SIGINT)."""
+def _interrupt(run: _Outside) -> None:
+    """Stop a run in a terminal as its Ctrl+C does (app/runner.py stops on SIGINT): to that
+    very process, never one that took its number since."""
     try:
-        os.kill(pid, signal.SIGINT)
+        if run.handle is not None:
+            signal.pidfd_send_signal(run.handle, signal.SIGINT)
+        else:
+            os.kill(run.pid, signal.SIGINT)
     except OSError as e:
-        log.warning("could not stop the run in process %d: %s", pid, e)
+        log.warning("could not stop the run in process %d: %s", run.pid, e)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from app.cli.output import EXIT_BUSY, EXIT_REFUSED, EXIT_USAGE, RESULT_CODES, error, fail
 from app.cli.render import reason_line
 from app.result import RunResult
+from app.visible import visible_line
 
 if TYPE_CHECKING:
     from app.events import RunFinished
@@ -172,10 +173,17 @@ def drive_task(request: RunRequest, *, verbose: bool = False,
         way.task = session.parts.secrets.mask(session.task)  # it shows: never a secret
     try:
         with foreground(session):
-            finished = drive(session, front.handle)
+            try:
+                finished = drive(session, front.handle)
+            finally:
+                if way is not None:
+                    # Told while the stop signals are still this run's: until the app has
+                    # read it, its run bar's Stop may send SIGINT, which must find the run's
+                    # handler (a stop), not Python's (a KeyboardInterrupt, a crash).
+                    way.over()  # its windows come back
     finally:
         if way is not None:
-            way.over()  # its windows come back
+            way.over()  # told once: here only when the run never got going
     for notice in session.after_close:  # protected files changed as the run ended
         error(f"warning: {notice}")
     if finished is None:
@@ -189,8 +197,10 @@ def run_ended(finished: RunFinished) -> int:
     code = RESULT_CODES[finished.result]
     if finished.result is RunResult.DONE:
         return code
-    return fail(f"run {finished.result.words}: {reason_line(finished.reason, finished.fix)}",
-                code)
+    # One line, whatever the reason quotes (the model's question, the screen's words): a line
+    # break in it would make the last line something the model wrote.
+    return fail(f"run {finished.result.words}: "
+                f"{visible_line(reason_line(finished.reason, finished.fix))}", code)
 
 
 def refused(problem: BaseException | str) -> int:

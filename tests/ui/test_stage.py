@@ -148,6 +148,8 @@ def test_a_run_in_a_terminal_collapses_the_windows_until_its_process_is_gone(
     assert desk.stopped == [pid]
     desk.stage.begin()  # the app's own run cannot take the bar from it meanwhile
     assert desk.bar.outside
+    desk.stage.end()  # (refused: the terminal's run holds the desktop lock)
+    assert desk.bar.outside and desk.task.isHidden()
     terminal_run.kill()
     terminal_run.wait(10)
     qtbot.waitUntil(lambda: desk.task.isVisible() and desk.tray.isVisible(), timeout=10_000)
