@@ -66,7 +66,7 @@ FRESH_QUICK_TESTS := -p no:cacheprovider tests/e2e/test_version_identity.py \
 	tests/ui/test_qt_runtime.py tests/control/test_hotkeys.py tests/control/test_touch.py \
 	tests/app/test_secrets.py tests/app/test_release_at_start.py
 fresh-check-quick:
-	FRESH_TEST_ARGS="$(FRESH_QUICK_TESTS)" bash scripts/fresh-check.sh
+	FRESH_SILENCE_FAILS=0 FRESH_TEST_ARGS="$(FRESH_QUICK_TESTS)" bash scripts/fresh-check.sh
 
 # The race hunt, not part of `make test`: under stress-ng's two busy processes per core, the
 # race-prone X11 tests STRESS_RUNS times, then the whole suite STRESS_SUITE_RUNS times in a row,

@@ -11,7 +11,9 @@
 #    that runs on the host: only that display's socket is bind-mounted into the root, nothing
 #    X-related is installed inside for this step. The window is found with xdotool on the host.
 #    The time to the window is printed, and the longest silence of make run's output until it
-#    starts holodesk: over 5 s (FRESH_MAX_SILENCE) fails the check.
+#    starts holodesk: over 5 s (FRESH_MAX_SILENCE) fails the check, or only warns with
+#    FRESH_SILENCE_FAILS=0 (what CI's fresh-check-quick sets: a timing must not turn a busy CI
+#    machine red; the full fresh-check, run by hand, is the proof).
 # 5. `make test` inside (it installs the test system packages and the developer tools there:
 #    test-only). FRESH_TEST_ARGS replaces the pytest arguments (e.g. a subset while iterating);
 #    FRESH_TEST=0 leaves this step out (while working on `make run` itself).
@@ -222,8 +224,11 @@ read -r silence app_start silent_after < <(awk -F'\t' -v start="$run_started" -v
         printf "%.1f %.1f %s\n", longest, end - app, after }' "$stamps")
 echo "longest silence while make run installs: ${silence} s, after: ${silent_after}"
 echo "holodesk's own start, from make starting it to its window: ${app_start} s"
-awk -v s="$silence" -v max="$max_silence" 'BEGIN { exit !(s <= max) }' \
-  || fail "make run was silent for ${silence} s (more than ${max_silence} s), after: ${silent_after}"
+if ! awk -v s="$silence" -v max="$max_silence" 'BEGIN { exit !(s <= max) }'; then
+  said="make run was silent for ${silence} s (more than ${max_silence} s), after: ${silent_after}"
+  [ "${FRESH_SILENCE_FAILS:-1}" = 0 ] || fail "$said"
+  echo "warning: $said"
+fi
 # What `make run` must not have needed: a compiler, Python's headers, evdev (pynput's uinput).
 for tool in gcc cc x86_64-linux-gnu-gcc; do
   [ ! -e "$work/usr/bin/$tool" ] || fail "make run installed a C compiler ($tool)"

@@ -36,8 +36,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
-#: Seconds without output before the step says it is still at work (the promise is 5).
-EVERY = 4.0
+#: Seconds without output before the step says it is still at work (the promise is 5; a
+#: loaded machine may run this process a second late).
+EVERY = 3.0
 #: How much of the command's last line a heartbeat quotes.
 QUOTE = 70
 #: Something to add to a heartbeat line, asked each time (a file's size so far, a count).
