@@ -23,8 +23,8 @@ def test_a_failure_names_the_settings_place_not_an_option() -> None:
     error = ServeError("the endpoint is not this machine",
                        Fix("set the endpoint to this machine", setting="endpoint"))
     assert failure_text(error, None) == (
-        "Model server: the endpoint is not this machine. set the endpoint to this machine "
-        "(Settings > Model server > Endpoint URL)")
+        "Model server: the endpoint is not this machine. set the endpoint to this machine. "
+        "Change Settings > Model server > Endpoint URL.")
 
 
 def test_a_failure_points_at_the_log_or_quotes_its_last_lines() -> None:
@@ -38,7 +38,7 @@ def test_a_failure_points_at_the_log_or_quotes_its_last_lines() -> None:
     assert text.endswith("l11") and "l3" not in text and "(its log:" not in text
     keyed = ServeError("no key", Fix("store one", remedy=Remedy.SET_API_KEY))
     assert failure_text(keyed, None) == (
-        "Model server: no key. store one (Settings > Model server > API key)")
+        "Model server: no key. store one. Use Settings > Model server > API key.")
 
 
 @pytest.fixture
@@ -70,8 +70,8 @@ def test_the_entry_follows_the_endpoint_and_a_refused_start_is_told(
         assert server.state == "failed"
         assert told == [
             "Model server: the endpoint https://gpu.example.com/v1 is not this machine. start "
-            "the server where it runs, or set the endpoint to http://127.0.0.1:8000/v1 "
-            "(Settings > Model server > Endpoint URL)"]
+            "the server where it runs, or set the endpoint to http://127.0.0.1:8000/v1. "
+            "Change Settings > Model server > Endpoint URL."]
         settings[0] = Settings()
         menu.update()
         assert actions.server.isVisible() and actions.server.text() == "Start model server"
