@@ -5,7 +5,8 @@ an HTML comment (``<!-- x -->``) hides what it holds. A label that shows model o
 is therefore made with :func:`plain_label` (PlainText), its text passed through
 :func:`shown` (app/visible.py: controls and invisible characters as symbols). Tooltips have no
 format of their own: :func:`plain_tooltip` escapes text that could be markup, so Qt and the
-notification server show it literally.
+notification server show it literally; a widget's tooltip that may be long is made with
+:func:`wrapped_tooltip`, which Qt wraps instead of drawing one line wider than the screen.
 tests/ui/test_plain_text.py checks that the windows keep to this.
 """
 
@@ -48,3 +49,10 @@ def plain_tooltip(text: str) -> str:
     if "<" not in text and "&" not in text:
         return text
     return GuiQt.convertFromPlainText(text)
+
+
+def wrapped_tooltip(text: str) -> str:
+    """A widget's tooltip that shows ``text`` literally and wrapped: Qt draws a plain-text
+    tooltip as one line, however long (a long thought would run off the screen), and wraps a
+    rich-text one. Not for notifications: a server without markup would show the tags."""
+    return GuiQt.convertFromPlainText(visible(text), Qt.WhiteSpaceMode.WhiteSpaceNormal)

@@ -41,7 +41,8 @@ LONG_SERVER_TEXT = (
     "40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, "
     "192, 200, 208, 216, 224, 232, 240, 248, 256; retry once the server says it is ready, or "
     "lower --max-num-seqs and --max-model-len so that the cache fits the GPU's memory\","
-    "\"type\":\"ServiceUnavailableError\",\"param\":null,\"code\":503}. "
+    "\"type\":\"ServiceUnavailableError\",\"param\":null,\"code\":503,\"request_id\":"
+    "\"chatcmpl-9f1c2b7e4a6d4c0f8e3b5a7d9c1e2f40-7b3a9c5d1e2f4a6b8c0d2e4f6a8b0c2d\"}. "
 ) * 3
 
 LONG_MESSAGES = (

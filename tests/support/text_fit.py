@@ -14,7 +14,8 @@ What it measures, for each visible widget under a window:
 - a ``QGroupBox``'s title against the box;
 - a table's cells and header sections: a text wider than its column must have a tooltip
   holding it whole (the way to read it), and a header title must fit its section;
-- a text view that does not wrap must be able to scroll sideways.
+- a text view that does not wrap must be able to scroll sideways, and so must a scroll area
+  whose content is wider than it.
 
 :func:`off_screen` says which windows do not fit the available screen, their frame included.
 A window manager that draws a title bar has no frame in Qt's offscreen platform, so a window
@@ -43,6 +44,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QStyle,
     QStyleOptionButton,
     QStyleOptionFrame,
@@ -245,6 +247,17 @@ def _text_view(view: QAbstractScrollArea, window: str) -> Iterable[Clipped]:
                       (widest, 0), (room, 0))
 
 
+def _scroll_area(area: QScrollArea, window: str) -> Iterable[Clipped]:
+    """What a scroll area holds must not be wider than it when it cannot scroll sideways."""
+    inner = area.widget()
+    if inner is None or area.horizontalScrollBarPolicy() != Qt.ScrollBarPolicy.ScrollBarAlwaysOff:
+        return
+    room = area.viewport().width()
+    if inner.width() > room:
+        yield Clipped(window, _name(inner), "content wider than its scroll area, which cannot "
+                      "scroll sideways", _name(inner), (inner.width(), 0), (room, 0))
+
+
 def clipped_text(window: QWidget) -> list[Clipped]:
     """Every text under ``window`` (itself included) that does not fit its widget, as laid
     out now (show the window and let it lay out first)."""
@@ -266,6 +279,8 @@ def clipped_text(window: QWidget) -> list[Clipped]:
             measured, kind = _group_title(widget), "title"
         elif isinstance(widget, QTableWidget):
             found.extend(_cells(widget, title))
+        elif isinstance(widget, QScrollArea):
+            found.extend(_scroll_area(widget, title))
         elif isinstance(widget, QAbstractScrollArea) and not isinstance(
                 widget, QAbstractItemView):
             found.extend(_text_view(widget, title))
