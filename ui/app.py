@@ -224,7 +224,7 @@ class HolodeskApp(QObject):
         self.demo = DemoControl(
             self.controller, self._background, settings=lambda: self.settings,
             admit=self.runs.admit, refused=self.teller.refused, tell=self.report_error,
-            task_window=self.task_window, show_window=self.show_task_window,
+            task_window=self.task_window, show_window=self.show_task_window, tray=self.tray,
             opened=lambda: self.server_view.show_status(), finished=self.demo_finished.emit,
             closed=lambda: self._closed)
 

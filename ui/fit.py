@@ -116,7 +116,7 @@ class TextPane(QTextEdit):
         if height != self.height():
             self.setFixedHeight(height)
             # Once the layouts have taken in the new height (posted events).
-            QTimer.singleShot(0, lambda: fit_height(self.window()))
+            QTimer.singleShot(0, self, lambda: fit_height(self.window()))
 
 
 def fit_height(window: QWidget) -> None:

@@ -509,7 +509,7 @@ class SettingsDialog(QDialog):
 
     def _show_key_info(self, text: str) -> None:
         self.key_label.setText(text)
-        QTimer.singleShot(0, self._fit_text)  # it arrives after the dialog was laid out
+        QTimer.singleShot(0, self, self._fit_text)  # it arrives after the dialog was laid out
         self.key_info_loaded.emit()
 
     def _key_for_probe(self) -> str | None:
@@ -596,11 +596,11 @@ class SettingsDialog(QDialog):
         title = STATE_TITLES.get(status.state, status.state)
         self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
-        QTimer.singleShot(0, self._fit_text)
+        QTimer.singleShot(0, self, self._fit_text)
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)
-        QTimer.singleShot(0, self._fit_text)
+        QTimer.singleShot(0, self, self._fit_text)
 
     @Slot()
     def _fit_text(self) -> None:

@@ -137,17 +137,22 @@ def settings_tested() -> QWidget:
 
 
 def stand_in() -> QWidget:
-    """The tray's stand-in window after long messages."""
-    from ui.tray import Tray, TrayActions, TrayState
+    """The tray's stand-in window of the desktop app, after long messages (its server entry
+    as this machine has it: without a GPU, it says so)."""
+    from app.settings import Settings
+    from tests.support.qtwait import wait_until
+    from ui.app import HolodeskApp
+    from ui.tray import TrayState
 
-    tray = Tray(TrayActions(), use_system_tray=False)
-    window = tray.window
+    app = HolodeskApp(Settings(), use_system_tray=False, probe=False)
+    window = app.tray.window
     assert window is not None
     window.show()
+    wait_until(lambda: not app.server_menu._checks.pending, "the GPU check")
     for message in LONG_MESSAGES:
-        tray.set_state(TrayState.WORKING, message)
+        app.tray.set_state(TrayState.WORKING, message)
         _settle(20)
-    window.setProperty("fit_tray", tray)  # kept alive with its window
+    _CLOSE[window] = app.close  # the app's own close: the window alone would ask first
     _settle(100)
     return window
 
@@ -210,6 +215,9 @@ def log_window() -> QWidget:
     return window
 
 
+#: How to close a built window that is part of more (the stand-in: its app).
+_CLOSE: dict[QWidget, Callable[[], None]] = {}
+
 BUILDERS: dict[str, Callable[[], QWidget]] = {
     "settings": settings_opened,
     "settings-tested": settings_tested,
@@ -229,7 +237,8 @@ def measure(shots: Path | None) -> list[str]:
         findings += [f"[{name}] {c}" for c in (*clipped_text(window), *off_screen([window]))]
         if shots is not None:
             window.grab().save(str(shots / f"{name}.png"))
-        window.close()
+        close = _CLOSE.pop(window, window.close)
+        close()
         window.deleteLater()
     return findings
 
