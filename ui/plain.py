@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import Qt as GuiQt  # the namespace that holds convertFromPlainText
 from PySide6.QtWidgets import QLabel, QWidget
 
-from app.visible import visible, visible_line
+from app.visible import visible, visible_line, visible_lines
 
 PLAIN = Qt.TextFormat.PlainText
 
@@ -32,6 +32,12 @@ def plain_label(text: str = "", parent: QWidget | None = None) -> QLabel:
 def shown(text: str) -> str:
     """Model or server text as a plain-text widget shows it (line breaks kept)."""
     return visible(text)
+
+
+def shown_lines(text: str) -> str:
+    """A multi-line text (a file, a log) as a plain-text widget shows it: its lines as they
+    are, without a ``⏎`` at each end, any other control or invisible character made visible."""
+    return visible_lines(text)
 
 
 def shown_line(text: str | None, limit: int | None = None) -> str:
