@@ -8,20 +8,34 @@
   wrapped even inside a long word, so a long server answer cannot stretch its window off the
   screen;
 - :func:`fit_height`: grow a window to the height its wrapped texts need, never past the
-  screen, and keep its bottom (its buttons) on it.
+  screen, and keep its bottom (its buttons) on it; :class:`KeepFitting` does it each time
+  the window's layout changes (a text arrived, a pane grew);
+- :class:`FillColumn`: a table column that takes the width the others leave, and that the
+  person can still widen or narrow.
 
 tests/support/text_fit.py measures the windows the same way.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, QTimer
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QPalette, QResizeEvent, QTextOption
-from PySide6.QtWidgets import QFrame, QLabel, QLineEdit, QSizePolicy, QTextEdit, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QTableView,
+    QTextEdit,
+    QWidget,
+)
 
 from ui.plain import PLAIN, wrapped_tooltip
 
-__all__ = ["TITLE_BAR", "ElidedLabel", "TextPane", "fit_height", "fit_placeholder"]
+__all__ = ["TITLE_BAR", "ElidedLabel", "FillColumn", "KeepFitting", "TextPane", "fit_height",
+           "fit_placeholder"]
 
 #: What a window manager adds above a window (its title bar), for a window not yet framed.
 TITLE_BAR = 32
@@ -80,7 +94,7 @@ class TextPane(QTextEdit):
     """Read-only plain text for a message that may be long (a server's answer): wrapped at
     word boundaries, or anywhere in a word wider than the pane (a URL, a JSON error), as tall
     as its text up to ``lines`` lines, then scrolling. ``text()`` and ``setText()`` as a
-    label's; the window around it grows with :func:`fit_height`."""
+    label's; the window around it grows with :class:`KeepFitting`."""
 
     def __init__(self, lines: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -115,8 +129,23 @@ class TextPane(QTextEdit):
         height = int(min(document.size().height(), cap)) + margin
         if height != self.height():
             self.setFixedHeight(height)
-            # Once the layouts have taken in the new height (posted events).
-            QTimer.singleShot(0, self, lambda: fit_height(self.window()))
+
+
+class KeepFitting(QObject):
+    """Runs :func:`fit_height` on ``window`` whenever its layout has changed: a text set after
+    the window was laid out (a keyring's answer, a server's) makes it grow then, not at the
+    next resize."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() == QEvent.Type.LayoutRequest:
+            # After the layout has handled the request (this filter runs before it).
+            QTimer.singleShot(0, self, lambda: fit_height(self._window))
+        return False
 
 
 def fit_height(window: QWidget) -> None:
@@ -139,3 +168,59 @@ def fit_height(window: QWidget) -> None:
     outer = window.frameGeometry()
     if outer.bottom() > area.bottom():
         window.move(outer.x(), max(area.top(), area.bottom() - height - above + 1))
+
+
+class FillColumn(QObject):
+    """Keeps ``column`` of ``table`` as wide as the other columns leave room for (at least
+    ``minimum``), as a stretched column is, but Interactive: the person may widen or narrow
+    it with the mouse, and from then on it keeps the width they chose (the table scrolls
+    sideways)."""
+
+    def __init__(self, table: QTableView, column: int, minimum: int = 120) -> None:
+        super().__init__(table)
+        self._table, self._column, self._minimum = table, column, minimum
+        self.chosen = False  # the person resized it
+        self._dragging = False
+        self._setting = False
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.sectionResized.connect(self._resized)
+        # Kept: events still come while the table is being destroyed, when asking it for its
+        # viewport would fail.
+        self._viewport = table.viewport()
+        header.viewport().installEventFilter(self)
+        self._viewport.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        kind = event.type()
+        if watched is self._viewport and kind == QEvent.Type.Resize:
+            self.fill()
+        elif kind == QEvent.Type.MouseButtonPress:  # on the header: a drag may begin
+            self._dragging = True
+        elif kind == QEvent.Type.MouseButtonRelease:
+            self._dragging = False
+        return False
+
+    def _resized(self, index: int, _old: int, _new: int) -> None:
+        if self._setting:
+            return
+        if index == self._column and self._dragging:
+            self.chosen = True
+            return
+        # Another column fitted its new text, or Qt laid the header out again: once that is
+        # over, this one takes up the difference.
+        QTimer.singleShot(0, self, self.fill)
+
+    def fill(self) -> None:
+        if self.chosen or not shiboken6.isValid(self._table):
+            return
+        header = self._table.horizontalHeader()
+        others = sum(header.sectionSize(i) for i in range(header.count())
+                     if i != self._column and not header.isSectionHidden(i))
+        width = max(self._minimum, self._table.viewport().width() - others)
+        if width != header.sectionSize(self._column):
+            self._setting = True
+            try:
+                header.resizeSection(self._column, width)
+            finally:
+                self._setting = False

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -74,7 +74,7 @@ from model.plain_http import needs_consent
 from model.problem import Fix
 from model.tls import normalize_fingerprint
 from ui.colours import Tone, text_style
-from ui.fit import TextPane, fit_height, fit_placeholder
+from ui.fit import KeepFitting, TextPane, fit_placeholder
 from ui.hotkey_edit import HotkeyEdit
 from ui.problem_view import plain_words, view
 from ui.workers import Background
@@ -159,6 +159,10 @@ class SettingsDialog(QDialog):
             self._loaded = Settings()
 
         self._build(monitors)
+        # Texts arrive after the first layout (the keyring's, Test connection's): the dialog
+        # grows for them, up to the screen's height (a window does not grow by itself for the
+        # lines its wrapped labels take).
+        KeepFitting(self)
         self._fill(self._loaded)
         if load_error:
             self._show_error(load_error)
@@ -509,7 +513,6 @@ class SettingsDialog(QDialog):
 
     def _show_key_info(self, text: str) -> None:
         self.key_label.setText(text)
-        QTimer.singleShot(0, self, self._fit_text)  # it arrives after the dialog was laid out
         self.key_info_loaded.emit()
 
     def _key_for_probe(self) -> str | None:
@@ -596,19 +599,9 @@ class SettingsDialog(QDialog):
         title = STATE_TITLES.get(status.state, status.state)
         self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
-        QTimer.singleShot(0, self, self._fit_text)
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)
-        QTimer.singleShot(0, self, self._fit_text)
-
-    @Slot()
-    def _fit_text(self) -> None:
-        """Grow to show a longer wrapped text whole, up to the screen's height: a window does
-        not grow by itself for the height its wrapped labels need, so a result was cut off
-        until a resize. Called once the layouts have taken in the new text (their requests
-        are posted events)."""
-        fit_height(self)
 
     # ------------------------------------------------------------------ lifetime
 

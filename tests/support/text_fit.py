@@ -13,7 +13,8 @@ What it measures, for each visible widget under a window:
   against its size;
 - a ``QGroupBox``'s title against the box;
 - a table's cells and header sections: a text wider than its column must have a tooltip
-  holding it whole (the way to read it), and a header title must fit its section;
+  holding it whole (the way to read it), a header title must fit its section, and the
+  columns must fit the table's width (as it opens, nothing is scrolled out of view);
 - a text view that does not wrap must be able to scroll sideways, and so must a scroll area
   whose content is wider than it.
 
@@ -204,6 +205,12 @@ def _cells(table: QTableWidget, window: str) -> Iterable[Clipped]:
     metrics = QFontMetrics(table.font())
     header = table.horizontalHeader()
     header_metrics = QFontMetrics(header.font())
+    # As it opens, a table shows every column: the person scrolls only after widening one.
+    total = sum(table.columnWidth(c) for c in range(table.columnCount())
+                if not table.isColumnHidden(c))
+    if total > table.viewport().width() + 1:
+        yield Clipped(window, _name(table), "columns wider than the table", "",
+                      (total, 0), (table.viewport().width(), 0))
     for column in range(table.columnCount()):
         if table.isColumnHidden(column):
             continue
