@@ -10,16 +10,21 @@ caught when cut and passes when it fits.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QGroupBox,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QToolButton,
@@ -28,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from tests.support.home import REPO_ROOT
 from tests.support.text_fit import Clipped, clipped_text, off_screen
 
 LONG = "a sentence long enough to need far more room than the widget was given here"
@@ -119,6 +125,33 @@ def test_a_cut_cell_needs_its_whole_text_on_hover(qtbot: QtBot) -> None:
     assert clipped_text(window) == []
     table.setHorizontalHeaderLabels(["A title far wider than its column"])
     assert _kinds(clipped_text(window)) == ["column title"]
+    table.setHorizontalHeaderLabels(["Run"])
+    table.setColumnWidth(0, 600)  # scrolled out of view as it opens
+    assert _kinds(clipped_text(window)) == ["columns wider than the table"]
+
+
+def test_long_lines_must_wrap_or_scroll_sideways(qtbot: QtBot) -> None:
+    view = QPlainTextEdit(LONG * 3)
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    window = _window(qtbot, view, QSize(200, 100))
+    assert clipped_text(window) == []  # it scrolls sideways
+    view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    assert _kinds(clipped_text(window)) == ["unwrapped line without a scroll bar"]
+    view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+    assert clipped_text(window) == []
+
+
+def test_a_scroll_area_cannot_hide_a_wide_content(qtbot: QtBot) -> None:
+    area = QScrollArea()
+    inner = QLabel("x")
+    inner.setMinimumWidth(500)
+    area.setWidget(inner)
+    area.setWidgetResizable(True)
+    window = _window(qtbot, area, QSize(200, 100))
+    assert clipped_text(window) == []
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    assert [c.kind.split(",")[0] for c in clipped_text(window)] == [
+        "content wider than its scroll area"]
 
 
 def test_a_window_taller_than_the_screen_is_caught(qtbot: QtBot) -> None:
@@ -130,3 +163,14 @@ def test_a_window_taller_than_the_screen_is_caught(qtbot: QtBot) -> None:
     screen = window.screen().availableGeometry()
     window.resize(300, screen.height())  # with the title bar it no longer fits
     assert _kinds(off_screen([window])) == ["window"]
+
+
+@pytest.mark.parametrize("screen", ["1366x768", "1920x1080"])
+def test_the_newcomers_windows_show_every_text_whole(screen: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "tests.support.fit_windows", screen],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["screen"] == [int(n) for n in screen.split("x")]
+    assert found["clipped"] == [], "\n".join(found["clipped"])
