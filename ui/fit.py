@@ -142,7 +142,10 @@ class KeepFitting(QObject):
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self._window and event.type() == QEvent.Type.LayoutRequest:
+        # Keep a reference to this object: without one, Qt may call a fresh wrapper of it,
+        # without its attributes.
+        if watched is getattr(self, "_window", None) and \
+                event.type() == QEvent.Type.LayoutRequest:
             # After the layout has handled the request (this filter runs before it).
             QTimer.singleShot(0, self, lambda: fit_height(self._window))
         return False
@@ -193,7 +196,7 @@ class FillColumn(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if watched is self._viewport and kind == QEvent.Type.Resize:
+        if watched is getattr(self, "_viewport", None) and kind == QEvent.Type.Resize:
             self.fill()
         elif kind == QEvent.Type.MouseButtonPress:  # on the header: a drag may begin
             self._dragging = True

@@ -162,7 +162,7 @@ class SettingsDialog(QDialog):
         # Texts arrive after the first layout (the keyring's, Test connection's): the dialog
         # grows for them, up to the screen's height (a window does not grow by itself for the
         # lines its wrapped labels take).
-        KeepFitting(self)
+        self._fitting = KeepFitting(self)  # kept: its Python side holds what it watches
         self._fill(self._loaded)
         if load_error:
             self._show_error(load_error)
