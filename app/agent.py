@@ -44,8 +44,10 @@ from app.logs import watch
 from app.parts import ContractChoice
 from app.pause import PauseGate
 from app.replay_state import ReplayState
+from app.result import CHECKED, RunResult, TaskCheck
 from app.step import Acted, EditRefused, Ended, Judged, StepOutcome
 from app.store import ActionLog, Source, StepRecord, StepResult, points_text
+from app.way import MakeWay, WorkArea
 from control.capture import Capturer, Frame, frame_small, thumbnail
 from control.input import Executor, TimeLimitReached, normalized
 from control.policy import Aim, SafetyPolicy, Verdict, key_text, typed_by
@@ -55,7 +57,7 @@ from control.stop import StopLatch, StoppedError
 from control.target import NoTargetFinder, Target, TargetFinder
 from model.client import HolotronClient, ServedModel
 from model.contracts import ContractKind
-from model.coords import Convention, FrameGeometry, MappedPoint, Point, to_screen
+from model.coords import Convention, FrameGeometry, MappedPoint, Point, Rect, to_screen
 from model.errors import Cancelled, HolotronError, InvalidOutput
 from model.prompt import (
     OUTCOME_DONE,
@@ -94,6 +96,12 @@ UNCHANGED_THRESHOLD = 0.5
 #: How long an approved action waits for holodesk's own confirmation to leave the screen (and
 #: the focus to return) before a window still in the way counts as a change.
 _CONFIRMATION_GONE_S = 2.0
+
+#: How long the screen may take to settle once holodesk's own windows made way (the windows
+#: under them repaint): a window that keeps changing is looked at after this anyway.
+_WAY_SETTLE_MAX_S = 2.0
+#: How long an unchanged screen is given to start repainting after a window left it.
+_WAY_REACTION_S = 0.15
 
 #: What the model hears about a step discarded because the run was paused before it ran.
 OUTCOME_PAUSED = "not done: the person paused the run here; the screen may have changed"
@@ -199,6 +207,12 @@ class AgentParts:
     #: Given what the server serves, the contract to speak and what to tell the person of it
     #: (None: keep the client's); asked once, before the first step (app/session.py).
     choose_codec: Callable[[ServedModel], ContractChoice | None] | None = None
+    #: The task's own check of its goal, asked as the run ends (not when it was stopped or
+    #: failed): its verdict is the run's result (app/result.py). None: the outcome decides.
+    check: TaskCheck | None = None
+    #: Asked before each screenshot with where the run works, so that the front end's own
+    #: windows get out of it (app/way.py); None: no front end has windows on this screen.
+    make_way: MakeWay | None = None
 
     @property
     def secrets(self) -> RunSecrets:
@@ -240,6 +254,9 @@ class _History:
     settled: SettleFrames | None = None
     #: The secret typed so far in pieces (text and chords of keys), until other keys or text.
     secret_typed: str = ""
+    #: Where the run works, for the front end's windows to keep off (app/way.py): the
+    #: captured rectangle once known, then the window and points of the last action done.
+    work: WorkArea | None = None
 
     def repeats_on_unchanged_screen(self, action: Action, small: np.ndarray[Any, Any]) -> int:
         """Count ``action`` proposed again on a screen that did not change since last time."""
@@ -306,12 +323,14 @@ class Agent:
                 log.exception("could not release held keys and buttons")
         if run_id:
             end = self._last_look(end)
+            # Decided once, here: the log and every front end then say the same.
+            end = self._checked(end)
             try:
-                p.store.finish_run(run_id, end.outcome.value, end.reason)
+                p.store.finish_run(run_id, end.outcome.value, end.reason, end.result)
             except Exception:  # the person must still hear how the run ended
                 log.exception("could not record the end of run %s", run_id)
         finished = RunFinished(run_id, end.outcome, self._masked(end.reason), self._steps_done,
-                               self._masked(end.answer), fix=end.fix)
+                               self._masked(end.answer), fix=end.fix, result=end.result)
         self._emit(finished)
         return finished
 
@@ -358,6 +377,27 @@ class Agent:
             end = dataclasses.replace(end, reason=f"{end.reason}; then {said}")
         return end
 
+    def _checked(self, end: Ended) -> Ended:
+        """``end`` with the task's own check's verdict (``AgentParts.check``) as its result, and
+        the check's words as its reason: a model's answer is no proof the task is done. A
+        stopped or failed run is not checked: it stays so."""
+        check = self.parts.check
+        if check is None or end.outcome.result not in CHECKED:
+            return end
+        try:
+            verdict = check(end.answer if end.outcome is Outcome.ANSWERED else None)
+        except Exception as e:  # nobody can tell whether it is done: never "done"
+            log.exception("the task's check failed")
+            return dataclasses.replace(
+                end, checked=RunResult.FAILED,
+                reason=f"{end.reason}; then whether the task is done could not be checked: "
+                       f"{type(e).__name__}: {e}")
+        # The answer is told on its own; any other end says how the run got there.
+        how = "" if end.outcome is Outcome.ANSWERED else f" ({end.reason})"
+        return dataclasses.replace(
+            end, checked=RunResult.DONE if verdict.passed else RunResult.NOT_DONE,
+            reason=f"{verdict.detail}{how}")
+
     def _after_settle(self) -> None:
         hook = self.parts.after_settle
         if hook is None:
@@ -388,6 +428,8 @@ class Agent:
     ) -> Ended | None:
         """One step: see, think, check, confirm, act, record; None when the run goes on."""
         settled, history.settled = history.settled, None
+        if self._make_way(step_no, history):
+            settled = None  # made before holodesk's windows moved: no longer the screen
         cur, frame, small = self._capture(run_id, step_no, settled)
         step, raw = self._next_step(cur, frame, config, history)
         # Judged, shown, logged and executed: one text, the one really typed.
@@ -564,6 +606,11 @@ class Agent:
         history.settled = acted.settled
         self._finish_step(cur, StepResult.OK)
         history.done.append(action)
+        if history.work is not None:
+            aim = decided.judged.aim
+            history.work = dataclasses.replace(
+                history.work, windows=_worked_in(aim.target, aim.drop) or history.work.windows,
+                points=points, doing=description)
         return decided
 
     def _remember(self, cur: _Current, step: Step, frame: Frame, decided: StepOutcome,
@@ -606,6 +653,37 @@ class Agent:
         if reason is not None:
             cur.record.source_note = f"replay handed over: {reason}"
         return None
+
+    def _make_way(self, step_no: int, history: _History) -> bool:
+        """Ask the front end to take its windows out of where the run works before it looks
+        (app/way.py), and let the screen settle when they moved; whether anything did.
+
+        Before the first look the run works in the captured rectangle and, once holodesk's
+        windows are out of the way, in the window that has the focus; after that in the window
+        of the last action done.
+        """
+        p = self.parts
+        if p.make_way is None:
+            return False
+        try:
+            if history.work is None:
+                history.work = WorkArea(p.capturer.monitor(), step=step_no)
+                changed = p.make_way(history.work)
+                focused = p.finder.focused()
+                if focused.rect is not None and not focused.own and not focused.desktop:
+                    history.work = dataclasses.replace(history.work, windows=(focused.rect,))
+                    changed = p.make_way(history.work) or changed
+            else:
+                history.work = dataclasses.replace(history.work, step=step_no)
+                changed = p.make_way(history.work)
+        except Exception:  # a front end that fails must not end the run: it only looks worse
+            log.warning("holodesk's windows could not make way", exc_info=True)
+            return False
+        if changed:
+            # The windows under the ones that left repaint now: the model must see them whole.
+            wait_until_settled(p.capturer.small_grabber(), p.latch, min_s=0.0,
+                               max_s=_WAY_SETTLE_MAX_S, reaction_s=_WAY_REACTION_S)
+        return changed
 
     def _hold(self, run_id: str, history: _History) -> bool:
         """The pause checkpoint: block while paused; True if it did.
@@ -1140,6 +1218,13 @@ def _time_limit(limits: RunLimits, *, during: str = "") -> Ended:
     if during:
         reason += f" during the action ({during}), which was cut short there"
     return Ended(Outcome.LIMIT, reason)
+
+
+def _worked_in(*targets: Target | None) -> tuple[Rect, ...]:
+    """The rectangles of the windows an action went to, holodesk's own and the desktop's
+    background left out (nothing to keep clear there)."""
+    return tuple(t.rect for t in targets
+                 if t is not None and t.rect is not None and not t.own and not t.desktop)
 
 
 def _same_window(a: Target | None, b: Target | None) -> bool:

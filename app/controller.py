@@ -40,6 +40,7 @@ from app.parameters import Filled
 from app.run_request import AutomationMode, RunRequest, make_run_request
 from app.secrets import redact
 from app.settings import RunValues, Settings
+from app.way import WorkArea
 from control.policy import ConfirmMode
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,11 @@ class Desk:
     show: Callable[[], None] = lambda: None
     stop: Callable[[str], None] = lambda _reason: None
     closed: Callable[[], bool] = lambda: False
+    #: A run in a terminal (its pid, its task as shown) asks the front end to take its windows
+    #: out of where it works (app/way.py); whether anything changed on the screen.
+    make_way: Callable[[int, str, WorkArea], bool] = lambda _pid, _task, _area: False
+    #: That run (its pid) ended: the front end's windows come back.
+    run_over: Callable[[int], None] = lambda _pid: None
 
 
 @dataclass(frozen=True)
@@ -431,6 +437,12 @@ class Controller:
             return reply_ok()
         if message.cmd is Command.STOP:
             self.desk.stop("holodesk trigger stop")
+            return reply_ok()
+        if message.cmd is Command.MAKE_WAY and message.area is not None:
+            return {**reply_ok(), "changed": self.desk.make_way(message.pid, message.task,
+                                                                message.area)}
+        if message.cmd is Command.RUN_OVER:
+            self.desk.run_over(message.pid)
             return reply_ok()
         if message.cmd is Command.RUN:
             if not message.task:

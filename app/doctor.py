@@ -13,6 +13,8 @@ Rules every check keeps:
   pointer is); the model's proposed action is only printed;
 * a check whose prerequisite did not pass is SKIP (which counts as not passed), so one cause
   gives one FAIL rather than a cascade;
+* WARN is for what works but is worth fixing (no secure keyring): it counts as passed, so the
+  exit code and the window's summary stay those of a set-up that runs;
 * a check that raises is a FAIL with the exception's text, and a check that hangs (a locked
   keyring waiting for its password, a stuck server) is a FAIL after its timeout: the doctor
   always finishes and always prints its list;
@@ -30,6 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,14 +40,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, redact
+from app.secrets import ENV_API_KEY, LOCKED_HELP, KeyringStore, lookup_api_key, redact
 from app.settings import Settings
 from app.status import IMAGES_PER_STEP, MIN_CONTEXT, RECOMMENDED_CONTEXT
 from app.version import version
+from model.coords import Rect
 from model.problem import Fix, Problem, Remedy, as_fix, describe
 
 if TYPE_CHECKING:
-    from control.capture import Frame
+    from control.capture import Capturer, Frame
     from model.client import HolotronClient, ServedModel
     from model.profiles import ModelProfile
 
@@ -71,14 +75,17 @@ __all__ = [
     "run_with_timeout",
     "session_kind",
     "session_notice",
+    "summary_text",
     "tray_result",
 ]
 
 
 class Status(StrEnum):
-    """The outcome of one check. Only PASS counts as passed."""
+    """The outcome of one check. PASS and WARN count as passed: WARN is a set-up that works
+    with something worth fixing (its fix says what)."""
 
     PASS = "PASS"
+    WARN = "WARN"
     FAIL = "FAIL"
     SKIP = "SKIP"
 
@@ -87,8 +94,9 @@ class Status(StrEnum):
 class CheckResult:
     """One check's outcome in plain words.
 
-    ``detail`` says what was found; ``fix`` what to do about it (on a FAIL), or a note worth
-    knowing on a PASS (e.g. "no tray: holodesk shows a small window instead"). A fix given as
+    ``detail`` says what was found; ``fix`` what to do about it (on a FAIL or a WARN), or a
+    note worth knowing on a PASS (e.g. "no tray: holodesk shows a small window instead"). A
+    fix given as
     plain words becomes a :class:`Fix`; ``problem`` is the detail and the fix, for a renderer.
     """
 
@@ -107,7 +115,8 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return self.status is Status.PASS
+        """Whether holodesk works as far as this check tells (PASS or WARN)."""
+        return self.status in (Status.PASS, Status.WARN)
 
     @property
     def problem(self) -> Problem:
@@ -355,36 +364,59 @@ def keyring_result(backend: str, *, problem: str | None, key_source: str) -> Che
     """The keyring check from what :mod:`app.secrets` found (never the key itself).
 
     ``backend`` starts with "unavailable" when no secure keyring is there (none at all, or only
-    one :mod:`app.secrets` refuses, such as keyrings.alt's files).
+    one :mod:`app.secrets` refuses, such as keyrings.alt's files); ``problem`` is why the key
+    could not be looked up, in :mod:`app.secrets`' words, which carry their own advice: the
+    result says what was found once and what to do once, in its fix.
+
+    No secure keyring (or one that cannot be used: locked) is a WARN, not a FAIL: holodesk
+    runs without one (a server on this machine usually needs no key; a headless machine has
+    ``HOLODESK_API_KEY``), but it can keep no API key, nor remember an approved safety setting
+    that asks less than its default. A key that is needed but missing fails the endpoint check
+    with its own fix.
     """
-    from_env = key_source == "env"
-    env_note = f"the API key comes from ${ENV_API_KEY}"
-    fix = ("install and unlock a Secret Service: `sudo apt-get install gnome-keyring` and log "
-           "in to a desktop session that unlocks it (KWallet works too); on a headless machine "
-           f"set {ENV_API_KEY} in the environment of each run instead (never stored). "
-           "holodesk never keeps the key in a plain file")
-    # Without a key stored nothing is at risk, and a loopback server needs none: a missing
-    # keyring is then a note, not a failure (else a plain set-up without a Secret Service could
-    # never pass). A key that is needed but missing fails the endpoint check with its own fix.
-    later = "if the server needs a key: " + fix
-    if problem is not None or backend.startswith("unavailable"):
-        if from_env:
-            return CheckResult(KEYRING, Status.PASS,
-                               f"{env_note}; no secure keyring ({backend})")
-        if key_source == "none":
-            return CheckResult(KEYRING, Status.PASS,
-                               f"no secure keyring ({problem or backend}); no API key is "
-                               "needed so far", later)
-        return CheckResult(KEYRING, Status.FAIL,
-                           f"no secure keyring to keep the API key ({problem or backend})", fix)
-    where = {"env": env_note, "keyring": "an API key is stored for this endpoint",
-             "none": "no API key stored for this endpoint (fine when the server has none)"}
-    return CheckResult(KEYRING, Status.PASS, f"{backend}; {where.get(key_source, key_source)}")
+    unavailable = backend.startswith("unavailable")
+    if problem is None and not unavailable:
+        where = {"env": f"the API key comes from ${ENV_API_KEY}",
+                 "keyring": "an API key is stored for this endpoint",
+                 "none": "no API key stored for this endpoint (fine when the server has none)"}
+        return CheckResult(KEYRING, Status.PASS,
+                           f"{backend}; {where.get(key_source, key_source)}")
+    if unavailable:
+        found = f"no secure keyring ({backend.removeprefix('unavailable').strip(' ()')})"
+        first = ("Install and unlock a Secret Service: `sudo apt-get install gnome-keyring` and "
+                 "a desktop session that unlocks it (KWallet works too).")
+    else:  # a secure keyring that failed: locked, or its service gone
+        why = (problem or "").removesuffix(LOCKED_HELP).strip().rstrip(".")
+        found = f"the keyring cannot be used: {why}"
+        first = ("Unlock the keyring (your desktop's keyring or password manager; logging out "
+                 "and in again unlocks it) and run the checks again.")
+    fix = Fix(f"{first} On a headless machine put the key in {ENV_API_KEY} in the environment "
+              "of each run instead (it is never stored). A model server on this machine "
+              "usually needs no key. holodesk never keeps the key in a plain file.")
+    if key_source == "keyring":  # a key said to be stored where nothing can be read
+        return CheckResult(KEYRING, Status.FAIL, f"{found}: the API key cannot be read", fix)
+    key = (f"the API key comes from ${ENV_API_KEY}, but" if key_source == "env"
+           else "holodesk can store no API key, and")
+    return CheckResult(
+        KEYRING, Status.WARN,
+        f"{found}: {key} a safety setting you approve that asks less than its default (such "
+        "as confirm never) cannot be remembered", fix)
 
 
 def all_passed(results: Sequence[CheckResult]) -> bool:
-    """Whether every check passed (SKIP does not count)."""
+    """Whether every check passed, a WARN included (SKIP does not count): the doctor's exit
+    code 0, and "All N checks passed"."""
     return bool(results) and all(r.passed for r in results)
+
+
+def summary_text(results: Sequence[CheckResult]) -> str:
+    """The line under the checks, in `holodesk doctor` and the Check set-up window alike."""
+    warned = sum(r.status is Status.WARN for r in results)
+    warnings = f"{warned} with a warning" if warned == 1 else f"{warned} with warnings"
+    if all_passed(results):
+        return f"All {len(results)} checks passed" + (f", {warnings}." if warned else ".")
+    passed = sum(r.passed for r in results)
+    return f"{passed} of {len(results)} checks passed" + (f" ({warnings})." if warned else ".")
 
 
 def doctor_document(
@@ -397,8 +429,8 @@ def doctor_document(
 
 
 def fix_label(result: CheckResult) -> str:
-    """What a result's fix is called: a "Fix" on a FAIL, a "Note" otherwise."""
-    return "Fix" if result.status is Status.FAIL else "Note"
+    """What a result's fix is called: a "Fix" on a FAIL or a WARN, a "Note" otherwise."""
+    return "Fix" if result.status in (Status.FAIL, Status.WARN) else "Note"
 
 
 def format_result(result: CheckResult, width: int = 18, *, say: Callable[[Fix], str]) -> str:
@@ -541,18 +573,29 @@ class Doctor:
         """1. An X11 display that opens (Wayland and no display fail with the reason)."""
         return display_result(self.env, self.config.platform, _describe_x_display)
 
-    def _capturer(self) -> Any:
+    def _capturer(self) -> Capturer:
         from app.parts import make_capturer
 
         return make_capturer(self.settings, display=self._display_name())
 
     def check_capture(self) -> CheckResult:
-        """2. One grab of the configured monitor; an all-black frame fails."""
+        """2. One grab of the configured monitor.
+
+        An all-black frame is a failure only when the capture does not show what is drawn:
+        on X11 the check shows a small square of a known colour on that monitor for a moment
+        (:func:`_probe_shows`). A square that comes out means the capture works, and the
+        screen is black: a PASS with a note on an empty desktop with a black background, a
+        WARN when windows are open there and come out black too (a locked or blanked screen).
+        A square that stays black is a FAIL. Elsewhere (no square to show) black fails.
+        """
         monitor = self.settings.monitor
         try:
-            capturer = self._capturer()
-            with capturer:
-                frame: Frame = capturer.grab()
+            with closing(self._capturer()) as capturer:
+                frame = capturer.grab()
+                black = frame_is_black(_gray(frame))
+                shown = (_probe_shows(self._display_name(), frame.geometry.monitor,
+                                      capturer.grab)
+                         if black and self._x11() else None)
         except ValueError as exc:  # a monitor that does not exist, a region off the screen
             return CheckResult(CAPTURE, Status.FAIL, str(exc),
                                Fix("Choose another monitor.", setting="monitor"))
@@ -560,16 +603,52 @@ class Doctor:
         where = (f"monitor {monitor}: {g.monitor.width}x{g.monitor.height} at "
                  f"+{g.monitor.left}+{g.monitor.top}, sent as {frame.width}x{frame.height} "
                  f"{frame.mime.split('/')[-1].upper()} ({len(frame.data) // 1024} KB)")
-        if frame_is_black(_gray(frame)):
-            return CheckResult(
-                CAPTURE, Status.FAIL, f"{where}, but the frame is all black",
-                "the screen may be locked, blanked or asleep (wake it and retry); in a "
-                "Wayland session capture sees only XWayland windows (log in to an X11 "
-                "session); on macOS allow Screen Recording for your terminal; a remote or "
-                "virtual session may not draw its desktop",
-            )
-        return CheckResult(CAPTURE, Status.PASS,
-                           f"{where} in {frame.capture_ms + frame.encode_ms:.0f} ms")
+        if not black:
+            return CheckResult(CAPTURE, Status.PASS,
+                               f"{where} in {frame.capture_ms + frame.encode_ms:.0f} ms")
+        if shown:
+            return self._black_screen(where, g.monitor)
+        tried = ("; a square holodesk showed there for a moment came out black too"
+                 if shown is False else "")
+        return CheckResult(
+            CAPTURE, Status.FAIL, f"{where}, but the frame is all black{tried}",
+            "the screen may be locked, blanked or asleep (wake it and retry); in a "
+            "Wayland session capture sees only XWayland windows (log in to an X11 "
+            "session); on macOS allow Screen Recording for your terminal; a remote or "
+            "virtual session may not draw its desktop",
+        )
+
+    def _black_screen(self, where: str, monitor: Rect) -> CheckResult:
+        """The capture works (the probe came out) and the monitor shows only black: told apart
+        by whether windows are open there (the target finder's list of the screen's
+        windows)."""
+        from control.target import WindowListError
+        from control.target_x11 import X11TargetFinder
+
+        works = "capture works: a square holodesk showed there for a moment came out in it"
+        finder = X11TargetFinder(self._display_name())
+        try:
+            # Any window there counts, holodesk's own too: one that draws would not be black.
+            windows = [w for w in finder.windows() if not w.desktop and w.rect is not None
+                       and _overlap(w.rect, monitor)]
+        except WindowListError as exc:
+            log.info("the windows cannot be listed: %s", exc)
+            windows = []
+        finally:
+            finder.close()
+        if not windows:
+            return CheckResult(CAPTURE, Status.PASS,
+                               f"{where}; the screen shows only a black background",
+                               f"nothing is open on this monitor and its background is "
+                               f"black; {works}")
+        names = ", ".join(dict.fromkeys(w.label() for w in windows[:3]))
+        count = f"{len(windows)} window" + ("s" if len(windows) != 1 else "")
+        return CheckResult(
+            CAPTURE, Status.WARN,
+            f"{where}; {works}, but all of the monitor is black, the {count} open on it "
+            f"({names}) too",
+            "the screen may be locked or blanked, or the windows draw nothing yet: wake or "
+            "unlock it and run the checks again")
 
     def check_input(self) -> CheckResult:
         """3. Input injection can work (XTEST on X11, pyautogui imports); nothing is moved."""
@@ -858,7 +937,7 @@ class Doctor:
         from model.schema import Drag, PointedAction
 
         s = self.settings
-        with self._capturer() as capturer:
+        with closing(self._capturer()) as capturer:
             frame: Frame = capturer.grab()
         client = self._get_client()
         convention = run_convention(s, client.codec)
@@ -940,6 +1019,66 @@ def _gray(frame: Frame) -> NDArray[np.uint8]:
 
     with Image.open(io.BytesIO(frame.data)) as image:
         return np.asarray(image.convert("L"), dtype=np.uint8)
+
+
+#: The square :func:`_probe_shows` shows: magenta, bright (gray about 105, far above
+#: :func:`frame_is_black`'s threshold) and no desktop's usual background; big enough to
+#: survive the downscale of a 4K monitor and JPEG.
+_PROBE_RGB = (255, 0, 255)
+_PROBE_SIDE = 24
+#: How long a compositor may take to draw the square before the capture is judged blind.
+_PROBE_WAIT_S = 2.0
+
+
+def _probe_shows(display_name: str | None, monitor: Rect, grab: Callable[[], Frame]) -> bool | None:
+    """Whether a square shown in the middle of ``monitor`` comes out in ``grab`` (no longer
+    all black), within :data:`_PROBE_WAIT_S`; None when it cannot be shown.
+
+    The square is an override-redirect window: no window manager frames, places or focuses
+    it, so nothing the person works in loses the focus, and it takes no input the person meant
+    for another window for longer than the grabs. It is destroyed before this returns, and its
+    connection closed (which would have the X server destroy it anyway).
+    """
+    from Xlib import X
+    from Xlib import display as xdisplay
+
+    try:
+        conn = xdisplay.Display(display_name)
+    except Exception as exc:
+        log.info("no square to check the capture with: %s", exc)
+        return None
+    try:
+        screen = conn.screen()
+        red, green, blue = (c * 257 for c in _PROBE_RGB)  # X speaks 16-bit channels
+        pixel = screen.default_colormap.alloc_color(red, green, blue).pixel
+        side = max(1, min(_PROBE_SIDE, monitor.width, monitor.height))
+        window = screen.root.create_window(
+            monitor.left + (monitor.width - side) // 2, monitor.top + (monitor.height - side) // 2,
+            side, side, 0, screen.root_depth, X.InputOutput, X.CopyFromParent,
+            background_pixel=pixel, override_redirect=True)
+        try:
+            window.set_wm_name("holodesk doctor: capture check")
+            window.set_wm_class("holodesk-doctor", "holodesk-doctor")
+            window.map()
+            conn.sync()
+            deadline = time.monotonic() + _PROBE_WAIT_S
+            while frame_is_black(_gray(grab())):
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+            return True
+        finally:
+            window.destroy()
+            conn.sync()
+    except Exception as exc:  # an X error: the check cannot tell, and says the frame is black
+        log.info("the capture check's square could not be shown: %s", exc)
+        return None
+    finally:
+        conn.close()
+
+
+def _overlap(a: Rect, b: Rect) -> bool:
+    return a.left < b.right and b.left < a.right and a.top < b.bottom and b.top < a.bottom
 
 
 def _notifier_watcher(environ: Mapping[str, str]) -> bool:

@@ -12,19 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from app.result import Check as Check
 from model.coords import Rect
 
 
 class EvalError(RuntimeError):
     """The suite cannot run (an unknown task name, a window that does not open)."""
-
-
-@dataclass(frozen=True)
-class Check:
-    """Whether a task's goal was reached, read from its window's own state, and what it saw."""
-
-    passed: bool
-    detail: str
 
 
 class Subject(Protocol):

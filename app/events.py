@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from app.result import OUTCOME_RESULTS, RunResult
 from app.store import Source
 from control.policy import Verdict
 from control.stop import StopLatch
@@ -23,7 +24,8 @@ from model.schema import Action, Step
 
 
 class Outcome(StrEnum):
-    """How a run ended."""
+    """How a run ended: the mechanism of its end. What it came to for the person is its
+    :class:`~app.result.RunResult` (:attr:`result`, unless the task's own check decides)."""
 
     ANSWERED = "answered"  # the model answered the task: the only success
     ASKED_USER = "asked_user"  # the model handed control back with a question
@@ -31,6 +33,11 @@ class Outcome(StrEnum):
     LIMIT = "limit"  # maximum steps or time reached
     LOOP = "loop"  # the same action on an unchanged screen, again and again
     ERROR = "error"  # the server, the model output or the machine failed
+
+    @property
+    def result(self) -> RunResult:
+        """What a run that ended so came to, when its task has no check of its own."""
+        return OUTCOME_RESULTS[self.value]
 
 
 class Decision(StrEnum):
@@ -146,8 +153,10 @@ class StepFailed:
 
 @dataclass(frozen=True)
 class RunFinished:
-    """How a run ended. ``reason`` is in plain words (it is what the action log keeps); an error
-    that ended the run also hands its ``fix`` over, so each front end can say it in its terms."""
+    """How a run ended: ``result`` what it came to (decided once, app/agent.py: every front end
+    shows it), ``outcome`` the mechanism of its end. ``reason`` is in plain words, why the
+    result is what it is (it is what the action log keeps); an error that ended the run also
+    hands its ``fix`` over, so each front end can say it in its terms."""
 
     run_id: str
     outcome: Outcome
@@ -155,6 +164,7 @@ class RunFinished:
     steps: int
     answer: str = ""
     fix: Fix | None = None
+    result: RunResult = field(kw_only=True)
 
 
 @dataclass(frozen=True)

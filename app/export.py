@@ -86,6 +86,7 @@ def _run_line(run: RunRecord) -> dict[str, Any]:
         "started_at": _iso(run.started_at),
         "finished_at": _iso(run.finished_at),
         "outcome": run.outcome,
+        "result": run.result.value if run.result is not None else None,
         "reason": run.reason,
         "endpoint": run.endpoint,
         "model": run.model,
@@ -144,11 +145,11 @@ def format_run_list(runs: Sequence[RunRecord]) -> str:
     """A table of runs for ``holodesk log list``."""
     if not runs:
         return "no runs yet"
-    lines = [f"{'RUN':<20}  {'STARTED':<16}  {'STEPS':>5}  {'OUTCOME':<11}  TASK"]
+    lines = [f"{'RUN':<20}  {'STARTED':<16}  {'STEPS':>5}  {'RESULT':<11}  TASK"]
     for run in runs:
         lines.append(
             f"{run.id:<20}  {_local(run.started_at, '%Y-%m-%d %H:%M'):<16}  {run.steps:>5}  "
-            f"{run.outcome:<11}  {visible_line(run.task, 60)}"
+            f"{run.headline:<11}  {visible_line(run.task, 60)}"
         )
     return "\n".join(lines)
 
@@ -157,8 +158,9 @@ def format_run(run: RunRecord, steps: Sequence[StepRecord]) -> str:
     """One run and its steps for ``holodesk log show``; model text is made terminal-safe
     (app/visible.py: controls, escapes and invisible characters shown as symbols)."""
     lines = [
-        f"run {run.id}: {run.outcome}"
-        + (f" ({visible_line(run.reason, 200)})" if run.reason else ""),
+        # What it came to first, then why (the reason keeps how it ended).
+        f"run {run.id}: {run.headline}"
+        + (f": {visible_line(run.reason, 300)}" if run.reason else ""),
         f"task: {visible_line(run.task, 500)}",
         f"started {_local(run.started_at, '%Y-%m-%d %H:%M:%S')}"
         + (

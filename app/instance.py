@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import sys
 from typing import Any
 
@@ -51,3 +52,18 @@ def send(message: Message, timeout: float = 2.0) -> Message | None:
     except ValueError:
         return {"ok": False, "error": "the running holodesk sent an unreadable answer"}
     return reply if isinstance(reply, dict) else {"ok": False}
+
+
+def peer_pid(fd: int) -> int | None:
+    """The pid of the process at the other end of the Unix socket ``fd`` (Linux's
+    ``SO_PEERCRED``); None where the system does not tell. ``fd`` stays open."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None or fd < 0:
+        return None
+    try:
+        with socket.socket(fileno=socket.dup(fd)) as sock:
+            raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    pid = int(struct.unpack("3i", raw)[0])
+    return pid if pid > 0 else None

@@ -21,6 +21,7 @@ from app.automations import (
     test_run_values,
 )
 from app.parameters import Filled
+from app.result import TaskCheck
 from app.settings import RunValues, Settings
 from control.policy import ConfirmMode
 from model.problem import Fix
@@ -61,6 +62,9 @@ class RunRequest:
     automation: Automation | None = None
     mode: AutomationMode = AutomationMode.RUN
     dry_run: bool = False
+    #: The task's own check of its goal (app/result.py): its verdict is the run's result
+    #: (done or not done) whatever the model said. None: the run's outcome decides.
+    check: TaskCheck | None = None
 
     @property
     def saved_steps(self) -> Automation | None:
@@ -84,13 +88,16 @@ def make_run_request(
     parameters: Filled | None = None,
     dry_run: bool = False,
     approvals: Approvals | None = None,
+    check: TaskCheck | None = None,
 ) -> RunRequest:
     """The request of a run of ``task`` (with ``parameters``: their filled task) over
     ``settings``, with the person's ``choices`` for it on top.
 
     With ``automation``, the run is its: its confirmation mode, monitor and applications
     apply as the person approved them (``approvals``, default: the record beside the
-    automations file; app/automations.py ``automation_values``), under ``choices``. Raises
+    automations file; app/automations.py ``automation_values``), under ``choices``. ``check``
+    is the task's own check of its goal, asked as the run ends (the demo's practice window:
+    app/demo/run.py). Raises
     :class:`~app.automations.AutomationError` when it may not run now (changed outside
     holodesk and not approved; or it may act in no application the settings allow), and
     :class:`~app.settings.SettingsError` naming a bad choice.
@@ -122,6 +129,7 @@ def make_run_request(
         automation=automation,
         mode=mode,
         dry_run=dry_run,
+        check=check,
     )
 
 

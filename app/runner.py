@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.pause import PauseGate
     from app.run_request import RunRequest
     from app.session import Session
+    from app.way import MakeWay
     from control.capture import ExcludeRects
     from control.input import InputBackend
     from control.stop import StopLatch
@@ -60,6 +61,7 @@ def open_run(
     backend: BackendFactory | None = None,
     exclude: ExcludeRects | None = None,
     touch: TouchDetector | None = None,
+    make_way: MakeWay | None = None,
 ) -> Session:
     """Take the desktop lock and build the session of ``request`` on this desktop
     (:func:`app.session.build_session` with the real parts); closing the session frees the lock.
@@ -79,7 +81,7 @@ def open_run(
         parts = app.session.RealParts(
             backend=backend(latch) if backend is not None else None, exclude=exclude)
         session = app.session.build_session(request, parts, latch=latch, pause=pause,
-                                            touch=touch)
+                                            touch=touch, make_way=make_way)
         session.on_close(held.pop_all().close, last=True)
     return session
 

@@ -72,6 +72,13 @@ UNAVAILABLE_HELP = (
     "`holodesk doctor` checks the keyring."
 )
 
+#: What to do when a secure keyring fails (locked): the end of that error's message, which
+#: `holodesk doctor` says in its own fix instead.
+LOCKED_HELP = (
+    "If it is locked, unlock it (your desktop's keyring or password manager) and retry, or set "
+    f"{ENV_API_KEY} in the environment of each run."
+)
+
 # Fully qualified class names (module.Class) of the backends that keep secrets in the desktop's
 # own encrypted store. An allow-list, not a deny-list: a backend nobody here has reviewed may
 # write the key anywhere.
@@ -194,8 +201,7 @@ class KeyringStore:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return SecretsUnavailable(
             f"could not {verb} the API key with keyring backend {_qualname(backend)} "
-            f"({detail}). If it is locked, unlock it (your desktop's keyring or password "
-            f"manager) and retry, or set {ENV_API_KEY} in the environment of each run."
+            f"({detail}). {LOCKED_HELP}"
         )
 
 

@@ -29,6 +29,7 @@ from app.secrets import api_key
 from app.settings import Settings
 from app.store import ActionLog
 from app.trajectory import Recorder
+from app.way import MakeWay
 from control import release
 from control.capture import EVERYTHING, ExcludeRects
 from control.display import check_display
@@ -389,6 +390,7 @@ def build_session(
     latch: StopLatch | None = None,
     pause: PauseGate | None = None,
     touch: TouchDetector | None = None,
+    make_way: MakeWay | None = None,
 ) -> Session:
     """The session of ``request``, its parts made by ``parts`` (default: the real ones,
     :class:`RealParts`); the one way `holodesk run`, `automation run`, a terminal trigger and
@@ -397,8 +399,10 @@ def build_session(
     Everything the run is given is an input here, in no order: ``latch`` its stop (the GUI
     passes its own), ``pause`` the pause it checks before each screenshot and action,
     ``touch`` the detector that pauses it when the person uses mouse or keys (started here,
-    stopped as the session closes), and from the request the parameters it fills in and the
-    automation whose saved steps it replays.
+    stopped as the session closes), ``make_way`` how the front end takes its windows out of
+    where the run works before each screenshot (app/way.py), and from the request the
+    parameters it fills in, the automation whose saved steps it replays and the task's own
+    check of its goal (asked as the run ends: its verdict is the run's result).
     """
     latch = latch or StopLatch()
     made = (parts or RealParts())(request, latch, pause)
@@ -415,8 +419,11 @@ def build_session(
         for part in (*made.closeables, made.agent.capturer, made.agent.store):
             part.close()
         raise
+    made.agent.check = request.check
     if made.choose_codec:
         made.agent.choose_codec = session.choose_codec
+    if make_way is not None:
+        made.agent.make_way = make_way
     if made.protect is not None:
         session.watch_protected_files(made.protect)  # closed first: its callback asks the finder
     for part in made.closeables:

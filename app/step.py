@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.events import Decision, Outcome
+from app.result import RunResult
 from control.policy import Aim, Verdict
 from control.settle_frames import SettleFrames
 from model.coords import Point
@@ -21,6 +22,13 @@ class Ended:
     reason: str
     answer: str = ""  # the model's answer, when it answered the task
     fix: Fix | None = None  # what the person can do about an error
+    #: The task's own check's verdict, when it decided (app/result.py ``TaskCheck``).
+    checked: RunResult | None = None
+
+    @property
+    def result(self) -> RunResult:
+        """What the run came to: the check's verdict, else what the outcome means."""
+        return self.checked if self.checked is not None else self.outcome.result
 
 
 @dataclass(frozen=True)

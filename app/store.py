@@ -15,7 +15,12 @@ process being killed (SIGKILL included); only an OS crash or power loss may lose
 :meth:`ActionLog.add_step` commits at once, and screenshots are written (and renamed into
 place) before the row naming them, so a finished step is never lost and never names a missing
 file. A run whose process died keeps outcome ``running`` until the next :meth:`ActionLog.open`
-finds its pid gone and marks it ``interrupted``.
+finds its pid gone and marks it ``interrupted`` (its result: failed, it never finished).
+
+Each finished run keeps two words: its ``outcome`` (how it ended: the model answered, a limit,
+a stop) and its ``result`` (what it came to for the person: done, not done, stopped, failed;
+app/result.py), which every front end shows as the headline. Runs stored before schema
+version 5 have their result derived from their outcome.
 
 Schema versions live in ``PRAGMA user_version`` and move forward through :data:`_MIGRATIONS`;
 a database from a newer holodesk is refused before anything is written to it.
@@ -52,6 +57,7 @@ from types import TracebackType
 from typing import Any
 
 from app import paths
+from app.result import OUTCOME_RESULTS, RunResult
 from app.secrets import scrub_settings
 from control.tripwire import own_write
 from model.coords import FrameGeometry, Point
@@ -79,7 +85,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 OUTCOMES = frozenset(
     {"answered", "asked_user", "stopped", "limit", "loop", "error", "running", "interrupted"}
@@ -144,6 +150,13 @@ class RunRecord:
     steps: int
     pid: int | None = None
     host: str | None = None
+    #: What the run came to (app/result.py); None while it is running.
+    result: RunResult | None = None
+
+    @property
+    def headline(self) -> str:
+        """The result in words ("not done"), or the outcome while there is none (running)."""
+        return self.result.words if self.result is not None else self.outcome
 
 
 @dataclass
@@ -275,6 +288,7 @@ _V1 = [
 # 2: the application each step went to ("xterm — bash"), from control.target.
 # 3: where each step's action came from (the model, or a replayed trajectory) and why.
 # 4: each step's reasoning tokens, and whether that figure is an estimate (NULL before).
+# 5: each run's result (done, not done, ...), derived from the outcome for the runs before.
 _MIGRATIONS: dict[int, list[str]] = {
     1: _V1,
     2: ["ALTER TABLE steps ADD COLUMN target TEXT"],
@@ -282,6 +296,12 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE steps ADD COLUMN source_note TEXT"],
     4: ["ALTER TABLE steps ADD COLUMN reasoning_tokens INTEGER",
         "ALTER TABLE steps ADD COLUMN reasoning_estimated INTEGER"],
+    5: ["ALTER TABLE runs ADD COLUMN result TEXT",
+        # Nothing better is known of a run stored before: what its outcome means.
+        "UPDATE runs SET result = CASE outcome "
+        + " ".join(f"WHEN '{outcome}' THEN '{result.value}'"
+                   for outcome, result in OUTCOME_RESULTS.items())
+        + " END"],
 }
 
 _STEP_COLUMNS = (
@@ -293,7 +313,7 @@ _STEP_COLUMNS = (
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id, task, started_at, finished_at, outcome, reason, endpoint, model, settings_json, steps, "
-    "pid, host"
+    "pid, host, result"
 )
 
 
@@ -514,18 +534,25 @@ class ActionLog:
                     "(unknown run, or that step was stored already)"
                 ) from exc
 
-    def finish_run(self, run_id: str, outcome: str, reason: str | None = None) -> None:
-        """Record how a run ended (one of :data:`OUTCOMES` except ``running``) and commit."""
+    def finish_run(self, run_id: str, outcome: str, reason: str | None = None,
+                   result: RunResult | None = None) -> None:
+        """Record how a run ended (one of :data:`OUTCOMES` except ``running``) and what it came
+        to (``result``; None: what the outcome means, app/result.py) and commit."""
         if outcome not in OUTCOMES or outcome == "running":
             raise StoreError(f"not a final outcome: {outcome!r}")
+        try:
+            final = OUTCOME_RESULTS[outcome] if result is None else RunResult(result)
+        except ValueError as exc:
+            raise StoreError(f"unknown result {result!r}") from exc
         with self._lock, self._transaction():
             cur = self._conn.execute(
-                "UPDATE runs SET outcome = ?, reason = ?, finished_at = ? WHERE id = ?",
-                (outcome, self._text(reason), time.time(), run_id),
+                "UPDATE runs SET outcome = ?, result = ?, reason = ?, finished_at = ? "
+                "WHERE id = ?",
+                (outcome, final.value, self._text(reason), time.time(), run_id),
             )
             if cur.rowcount == 0:
                 raise RunNotFound(f"no run {run_id!r}")
-        _log.info("run %s finished: %s", run_id, outcome)
+        _log.info("run %s finished: %s (%s)", run_id, final.words, outcome)
 
     def mark_interrupted(self) -> list[str]:
         """Mark runs left ``running`` by a process that is gone as ``interrupted``; their ids.
@@ -549,10 +576,12 @@ class ActionLog:
             with self._transaction():
                 for run_id, pid in dead:
                     self._conn.execute(
-                        "UPDATE runs SET outcome = 'interrupted', reason = ?, finished_at = "
+                        "UPDATE runs SET outcome = 'interrupted', result = ?, reason = ?, "
+                        "finished_at = "
                         "coalesce((SELECT max(coalesce(finished_at, started_at)) FROM steps "
                         "WHERE run_id = runs.id), started_at) WHERE id = ? AND outcome = 'running'",
-                        (f"the holodesk process (pid {pid}) ended before the run finished",
+                        (OUTCOME_RESULTS["interrupted"].value,
+                         f"the holodesk process (pid {pid}) ended before the run finished",
                          run_id),
                     )  # fmt: skip
         for run_id, _pid in dead:
@@ -825,12 +854,23 @@ def _source(text: str | None) -> Source:
 
 def _run_from_row(row: Sequence[Any]) -> RunRecord:
     (run_id, task, started_at, finished_at, outcome, reason, endpoint, model, settings_json,
-     steps, pid, host) = row  # fmt: skip
+     steps, pid, host, result) = row  # fmt: skip
     return RunRecord(
         id=run_id, task=task, started_at=started_at, finished_at=finished_at, outcome=outcome,
         reason=reason, endpoint=endpoint, model=model, settings=json.loads(settings_json or "{}"),
-        steps=steps, pid=pid, host=host,
+        steps=steps, pid=pid, host=host, result=_run_result(result, outcome),
     )  # fmt: skip
+
+
+def _run_result(text: str | None, outcome: str) -> RunResult | None:
+    if text is None:
+        return None  # still running
+    try:
+        return RunResult(text)
+    except ValueError:
+        # Only possible in a hand-edited row (finish_run refuses it): its outcome says more.
+        _log.warning("action log: unknown run result %r read from its outcome", text)
+        return OUTCOME_RESULTS.get(outcome)
 
 
 def _sniff_ext(data: bytes) -> str | None:

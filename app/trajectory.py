@@ -74,6 +74,7 @@ from app.events import (
     StepProposed,
 )
 from app.parameters import Filled, secret_typed
+from app.result import RunResult
 from app.secrets import SecretStore, redact
 from control import match
 from model.coords import Convention, FrameGeometry, to_image_point
@@ -564,7 +565,9 @@ class Recorder:
             if pending is not None and pending.action is not None and pending.geometry:
                 self._done.append(_Done(pending.frame, pending.geometry, pending.action,
                                         pending.secret or self._holds_secret(pending.action)))
-        elif isinstance(event, RunFinished) and event.outcome is Outcome.ANSWERED:
+        elif (isinstance(event, RunFinished) and event.outcome is Outcome.ANSWERED
+              and event.result is RunResult.DONE):
+            # An answer the task's own check denies is no way to do it again.
             self._finish(event)
 
     def _holds_secret(self, action: Action) -> bool:

@@ -498,18 +498,20 @@ def render(out: Path) -> None:
         settle(0.6)  # the panel arms its approve buttons after a moment
         shot("confirm-panel.png", panel.grab())
 
-        # The floating Stop button over the desktop it floats above.
-        button = app.stop_button
+        # The run bar (what the task window collapses into while a run acts) over the
+        # desktop it floats above, as it stands while the confirmation waits.
+        bar = app.run_bar
         # The hint exactly as ui.app sets it for the stop hotkey in the settings.
-        button.set_hint(f"or press {parse_combo(app.settings.stop_hotkey).label()}")
+        bar.set_hint(parse_combo(app.settings.stop_hotkey).label())
         backdrop = QImage(desktop.draw(DesktopState(selected=1)).tobytes(), SCREEN[0], SCREEN[1],
                           SCREEN[0] * 3, QImage.Format.Format_RGB888)
-        scene = backdrop.copy(QRect(SCREEN[0] - 300, 0, 300, 120)).convertToFormat(
+        width = bar.width() + 64
+        scene = backdrop.copy(QRect(SCREEN[0] - width, 0, width, 120)).convertToFormat(
             QImage.Format.Format_ARGB32)
         painter = QPainter(scene)
-        painter.drawPixmap(QPoint(300 - button.width() - 16, 40), button.grab())
+        painter.drawPixmap(QPoint(32, 32), bar.grab())
         painter.end()
-        shot("stop-button.png", scene)
+        shot("run-bar.png", scene)
 
         panel.approve_button.click()
         wait_until(lambda: finished_runs() == 2, "the second run")

@@ -36,6 +36,7 @@ from app.logs import setup_logging
 from app.pause import PauseGate
 from app.protected import Noticed, changed_message, changed_since_last_run
 from app.report import collect_report
+from app.result import RunResult
 from app.run_request import RunRequest
 from app.runner import stop_signals
 from app.scheduler import Clock
@@ -65,13 +66,16 @@ from ui.panel_place import move_clear_of
 from ui.parameters_dialog import ValuesAsker
 from ui.problem_view import fix_text, view
 from ui.report_dialog import ReportDialog
+from ui.result_view import RESULT_TRAY, result_line
+from ui.reveal import reveal
+from ui.run_bar import RunBar
 from ui.safety_watch import SafetyWatch
 from ui.scheduler import ScheduleTimer
 from ui.server_control import ServerControl
 from ui.server_menu import ServerMenu
 from ui.server_view import ServerView
 from ui.settings_dialog import SettingsDialog
-from ui.stop_button import FloatingStopButton
+from ui.stage import Stage
 from ui.task_window import TaskWindow
 from ui.telling import Teller
 from ui.tray import Tray, TrayActions, TrayCloseChoice, TrayState, ask_tray_close
@@ -137,7 +141,10 @@ class HolodeskApp(QObject):
 
             def session_factory(request: RunRequest, latch: StopLatch,
                                 gate: PauseGate) -> Session:
-                return real_session(request, latch, gate, exclude=rects)
+                # Before each screenshot the run waits for holodesk's windows to leave the
+                # work (ui/stage.py): what it works in is never a painted-out hole.
+                return real_session(request, latch, gate, exclude=rects,
+                                    make_way=lambda area: self.stage.make_way(area, latch))
 
         self.controller = RunController(session_factory, self)
         self.values_asker = ValuesAsker()
@@ -163,8 +170,9 @@ class HolodeskApp(QObject):
         self.about_dialog: AboutDialog | None = None
         self.confirm_panel = ConfirmPanel()
         self.overlay = TargetOverlay()
-        self.stop_button = FloatingStopButton()
-        self._stop_button_placed = False
+        #: What the task window and the stand-in collapse into while a run acts (Stop,
+        #: progress), kept off the work by ``stage``.
+        self.run_bar = RunBar()
         self.log_window: LogWindow | None = None
         self.doctor_window: DoctorWindow | None = None
         self.report_dialog: ReportDialog | None = None
@@ -181,9 +189,19 @@ class HolodeskApp(QObject):
             parent=self,
         )
         self.calibration_control.settings_saved.connect(self._use_read_settings)
-        for window in (self.task_window, self.confirm_panel, self.overlay, self.stop_button,
+        for window in (self.task_window, self.confirm_panel, self.overlay, self.run_bar,
                        self.tray.window):
             self.window_rects.keep_out(window)
+        self.stage = Stage(
+            self.run_bar,
+            collapsible=lambda: [self.task_window, self.tray.window],
+            windows=lambda: [self.log_window, self.automations_dialog, self.doctor_window,
+                             self.report_dialog, self.about_dialog,
+                             self.calibration_control.dialog, self.values_asker.dialog,
+                             self.safety.dialog],
+            reveal=lambda window: reveal(window, activate=False),
+            parent=self,
+        )
         self.status: ServerStatus | None = None
         self.server_view: ServerView  # made with the server, below
         self.teller = Teller(
@@ -220,6 +238,8 @@ class HolodeskApp(QObject):
             show=self._bring_back,
             stop=lambda reason: self._stop_all("trigger", reason),
             closed=lambda: self._closed,
+            make_way=self.stage.outside,
+            run_over=self.stage.outside_ended,
         ), at_login=at_login)
         self.demo = DemoControl(
             self.controller, self._background, settings=lambda: self.settings,
@@ -231,6 +251,7 @@ class HolodeskApp(QObject):
         c = self.controller
         c.run_event.connect(self._on_event)
         c.running_changed.connect(self._on_running)
+        c.unstarted.connect(self.teller.unstarted)  # the header says it as a run's end
         c.failed.connect(lambda _text: self.task_window.set_running(False))
         c.failed.connect(self.report_error)  # after: the window shows it as not running
         c.notice.connect(self.report_error)
@@ -241,8 +262,13 @@ class HolodeskApp(QObject):
         self.task_window.automations_requested.connect(self.show_automations)
         self.task_window.setup_requested.connect(lambda: self.server_view.set_up())
         self.task_window.connect_requested.connect(lambda: self.show_settings(server_only=True))
+        self.task_window.log_requested.connect(self.show_log)
         self.task_window.demo_requested.connect(self.start_demo)
-        self.stop_button.stop_clicked.connect(lambda: c.stop("stop button"))
+        bar = self.run_bar
+        bar.stop_clicked.connect(lambda: c.stop("stop button"))
+        bar.pause_clicked.connect(c.pause)
+        bar.resume_clicked.connect(c.resume)
+        bar.show_clicked.connect(self._show_during_run)
         self.confirm_panel.answered.connect(self._on_answered)
         a = self.actions
         a.new_task.triggered.connect(self.show_task_window)
@@ -389,7 +415,7 @@ class HolodeskApp(QObject):
     def _on_stop_hotkey_changed(self, combo: str) -> None:
         from control.hotkeys import parse_combo
 
-        self.stop_button.set_hint(f"or press {parse_combo(combo).label()}")
+        self.run_bar.set_hint(parse_combo(combo).label())
         if self.automations_dialog is not None:
             self.automations_dialog.stop_hotkey = combo
 
@@ -411,14 +437,16 @@ class HolodeskApp(QObject):
             self.automations_dialog = dialog
         else:
             self.automations_dialog.reload()
-        self.automations_dialog.show()
-        self.automations_dialog.raise_()
-        self.automations_dialog.activateWindow()
+        reveal(self.automations_dialog)
 
     def show_task_window(self) -> None:
-        self.task_window.show()
-        self.task_window.raise_()
-        self.task_window.activateWindow()
+        reveal(self.task_window)
+
+    def _show_during_run(self) -> None:
+        """The run bar's Show: the task window back for the rest of the run (the person's
+        choice; the work may be under it)."""
+        self.stage.kept(self.task_window)
+        self.show_task_window()
 
     def _bring_back(self) -> None:
         """A second launch: everything the person may have closed comes back."""
@@ -429,8 +457,7 @@ class HolodeskApp(QObject):
         """Bring back the tray's stand-in window (where the desktop has no tray)."""
         window = self.tray.window
         if window is not None:
-            window.show()
-            window.raise_()
+            reveal(window, activate=False)
 
     def _on_tray_window_close(self) -> None:
         """The stand-in window's close button: hide it or quit, as the person chooses; never
@@ -448,17 +475,14 @@ class HolodeskApp(QObject):
         if self.about_dialog is None:
             self.about_dialog = AboutDialog()
             self.window_rects.keep_out(self.about_dialog)
-        self.about_dialog.show()
-        self.about_dialog.raise_()
-        self.about_dialog.activateWindow()
+        reveal(self.about_dialog)
 
     def show_log(self) -> None:
         if self.log_window is None:
             self.log_window = LogWindow()
             self.window_rects.keep_out(self.log_window)
             self.controller.run_event.connect(self.log_window.on_event)
-        self.log_window.show()
-        self.log_window.raise_()
+        reveal(self.log_window, activate=False)
 
     def show_doctor(self) -> None:
         """Open the set-up checks (`holodesk doctor`) and run them afresh."""
@@ -529,7 +553,7 @@ class HolodeskApp(QObject):
         self.scheduler.stop()
         self.hotkeys.clear()
         windows: list[QWidget | None] = [
-            self.task_window, self.confirm_panel, self.overlay, self.stop_button,
+            self.task_window, self.confirm_panel, self.overlay, self.run_bar,
             self.log_window, self.automations_dialog, self.doctor_window,
             self.report_dialog, self.calibration_control.dialog, self.about_dialog,
             self.tray.window, self.values_asker.dialog,
@@ -564,6 +588,7 @@ class HolodeskApp(QObject):
 
     def _on_event(self, event: Event) -> None:
         self.task_window.on_event(event)
+        self.stage.on_event(event)
         if isinstance(event, RunStarted):
             name = self.task_window.automation
             what = f"the automation “{name}”" if name else repr(event.task)
@@ -588,6 +613,9 @@ class HolodeskApp(QObject):
         elif isinstance(event, RunPaused):
             self.task_window.set_paused(True, event.reason)
             self.tray.set_state(TrayState.WAITING, f"holodesk: paused ({event.reason})")
+            # Nothing acts while it waits for the person: the windows come back (they leave
+            # the work again before the next screenshot).
+            self.stage.bring_back()
             self.show_task_window()
         elif isinstance(event, RunResumed):
             self.task_window.set_paused(False)
@@ -596,15 +624,15 @@ class HolodeskApp(QObject):
             self.report_error(view(event.problem).line())
         elif isinstance(event, RunFinished):
             self._clear_confirmation()
-            stopped = event.outcome.value == "stopped"
-            self.tray.set_state(
-                TrayState.STOPPED if stopped else TrayState.IDLE,
-                f"holodesk: {event.outcome.value}: {event.reason}",
-            )
+            said = result_line(event.result, event.reason)
+            self.tray.set_state(RESULT_TRAY[event.result], said)
             info = self.controller.latch.info
-            if stopped and info is not None and info.source == TRIPWIRE:
-                # The person may not be looking at the task window: a protected file changed.
+            if (event.result is RunResult.STOPPED and info is not None
+                    and info.source == TRIPWIRE):
+                # A protected file changed: said as the problem it is, not as a mere end.
                 self.report_error(f"The run was stopped: {event.reason}")
+            else:  # the person may be looking elsewhere
+                self.teller.finished(event.result, said)
 
     def _on_answered(self, reply: ConfirmReply) -> None:
         self.controller.answer(reply)
@@ -618,15 +646,10 @@ class HolodeskApp(QObject):
     def _on_running(self, running: bool) -> None:
         self.actions.stop.setEnabled(running)
         if running:
-            if not self._stop_button_placed:
-                # Out of the way at the top right (left unplaced, it covers the task box
-                # wherever no window manager places it), once its hint has set its width;
-                # only the first time, so a person's drag stays.
-                self.stop_button.place_default()
-                self._stop_button_placed = True
-            self.stop_button.show()
+            # The task window and the stand-in collapse into the run bar, off the work.
+            self.stage.begin()
         else:
-            self.stop_button.hide()
+            self.stage.end()  # the windows come back, to say how it ended
             self._clear_confirmation()
             self.demo.end()
             self.teller.run_over()
@@ -770,5 +793,5 @@ def _listen_for_stop_hotkey(main: HolodeskApp) -> HotkeyListener | None:
         main.report_error(f"The emergency stop hotkey is not available: {e}. Use the Stop "
                           "button, the tray menu or the screen corner.")
         return None
-    main.stop_button.set_hint(f"or press {parse_combo(combo).label()}")
+    main.run_bar.set_hint(parse_combo(combo).label())
     return hotkeys

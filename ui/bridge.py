@@ -14,6 +14,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app import protected
+from app.automations import AutomationError
 from app.events import (
     AwaitingConfirmation,
     ConfirmReply,
@@ -23,15 +24,24 @@ from app.events import (
     RunStarted,
     StepDecided,
 )
+from app.lock import DesktopBusyError
 from app.pause import PauseGate
+from app.result import RunResult
 from app.run_request import RunRequest
-from app.session import TOUCH_GRACE_S, Session
+from app.session import TOUCH_GRACE_S, NeverTouchUnseen, Session
+from app.way import MakeWay
 from control.capture import ExcludeRects
 from control.stop import StopLatch
+from model.plain_http import PlainHttpRefused
 from model.problem import HolodeskError
 from ui.problem_view import view
 
 log = logging.getLogger(__name__)
+
+#: What refuses a run as it is built, before it acts (the rest is a failure to start): another
+#: run holds the desktop, plain http not agreed to, never-touch applications holodesk cannot
+#: tell apart, an automation changed outside holodesk and not approved.
+_REFUSALS = (DesktopBusyError, PlainHttpRefused, NeverTouchUnseen, AutomationError)
 
 #: Builds the session of one run from its request (app/session.py ``build_session``, over the
 #: real parts or a test's); the latch is the run's stop, the gate its pause.
@@ -39,10 +49,12 @@ SessionFactory = Callable[[RunRequest, StopLatch, PauseGate], Session]
 
 
 def real_session(request: RunRequest, latch: StopLatch, gate: PauseGate, *,
-                 exclude: ExcludeRects | None = None) -> Session:
+                 exclude: ExcludeRects | None = None,
+                 make_way: MakeWay | None = None) -> Session:
     """The real parts, with hand back on touch: the person's own input pauses the run.
 
-    ``exclude`` lists holodesk's own visible windows, masked out of every screenshot.
+    ``exclude`` lists holodesk's own visible windows, masked out of every screenshot;
+    ``make_way`` takes them out of where the run works before each one (app/way.py).
     """
     from app.runner import open_run
     from control.input import InputBackend, PyAutoGuiBackend
@@ -57,7 +69,7 @@ def real_session(request: RunRequest, latch: StopLatch, gate: PauseGate, *,
     # one mouse. DesktopBusyError's message says who holds it; the controller shows it. The
     # session frees the lock when it closes.
     return open_run(request, latch=latch, pause=gate, backend=backend, exclude=exclude,
-                    touch=detector)
+                    touch=detector, make_way=make_way)
 
 
 class RunController(QObject):
@@ -72,6 +84,9 @@ class RunController(QObject):
     run_event = Signal(object)
     running_changed = Signal(bool)
     failed = Signal(str)
+    #: Just before ``failed``: what the run that could not start came to (a
+    #: :class:`~app.result.RunResult`: refused, or failed) and the same sentence.
+    unstarted = Signal(object, str)
     #: Something to tell the person as a run starts (protected files changed since the last
     #: run, or watched less closely in this one); delivered on the GUI thread.
     notice = Signal(str)
@@ -162,7 +177,10 @@ class RunController(QObject):
                 log.warning("cannot start the run: %s", e, exc_info=True)
                 # A holodesk problem names its fix in the windows' terms (a Settings field).
                 said = view(e).text() if isinstance(e, HolodeskError) else str(e)
-                self.failed.emit(f"Cannot start the run: {said}")
+                text = f"Cannot start the run: {said}"
+                self.unstarted.emit(
+                    RunResult.REFUSED if isinstance(e, _REFUSALS) else RunResult.FAILED, text)
+                self.failed.emit(text)
                 return
             noticed = protected.changed_since_last_run(request.settings)
             self._notices = ([protected.changed_message(noticed)] if noticed else []) + [

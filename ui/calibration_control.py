@@ -14,6 +14,7 @@ from app.settings import Settings, load_settings
 from model.problem import Problem
 from ui.calibrate_flow import CalibrationFlow, CalibrationReportDialog
 from ui.problem_view import view
+from ui.reveal import reveal
 from ui.workers import Background
 
 __all__ = ["CalibrationControl"]
@@ -85,8 +86,7 @@ class CalibrationControl(QObject):
         dialog.use_convention.connect(self._save_convention)
         self._keep_out_of_capture(dialog)
         self.dialog = dialog
-        dialog.show()
-        dialog.raise_()
+        reveal(dialog, activate=False)
 
     def _on_failed(self, problem: Problem) -> None:
         self._restore()

@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from app.admission import Refused, RunSource, busy, what_run
 from app.demo.run import Demo, DemoResult
+from app.events import RunFinished
+from app.result import RunResult
 from app.run_request import make_run_request
 from app.settings import Settings
 from ui.bridge import RunController
@@ -52,6 +54,9 @@ class DemoControl:
         self.demo: Demo | None = None
         #: Whether its parts are starting (a run, as far as admission is concerned).
         self.starting = False
+        #: What the demo's run came to, once it ended (its check's verdict, or a stop).
+        self.result: RunResult | None = None
+        controller.run_event.connect(self._on_event)
 
     def start(self) -> bool:
         """The practice window and the demo model start off the GUI thread; the run starts
@@ -82,13 +87,20 @@ class DemoControl:
             demo.close()
             return
         self._opened()
-        if not self._controller.start(make_run_request(demo.settings, demo.task)):
+        # The practice window's own state decides whether the run is done (Demo.check).
+        if not self._controller.start(make_run_request(demo.settings, demo.task,
+                                                       check=demo.check)):
             demo.close()
             self._refused(busy(what_run(RunSource.DEMO)))  # a run began while it was opening
             return
         self.demo = demo
+        self.result = None
         # Closing the practice window ends the run: nothing is left to practise on.
         demo.watch(self._controller.latch)
+
+    def _on_event(self, event: object) -> None:
+        if isinstance(event, RunFinished) and self.demo is not None:
+            self.result = event.result
 
     def end(self) -> None:
         """The run is over: the practice window and the model are closed."""
@@ -99,9 +111,10 @@ class DemoControl:
         self._background.run(demo.finish, self._ended)
 
     def _ended(self, result: DemoResult) -> None:
+        # The run's end said the result everywhere already (the run's check is this verdict).
         log.info("%s", result.message)
-        if not result.done:
-            self._tell(result.message)
+        if self.result is RunResult.DONE:  # in the task window, back since the run ended
+            self._task_window.show_next_steps()
         self._finished(result)
 
     def close(self) -> None:

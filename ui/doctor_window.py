@@ -1,10 +1,11 @@
 """The "Check set-up" window: `holodesk doctor` in the desktop app.
 
 The same checks as the command (:mod:`app.doctor`), in the same order, one row each: the status
-as a coloured word (PASS, FAIL, SKIP: colour and text, never colour alone), what was found and,
-on a failure, the fix; the text is selectable so a fix can be copied. A summary line says how
-many passed and "Copy report" puts the plain-text report, as the command prints it, on the
-clipboard. The tray wires it up like this::
+as a coloured word (PASS, WARN, FAIL, SKIP: colour and text, never colour alone), what was found
+and, on a failure or a warning, the fix; the text is selectable so a fix can be copied. A
+summary line says how many passed (a WARN counts, as for the command's exit code) and "Copy
+report" puts the plain-text report, as the command prints it, on the clipboard. The tray wires
+it up like this::
 
     window = DoctorWindow(lambda: app.settings)
     check_action.triggered.connect(window.show_and_run)   # "Check set-up…"
@@ -45,13 +46,15 @@ from app.doctor import (
     Doctor,
     DoctorConfig,
     Status,
-    all_passed,
+    fix_label,
     format_result,
+    summary_text,
 )
 from app.settings import Settings
 from app.version import version
 from ui.colours import WHITE, Tone, fill_color, tone_color
 from ui.problem_view import fix_text
+from ui.reveal import reveal
 
 __all__ = [
     "STATUS_COLORS",
@@ -68,12 +71,12 @@ _log = logging.getLogger(__name__)
 #: The badge colour of each status (white text on it); the word is always shown too.
 STATUS_COLORS: dict[str, str] = {
     Status.PASS.value: fill_color(Tone.OK).name(),
+    Status.WARN.value: fill_color(Tone.WARNING).name(),
     Status.FAIL.value: fill_color(Tone.ERROR).name(),
     Status.SKIP.value: fill_color(Tone.MUTED).name(),
 }
 _WAITING = "waiting"
 _CHECKING = "checking"
-_FIX_LABELS = {Status.FAIL: "Fix"}  # any other status with a fix shows it as a "Note"
 _BADGE_WIDTH = 76
 
 
@@ -94,14 +97,6 @@ DoctorFactory = Callable[[Settings], DoctorLike]
 def real_doctor(settings: Settings) -> Doctor:
     """The real doctor for this process's environment (the default factory)."""
     return Doctor(DoctorConfig(settings=settings))
-
-
-def summary_text(results: Sequence[CheckResult]) -> str:
-    """The summary line, worded as `holodesk doctor` prints it."""
-    if all_passed(results):
-        return f"All {len(results)} checks passed."
-    passed = sum(r.passed for r in results)
-    return f"{passed} of {len(results)} checks passed."
 
 
 @dataclass(frozen=True)
@@ -195,9 +190,8 @@ class _Row:
                     filled=True)
         self.detail.setText(result.detail)
         if result.fix:
-            label = _FIX_LABELS.get(result.status, "Note")
-            self.fix.setText(f"{label}: {fix_text(result.fix)}")
-            weight = "bold" if result.status is Status.FAIL else "normal"
+            self.fix.setText(f"{fix_label(result)}: {fix_text(result.fix)}")
+            weight = "bold" if result.status in (Status.FAIL, Status.WARN) else "normal"
             self.fix.setStyleSheet(f"font-weight: {weight};")
             self.fix.show()
         else:
@@ -410,9 +404,7 @@ class DoctorWindow(QWidget):
         For the tray entry: each "Check set-up…" checks afresh.
         """
         self._run_on_show = False
-        self.show()
-        self.raise_()
-        self.activateWindow()
+        reveal(self)
         self.run_checks()
 
     @Slot()

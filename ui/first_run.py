@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWi
 from ui.colours import Tone, text_style
 from ui.plain import plain_label, shown
 
-__all__ = ["FirstRunGuide"]
+__all__ = ["FirstRunGuide", "server_buttons"]
 
 TITLE = "holodesk needs a model server"
 WHAT = (
@@ -36,6 +36,21 @@ _SETUP_WORDS = {
     "stopping": "Stopping the model server…",
     "ready": "The model server is running",
 }
+
+
+def server_buttons() -> tuple[QPushButton, QPushButton]:
+    """The two ways to a model server, as buttons: set one up on this machine, connect to one
+    elsewhere (the guide's, and the note after a done demo: ui/next_steps.py)."""
+    setup = QPushButton(_SETUP_WORDS["stopped"])
+    setup.setToolTip(
+        "Checks that this machine can run the model (the vLLM program and the graphics "
+        "card), then starts the model server and shows how it is going"
+    )
+    elsewhere = QPushButton("Connect to a server elsewhere…")
+    elsewhere.setToolTip(
+        "Enter the address and the key of a model server on another machine, and test it"
+    )
+    return setup, elsewhere
 
 
 class FirstRunGuide(QFrame):
@@ -59,18 +74,11 @@ class FirstRunGuide(QFrame):
         self.where_label.setWordWrap(True)
         self.where_label.hide()
 
-        self.setup_button = QPushButton(_SETUP_WORDS["stopped"])
-        self.setup_button.setToolTip(
-            "Checks that this machine can run the model (the vLLM program and the graphics "
-            "card), then starts the model server and shows how it is going"
-        )
+        self.setup_button, self.connect_button = server_buttons()
         self.setup_button.clicked.connect(self.setup_requested)
-        self.connect_button = QPushButton("Connect to a server elsewhere…")
-        self.connect_button.setToolTip(
-            "Enter the address and the key of a model server on another machine, and test it"
-        )
         self.connect_button.clicked.connect(self.connect_requested)
-        self.demo_button = QPushButton("Try the demo")
+        # Alt+D: a mnemonic, as the menus have (and the way a keyboard reaches it first).
+        self.demo_button = QPushButton("Try the &demo")
         self.demo_button.setToolTip(
             "Watch holodesk work a practice window with a built-in stand-in model: no model "
             "server needed, nothing else on your screen is touched"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtNetwork import QLocalServer
 
-from app.instance import Message, send, socket_name
+from app.instance import Message, peer_pid, send, socket_name
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,13 @@ class InstanceServer(QObject):
                 return
             try:
                 message = json.loads(buffer)
+                if isinstance(message, dict):
+                    # Who sent it, as the system says: a message about a run must come from
+                    # that run's own process (app/ipc.py).
+                    message.pop("peer", None)
+                    peer = peer_pid(int(socket.socketDescriptor()))
+                    if peer is not None:
+                        message["peer"] = peer
                 reply = self.handler(message) if isinstance(message, dict) else {"ok": False}
             except Exception as e:  # a bad message must not take the app down
                 log.warning("bad message from another launch: %s", e)

@@ -1,11 +1,11 @@
 """The action log window: every run and its steps, live while a run goes on.
 
 Above, the runs (newest first), one line each: the whole id, the task (cut in its middle, so
-that its start and its end both show), when it started, how it ended, its steps. Below, the
-selected run's steps with a thumbnail, the model's thought, the action, the decision, the
-outcome and the time taken. Both tables use the window's whole width; the task and the
-thought take what the other columns leave and can be widened; a cut text shows whole on
-hover. Double-click a step for its
+that its start and its end both show), when it started, what it came to (done, not done,
+stopped, failed: app/result.py), its steps. Below, the selected run's result and why, then its
+steps with a thumbnail, the model's thought, the action, the decision, the outcome and the time
+taken. Both tables use the window's whole width; the task and the thought take what the other
+columns leave and can be widened; a cut text shows whole on hover. Double-click a step for its
 full screenshot with the point marked. Export, Open folder and Delete act on the selected runs.
 
 Threads: the window opens its own :class:`ActionLog` (through the ``open_log`` factory) and uses
@@ -56,13 +56,15 @@ from app.events import (
     StepProposed,
 )
 from app.export import export_run
+from app.result import RunResult
 from app.store import ActionLog, RunRecord, Source, StepRecord, StepResult
 from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
-from ui.colours import Tone, text_style
+from ui.colours import Tone, text_style, tone_color
 from ui.fit import FillColumn
 from ui.plain import plain_label, shown, shown_line, wrapped_tooltip
+from ui.result_view import RESULT_TONES
 from ui.workers import Background
 
 __all__ = [
@@ -78,7 +80,7 @@ MARKER_COLOR = QColor(255, 0, 0)
 THUMB_HEIGHT = 54
 _RELOAD_DELAY_MS = 150  # coalesces the burst of events at the end of a step into one read
 
-RUN_COLUMNS = ("Run", "Task", "Started", "Outcome", "Steps")
+RUN_COLUMNS = ("Run", "Task", "Started", "Result", "Steps")
 STEP_COLUMNS = ("Screen", "#", "Thought", "Action", "Decision", "Outcome", "Time")
 #: The first widths of the steps' Action and Outcome columns (the person may change them).
 _ACTION_WIDTH = 260
@@ -209,10 +211,26 @@ class _StepView:
 
 
 @dataclass
+class _RunRow:
+    """One row of the runs table: a stored run, with what the events said of it since."""
+
+    run_id: str
+    task: str
+    started: float
+    headline: str  # the result in words, or "running"
+    steps: int
+    reason: str = ""
+    result: RunResult | None = None
+
+
+@dataclass
 class _LiveRun:
     task: str
     started_at: float
-    outcome: str = "running"
+    #: The result in words once the run ended (the store's once it has it), "running" until.
+    headline: str = "running"
+    reason: str = ""
+    result: RunResult | None = None
     steps: int = 0
     steps_view: dict[int, _StepView] = field(default_factory=dict)
 
@@ -383,11 +401,21 @@ class LogWindow(QWidget):
         ):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        # The shown run's result and why, over its steps (selectable: it may be copied).
+        self.run_detail = plain_label("")
+        self.run_detail.setObjectName("run_detail")
+        self.run_detail.setWordWrap(True)
+        self.run_detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        detail = QWidget()
+        detail_layout = QVBoxLayout(detail)
+        detail_layout.setContentsMargins(0, 0, 0, 0)
+        detail_layout.addWidget(self.run_detail)
+        detail_layout.addWidget(self.steps_table, 1)
         # One above the other, each the window's width: side by side, the runs' tasks were
         # cut to "Demo: in the …" and every row looked the same.
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.runs_table)
-        splitter.addWidget(self.steps_table)
+        splitter.addWidget(detail)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
         layout = QVBoxLayout(self)
@@ -590,7 +618,8 @@ class LogWindow(QWidget):
             view.outcome = f"{StepResult.FAILED}: {event.error}"
             view.seconds = time.monotonic() - view.started
         elif isinstance(event, RunFinished):
-            live.outcome = event.outcome.value
+            live.headline, live.reason = event.result.words, event.reason
+            live.result = event.result
             self._runs_timer.start()
         else:
             return
@@ -604,33 +633,35 @@ class LogWindow(QWidget):
     def _runs_read(self, runs: list[RunRecord]) -> None:
         self._runs = runs
         listed = {run.id for run in runs}
-        # The store is the truth once it has a run's final outcome.
+        # The store is the truth once it has a run's result.
         for run in runs:
             live = self._live.get(run.id)
-            if live is not None and run.outcome != "running":
-                live.outcome = run.outcome
+            if live is not None and run.result is not None:
+                live.headline, live.reason, live.result = run.headline, run.reason or "", \
+                    run.result
         self._render_runs()
         if self._shown_run is not None and self._shown_run not in listed | set(self._live):
             self._show_steps(None, [])
         self.runs_loaded.emit(runs)
 
-    def _run_rows(self) -> list[tuple[str, str, float, str, int]]:
+    def _run_rows(self) -> list[_RunRow]:
         rows = []
         stored = {run.id for run in self._runs}
         for run_id, pending in self._live.items():
             if run_id not in stored and pending.task:
-                rows.append(
-                    (run_id, pending.task, pending.started_at, pending.outcome, pending.steps)
-                )
+                rows.append(_RunRow(run_id, pending.task, pending.started_at, pending.headline,
+                                    pending.steps, pending.reason, pending.result))
         for run in self._runs:
             live = self._live.get(run.id)
-            outcome = run.outcome
-            steps = run.steps
+            row = _RunRow(run.id, run.task, run.started_at, run.headline, run.steps,
+                          run.reason or "", run.result)
             if live is not None:
-                outcome = live.outcome if run.outcome == "running" else run.outcome
-                steps = max(steps, live.steps)
-            rows.append((run.id, run.task, run.started_at, outcome, steps))
-        rows.sort(key=lambda r: (r[2], r[0]), reverse=True)
+                if run.result is None:  # the store has not got its end yet: the events' word
+                    row.headline, row.reason, row.result = live.headline, live.reason, \
+                        live.result
+                row.steps = max(row.steps, live.steps)
+            rows.append(row)
+        rows.sort(key=lambda r: (r.started, r.run_id), reverse=True)
         return rows
 
     def _render_runs(self) -> None:
@@ -641,26 +672,44 @@ class LogWindow(QWidget):
         try:
             rows = self._run_rows()
             table.setRowCount(len(rows))
-            for row, (run_id, task, started, outcome, steps) in enumerate(rows):
-                texts = (run_id, shown_line(task), _clock(started), outcome, str(steps))
+            for row, run in enumerate(rows):
+                texts = (run.run_id, shown_line(run.task), _clock(run.started), run.headline,
+                         str(run.steps))
                 for col, text in enumerate(texts):
                     item = QTableWidgetItem(text)
                     if col == 0:
-                        item.setData(Qt.ItemDataRole.UserRole, run_id)
-                        item.setToolTip(f"Run {run_id}")
+                        item.setData(Qt.ItemDataRole.UserRole, run.run_id)
+                        item.setToolTip(f"Run {run.run_id}")
                     if col == 1:
-                        item.setToolTip(wrapped_tooltip(task))
+                        item.setToolTip(wrapped_tooltip(run.task))
+                    if col == 3 and run.result is not None:
+                        item.setForeground(tone_color(RESULT_TONES[run.result]))
+                        if run.reason:
+                            item.setToolTip(wrapped_tooltip(run.reason))
                     table.setItem(row, col, item)
             # Rows move as runs come and go: select the same runs again, by id.
             table.clearSelection()
             model = table.selectionModel()
             flags = QItemSelectionModel.SelectionFlag
-            for row, (run_id, *_rest) in enumerate(rows):
-                if run_id in selected or (not selected and run_id == current):
+            for row, run in enumerate(rows):
+                if run.run_id in selected or (not selected and run.run_id == current):
                     model.select(table.model().index(row, 0), flags.Select | flags.Rows)
+            self._show_detail({run.run_id: run for run in rows}.get(current or ""))
         finally:
             table.blockSignals(False)
         self._update_buttons()
+
+    def _show_detail(self, run: _RunRow | None) -> None:
+        """The shown run's result as the headline and why after it, over its steps."""
+        if run is None or run.result is None:
+            self.run_detail.setText("Running" if run is not None else "")
+            self.run_detail.setStyleSheet("")
+            self.run_detail.setProperty("result", "")
+            return
+        reason = f": {shown(run.reason)}" if run.reason else ""
+        self.run_detail.setText(f"{run.result.heading}{reason}")
+        self.run_detail.setStyleSheet(text_style(RESULT_TONES[run.result]))
+        self.run_detail.setProperty("result", run.result.value)
 
     def _run_id_at(self, row: int) -> str:
         item = self.runs_table.item(row, 0)
@@ -676,6 +725,7 @@ class LogWindow(QWidget):
             return
         self._shown_run = run_id
         self._steps = []
+        self._show_detail(next((r for r in self._run_rows() if r.run_id == run_id), None))
         self._render_steps()
         self._reload_steps()
 

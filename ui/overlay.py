@@ -127,6 +127,20 @@ def qt_rect_to_physical(rect: QRect, screens: Sequence[ScreenMap] | None = None,
     return Rect(x0, y0, math.ceil(right) - x0, math.ceil(bottom) - y0)
 
 
+def physical_rect_to_qt(rect: Rect, screens: Sequence[ScreenMap] | None = None, *,
+                        identity: bool | None = None) -> Rect:
+    """A rectangle in native pixels of the virtual screen (a window the run works in, as the
+    target finder gives it) in Qt global coordinates: the inverse of :func:`qt_rect_to_physical`
+    on the screen holding its middle."""
+    if identity if identity is not None else _points_are_dip():
+        return rect
+    top_left = logical_to_qt(rect.left, rect.top, screens)
+    bottom_right = logical_to_qt(rect.right, rect.bottom, screens)
+    x0, y0 = math.floor(top_left.x()), math.floor(top_left.y())
+    return Rect(x0, y0, max(1, math.ceil(bottom_right.x()) - x0),
+                max(1, math.ceil(bottom_right.y()) - y0))
+
+
 # -- the overlay -----------------------------------------------------------------------------
 
 

@@ -33,7 +33,8 @@ from PySide6.QtWidgets import QWidget
 from model.coords import Point, Rect
 from ui.overlay import OVERLAY_RADIUS, logical_to_qt
 
-__all__ = ["KEEP_OUT", "Placement", "keep_out_boxes", "move_clear_of", "place_panel"]
+__all__ = ["KEEP_OUT", "Placement", "keep_out_boxes", "move_clear_of", "place_bar",
+           "place_panel"]
 
 log = logging.getLogger(__name__)
 
@@ -146,23 +147,27 @@ def _grid(width: int, height: int, screen: Rect, boxes: Sequence[Rect]) -> list[
 
 
 def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence[Rect], *,
-                keep_out: float, minimum: tuple[int, int] = (0, 0)) -> Placement:
+                keep_out: float, minimum: tuple[int, int] = (0, 0),
+                avoid: Sequence[Rect] = ()) -> Placement:
     """Where to put a panel of ``size`` (its frame) so it covers none of ``points``.
 
     ``screens`` are the monitors' available areas, ``keep_out`` the room each point keeps on
-    every side, ``minimum`` the smallest the panel may be made. See the module doc for the
-    order of preference. Without points the panel goes in the middle of the first screen.
+    every side, ``minimum`` the smallest the panel may be made, ``avoid`` rectangles kept free
+    like the points' (the window a run works in). See the module doc for the order of
+    preference. Without points or rectangles the panel goes in the middle of the first screen.
     """
     if not screens:
         raise ValueError("no screen to place the confirmation panel on")
     width, height = size
     areas = [_inner(s) for s in screens]
-    boxes = keep_out_boxes(points, keep_out)
+    boxes = keep_out_boxes(points, keep_out) + list(avoid)
+    # How far a place is from what it keeps clear: the points, else the rectangles' middles.
+    spots = list(points) or [(r.left + r.width / 2, r.top + r.height / 2) for r in avoid]
 
     def score(rect: Rect) -> float:
-        return min((_distance(rect, p) for p in points), default=0.0)
+        return min((_distance(rect, p) for p in spots), default=0.0)
 
-    if not points:
+    if not points and not avoid:
         return Placement(_fit(min(width, areas[0].width), min(height, areas[0].height),
                               areas[0], areas[0].left + areas[0].width / 2,
                               areas[0].top + areas[0].height / 2))
@@ -170,7 +175,7 @@ def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence
     # 1. Another monitor: the whole panel, in its middle (or, when a point at the edge of the
     # next monitor reaches into this one, away from that edge).
     for screen, area in zip(screens, areas, strict=True):
-        if any(screen.contains(x, y) for x, y in points):
+        if any(screen.contains(x, y) for x, y in points) or not _clear(screen, avoid):
             continue
         if area.width < width or area.height < height:
             continue
@@ -180,7 +185,7 @@ def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence
             return Placement(middle)
         for band, side in _bands(area, boxes):
             if band.width >= width and band.height >= height:
-                rect = _in_band(width, height, band, side, area, points)
+                rect = _in_band(width, height, band, side, area, spots)
                 if _clear(rect, boxes):
                     return Placement(rect)
 
@@ -190,7 +195,7 @@ def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence
         for band, side in _bands(area, boxes):
             if band.width < width or band.height < height:
                 continue
-            rect = _in_band(width, height, band, side, area, points)
+            rect = _in_band(width, height, band, side, area, spots)
             if _clear(rect, boxes) and (best is None or score(rect) > best[0]):
                 best = (score(rect), rect)
     if best is not None:
@@ -215,7 +220,7 @@ def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence
             w, h = min(width, band.width), min(height, band.height)
             if w < max(min_w, 1) or h < max(min_h, 1):
                 continue
-            rect = _in_band(w, h, band, side, area, points)
+            rect = _in_band(w, h, band, side, area, spots)
             if _clear(rect, boxes) and (shrunk is None or w * h > shrunk[0]):
                 shrunk = (w * h, rect)
     if shrunk is not None:
@@ -226,6 +231,42 @@ def place_panel(size: tuple[int, int], points: Sequence[Spot], screens: Sequence
     w, h = min(width, area.width), min(height, area.height)
     candidates = _grid(w, h, area, boxes)
     return Placement(max(candidates, key=score), covers=True)
+
+
+def _top_middle(width: int, height: int, area: Rect) -> Rect:
+    return _fit(min(width, area.width), min(height, area.height), area,
+                area.left + area.width / 2, area.top)
+
+
+def place_bar(size: tuple[int, int], points: Sequence[Spot], screens: Sequence[Rect], *,
+              keep_out: float, avoid: Sequence[Rect] = ()) -> Placement:
+    """Where the run bar goes while a run acts: over none of the windows it works in
+    (``avoid``) nor the points it acts on.
+
+    In order: the top middle of a screen the work does not touch (another monitor: the edge,
+    where the person's own work there is least in the way); beside the work on its screen, at
+    the edge farthest from it (:func:`place_panel`'s bands); over the work's windows but clear
+    of the points, as far from them as it gets; with nothing known to keep clear of, the top
+    middle of the work's screen. ``covers`` is True in the last two cases: the work's window
+    fills its screen.
+    """
+    if not screens:
+        raise ValueError("no screen to place the run bar on")
+    width, height = size
+    boxes = keep_out_boxes(points, keep_out) + list(avoid)
+    for screen in screens:
+        area = _inner(screen)
+        if _clear(screen, boxes) and area.width >= width and area.height >= height:
+            return Placement(_top_middle(width, height, area))
+    beside = place_panel(size, points, screens, keep_out=keep_out, avoid=avoid)
+    if not beside.covers and beside.rect.width == width and beside.rect.height == height:
+        return beside
+    if points:
+        clear_of_points = place_panel(size, points, screens, keep_out=keep_out)
+        if not clear_of_points.covers:
+            return Placement(clear_of_points.rect, covers=True)
+    work = [s for s in screens if not _clear(s, boxes)] or list(screens)
+    return Placement(_top_middle(width, height, _inner(work[0])), covers=True)
 
 
 # -- on the real screens ---------------------------------------------------------------------

@@ -38,6 +38,7 @@ from app.report import Report, ReportError, default_report_path, project_address
 from ui.buttons import button_row
 from ui.plain import plain_label, shown_lines
 from ui.problem_view import view
+from ui.reveal import reveal
 from ui.workers import Background
 
 __all__ = ["ReportDialog"]
@@ -151,9 +152,7 @@ class ReportDialog(QDialog):
         """Open (or raise) the window with a fresh report."""
         if not self.saving:
             self.start()
-        self.show()
-        self.raise_()
-        self.activateWindow()
+        reveal(self)
 
     def _on_collected(self, report: Report) -> None:
         self.report = report

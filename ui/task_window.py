@@ -36,13 +36,13 @@ from app.events import (
     Decision,
     FrameCaptured,
     ModelText,
-    Outcome,
     RunFinished,
     RunStarted,
     StepDecided,
     StepFailed,
     StepProposed,
 )
+from app.result import RunResult
 from app.settings import normalize_monitor
 from control.policy import ConfirmMode
 from model.coords import FrameGeometry, Point
@@ -50,8 +50,10 @@ from model.problem import Fix
 from ui.colours import SCREEN_STYLE, Tone, danger_button_style, text_style
 from ui.first_run import FirstRunGuide
 from ui.marker import ImageLoader, ImageSource, image_points, mark_image, read_scaled
+from ui.next_steps import NextStepsNote
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.problem_view import fix_text, plain_words, reason_text
+from ui.result_view import RESULT_TONES
 from ui.run_options import DEFAULT_MONITORS, confirm_combo, monitor_combo
 
 SCREENSHOT_BOUNDS = QSize(640, 400)
@@ -65,14 +67,6 @@ STATE_TONES = {
     "error": Tone.ERROR,
     "checking": Tone.WARNING,
     "loading": Tone.WARNING,
-}
-OUTCOME_WORDS = {
-    Outcome.ANSWERED: "Done",
-    Outcome.ASKED_USER: "The model needs you",
-    Outcome.STOPPED: "Stopped",
-    Outcome.LIMIT: "Limit reached",
-    Outcome.LOOP: "Stopped: the model was going in circles",
-    Outcome.ERROR: "Failed",
 }
 
 _THOUGHT_KEY = re.compile(r'"thought"\s*:\s*"')
@@ -126,12 +120,17 @@ class TaskWindow(QWidget):
     validated), ``stop_requested()``,
     ``pause_requested()``, ``resume_requested()``, ``automations_requested()`` (the saved
     tasks, to run or to edit); from the first-run guide ``setup_requested()`` (a model server
-    on this machine), ``connect_requested()`` (one elsewhere) and ``demo_requested()``.
+    on this machine), ``connect_requested()`` (one elsewhere) and ``demo_requested()``; from
+    the note after a done demo those two and ``log_requested()`` (the action log).
 
     Slots: ``on_event(event)`` for every :mod:`app.events` event, ``set_model_status(text,
     state)``, ``set_can_start(ok, why)``, ``set_running(running)``, ``set_paused(paused,
     why)``, ``show_error(message, fix)``, ``clear_error(text)``, ``set_defaults(confirm,
-    monitor)``, ``show_guide(shown, endpoint)``, ``expect_run(name, task)``.
+    monitor)``, ``show_guide(shown, endpoint)``, ``expect_run(name, task)``,
+    ``show_next_steps()``, ``show_unstarted(result, reason)``.
+
+    A run's end shows its result (app/result.py) as the Run box's header, in its colour, with
+    the reason right under it, scrolled into view.
 
     ``session`` reads the kind of desktop session (app.doctor.session_kind); in a Wayland
     session the window says what works there before the person starts a run.
@@ -145,6 +144,7 @@ class TaskWindow(QWidget):
     setup_requested = Signal()
     connect_requested = Signal()
     demo_requested = Signal()
+    log_requested = Signal()
 
     def __init__(
         self,
@@ -261,14 +261,23 @@ class TaskWindow(QWidget):
         controls.addWidget(self.pause_button)
         controls.addWidget(self.stop_button)
 
+        self.next_steps = NextStepsNote()
+        self.next_steps.setup_requested.connect(self.setup_requested)
+        self.next_steps.connect_requested.connect(self.connect_requested)
+        self.next_steps.task_requested.connect(self._write_first_task)
+        self.next_steps.log_requested.connect(self.log_requested)
+        self.next_steps.hide()
+
         run_box = QGroupBox("Run")
         run = QVBoxLayout(run_box)
         run.addLayout(controls)
+        # Right under the header: why the run came to its result, never below the fold.
+        run.addWidget(self.result_label)
+        run.addWidget(self.next_steps)
         run.addWidget(self.step_label)
         run.addWidget(self.thought_view)
         run.addWidget(self.screenshot_label, 1)
         run.addWidget(self.error_label)
-        run.addWidget(self.result_label)
 
         # Everything scrolls inside the window: wrapped text (a long error, the guide) gets
         # the height it needs at any window size instead of being cut off, and the window
@@ -423,9 +432,17 @@ class TaskWindow(QWidget):
             return
         self.setWindowTitle(f"holodesk — automation: {shown_line(name, 60)}")
         self.step_label.setText(f"Automation “{shown_line(name)}”: {shown(task)}")
+        self.status_label.setStyleSheet("")
         self.status_label.setText(f"Starting the automation “{shown_line(name)}”")
         self.result_label.hide()
         self.clear_error()
+
+    @Slot()
+    def show_next_steps(self) -> None:
+        """After a done demo: what just happened and what to try next, with its buttons,
+        until the next run starts."""
+        self.next_steps.show()
+        self._into_view(self.next_steps, self.status_label)
 
     @Slot(object)
     def on_event(self, event: object) -> None:
@@ -553,7 +570,9 @@ class TaskWindow(QWidget):
             self.setWindowTitle(f"holodesk — {shown_line(event.task, 60)}")
         self.clear_error()
         self.result_label.hide()
+        self.next_steps.hide()
         dry = " (dry run: nothing is clicked or typed)" if event.dry_run else ""
+        self.status_label.setStyleSheet("")
         self.status_label.setText("Running" + dry)
         if event.notice:  # until the model's first words replace it (the CLI prints it too)
             self.thought_view.setPlainText(f"Note: {shown(event.notice)}")
@@ -561,18 +580,48 @@ class TaskWindow(QWidget):
 
     def _run_finished(self, event: RunFinished) -> None:
         self._running, self._starting, self._paused = False, False, False
-        words = OUTCOME_WORDS.get(event.outcome, str(event.outcome))
-        which = f"Automation “{shown_line(self._automation)}”: " if self._automation else ""
-        self.status_label.setText(f"{which}{words} after {event.steps} step(s)")
         lines = [shown(reason_text(event.reason, event.fix))] if event.reason else []
         if event.answer:
-            lines.append(f"Answer: {shown(event.answer)}")
+            lines.append(f"The model's answer: {shown(event.answer)}")
+        self._show_result(event.result, f" after {event.steps} step(s)", lines)
+
+    @Slot(object, str)
+    def show_unstarted(self, result: RunResult, reason: str) -> None:
+        """A run that never started: refused (app/admission.py, a refusal as it was built) or
+        failed (no display ...). The header says so and why, as for a run's end; never over
+        an active run's own."""
+        if self._running:
+            return
+        self._starting = False
+        self._show_result(result, "", [shown(reason)] if reason else [])
+
+    def _show_result(self, result: RunResult, after: str, lines: list[str]) -> None:
+        """The Run box's header says ``result`` in its colour, the ``lines`` right under it
+        say why; both scrolled into view."""
+        which = f"Automation “{shown_line(self._automation)}”: " if self._automation else ""
+        self.status_label.setText(f"{which}{result.heading}{after}")
+        # The header alone carries the colour: the lines under it never say otherwise.
+        self.status_label.setStyleSheet(text_style(RESULT_TONES[result]))
+        self.status_label.setProperty("result", result.value)
         self.result_label.setText("\n".join(lines))
         self.result_label.setVisible(bool(lines))
-        self.result_label.setStyleSheet(
-            text_style(Tone.OK) if event.outcome is Outcome.ANSWERED else ""
-        )
         self._refresh()
+        self._into_view(self.result_label if lines else self.status_label, self.status_label)
+
+    def _write_first_task(self) -> None:
+        """The note's "Write a first task": the task box, ready to type in."""
+        self.next_steps.hide()
+        self._into_view(self.task_edit)
+        self.task_edit.setFocus()
+
+    def _into_view(self, *widgets: QWidget) -> None:
+        """Scroll so that each of ``widgets`` is in view, the last one first of all (the
+        layout settled first: a label just shown has no place in it yet)."""
+        layout = self.content.layout()
+        if layout is not None:
+            layout.activate()
+        for widget in widgets:
+            self.scroll_area.ensureWidgetVisible(widget, 0, 0)
 
     def _set_thought(self, text: str) -> None:
         text = shown(text)

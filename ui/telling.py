@@ -9,7 +9,9 @@ from collections import deque
 from collections.abc import Callable
 
 from app.admission import Refusal, Refused
+from app.result import RunResult
 from ui.automations_dialog import AutomationsDialog
+from ui.result_view import RESULT_TRAY, result_line
 from ui.task_window import TaskWindow
 from ui.tray import Tray
 
@@ -69,7 +71,11 @@ class Teller:
         text = refused.text
         if refused.kind is not Refusal.BUSY:
             if refused.kind is Refusal.SERVER:
+                # The server's state, which the status line and the guide follow: it goes
+                # once the server is ready (server_ready).
                 self._server_lines.append(text)
+            else:
+                self.unstarted(RunResult.REFUSED, text)
             self.error(text)
             return
         log.warning("%s", text)
@@ -80,6 +86,23 @@ class Teller:
         self.task_window.show_error(text)
         if not self._confirming() and not self.task_window.isVisible():
             self._show_window()
+
+    def unstarted(self, result: RunResult, text: str) -> None:
+        """A run that never started came to ``result`` (refused, or failed as it was built):
+        the task window's header and the tray say it as a run's end, unless a run is active
+        (its own end is never touched). Telling the person is the caller's."""
+        if self.task_window.running:
+            return
+        self.task_window.show_unstarted(result, text)
+        self.tray.set_state(RESULT_TRAY[result], result_line(result, text))
+
+    def finished(self, result: RunResult, text: str) -> None:
+        """A run ended with ``result`` (``text`` says it and why): a notification, since the
+        person may be looking elsewhere (the task window and the tray say it too, so nothing
+        else stands in for it where the desktop has no notifications)."""
+        log.info("%s", text)
+        self.told.append(text)
+        self.tray.notify("holodesk", text, error=result is not RunResult.DONE)
 
     def note(self, name: str, text: str, tell: bool) -> None:
         """A scheduled run that did not happen: a line in the Automations window and, with

@@ -44,6 +44,10 @@ class TrayState(StrEnum):
     WAITING = "waiting"  # a confirmation waits for the person
     STOPPED = "stopped"
     OFFLINE = "offline"  # the model server is down or not ready
+    # How the last run ended (app/result.py), until the next run or server change:
+    DONE = "done"
+    NOT_DONE = "not_done"
+    FAILED = "failed"  # the run failed, or was refused
 
 
 _LOOK: dict[TrayState, tuple[str, str]] = {
@@ -52,6 +56,9 @@ _LOOK: dict[TrayState, tuple[str, str]] = {
     TrayState.WAITING: ("#f59e0b", "?"),
     TrayState.STOPPED: ("#dc2626", "■"),
     TrayState.OFFLINE: ("#111827", "×"),
+    TrayState.DONE: ("#15803d", "✓"),
+    TrayState.NOT_DONE: ("#c2410c", "!"),
+    TrayState.FAILED: ("#991b1b", "✕"),
 }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import EXIT_OK, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
@@ -34,6 +35,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Saved tasks with their confirmation mode, monitor and hotkey. Run one "
                     "with `holodesk trigger NAME` (in the desktop app when it runs) or "
                     "`holodesk automation run NAME` (here).",
+        epilog=examples(
+            ('holodesk automation add backup --task "copy ~/notes to the USB stick" '
+             "--hotkey ctrl+alt+1", ""),
+            ("holodesk automation list", ""),
+            ("holodesk automation run backup", "here, in this terminal"),
+            ("holodesk automation schedule backup daily 18:00", "")),
     )
     asub = p.add_subparsers(dest="automation_command", required=True)
 
@@ -41,10 +48,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "list", help="list the automations",
         description="A STEPS column marks the automations with saved steps (\"saved\"): their "
                     "runs replay the steps of their last successful run without the model "
-                    "first; `holodesk automation forget NAME` drops them.")
+                    "first; `holodesk automation forget NAME` drops them.",
+        epilog=examples(("holodesk automation list", "")))
     ls.set_defaults(func=_guarded(_cmd_list))
 
-    add = asub.add_parser("add", help="save a new automation")
+    add = asub.add_parser(
+        "add", help="save a new automation",
+        description="Save a task under a name, with its confirmation mode, monitor and global "
+                    "hotkey. A {NAME} in the task is a parameter, filled in at each run "
+                    "(--param, --secret-param). The desktop app picks it up by itself.",
+        epilog=examples(
+            ('holodesk automation add backup --task "copy ~/notes to the USB stick"', ""),
+            ('holodesk automation add mail --task "write to {who}" --param who=Ada '
+             "--hotkey ctrl+alt+2", "with a parameter and a hotkey"),
+            ('holodesk automation add tidy --task "empty the trash" --confirm always', "")))
     add.add_argument("name", help="its name: letters, digits, spaces, '.', '_', '-'")
     add.add_argument("--task", required=True, help="what to do, in plain words")
     add.add_argument("--confirm", choices=_CONFIRM,
@@ -54,7 +71,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _param_arguments(add)
     add.set_defaults(func=_guarded(_cmd_add))
 
-    edit = asub.add_parser("edit", help="change an automation (only what is given)")
+    edit = asub.add_parser(
+        "edit", help="change an automation (only what is given)",
+        description="Change what is given of an automation: its name, task, confirmation mode, "
+                    "monitor, hotkey or parameters; the rest stays as it is.",
+        epilog=examples(("holodesk automation edit backup --confirm always", ""),
+                        ("holodesk automation edit backup --no-hotkey", ""),
+                        ("holodesk automation edit backup --name nightly-backup", "rename it")))
     edit.add_argument("name", help="the automation to change")
     edit.add_argument("--name", dest="new_name", help="rename it")
     edit.add_argument("--task", help="what to do, in plain words")
@@ -72,12 +95,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "set-secret", help="store the value of a secret parameter in the keyring",
         description="Store the value of a secret parameter in the system keyring, never in the "
                     "automations file. The value is asked without echo, or read from stdin "
-                    "(one line) when stdin is not a terminal; it is never an argument.")
+                    "(one line) when stdin is not a terminal; it is never an argument.",
+        epilog=examples(("holodesk automation set-secret login password", "asked for, without "
+                         "echo")))
     secret.add_argument("name", help="the automation")
     secret.add_argument("param", help="its secret parameter")
     secret.set_defaults(func=_guarded(_cmd_set_secret))
 
-    rm = asub.add_parser("remove", aliases=["rm"], help="delete an automation")
+    rm = asub.add_parser(
+        "remove", aliases=["rm"], help="delete an automation",
+        description="Delete an automation, with its schedule, hotkey, saved steps and stored "
+                    "secrets.",
+        epilog=examples(("holodesk automation remove backup", "")))
     rm.add_argument("name")
     rm.set_defaults(func=_guarded(_cmd_remove))
 
@@ -86,6 +115,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Scheduled runs happen while the desktop app runs, through it (its "
                     "confirmations, stop and log); a run missed while it was not running or the "
                     "computer slept is reported, not run late. Without a schedule: show it.",
+        epilog=examples(("holodesk automation schedule backup daily 09:00", ""),
+                        ("holodesk automation schedule report weekly mon,thu 17:30", ""),
+                        ("holodesk automation schedule backup at login", ""),
+                        ("holodesk automation schedule backup", "show its schedule"),
+                        ("holodesk automation schedule backup --clear", "")),
     )
     sched.add_argument("name", help="the automation")
     sched.add_argument("when", nargs="*", metavar="WHEN",
@@ -101,7 +135,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kinds.add_argument("--clear", action="store_true", help="remove its schedule")
     sched.set_defaults(func=_guarded(_cmd_schedule))
 
-    run = asub.add_parser("run", help="run an automation here, in this terminal")
+    run = asub.add_parser(
+        "run", help="run an automation here, in this terminal",
+        description="Run an automation in this terminal, as `holodesk run` runs a task: its "
+                    "confirmations here, Ctrl+C or the stop hotkey to stop. When the steps of "
+                    "its last successful run are saved, they are replayed first (the model is "
+                    "asked where they no longer fit).",
+        epilog=examples(("holodesk automation run backup", ""),
+                        ("holodesk automation run mail --set who=Grace", "a parameter's value"),
+                        ("holodesk automation run backup --confirm always", "to watch each "
+                         "step")))
     run.add_argument("name")
     run.add_argument("--confirm", choices=_CONFIRM,
                      help="override its confirmation mode for this run (e.g. always, to watch)")
@@ -121,7 +164,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     forget = asub.add_parser(
         "forget", help="drop the saved steps of an automation's last successful run",
         description="The next run asks the model at every step again (and saves its steps "
-                    "when it succeeds).")
+                    "when it succeeds).",
+        epilog=examples(("holodesk automation forget backup", "")))
     forget.add_argument("name")
     forget.set_defaults(func=_guarded(_cmd_forget))
 
@@ -130,7 +174,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Write the automation, its parameters (a secret one without its value), its "
                     "schedule and, if you say so, the saved steps of its last successful run to "
                     "one file. The saved steps hold crops of your screen, which can show "
-                    "personal data: look at them first (--show-crops DIR).")
+                    "personal data: look at them first (--show-crops DIR).",
+        epilog=examples(("holodesk automation export backup --show-crops /tmp/crops",
+                         "look at the crops first"),
+                        ("holodesk automation export backup --with-steps", ""),
+                        ("holodesk automation export backup --without-steps -o backup.zip", "")))
     export.add_argument("name")
     export.add_argument("--output", "-o", metavar="PATH",
                         help="the file to write (default: NAME.holodesk.zip here)")
@@ -148,7 +196,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "import", help="add an automation from a file written by export",
         description="Check the file (nothing unexpected in it, the automation valid here, the "
                     "saved steps readable) and add the automation. Its schedule is kept only "
-                    "with --keep-schedule; a confirmation mode of never becomes risky.")
+                    "with --keep-schedule; a confirmation mode of never becomes risky.",
+        epilog=examples(("holodesk automation import backup.holodesk.zip", ""),
+                        ("holodesk automation import backup.holodesk.zip --as backup2", "")))
     imp.add_argument("file")
     imp.add_argument("--as", dest="as_name", metavar="NEWNAME",
                      help="import it under another name")
@@ -448,7 +498,7 @@ def _read_hidden(prompt: str) -> str | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from app.admission import Refused, RunSource
     from app.automations import AutomationError, load_automations
-    from app.cli.run import run_task
+    from app.cli.run import refused, run_task
     from app.controller import Missing, fill, find, missing_refused
     from app.parameter_values import parse_assignment
     from app.run_request import AutomationMode, make_run_request
@@ -469,7 +519,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     settle_before_run(automation=automation.name)
     automation = find(load_automations(), automation.name)  # as the answer left it
     if isinstance(automation, Refused):  # one added outside holodesk is taken out on No
-        return fail(automation.text, EXIT_USAGE)
+        return refused(automation.text)
     ask = _terminal_ask()
     filled = fill(automation, given, ask=ask, ask_all=args.ask)
     if isinstance(filled, Refused):
@@ -488,7 +538,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             mode=AutomationMode.WITHOUT_REPLAY if args.no_replay else AutomationMode.RUN,
             dry_run=args.dry_run)
     except AutomationError as e:  # changed outside holodesk and not approved, or nowhere to act
-        return fail(e, EXIT_USAGE)
+        return refused(e)
     return run_task(request, verbose=args.verbose)
 
 

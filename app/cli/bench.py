@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, stop_signals
 from model.problem import Fix, Problem
 
@@ -44,6 +45,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "requests: three screenshots, growing history, structured output, streamed) for "
             "each concurrency level, and report tokens/s, steps/s, latency and errors."
         ),
+        epilog=examples(("holodesk bench --levels 1,8,32", "three levels of sessions"),
+                        ("holodesk bench --levels 1,4 --steps 3", "a quick look"),
+                        ("holodesk bench --reference 8900@100", "against a published figure")),
     )
     p.add_argument("--levels", default=DEFAULT_LEVELS,
                    help=f"concurrency levels, comma-separated (default {DEFAULT_LEVELS})")

@@ -11,6 +11,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import (
     EXIT_BUSY,
     EXIT_OK,
@@ -41,6 +42,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "norm1, pixels) its clicks land, with the error in pixels per target. Exits 0 when "
             "a convention fits, 1 when the clicks miss under every convention."
         ),
+        epilog=examples(("holodesk calibrate", "on the first monitor; asks before saving"),
+                        ("holodesk calibrate --monitor 2 --save", "")),
     )
     p.add_argument("--monitor", help="monitor index (1 = first), 'mouse', or a region WxH+X+Y")
     p.add_argument("--endpoint", help="the server's base URL (default http://127.0.0.1:8000/v1)")

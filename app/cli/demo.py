@@ -9,12 +9,20 @@ from app.cli.output import EXIT_OK, fail
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the command's parser to the `holodesk` subcommands."""
+    from app.cli.helptext import examples
+
     demo = sub.add_parser(
-        "demo", help="try holodesk on a practice window with a built-in demo model (no GPU)",
+        "demo", help="the place to start: watch a run on a practice window, with a built-in "
+        "demo model (no GPU or model server needed)",
         description="Open a practice window and let a built-in demo model (which looks at the "
         "screen, no GPU or model server needed) fill it in with the real capture, safety "
         "checks, confirmation, input, stop and action log. It acts only in the practice "
-        "window. Exits 0 when the practice task is done.")
+        "window. Exits 0 when the practice task is done.",
+        epilog=examples(
+            ("holodesk demo", "asks before the risky step (Delete draft)"),
+            ("holodesk demo --confirm never", "watch it run through without a question"),
+            ("holodesk demo --confirm always", "approve every step yourself"),
+        ))
     demo.add_argument("--confirm", choices=["always", "risky", "never"],
                       help="which actions to confirm first (default from settings: risky)")
     demo.add_argument("-v", "--verbose", action="store_true", help="print every event")
@@ -22,8 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from app.cli.run import run_task
+    from app.cli.run import drive_task, run_ended
     from app.demo.run import PracticeWindowError, start_demo
+    from app.result import RunResult
     from app.run_request import make_run_request
     from app.settings import load_settings
     from control.stop import StopLatch
@@ -39,13 +48,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
               "the practice window.", flush=True)
         latch = StopLatch()
         demo.watch(latch)
-        code = run_task(make_run_request(demo.settings, demo.task), verbose=args.verbose,
-                        latch=latch)
+        # The practice window's own state decides whether the run is done (Demo.check).
+        finished = drive_task(make_run_request(demo.settings, demo.task, check=demo.check),
+                              verbose=args.verbose, latch=latch)
     finally:
         result = demo.finish()
+    if isinstance(finished, int):
+        return finished  # it never ran: said already
     if result.checklist:
         print(result.checklist)
-    if result.done:
-        print(result.message)
-        return EXIT_OK
-    return fail(result.message) if code == EXIT_OK else fail(result.message, code)
+    if finished.result is not RunResult.DONE:
+        return run_ended(finished)
+    print(result.message)
+    print(next_steps_text())
+    return EXIT_OK
+
+
+def next_steps_text() -> str:
+    """What a done demo says last: what just happened, and what to try next."""
+    from app.demo.run import NEXT_STEPS, WHAT_HAPPENED
+
+    lines = [f"Demo: {WHAT_HAPPENED}", "What to try next:"]
+    lines += [f"  - {step.title.lower()}: {step.command}" for step in NEXT_STEPS]
+    return "\n".join(lines)

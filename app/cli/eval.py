@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, fail, say
 
 if TYPE_CHECKING:
@@ -20,7 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Run a fixed suite of desktop tasks, each in a throwaway window of its own "
         "(nothing else is touched), against a model server and a profile, and report per task: "
         "passed, steps, seconds, prompt and answer tokens (docs/eval.md). Without --endpoint "
-        "the built-in demo model answers (no GPU). Exits 0 when every task passed.")
+        "the built-in demo model answers (no GPU). Exits 0 when every task passed.",
+        epilog=examples(("holodesk eval --list", "the tasks"),
+                        ("holodesk eval", "every task, with the built-in demo model"),
+                        ("holodesk eval --endpoint http://127.0.0.1:8000/v1 --compare legacy "
+                         "holotron-12b", "two contracts side by side")))
     p.add_argument("--endpoint", help="the server's base URL (default: the built-in demo model)")
     p.add_argument("--model", help="the served model name (default: read from /v1/models)")
     which = p.add_mutually_exclusive_group()

@@ -27,18 +27,41 @@ from app.cli import report as cli_report
 from app.cli import run as cli_run
 from app.cli import serve as cli_serve
 from app.cli import trigger as cli_trigger
+from app.cli.helptext import Parser, entries, examples
 from app.cli.output import EXIT_OK, EXIT_USAGE, fail
 from app.logs import setup_logging
 from app.settings import SettingsError
 from app.version import version
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from app.calibrate import ScreenFactory
 
-# In the order `holodesk --help` lists them.
-_SUBCOMMANDS = (cli_run, cli_demo, cli_log, cli_trigger, cli_config,
-                cli_automations, cli_serve, cli_doctor, cli_calibrate, cli_bench, cli_report,
-                cli_eval)
+#: The commands as `holodesk --help` lists them, after "Start here" (the app and the demo):
+#: (heading, the modules whose commands go under it).
+_GROUPS: tuple[tuple[str, tuple[ModuleType, ...]], ...] = (
+    ("Run tasks", (cli_run, cli_automations, cli_trigger)),
+    ("Set up and check", (cli_serve, cli_config, cli_doctor, cli_calibrate)),
+    ("Look back", (cli_log, cli_report)),
+    ("Measure models and servers", (cli_eval, cli_bench)),
+)
+_START = ("holodesk", "start the desktop app: a tray icon (or a small window where the desktop "
+          "has none) to type tasks, watch each step, stop a run, and open the action log, "
+          "Settings and Check set-up")
+_ABOUT = (
+    "holodesk does a task on your own desktop: you say what to do in plain words, and it looks "
+    "at the screen and works the mouse and keyboard until the task is done, asking you before "
+    "risky actions. The model, Holotron-12B, is served by vLLM on your own GPU, so screenshots "
+    "never leave your machine."
+)
+_READ_MORE = (
+    "Read more in holodesk's README.md: \"Try it without a GPU: holodesk demo\", \"Set up the "
+    "model server\", \"The desktop app\", \"Use from the command line\", \"Automations\", "
+    "\"Configuration\" and \"The safety model\". `holodesk COMMAND --help` (or `holodesk help "
+    "COMMAND`) says what a command does, with examples. When something does not work: "
+    "`holodesk doctor` checks the desktop and the model server and says how to fix what fails."
+)
 
 
 def main(
@@ -92,15 +115,61 @@ def exit_now(code: int) -> NoReturn:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="holodesk",
-        description="A desktop computer-use assistant driven by Holotron-12B served by vLLM.",
-    )
+    p = Parser(prog="holodesk", usage="%(prog)s [-h] [--version] [COMMAND ...]")
     p.add_argument("--version", action="version", version=f"holodesk {version()}")
-    sub = p.add_subparsers(dest="command")
-    for module in _SUBCOMMANDS:
+    # The commands are listed in the description, grouped: argparse's own list is one block.
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS,
+                           prog="holodesk")
+    listed: dict[ModuleType, list[tuple[str, str]]] = {}
+    for module in (cli_demo, *(m for _, group in _GROUPS for m in group)):
+        before = len(sub._choices_actions)
         module.register(sub)
+        listed[module] = [(a.dest, a.help or "") for a in sub._choices_actions[before:]]
+    _register_help(sub, p)
+    start = [_START, *((f"holodesk {name}", text) for name, text in listed[cli_demo])]
+    rows = [(name, text) for _, group in _GROUPS for m in group for name, text in listed[m]]
+    blocks = [_ABOUT, f"Start here:\n{entries(start)}"]
+    width = max(len(name) for name, _ in rows)
+    for heading, group in _GROUPS:
+        mine = [(f"{name:<{width}}", text) for m in group for name, text in listed[m]]
+        blocks.append(f"{heading}:\n{entries(mine)}")
+    p.description = "\n\n".join(blocks)
+    p.epilog = "\n\n".join([examples(
+        ("holodesk", "the desktop app"),
+        ("holodesk demo", "a first run on a practice window, no GPU needed"),
+        ('holodesk run "open the Downloads folder"', "a task, from this terminal"),
+        ("holodesk doctor", "what is missing, and how to fix it"),
+    ), _READ_MORE])
     return p
+
+
+def _register_help(sub: argparse._SubParsersAction[Parser], root: Parser) -> None:
+    """`holodesk help [COMMAND ...]`: the help of holodesk or of one of its commands."""
+    p = sub.add_parser(
+        "help", help="show this help, or a command's (the same as COMMAND --help)",
+        description="Show holodesk's help, or the help of a command or subcommand: what it "
+        "does, its options and examples.",
+        epilog=examples(("holodesk help", "every command"),
+                        ("holodesk help run", "what a run does and how to stop it"),
+                        ("holodesk help config set", "every setting, its meaning and range")))
+    p.add_argument("topic", nargs="*", metavar="COMMAND", help="a command, and a subcommand")
+
+    def show(args: argparse.Namespace) -> int:
+        parser = root
+        for word in args.topic:
+            found = next((a.choices for a in parser._actions
+                          if isinstance(a, argparse._SubParsersAction)), None)
+            if not isinstance(found, dict) or word not in found:
+                from model.problem import Fix, Problem
+
+                return fail(Problem(f"no help on {' '.join(args.topic)!r}: there is no such "
+                                    "command", Fix("`holodesk --help` lists the commands")),
+                            EXIT_USAGE)
+            parser = found[word]
+        parser.print_help()
+        return EXIT_OK
+
+    p.set_defaults(func=show)
 
 
 if __name__ == "__main__":

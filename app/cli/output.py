@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import sys
 
-from app.cli.exitcodes import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE
+from app.cli.exitcodes import (
+    EXIT_BUSY,
+    EXIT_NOT_DONE,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_RUN_FAILED,
+    EXIT_STOPPED,
+    EXIT_USAGE,
+    RESULT_CODES,
+)
 from app.cli.render import render
 from app.runner import stop_signals
 from app.visible import without_controls
@@ -20,9 +29,13 @@ from model.problem import HolodeskError, Problem
 
 __all__ = [
     "EXIT_BUSY",
+    "EXIT_NOT_DONE",
     "EXIT_OK",
+    "EXIT_REFUSED",
     "EXIT_RUN_FAILED",
+    "EXIT_STOPPED",
     "EXIT_USAGE",
+    "RESULT_CODES",
     "error",
     "fail",
     "say",

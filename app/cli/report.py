@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from app.cli.helptext import examples
 from app.cli.output import EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, fail
 
 #: Lines of each part shown before asking.
@@ -27,6 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "and the last run's steps as text, with the API key, typed secrets and anything shaped "
         "like a token masked. Screenshots only with --screenshots (they are not masked). The "
         "list of what goes in and a preview are printed before it asks to save.",
+        epilog=examples(("holodesk report", "shows what goes in, then asks"),
+                        ("holodesk report --screenshots -o ~/report.zip", ""),
+                        ("holodesk report --yes", "save without asking")),
     )
     p.add_argument("-o", "--output", type=Path,
                    help="the .zip to write (default: holodesk-report-DATE-TIME.zip here)")

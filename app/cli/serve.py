@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.cli.helptext import examples
 from app.cli.output import (
     EXIT_BUSY,
     EXIT_OK,
@@ -76,6 +77,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Start vLLM with the flags Holotron-12B needs, wait until it answers, and "
         "stop it cleanly on Ctrl+C. Options default to the serve_* settings "
         "(`holodesk config show`). Extra vLLM flags go after `--`.",
+        epilog=examples(
+            ("holodesk serve", "Holotron-12B on this machine's GPU, at the endpoint's port"),
+            ("holodesk serve --install", "first install vLLM in an environment of its own"),
+            ("holodesk serve --plan", "how many sessions one GPU holds; runs nothing"),
+            ("holodesk serve --print-command", "the vllm command, to run it yourself"),
+            ("holodesk serve --tls", "https, with a self-signed certificate to pin"),
+            ("holodesk serve -- --enforce-eager", "an extra vLLM flag")),
     )
     p.add_argument("--model", help="Hugging Face model name or local folder "
                    "(default: Hcompany/Holotron-12B)")

@@ -98,7 +98,7 @@ class TerminalFrontEnd:
             case RunFinished():
                 if event.answer:
                     self._say(f"answer: {_v(event.answer)}")
-                self._say(f"run {event.run_id or '-'} ended: {event.outcome.value} "
+                self._say(f"run {event.run_id or '-'} ended: {event.result.words} "
                           f"after {event.steps} step(s): "
                           f"{_v(reason_line(event.reason, event.fix))}")
 

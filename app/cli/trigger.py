@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, error, fail, say
+from app.cli.helptext import examples
+from app.cli.output import EXIT_BUSY, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, error, fail, say
 
 if TYPE_CHECKING:
     from app.automations import Automation
@@ -19,6 +20,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="`trigger NAME` runs the automation NAME in the running desktop app, or "
                     "here when the app is not running; `trigger show|stop|run TASK` shows the "
                     "app's window, pulls its emergency stop, or starts a task in it.",
+        epilog=examples(("holodesk trigger backup", "run the automation named backup"),
+                        ("holodesk trigger show", "bring the desktop app's window forward"),
+                        ("holodesk trigger stop", "the app's emergency stop"),
+                        ('holodesk trigger run "open the Downloads folder"',
+                         "a task, in the app")),
     )
     trig.add_argument("what", metavar="NAME|show|stop|run",
                       help="an automation's name, or show, stop, run")
@@ -38,14 +44,14 @@ def _cmd_trigger(args: argparse.Namespace) -> int:
     if reply is None:
         return fail("the desktop app is not running; start it with `holodesk`")
     if not reply.get("ok"):
-        return fail(str(reply.get("error", "the desktop app refused")))
+        return fail(str(reply.get("error", "the desktop app refused")), EXIT_REFUSED)
     return EXIT_OK
 
 
 def _trigger_automation(name: str, extra: str) -> int:
     """`holodesk trigger NAME`: in the running app when there is one, else here."""
     from app.automations import AutomationError, find_automation, load_automations
-    from app.cli.run import run_task
+    from app.cli.run import refused, run_task
     from app.instance import send
     from app.parameter_values import MissingValues, resolve
     from app.run_request import make_run_request
@@ -81,11 +87,11 @@ def _trigger_automation(name: str, extra: str) -> int:
             request = make_run_request(load_settings(), filled.task, automation=automation,
                                        parameters=filled)
         except AutomationError as e:  # changed outside holodesk: it does not run by itself
-            return fail(e, EXIT_USAGE)
+            return refused(e)
         return run_task(request)
     if not reply.get("ok"):
         return fail(str(reply.get("error", "the desktop app refused")),
-                    EXIT_BUSY if reply.get("busy") else EXIT_RUN_FAILED)
+                    EXIT_BUSY if reply.get("busy") else EXIT_REFUSED)
     say(f"automation {automation.name!r} started in the desktop app")
     return EXIT_OK
 

@@ -17,14 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.demo.look import STEPS
+from app.demo.look import PRACTICE_WM_CLASS, STEPS
 from app.demo.window_process import (
     START_TIMEOUT,
     WindowProcess,
+    wait_focused,
 )
+from app.parts import Closeable
+from control.target import Target
 from model.coords import Rect
 
 log = logging.getLogger(__name__)
+
+#: How long the practice window is given to get the keyboard focus before the run starts.
+FOCUS_TIMEOUT = 10.0
 
 #: The hidden first argument that makes `holodesk` show the practice window.
 PRACTICE_OPTION = "--practice-window"
@@ -106,9 +112,36 @@ class PracticeWindow(WindowProcess[PracticeState]):
                 "missing).")
 
     def start(self, timeout: float = START_TIMEOUT) -> PracticeState:
-        """Start the window and wait until it is drawn; its first state.
+        """Start the window and wait until it is drawn and has the keyboard focus; its first
+        state.
 
         Raises :class:`PracticeWindowError` when it exits or does not show in ``timeout``.
         """
         log.info("starting the practice window: %s", " ".join(self.command()))
-        return self.launch(timeout)
+        state = self.launch(timeout)
+        self.take_focus()
+        return state
+
+    def take_focus(self, timeout: float = FOCUS_TIMEOUT) -> bool:
+        """Wait until the window has the keyboard focus, asking the window manager for it when
+        it does not come; whether it came.
+
+        The demo's first step types the name into the field the window focuses: typed before
+        the window manager handed the window the focus (it may do so a moment after the window
+        is drawn, or give it to another window), the keys went elsewhere and the run went in
+        circles (issue 24). Without it after ``timeout`` the run still starts: the demo model
+        clicks the field first when the window shows it has no focus.
+        """
+        from control.target_x11 import make_target_finder
+
+        finder = make_target_finder()
+        try:
+            return wait_focused(finder, self._mine, timeout)
+        finally:
+            if isinstance(finder, Closeable):
+                finder.close()
+
+    def _mine(self, target: Target) -> bool:
+        proc = self.proc
+        return (proc is not None and target.found and target.pid == proc.pid
+                and PRACTICE_WM_CLASS.lower() in target.names)

@@ -7,6 +7,7 @@ its state.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import tempfile
 import threading
@@ -16,10 +17,13 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from control.stop import StopLatch
+from control.target import Target, TargetFinder
 from model.coords import Rect
 
+log = logging.getLogger(__name__)
+
 __all__ = ["MARGIN", "SETTLE", "START_TIMEOUT", "PracticeWindowError", "WindowProcess",
-           "capture_region", "watch_window"]
+           "capture_region", "wait_focused", "watch_window"]
 
 #: Seconds to wait for the window to show (Qt's start on a busy machine takes a few).
 START_TIMEOUT = 60.0
@@ -54,6 +58,32 @@ def watch_window(alive: Callable[[], bool], latch: StopLatch, source: str, reaso
 
     threading.Thread(target=loop, name=f"{source}-watch", daemon=True).start()
     return ended.set
+
+
+def wait_focused(finder: TargetFinder, mine: Callable[[Target], bool],
+                 timeout: float) -> bool:
+    """Wait until the window ``mine`` picks has the keyboard focus, asking the window manager
+    to give it (``finder.activate``) while it does not; whether it got it in ``timeout``. A
+    finder that cannot tell (no X11) answers False at once."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            focused = finder.focused()
+            if mine(focused):
+                return True
+            if not focused.finder:
+                return False  # this platform cannot tell which window has the focus
+            for target in finder.windows():
+                if mine(target):
+                    finder.activate(target)  # it waits a moment for the focus to move
+                    break
+        except Exception:  # a display that fails must not keep the demo from starting
+            log.warning("could not give the window the focus", exc_info=True)
+            return False
+        if time.monotonic() > deadline:
+            log.warning("the window did not get the keyboard focus in %g s", timeout)
+            return False
+        time.sleep(0.05)
 
 
 def json_state(path: Path) -> dict[str, Any] | None:

@@ -19,6 +19,13 @@ def test_help_lists_the_commands(home: Home) -> None:
     assert result.returncode == 0
     for command in ("run", "log", "config", "trigger"):
         assert command in result.stdout
+    # What a newcomer needs first: the app itself and the demo (tests/app/test_cli_help.py
+    # has the rest), the same through the `holodesk` entry point as through the CLI's.
+    start = result.stdout.split("Start here:\n", 1)[1].splitlines()
+    assert start[0].split()[0] == "holodesk" and "desktop app" in start[0]
+    assert next(line for line in start[1:] if line.startswith("  holodesk")).split()[:2] == [
+        "holodesk", "demo"]
+    assert run_holodesk(home, "help").stdout == result.stdout
 
 
 def test_trigger_without_a_running_app_says_so(home: Home) -> None:

@@ -19,6 +19,8 @@ from app.parameter_values import load_secret, store_secret
 from app.parameters import Filled
 from app.run_request import RunRequest
 from app.settings import Settings
+from app.way import WorkArea, area_message
+from model.coords import Point, Rect
 from tests.support.automations_made import rename, sign_in
 from tests.support.home import Home, isolate_home
 
@@ -55,6 +57,8 @@ class FakeDesk:
     expected: list[tuple[str, str]] = field(default_factory=list)
     safety_checks: int = 0
     stopped: list[str] = field(default_factory=list)
+    made_way: list[tuple[int, str, WorkArea]] = field(default_factory=list)
+    over: list[int] = field(default_factory=list)
 
     def desk(self, folder: Path) -> Desk:
         def start_run(prepare: Callable[[], RunRequest]) -> bool:
@@ -104,6 +108,8 @@ class FakeDesk:
             check_safety=check_safety,
             stop=self.stopped.append,
             closed=lambda: self.closed,
+            make_way=lambda pid, task, area: self.made_way.append((pid, task, area)) is None,
+            run_over=self.over.append,
         )
 
     def drain(self) -> None:
@@ -407,6 +413,46 @@ def test_the_protocol_says_busy_while_a_run_is_active(home: Home) -> None:
     reply = controller.handle({"cmd": "run", "task": "x"})
     assert reply == {"ok": False, "busy": True, "error": busy("the task").text}
     assert len(desk.told) == 2  # the person is told too
+
+
+def test_a_run_in_a_terminal_asks_the_app_to_make_way(home: Home) -> None:
+    """`holodesk run` beside the app: where it works reaches the front end, as it said it."""
+    controller, desk = _make(home)
+    area = WorkArea(Rect(0, 0, 1366, 768), (Rect(300, 100, 700, 500),), (Point(400, 300),),
+                    3, 'click "Save"')
+    message = {"cmd": "make_way", "pid": 4242, "peer": 4242, "task": "tidy up",
+               **area_message(area)}
+    assert controller.handle(message) == {"ok": True, "changed": True}
+    assert desk.made_way == [(4242, "tidy up", area)]
+    assert controller.handle({"cmd": "run_over", "pid": 4242, "peer": 4242}) == {"ok": True}
+    assert desk.over == [4242]
+    assert desk.runs == []  # no run of the app's own
+
+
+@pytest.mark.parametrize(("message", "error"), [
+    ({"cmd": "make_way", "pid": 7, "peer": 8, "capture": [0, 0, 10, 10]},
+     "process 8 spoke for process 7"),
+    ({"cmd": "run_over", "pid": 7, "peer": 9}, "process 9 spoke for process 7"),
+    ({"cmd": "make_way", "capture": [0, 0, 10, 10]}, "malformed message: no process named"),
+    ({"cmd": "make_way", "pid": True, "capture": [0, 0, 10, 10]},
+     "malformed message: no process named"),
+    ({"cmd": "make_way", "pid": 7}, "malformed message: no work area"),
+    ({"cmd": "make_way", "pid": 7, "capture": [0, 0, 0, 10]}, "malformed message: no work area"),
+    ({"cmd": "make_way", "pid": 7, "capture": [0, 0, 10, 10], "points": [[1.5, 2]]},
+     "malformed message: no work area"),
+    ({"cmd": "make_way", "pid": 7, "capture": [0, 0, 10, 10], "windows": [[0, 0, 1]]},
+     "malformed message: no work area"),
+    ({"cmd": "make_way", "pid": 7, "capture": [0, 0, 10, 10], "windows": [[0, 0, 1, 1]] * 9},
+     "malformed message: no work area"),
+    ({"cmd": "make_way", "pid": 7, "capture": [0, 0, 10, 10], "step": "3"},
+     "malformed message: no work area"),
+])
+def test_a_make_way_message_from_another_process_or_malformed_is_refused(
+        home: Home, message: Any, error: str) -> None:
+    controller, desk = _make(home)
+    reply = controller.handle(message)
+    assert reply == {"ok": False, "error": error}
+    assert desk.made_way == [] and desk.over == []
 
 
 @pytest.mark.parametrize(("message", "error"), [

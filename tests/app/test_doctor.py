@@ -3,12 +3,14 @@ checks against the fake vLLM server (a real HTTP server on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from keyring.backends import fail
 
 from app.cli.render import fix_line
 from app.doctor import (
@@ -17,6 +19,7 @@ from app.doctor import (
     DISPLAY,
     ENDPOINT,
     IMAGES,
+    KEYRING,
     MODEL,
     REASONING,
     STRUCTURED,
@@ -27,13 +30,16 @@ from app.doctor import (
     all_passed,
     context_result,
     display_result,
+    fix_label,
     format_result,
     frame_is_black,
     keyring_result,
     run_with_timeout,
     session_kind,
+    summary_text,
     tray_result,
 )
+from app.secrets import ENV_API_KEY, KeyringStore, lookup_api_key, vouch_for
 from app.settings import Settings
 from tests.support.fake_vllm import (
     FakeHTTPError,
@@ -43,8 +49,12 @@ from tests.support.fake_vllm import (
     StructuredOutputs,
 )
 from tests.support.home import isolate_home
+from tests.support.keyring_backend import LockedBackend
 
 WAIT = {"thought": "nothing to do", "action": {"action": "wait", "seconds": 0}}
+ENDPOINT_URL = "http://127.0.0.1:8000/v1"
+
+vouch_for(LockedBackend)  # it stands for a Secret Service that stays locked
 
 
 def _never_connect(name: str) -> str:
@@ -160,29 +170,77 @@ def test_keyring_judgement() -> None:
         fix = fix_line(broken.fix)
         assert "gnome-keyring" in fix and "HOLODESK_API_KEY" in fix
         assert "plain file" in fix and "keyrings.alt" not in fix
-        # No key stored: nothing at risk, and a loopback server needs none; a note says what
-        # to do.
+        # No key stored: holodesk works (a loopback server needs none), with a warning.
         unneeded = keyring_result(backend, problem=problem, key_source="none")
-        assert unneeded.status is Status.PASS
-        assert unneeded.fix.text.startswith("if the server needs a key") and "gnome-keyring" in (
-            unneeded.fix.text)
-    # A key in the environment makes the keyring unnecessary.
+        assert unneeded.status is Status.WARN and unneeded.passed
+        assert backend.removeprefix("unavailable (").rstrip(")") in unneeded.detail
+        assert "gnome-keyring" in unneeded.fix.text and "needs no key" in unneeded.fix.text
+    # A key in the environment makes the keyring unnecessary for the key; still a warning.
     env = keyring_result("unavailable (keyring.backends.fail.Keyring)",
                          problem="No secure system keyring", key_source="env")
-    assert env.status is Status.PASS
-    assert "HOLODESK_API_KEY" in env.detail
+    assert env.status is Status.WARN
+    assert "HOLODESK_API_KEY" in env.detail and "safety setting" in env.detail
+
+
+def _said_once(result: CheckResult) -> None:
+    """Each sentence of the printed result appears once (the detail does not repeat the
+    fix's advice, as it did with app.secrets' help in it)."""
+    text = format_result(result, say=fix_line)
+    sentences = [s.strip() for s in re.split(r"[.;:]\s", " ".join(text.split())) if s.strip()]
+    repeated = {s for s in sentences if sentences.count(s) > 1}
+    assert not repeated, text
+    for advice in ("apt-get install gnome-keyring", "in the environment of each run",
+                   "your desktop's keyring or password manager"):
+        assert text.count(advice) <= 1, (advice, text)
+
+
+def test_no_secure_keyring_is_a_warning_said_once() -> None:
+    """What the doctor's keyring check is handed on a machine without a keyring: app.secrets'
+    own backend name and problem (which holds its advice)."""
+    store = KeyringStore(fail.Keyring())
+    found = lookup_api_key(ENDPOINT_URL, store, {})
+    result = keyring_result(store.backend_name(), problem=found.problem, key_source=found.source)
+    assert result.status is Status.WARN
+    assert result.detail.startswith("no secure keyring (keyring.backends.fail.Keyring")
+    assert "can store no API key" in result.detail
+    fix = fix_line(result.fix)
+    assert "Secret Service" in fix and ENV_API_KEY in fix and "needs no key" in fix
+    assert fix_label(result) == "Fix"
+    _said_once(result)
+
+
+def test_a_locked_keyring_is_a_warning_that_says_to_unlock_it_once() -> None:
+    store = KeyringStore(LockedBackend())
+    found = lookup_api_key(ENDPOINT_URL, store, {})
+    assert found.problem is not None
+    result = keyring_result(store.backend_name(), problem=found.problem,
+                            key_source=found.source)
+    assert result.status is Status.WARN
+    assert "the keyring cannot be used" in result.detail
+    assert "KeyringLocked: Failed to unlock the collection!" in result.detail
+    assert "Unlock the keyring" in fix_line(result.fix)
+    _said_once(result)
 
 
 def test_format_and_all_passed() -> None:
     fail = CheckResult(ENDPOINT, Status.FAIL, "nothing answers", "start it")
     note = CheckResult(DISPLAY, Status.PASS, "fine", "a note")
+    warn = CheckResult(KEYRING, Status.WARN, "no keyring", "install one")
     assert format_result(fail, say=fix_line).startswith("FAIL  endpoint")
     assert "Fix: start it" in format_result(fail, say=fix_line)
     assert "Note: a note" in format_result(note, say=fix_line)
+    assert format_result(warn, say=fix_line).startswith("WARN  keyring")
+    assert "Fix: install one" in format_result(warn, say=fix_line)
     assert all_passed([note])
     assert not all_passed([note, fail])
     assert not all_passed([note, CheckResult(MODEL, Status.SKIP, "skipped")])
     assert not all_passed([])
+    # A warning passes: the exit code and the summary are those of a set-up that works.
+    assert all_passed([note, warn])
+    assert summary_text([note, note]) == "All 2 checks passed."
+    assert summary_text([note, warn]) == "All 2 checks passed, 1 with a warning."
+    assert summary_text([warn, fail, warn]) == "2 of 3 checks passed (2 with warnings)."
+    assert summary_text([note, fail]) == "1 of 2 checks passed."
 
 
 # --------------------------------------------------------------------------- the runner

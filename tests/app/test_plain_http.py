@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.exitcodes import EXIT_REFUSED
 from app.cli.render import render
 from app.settings import load_settings, set_value
 from model.plain_http import PlainHttpRefused, check_plain_http, is_loopback_url, needs_consent
@@ -63,7 +64,8 @@ def test_the_setting_takes_endpoints_as_the_endpoint_setting_does(
 
 def test_holodesk_run_refuses_until_the_person_agrees(home: Home) -> None:
     refused = run_holodesk(home, "run", "open the mail", "--endpoint", REMOTE)
-    assert refused.returncode == 1
+    assert refused.returncode == EXIT_REFUSED
+    assert "run refused: " in refused.stderr
     assert "plain http" in refused.stderr and "Nothing was sent" in refused.stderr
     command = f"holodesk config set plain_http_ok {REMOTE}"
     assert command in refused.stderr  # the exact command, to paste

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import chainer, fail, null
-from keyring.errors import KeyringLocked
 
 from app import paths
 from app.secrets import (
@@ -33,7 +32,13 @@ from app.secrets import (
     vouch_for,
 )
 from tests.support.home import REPO_ROOT, Home, isolate_home
-from tests.support.keyring_backend import DIR_ENV, OPTION, FileBackend, PlainFileBackend
+from tests.support.keyring_backend import (
+    DIR_ENV,
+    OPTION,
+    FileBackend,
+    LockedBackend,
+    PlainFileBackend,
+)
 from tests.support.memory_secrets import MemoryStore
 
 KEY = "sk-holodesk-test-0123456789abcdef"
@@ -46,28 +51,13 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Home:
     return isolate_home(monkeypatch, tmp_path)
 
 
+vouch_for(LockedBackend)  # it stands for a Secret Service that stays locked
+
+
 @pytest.fixture
 def file_backend(home: Home, monkeypatch: pytest.MonkeyPatch) -> FileBackend:
     monkeypatch.setenv(DIR_ENV, str(home.keyring))
     return FileBackend()
-
-
-class LockedBackend(KeyringBackend):
-    """A keyring whose collection stays locked (the person dismissed the unlock prompt)."""
-
-    priority = -10  # type: ignore[assignment]  # never auto-selected
-
-    def get_password(self, service: str, username: str) -> str | None:
-        raise KeyringLocked("Failed to unlock the collection!")
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        raise KeyringLocked("Failed to unlock the collection!")
-
-    def delete_password(self, service: str, username: str) -> None:
-        raise KeyringLocked("Failed to unlock the collection!")
-
-
-vouch_for(LockedBackend)  # it stands for a Secret Service that stays locked
 
 
 def exercise(store: SecretStore) -> None:

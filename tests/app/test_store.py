@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -19,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from app import paths, store
+from app.events import Outcome
 from app.export import export_run, format_run, format_run_list
+from app.result import OUTCOME_RESULTS, RunResult
 from app.secrets import KeyringStore, lookup_api_key
 from app.settings import describe_settings, load_settings, set_value
 from app.store import (
@@ -99,10 +102,10 @@ def fixed_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 def test_open_creates_a_private_wal_database(log: ActionLog, home: Home) -> None:
     assert log.path == home.data / "holodesk" / "holodesk.db"
-    assert user_version(log.path) == SCHEMA_VERSION == 4
+    assert user_version(log.path) == SCHEMA_VERSION == 5
     with sqlite3.connect(log.path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert other.execute("PRAGMA user_version").fetchone()[0] == 5
     assert stat.S_IMODE(log.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.path.parent.stat().st_mode) & 0o077 == 0
 
@@ -235,6 +238,45 @@ def test_a_version_3_log_reads_its_token_figures_unchanged(home: Home, tmp_path:
         assert (second.reasoning_tokens, second.reasoning_estimated) == (7, False)
 
 
+def test_a_version_4_log_gives_each_run_the_result_its_outcome_means(home: Home,
+                                                                      tmp_path: Path) -> None:
+    # Runs stored before results were: nothing better is known of them than their outcome;
+    # one interrupted never finished (failed); one still running has none yet.
+    path = tmp_path / "v4" / "holodesk.db"
+    path.parent.mkdir()
+    outcomes = {"answered": "done", "asked_user": "not done", "limit": "not done",
+                "loop": "not done", "stopped": "stopped", "error": "failed",
+                "interrupted": "failed", "running": "running"}
+    with sqlite3.connect(path) as conn:
+        for version in (1, 2, 3, 4):
+            for statement in store._MIGRATIONS[version]:
+                conn.execute(statement)
+        for n, outcome in enumerate(outcomes):
+            conn.execute("INSERT INTO runs (id, task, started_at, endpoint, outcome, reason, "
+                         "pid, host) VALUES (?, ?, ?, 'http://h/v1', ?, 'why', ?, ?)",
+                         (f"20260101-00000{n}-abcd", outcome, n, outcome, os.getpid(),
+                          socket.gethostname()))
+        conn.execute("PRAGMA user_version = 4")
+    conn.close()
+    with ActionLog.open(path) as log:
+        assert user_version(log.path) == SCHEMA_VERSION
+        read = {run.task: run for run in log.list_runs(20)}
+        assert {task: run.headline for task, run in read.items()} == outcomes
+        assert read["running"].result is None
+        assert read["answered"].result is RunResult.DONE
+        assert read["loop"].outcome == "loop" and read["loop"].reason == "why"
+
+
+def test_every_outcome_has_a_result() -> None:
+    assert set(OUTCOME_RESULTS) == store.OUTCOMES - {"running"}
+    assert {outcome.value for outcome in Outcome} <= set(OUTCOME_RESULTS)
+    assert {o: Outcome(o).result for o in ("answered", "asked_user", "limit", "loop",
+                                           "stopped", "error")} == {
+        "answered": RunResult.DONE, "asked_user": RunResult.NOT_DONE,
+        "limit": RunResult.NOT_DONE, "loop": RunResult.NOT_DONE,
+        "stopped": RunResult.STOPPED, "error": RunResult.FAILED}
+
+
 # --- runs and steps ---------------------------------------------------------------------------
 
 
@@ -249,6 +291,7 @@ def test_round_trip(log: ActionLog) -> None:
 
     stored = log.get_run(run.id)
     assert stored.outcome == "answered"
+    assert stored.result is RunResult.DONE  # what the outcome means, given no other
     assert stored.reason == "the model answered the task"
     assert stored.steps == 2
     assert stored.finished_at is not None and stored.finished_at >= stored.started_at
@@ -303,6 +346,20 @@ def test_every_outcome_the_agent_uses_is_accepted(log: ActionLog) -> None:
         run = log.start_run(outcome, "http://h/v1", None, {})
         log.finish_run(run.id, outcome, "why")
         assert log.get_run(run.id).outcome == outcome
+
+
+def test_the_result_given_is_the_one_kept_whatever_the_outcome(log: ActionLog) -> None:
+    # A task's own check decided: the model answered, yet the task is not done.
+    run = log.start_run("demo", "http://h/v1", None, {})
+    log.finish_run(run.id, "answered", "the practice task is not done", RunResult.NOT_DONE)
+    stored = log.get_run(run.id)
+    assert (stored.outcome, stored.result, stored.headline) == (
+        "answered", RunResult.NOT_DONE, "not done")
+    assert f"{run.id}: not done: the practice task is not done" in format_run(stored, [])
+    listed = format_run_list([stored])
+    assert "RESULT" in listed and "not done" in listed and "answered" not in listed
+    with pytest.raises(StoreError, match="unknown result"):
+        log.finish_run(run.id, "answered", "why", "great")  # type: ignore[arg-type]
 
 
 def test_settings_snapshot_never_keeps_a_secret(log: ActionLog) -> None:
@@ -364,6 +421,7 @@ def test_export_writes_jsonl_and_images(log: ActionLog, tmp_path: Path) -> None:
     assert [line["type"] for line in lines] == ["run", "step", "step", "step"]
     head = lines[0]
     assert head["id"] == run.id and head["outcome"] == "limit" and head["steps"] == 3
+    assert head["result"] == "not_done"
     assert head["settings"] == {"max_steps": 3}
     assert head["started_at"].endswith("+00:00")
     for n, line in enumerate(lines[1:], start=1):
@@ -523,6 +581,7 @@ def test_a_dead_pid_is_interrupted_and_a_reused_pid_is_recognised(log: ActionLog
     assert log.mark_interrupted() == [run.id]
     interrupted = log.get_run(run.id)
     assert interrupted.outcome == "interrupted"
+    assert interrupted.result is RunResult.FAILED  # it never finished
     assert interrupted.finished_at == 150.0  # the last sign of life, not the time we noticed
     other = log.start_run("elsewhere", "http://h/v1", None, {})
     log._conn.execute("UPDATE runs SET host = 'another-machine', pid = 1 WHERE id = ?", (other.id,))
@@ -550,7 +609,7 @@ def test_format_run_list_and_run(log: ActionLog) -> None:
     )
     log.finish_run(run.id, "answered", "done")
     listing = format_run_list(log.list_runs())
-    assert run.id in listing and "answered" in listing and "open the⏎Downloads folder" in listing
+    assert run.id in listing and "done" in listing and "open the⏎Downloads folder" in listing
     text = format_run(log.get_run(run.id), log.steps(run.id))
     assert 'click "Save button" at (932, 880)' in text
     assert 'type "hello" + Enter' in text

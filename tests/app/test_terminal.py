@@ -20,6 +20,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.result import RunResult
 from control.policy import Verdict
 from control.stop import StopLatch
 from model.coords import FrameGeometry, Rect
@@ -87,9 +88,9 @@ def test_a_run_ended_by_an_error_names_the_command_that_fixes_it() -> None:
     fix = Fix("Start the model server.", remedy=Remedy.START_SERVER)
     TerminalFrontEnd(out=out).handle(RunFinished(
         "r1", Outcome.ERROR, "cannot reach the model server Fix: Start the model server.", 0,
-        fix=fix))
+        fix=fix, result=RunResult.FAILED))
     assert out.getvalue().strip() == (
-        "run r1 ended: error after 0 step(s): cannot reach the model server Fix: Start the "
+        "run r1 ended: failed after 0 step(s): cannot reach the model server Fix: Start the "
         "model server. (`holodesk serve`)")
 
 
@@ -114,7 +115,7 @@ def test_model_text_never_reaches_the_terminal_as_escape_sequences() -> None:
     assert request.wait(StopLatch()).answer is Answer.SKIP
     front.handle(StepFailed("r1", 1, "failed " + HOSTILE))
     front.handle(RunFinished("r1", Outcome.ANSWERED, "done " + HOSTILE, 1,
-                             answer="answer " + HOSTILE))
+                             answer="answer " + HOSTILE, result=RunResult.DONE))
     shown = out.getvalue()
     for bad in ("\x1b", "\x07", "\r", "\u202e"):
         assert bad not in shown, repr(bad)

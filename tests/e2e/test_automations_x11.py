@@ -18,7 +18,7 @@ import pytest
 from tests.support.e2e import run_holodesk
 from tests.support.fake_vllm import FakeVLLM, SeeingPolicy, Target
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
-from tests.support.gui import TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
+from tests.support.gui import RUN_BAR, TRAY_DONE, TRAY_IDLE, HolodeskGui, poll, tray_icon, windows
 from tests.support.home import Home
 from tests.support.stop_hotkey import focus_field
 from tests.support.target_app import RunningApp
@@ -62,7 +62,7 @@ def test_trigger_runs_the_automation_here_when_no_app_runs(
     assert "confirm: click" in result.stdout and "Save button" in result.stdout
     assert app.wait_for(lambda: app.events("click", widget="save"), what="the click on Save")
     runs = _runs(home)
-    assert len(runs) == 1 and "answered" in runs[0] and TASK in runs[0]
+    assert len(runs) == 1 and "  done  " in runs[0] and TASK in runs[0]
 
 
 def test_a_hotkey_runs_the_automation_in_the_app_once(
@@ -84,9 +84,8 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             mark = app.mark()
             gui.xdotool("key", "ctrl+alt+1")
             panel = gui.confirm_panel()
-            # Titled with the automation's name, not the task (a failure too is shown under it).
-            poll(lambda: gui.refresh(gui.task).name == "holodesk — automation: save it",
-                 TIMEOUT, "the task window to show the automation's run", gui.died)
+            # The task window and the stand-in collapsed into the run bar while it acts.
+            assert gui.visible(gui.task) is None and gui.visible(gui.tray) is None
             app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("click")  # nothing before the approval
             # Reserved (an X grab): the 1 of the hotkey never reached the window in front.
@@ -99,8 +98,13 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             assert "“save it” (hotkey)" in gui.stderr()
 
             _approve(gui, app, panel)
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
             _wait_run_over(gui)
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
+            # Back, titled with the automation's name, not the task (a failure too is shown
+            # under it).
+            poll(lambda: (w := gui.visible(gui.task)) is not None
+                 and w.name == "holodesk — automation: save it", TIMEOUT,
+                 "the task window to show the automation's run", gui.died)
             assert len(_runs(home)) == 1
 
             # From another process: forwarded to the app, which runs it again.
@@ -109,11 +113,11 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
             assert triggered.returncode == 0, str(triggered)
             assert "started in the desktop app" in triggered.stdout
             _approve(gui, app, gui.confirm_panel(), clicks=2)
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
             _wait_run_over(gui)  # else quitting the app can interrupt the run's last step
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save", "save"]
     runs = _runs(home)
-    assert len(runs) == 2 and all("answered" in r for r in runs)
+    assert len(runs) == 2 and all("  done  " in r for r in runs)
     # The hotkey's run was recorded; the app replayed it for the trigger, still confirmed.
     assert policy.position == 0
     shown = _ok(home, "log", "show", "last").splitlines()
@@ -122,9 +126,9 @@ def test_a_hotkey_runs_the_automation_in_the_app_once(
 
 
 def _wait_run_over(gui: HolodeskGui) -> None:
-    """The run's worker has ended (the floating Stop button goes once it has)."""
-    poll(lambda: not windows(gui.xvfb, "^holodesk — Stop$", gui.pid), TIMEOUT,
-         "the floating Stop button to go", gui.died)
+    """The run's worker has ended (the run bar goes once it has)."""
+    poll(lambda: not windows(gui.xvfb, RUN_BAR, gui.pid), TIMEOUT, "the run bar to go",
+         gui.died)
 
 
 def _log_text(home: Home) -> str:

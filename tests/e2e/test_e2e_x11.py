@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.exitcodes import EXIT_STOPPED
 from model.contracts import Vocabulary
 from model.contracts.h_structured import step_schema
 from tests.support.e2e import run_holodesk, start_holodesk, wait_exit
@@ -101,8 +102,8 @@ def test_terminal_confirmation_approve_and_stop(xvfb: Xvfb, app: RunningApp, hom
     with FakeVLLM(policy) as server:
         stopped = run_holodesk(home, "run", "press save", "--confirm", "always",
                                "--endpoint", server.base_url, xvfb=xvfb, stdin="q\n")
-    assert stopped.returncode != 0, str(stopped)
-    assert "stopped" in stopped.stderr
+    assert stopped.returncode == EXIT_STOPPED, str(stopped)
+    assert "run stopped" in stopped.stderr
     app.sync()  # whatever the ended run sent has arrived now
     assert not app.events_since(mark, "click")
 
@@ -199,11 +200,11 @@ def test_server_dying_mid_run_gives_a_clear_error_and_keeps_the_log(
         server.kill()
         code = wait_exit(proc)
     stderr = (tmp_path / "run" / "stderr").read_text()
-    assert code == 1
+    assert code == 1  # failed
     assert "no model server answers" in stderr.lower()
     shown = _log_show(home)
     assert "wait 2" in shown
-    assert "error" in shown
+    assert ": failed: " in shown.splitlines()[0]
 
 
 def test_a_second_run_is_refused_while_one_drives_the_desktop(
@@ -295,7 +296,9 @@ def test_a_run_killed_with_sigkill_leaves_a_readable_log(
         proc.send_signal(signal.SIGKILL)
         wait_exit(proc)
     shown = _log_show(home)
-    assert "interrupted" in shown
+    # Marked interrupted as the log was opened again: it never finished, so it failed.
+    assert ": failed: the holodesk process (pid " in shown.splitlines()[0], shown
+    assert "ended before the run finished" in shown
     assert "wait 0.2 s" in shown
     assert "wait 0.3 s" in shown
 
@@ -313,7 +316,7 @@ def test_ctrl_c_at_the_confirmation_prompt_stops_at_once(
                      what="the confirmation prompt")
         proc.send_signal(signal.SIGINT)
         code = wait_exit(proc, timeout=15)  # nobody answers the prompt: it must not wait
-    assert code == 1
+    assert code == EXIT_STOPPED
     assert "stopped" in (out / "stderr").read_text()
     assert not app.events("click", widget="save")
     assert "stopped" in _log_show(home)
@@ -332,6 +335,6 @@ def test_the_failsafe_corner_stops_a_run_while_the_model_thinks(
         subprocess.run(["xdotool", "mousemove", "0", "0"], env=xvfb.env(), check=True)
         server.wait_for_disconnect(timeout=10)  # the stop hung up on the request in flight
         code = wait_exit(proc, timeout=10)
-    assert code == 1
+    assert code == EXIT_STOPPED
     assert "failsafe-corner" in (tmp_path / "run" / "stderr").read_text()
     assert not app.events("click", widget="save")

@@ -34,6 +34,8 @@ from tests.support.fake_vllm import (
 )
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import (
+    RUN_BAR,
+    TRAY_DONE,
     TRAY_IDLE,
     TRAY_STOPPED,
     TRAY_WAITING,
@@ -58,6 +60,7 @@ RED = (255, 0, 0)  # the target's Save button
 GREEN = (0, 255, 0)  # its Cancel button
 BLUE = (0, 0, 255)  # its text field
 TARGET_GEOMETRY = "1000x660+900+400"  # bottom right: the app's windows are at the top left
+TARGET_RECT = (900, 400, 1000, 660)
 TRAY_PLACE = (0, 1000)  # the tray stand-in, moved from under the task window to be seen
 TIMEOUT = 60.0  # loose: a busy 2-core machine starts Qt, Tk and Python in parallel
 
@@ -73,14 +76,23 @@ def _ready(gui: HolodeskGui) -> XWindow:
     return tray
 
 
-def _start_task(gui: HolodeskGui, task: str) -> None:
-    """Click into the task box, type the task, Ctrl+Enter: the run starts."""
+def _start_task(gui: HolodeskGui, task: str) -> XWindow:
+    """Click into the task box, type the task, Ctrl+Enter: the run starts, the task window and
+    the stand-in collapse into the run bar (returned)."""
     gui.click(*gui.task.point(100, 30))
     gui.xdotool("type", "--delay", "15", task)
     gui.focus(gui.task)  # no window manager hands it the focus on the click
     gui.xdotool("key", "ctrl+Return")
-    poll(lambda: gui.refresh(gui.task).name == f"holodesk — {task}", TIMEOUT,
-         "the task window to show the run", gui.died)
+    bar = gui.run_bar()
+    assert gui.visible(gui.task) is None and gui.visible(gui.tray) is None, "not collapsed"
+    return bar
+
+
+def _back(gui: HolodeskGui, title: str) -> None:
+    """Wait until the run is over: the task window back (showing ``title``), the bar gone."""
+    poll(lambda: (w := gui.visible(gui.task)) is not None and w.name == title
+         and not windows(gui.xvfb, RUN_BAR, gui.pid), TIMEOUT,
+         "the task window back after the run", gui.died)
 
 
 def _log_show(home: Home) -> str:
@@ -128,13 +140,13 @@ def test_type_a_task_and_approve_the_click(xvfb: Xvfb, app: RunningApp, home: Ho
             centre = overlay.point(overlay.width // 2, overlay.height // 2)
             assert left <= centre[0] < left + width and top <= centre[1] < top + height, (
                 overlay, app.widgets["save"])
-            gui.wait_shows(tray, TRAY_WAITING, "the tray to show it waits for approval")
             app.sync()  # whatever the run sent before it asked has arrived now
             assert not app.events("pointer_press"), "clicked before the approval"
             # The panel took the focus itself; Enter approves once it is armed (350 ms).
             _approve_with_enter(gui, app, panel)
             gui.hidden(panel)
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            _back(gui, "holodesk — press the save button")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save"]
     shown = _log_show(home)
     assert "answered" in shown
@@ -150,15 +162,16 @@ def test_the_stop_hotkey_stops_a_long_type(xvfb: Xvfb, app: RunningApp, home: Ho
         configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
             tray = _ready(gui)
-            _start_task(gui, "type the digits")
+            stop = _start_task(gui, "type the digits")
             app.wait_for(lambda: len(_field_text(app, mark)) >= 20, timeout=TIMEOUT,
                          what="typing to start")
-            # The floating Stop button is up, at the top right: clear of the task window.
-            stop = gui.window("^holodesk — Stop$")
-            assert stop.x >= gui.task.x + gui.task.width and stop.x + stop.width <= xvfb.width
+            # The run bar is up, clear of the window the run types into, on the screen.
+            stop = gui.refresh(stop)
+            assert not _overlap(stop, TARGET_RECT), (stop, TARGET_RECT)
+            assert stop.x >= 0 and stop.x + stop.width <= xvfb.width
             gui.xdotool("key", "ctrl+alt+shift+Escape")
             gui.wait_shows(tray, TRAY_STOPPED, "the tray to show the run stopped")
-            # The run's worker has ended (the floating Stop button goes once it has), and
+            # The run's worker has ended (the run bar goes once it has), and
             # every key it sent has been handled: nothing more can come from it.
             gui.hidden(stop)
             app.sync()
@@ -231,6 +244,8 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
             poll(lambda: "the person used the mouse" in _log_text(home), TIMEOUT,
                  "the app to notice the mouse", gui.died)
             policy.release.set()
+            # Paused, the run waits for the person: its windows come back meanwhile.
+            poll(lambda: gui.visible(gui.tray), TIMEOUT, "the stand-in back", gui.died)
             gui.wait_shows(tray, TRAY_WAITING, "the tray to show the run paused")
             app.sync()  # whatever the run sent before it paused has arrived now
             assert not app.events("click", widget="cancel"), "acted while paused"
@@ -239,7 +254,7 @@ def test_moving_the_mouse_pauses_and_resume_continues(xvfb: Xvfb, app: RunningAp
             gui.click(*_resume_button(xvfb, gui.refresh(gui.task)))
             app.wait_for(lambda: app.events("click", widget="cancel"), timeout=TIMEOUT,
                          what="the click on Cancel after Resume")
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
     assert [e["widget"] for e in app.events("click")] == ["save", "cancel"]
     # Cancel was clicked once, after the Resume (the target app's ``t`` is this clock too).
     assert all(e["t"] > resumed_at for e in app.events("pointer_press", widget="cancel"))
@@ -273,8 +288,13 @@ def test_one_instance_and_trigger_run(xvfb: Xvfb, app: RunningApp, home: Home,
             assert triggered.returncode == 0, triggered.stderr
             app.wait_for(lambda: app.events("click", widget="save"), timeout=TIMEOUT,
                          what="the triggered run's click on Save")
-            poll(lambda: gui.refresh(gui.task).name == "holodesk — press the save button",
-                 TIMEOUT, "the task window to show the triggered run", gui.died)
-            gui.wait_shows(tray, TRAY_IDLE, "the tray back to idle")
+            _back(gui, "holodesk — press the save button")
+            gui.wait_shows(tray, TRAY_DONE, "the tray to show the run done")
             assert not gui.shows(tray, TRAY_WORKING)
     assert "answered" in _log_show(home)
+
+
+def _overlap(a: XWindow, b: tuple[int, int, int, int]) -> bool:
+    left, top, width, height = b
+    return (a.x < left + width and left < a.x + a.width
+            and a.y < top + height and top < a.y + a.height)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -76,10 +77,23 @@ def _run_once(home: Home, xvfb: Xvfb, server: FakeVLLM, gui: HolodeskGui) -> Cha
     return [r for r in server.requests if _is_step(r)][before]
 
 
+class HeldAnswer:
+    """Answers a step only once the test has looked at the screen (``go``)."""
+
+    def __init__(self) -> None:
+        self.go = threading.Event()
+
+    def __call__(self, request: ChatRequest) -> str:
+        if _is_step(request):
+            assert self.go.wait(TIMEOUT), "the test never let the step be answered"
+        return ANSWER
+
+
 def test_windows_off_screen_are_not_painted_out_and_those_on_screen_are(
     xvfb: Xvfb, openbox: WindowManager, app: object, home: Home, tmp_path: Path
 ) -> None:
-    with FakeVLLM(lambda _request: ANSWER) as server:
+    policy = HeldAnswer()
+    with FakeVLLM(policy) as server:
         for key, value in (("endpoint", server.base_url), ("confirm", "never")):
             assert run_holodesk(home, "config", "set", key, value).returncode == 0
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
@@ -89,9 +103,14 @@ def test_windows_off_screen_are_not_painted_out_and_those_on_screen_are(
                  gui.died)
 
             first = _run_once(home, xvfb, server, gui)
+            bar = gui.run_bar()  # on screen: where the run looked, while it waits
+            policy.go.set()
             assert _grey_share(first, task) < 0.2, \
                 "the minimised task window was painted out of the screenshot"
-            assert _grey_share(first, tray) > 0.97, "the tray's stand-in reached the model"
+            # The stand-in collapsed into the run bar as the run started: not a hole either.
+            assert _grey_share(first, tray) < 0.2, "the stand-in's place was painted out"
+            assert _grey_share(first, bar) > 0.97, "the run bar reached the model"
+            poll(lambda: gui.visible(tray), TIMEOUT, "the stand-in back", gui.died)
 
             # Another workspace: the window manager unmaps the window; Qt still calls it
             # visible and not minimised.

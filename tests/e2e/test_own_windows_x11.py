@@ -4,8 +4,9 @@ runs send (Xvfb).
 tests/control/test_capture_mask.py pins the painting and tests/ui/test_app.py the list of the app's
 windows; this pins the wiring between them in the app as it runs (ui/app.py hands the list to
 ui/bridge.py's ``real_session``): the screenshot of a run started from the task window, as the
-stand-in server received it, is plain mask grey where the task window and the tray's stand-in
-are, while the target window beside them is sent as it is.
+stand-in server received it, is plain mask grey where the run bar is, while the target window
+beside it is sent as it is. The task window and the tray's stand-in, collapsed into the bar as
+the run started, are not even holes in it: what is under them shows.
 """
 
 from __future__ import annotations
@@ -66,14 +67,15 @@ def test_the_app_paints_its_own_windows_out_of_what_the_model_sees(
             gui.xdotool("key", "ctrl+Return")
             server.wait_until(lambda s: any(_is_step(r) for r in s.requests),
                               "the run's first step", TIMEOUT)
-            poll(lambda: gui.refresh(gui.task).name == "holodesk — look at the screen",
-                 TIMEOUT, "the task window to show the run", gui.died)
-            task = gui.refresh(gui.task)
+            bar = gui.run_bar()  # where the run placed it before its first look
+            poll(lambda: gui.visible(gui.task), TIMEOUT, "the task window back", gui.died)
     shot = next(r for r in server.requests if _is_step(r)).latest_image
     assert shot is not None and shot.size == (1920, 1080)  # no downscale: screen coordinates
     pixels = np.asarray(shot.image.convert("RGB"), dtype=np.int16)
-    assert _grey_share(pixels, task) > 0.97, "the task window reached the model"
-    assert _grey_share(pixels, tray) > 0.97, "the tray's stand-in reached the model"
+    assert _grey_share(pixels, bar) > 0.97, "the run bar reached the model"
+    # Collapsed before the first look: neither a window nor a hole in the screenshot.
+    assert _grey_share(pixels, task) < 0.03, "the task window stayed over the screen"
+    assert _grey_share(pixels, tray) < 0.03, "the tray's stand-in stayed over the screen"
     # The rest is sent as it is: the target window's red Save button is there.
     left, top, width, height = app.widgets["save"].rect
     save = pixels[top:top + height, left:left + width]

@@ -25,7 +25,7 @@ import pytest
 from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
-from tests.support.gui import TRAY_IDLE, TRAY_STOPPED, HolodeskGui, poll, tray_icon
+from tests.support.gui import TRAY_DONE, TRAY_IDLE, TRAY_STOPPED, HolodeskGui, poll, tray_icon
 from tests.support.home import Home
 from tests.support.target_app import RunningApp
 from tests.support.xvfb import Xvfb
@@ -123,7 +123,7 @@ def test_the_desktop_app_never_presses_the_stop_hotkey(
             # A request answered (the run's step 1, or the status probe's): then wait for the end.
             server.wait_for_served(served + 1, timeout=TIMEOUT)
             poll(lambda: _ended(home), TIMEOUT, "the run to end", gui.died)
-            poll(lambda: gui.shows(icon, TRAY_IDLE) or gui.shows(icon, TRAY_STOPPED),
+            poll(lambda: gui.shows(icon, TRAY_DONE) or gui.shows(icon, TRAY_STOPPED),
                  TIMEOUT, "the tray to show the run's end", gui.died)
             assert not gui.shows(icon, TRAY_STOPPED), "the run was stopped"
     shown = _log_show(home)

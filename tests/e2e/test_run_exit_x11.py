@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from app.cli.exitcodes import EXIT_NOT_DONE
 from app.store import ActionLog
 from tests.support.e2e import holodesk_argv, holodesk_env
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
@@ -51,7 +52,7 @@ def test_the_process_ends_at_once_with_its_output_and_exit_code(xvfb: Xvfb, home
     assert gone - finished < 1.0
 
 
-def test_a_run_that_ends_without_an_answer_still_exits_1(xvfb: Xvfb, home: Home) -> None:
+def test_a_run_that_ends_without_an_answer_exits_not_done(xvfb: Xvfb, home: Home) -> None:
     question = {"thought": "?", "action": {"action": "ask_user", "question": "which file?"}}
     code, _out, _finished, _gone = _run(home, xvfb, question)
-    assert code == 1
+    assert code == EXIT_NOT_DONE

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.exitcodes import EXIT_STOPPED
 from tests.support.e2e import run_holodesk
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.home import Home
@@ -45,7 +46,7 @@ def test_the_stop_hotkey_cuts_a_long_type_short(
         assert configured.returncode == 0, str(configured)
     trial = run_stop_trial(xvfb, app, home, tmp_path / "run", xdotool_keys=xdotool_keys,
                            chord_keysyms=extra_keysyms)
-    assert trial.code == 1, trial.stderr
+    assert trial.code == EXIT_STOPPED, trial.stderr
     assert "stopped by hotkey" in trial.stderr
     assert "not available" not in trial.stderr  # the listener did start
     assert "could not be reserved" not in trial.stderr  # an X grab, not the fallback

@@ -7,8 +7,9 @@ a stop that merely waited for the answer (or for holodesk's own request timeout,
 here instead of passing slowly.
 
 Paths: in the desktop app (driven as a person does, see tests/support/gui.py) the global stop
-hotkey, the tray's Stop (the stand-in window's button: Xvfb has no system tray), the floating
-Stop button, the task window's Stop button and `holodesk trigger stop`; in `holodesk run`,
+hotkey, the run bar's Stop (what the task window and the tray's stand-in collapse into while a
+run acts: Xvfb has no system tray), the task window's Stop button (brought back with the bar's
+Show) and `holodesk trigger stop`; in `holodesk run`,
 Ctrl+C typed into the terminal it runs in (a pseudo-terminal whose line discipline turns ^C
 into SIGINT) and the stop hotkey. Each test also checks, in the action log, that the path it
 pulled is the one that stopped the run. The failsafe corner is tests/e2e/test_e2e_x11.py's.
@@ -30,16 +31,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from app.cli.exitcodes import EXIT_STOPPED
 from tests.support.e2e import configure, holodesk_argv, holodesk_env, run_holodesk, wait_exit
 from tests.support.fake_vllm import ChatRequest, FakeVLLM
 from tests.support.fixtures import target_app_fixture, xvfb_fixture
 from tests.support.gui import (
     TRAY_IDLE,
     TRAY_STOPPED,
-    TRAY_WORKING,
     HolodeskGui,
     XWindow,
     grab,
+    poll,
     tray_icon,
 )
 from tests.support.home import REPO_ROOT, Home
@@ -97,23 +99,6 @@ def _assert_cancelled(server: FakeVLLM, served: int, stopped_at: float,
 # --------------------------------------------------------------------------- the desktop app
 
 
-def _stop_label_point(idle: np.ndarray, busy: np.ndarray, tray: XWindow) -> tuple[int, int]:
-    """The tray stand-in's Stop button: the one button whose label changed (grey, disabled,
-    while idle; dark, enabled, during a run). The state line above the buttons changes too,
-    so only the lower half (the row of buttons) is compared."""
-    half = tray.height // 2
-    changed = np.any(np.abs(idle[half:] - busy[half:]) > 40, axis=2)
-    ys, xs = np.nonzero(changed)
-    assert len(xs) >= 10, "no button of the tray stand-in changed when the run started"
-    assert int(xs.max()) - int(xs.min()) < 80, "more than one button changed"
-    return tray.x + int(xs.min() + xs.max()) // 2, tray.y + half + int(ys.min() + ys.max()) // 2
-
-
-def _tray_pixels(xvfb: Xvfb, tray: XWindow) -> np.ndarray:
-    shot = grab(xvfb).crop((tray.x, tray.y, tray.x + tray.width, tray.y + tray.height))
-    return np.asarray(shot, dtype=np.int16)
-
-
 def _task_stop_point(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
     """The task window's red Stop button (in its top half: the screenshot preview below may
     hold red too)."""
@@ -126,20 +111,20 @@ def _task_stop_point(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
     return task.x + int(xs.min() + xs.max()) // 2, task.y + int(ys.min() + ys.max()) // 2
 
 
-def _start_task(gui: HolodeskGui) -> None:
-    """Click into the task box, type the task, Ctrl+Enter: the run starts."""
+def _start_task(gui: HolodeskGui) -> XWindow:
+    """Click into the task box, type the task, Ctrl+Enter: the run starts; its run bar."""
     gui.click(*gui.task.point(100, 30))
     gui.xdotool("type", "--delay", "15", TASK)
     gui.focus(gui.task)  # no window manager hands it the focus on the click
     gui.xdotool("key", "ctrl+Return")
+    return gui.run_bar()
 
 
 @pytest.mark.parametrize(
     ("path", "source"),
     [
         ("hotkey", "hotkey"),
-        ("tray", "tray"),
-        ("stop button", "stop button"),
+        ("run bar", "stop button"),
         ("task window", "task window"),
         ("holodesk trigger stop", "trigger"),
     ],
@@ -155,25 +140,19 @@ def test_a_stop_in_the_app_cancels_the_request_in_flight(
             # Idle: the app's server probe (a chat request of its own) has been answered, so
             # the hold below applies to the run's steps only.
             gui.wait_shows(icon, TRAY_IDLE, "the tray to show idle (the model server is up)")
-            idle = _tray_pixels(xvfb, tray)
             served = server.served
             server.delay = HOLD
-            _start_task(gui)
+            bar = _start_task(gui)
             _wait_for_step(server)
-            gui.wait_shows(icon, TRAY_WORKING, "the tray to show the run working")
             assert server.disconnects == 0
             if path == "hotkey":
                 stopped_at = time.monotonic()
                 gui.xdotool("key", "ctrl+alt+shift+Escape")
-            elif path == "tray":
-                point = _stop_label_point(idle, _tray_pixels(xvfb, tray), tray)
+            elif path == "run bar":
                 stopped_at = time.monotonic()
-                gui.click(*point)
-            elif path == "stop button":
-                button = gui.window("^holodesk — Stop$")
-                stopped_at = time.monotonic()
-                gui.click(*button.point(button.width // 2, button.height // 2))
+                gui.click(*bar.point(40, bar.height // 2))  # its red Stop, on the left
             elif path == "task window":
+                _show_task_window(gui, bar)
                 point = _task_stop_point(xvfb, gui.refresh(gui.task))
                 stopped_at = time.monotonic()
                 gui.click(*point)
@@ -186,6 +165,12 @@ def test_a_stop_in_the_app_cancels_the_request_in_flight(
     assert not app.events("pointer_press"), "acted after the stop"
     shown = _log_show(home)
     assert f"stopped by {source}" in shown, shown
+
+
+def _show_task_window(gui: HolodeskGui, bar: XWindow) -> None:
+    """The run bar's Show (at its right end): the task window back during the run."""
+    gui.click(*bar.point(bar.width - 24, bar.height // 2))
+    poll(lambda: gui.visible(gui.task), TIMEOUT, "the task window back", gui.died)
 
 
 # --------------------------------------------------------------------------- holodesk run
@@ -238,7 +223,7 @@ def test_a_stop_in_the_terminal_cancels_the_request_in_flight(
                 proc.wait(5)
             os.close(terminal)
     stderr = (out / "stderr").read_text()
-    assert codes == [1], stderr
+    assert codes == [EXIT_STOPPED], stderr
     assert "run stopped" in stderr
     assert "SIGINT" in stderr if path == "ctrl+c" else "stopped by hotkey" in stderr
     assert not app.events("pointer_press"), "acted after the stop"

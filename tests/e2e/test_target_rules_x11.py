@@ -6,10 +6,11 @@ recording what reaches it, a real xterm running bash (tests/support/terminal.py)
 manager matters: it moves the focus on a click, frames the windows and answers holodesk's
 requests to give the focus back.
 
-* The person approves typing in the confirmation panel after looking at the task window: the
-  keys still go to the window they were approved for (app/agent.py ``_after_confirmation``,
-  ``X11TargetFinder.activate``).
-* A click on holodesk's own task window is refused, and the model is told so.
+* The person approves typing in the confirmation panel after looking at the task window (brought
+  back with the run bar's Show): the keys still go to the window they were approved for
+  (app/agent.py ``_after_confirmation``, ``X11TargetFinder.activate``).
+* A click on holodesk's own window (the run bar, all that stands on the screen of holodesk
+  while a run acts) is refused, and the model is told so.
 * ``holodesk run`` in a terminal (``$WINDOWID``) never types into that terminal.
 * A password manager (``never_touch``) is painted out of the screenshot and never clicked.
 * ``--only-in`` refuses a click anywhere else.
@@ -33,6 +34,7 @@ from tests.support.e2e import configure, run_holodesk
 from tests.support.fake_vllm import ChatRequest, FakeVLLM, ScriptedPolicy, SeeingPolicy, Target
 from tests.support.fixtures import xvfb_fixture
 from tests.support.gui import (
+    TRAY_DONE,
     TRAY_IDLE,
     TRAY_STOPPED,
     HolodeskGui,
@@ -139,15 +141,15 @@ class StepScript:
         return self._script(request)
 
 
-def _start_task(gui: HolodeskGui, task: str) -> None:
-    """Wait for the server probe (the tray shows idle), type the task, Ctrl+Enter."""
+def _start_task(gui: HolodeskGui, task: str) -> XWindow:
+    """Wait for the server probe (the tray shows idle), type the task, Ctrl+Enter; the run
+    bar the task window collapses into."""
     gui.wait_shows(tray_icon(gui.tray), TRAY_IDLE, "the tray to show the model server is up")
     gui.click(*gui.task.point(100, 30))
     gui.xdotool("type", "--delay", "15", task)
     gui.activate(gui.task)
     gui.xdotool("key", "ctrl+Return")
-    poll(lambda: gui.refresh(gui.task).name == f"holodesk — {task}", TIMEOUT,
-         "the task window to show the run", gui.died)
+    return gui.run_bar()
 
 
 def _approve(gui: HolodeskGui, panel: XWindow) -> None:
@@ -177,16 +179,19 @@ def test_keys_approved_in_the_panel_go_to_the_approved_window(
     with FakeVLLM(SeeingPolicy([Target("Name field", BLUE, type_text="hello")])) as server:
         configure(home, endpoint=server.base_url, confirm="always")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
-            _start_task(gui, "write hello in the name field")
+            bar = _start_task(gui, "write hello in the name field")
             panel = gui.confirm_panel()
             _approve(gui, panel)
             app.wait_for(lambda: app.events("pointer_press", widget="field"), TIMEOUT,
                          "the approved click on the field")
             panel = gui.confirm_panel()
             assert "hello" not in app.text("field")
-            gui.activate(gui.task)  # the person reads the task window, then approves
+            # The person brings the task window back, reads it (it has the focus), approves.
+            gui.click(*bar.point(bar.width - 24, bar.height // 2))  # the bar's Show
+            poll(lambda: gui.visible(gui.task), TIMEOUT, "the task window back", gui.died)
+            gui.activate(gui.task)
             _approve(gui, panel)
-            gui.wait_shows(tray_icon(gui.tray), TRAY_IDLE, "the run to end (the tray idle)")
+            gui.wait_shows(tray_icon(gui.tray), TRAY_DONE, "the run to end (the tray: done)")
     app.sync()  # every key the run sent has arrived
     shown = _log_show(home)
     assert app.text("field") == "hello", shown
@@ -197,24 +202,27 @@ def test_keys_approved_in_the_panel_go_to_the_approved_window(
 def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
     xvfb: Xvfb, openbox: WindowManager, home: Home, tmp_path: Path
 ) -> None:
-    """The model clicks the middle of the task window, then its Stop button, with nothing
-    confirmed: neither click is made (the pointer never goes there, the run is not stopped but
-    answers), the log says why, and the next request tells the model."""
+    """The model clicks the middle of the run bar (holodesk's window on the screen while a run
+    acts), then its Stop, with nothing confirmed: neither click is made (the pointer never
+    goes there, the run is not stopped but answers), the log says why, and the next request
+    tells the model."""
     script = StepScript()
     _xdotool(xvfb, "mousemove", *map(str, REST))
     with FakeVLLM(script) as server:
         configure(home, endpoint=server.base_url, confirm="never")
         with HolodeskGui(home, xvfb, tmp_path / "gui", timeout=TIMEOUT) as gui:
-            _start_task(gui, "look at the task window")
+            _start_task(gui, "look at the run bar")
             rest = _pointer(xvfb)  # where the test left it, typing the task
-            # The run waits for its first answer: the task window shows it with its Stop.
-            task = gui.refresh(gui.task)
-            middle = _centre((task.x, task.y, task.width, task.height))
-            script.play([_click("holodesk task window", middle),
-                         _click("Stop button", _stop_button(xvfb, task)), ANSWER])
+            # The run waits for its first answer: the bar is where the run put it.
+            server.wait_until(lambda s: any(_is_step(r) for r in s.requests),
+                              "the run's first step", TIMEOUT)
+            bar = gui.run_bar()
+            middle = _centre((bar.x, bar.y, bar.width, bar.height))
+            script.play([_click("holodesk run bar", middle),
+                         _click("Stop button", bar.point(40, bar.height // 2)), ANSWER])
             tray = tray_icon(gui.tray)
-            # Idle once the run has answered; red had its own Stop button stopped it.
-            poll(lambda: gui.shows(tray, TRAY_IDLE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
+            # Done once the run has answered; red had its own Stop button stopped it.
+            poll(lambda: gui.shows(tray, TRAY_DONE) or gui.shows(tray, TRAY_STOPPED), TIMEOUT,
                  "the run to end", gui.died)
             assert _pointer(xvfb) == rest, "the pointer went to holodesk's own window"
     steps = [r for r in server.requests if _is_step(r)]
@@ -229,16 +237,6 @@ def test_a_click_on_holodesks_own_window_is_refused_and_the_model_is_told(
     told = f'<error tool="click_desktop">\nnot done: {refused}'
     assert steps[1].text.count(told) == 1, steps[1].text
     assert steps[2].text.count(told) == 2, steps[2].text
-
-
-def _stop_button(xvfb: Xvfb, task: XWindow) -> tuple[int, int]:
-    """The task window's red Stop button (in its top half; the preview below may hold red)."""
-    top = grab(xvfb).crop((task.x, task.y, task.x + task.width, task.y + task.height // 2))
-    rgb = np.asarray(top, dtype=np.int16)
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    ys, xs = np.nonzero((r >= 190) & (r - g >= 90) & (r - b >= 80))
-    assert len(xs) >= 200, "the task window's Stop button is not on screen"
-    return task.x + int(xs.min() + xs.max()) // 2, task.y + int(ys.min() + ys.max()) // 2
 
 
 # -- holodesk run ---------------------------------------------------------------------------

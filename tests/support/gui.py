@@ -43,12 +43,17 @@ T = TypeVar("T")
 #: tray's stand-in.
 NEW_TASK_WINDOW = "^holodesk — new task$"
 TRAY_WINDOW = "^holodesk$"  # the stand-in for the tray (Xvfb has no system tray)
+#: The run bar (ui/run_bar.py): up while a run acts, the task window and the stand-in hidden.
+RUN_BAR = "^holodesk — Stop$"
 
 # Colours the app paints that a test can look for (ui/tray.py, ui/task_window.py).
 TRAY_IDLE = (0x6B, 0x72, 0x80)
 TRAY_WORKING = (0x25, 0x63, 0xEB)
 TRAY_WAITING = (0xF5, 0x9E, 0x0B)  # a confirmation or a pause waits for the person
 TRAY_STOPPED = (0xDC, 0x26, 0x26)
+TRAY_DONE = (0x15, 0x80, 0x3D)  # the last run's result (ui/result_view.py): done
+TRAY_NOT_DONE = (0xC2, 0x41, 0x0C)
+TRAY_FAILED = (0x99, 0x1B, 0x1B)
 
 _GRAB = (
     "import sys, mss, mss.tools\n"
@@ -262,6 +267,15 @@ class HolodeskGui:
         found = poll(lambda: windows(self.xvfb, name, self.pid), timeout or self.timeout,
                      f"a window named {name!r}", self.died)
         return found[0]
+
+    def visible(self, window: XWindow) -> XWindow | None:
+        """``window`` as it is now, or None while it is not shown (a run collapsed it)."""
+        found = [w for w in windows(self.xvfb, ".*", self.pid) if w.wid == window.wid]
+        return found[0] if found else None
+
+    def run_bar(self, timeout: float | None = None) -> XWindow:
+        """The run bar, once a run has started."""
+        return self.window(RUN_BAR, timeout)
 
     def refresh(self, window: XWindow) -> XWindow:
         """``window`` as it is now (title and place may have changed)."""

@@ -21,7 +21,7 @@ import pytest
 from keyring.backend import KeyringBackend
 from keyring.backends import null
 from keyring.compat import properties
-from keyring.errors import PasswordDeleteError
+from keyring.errors import KeyringLocked, PasswordDeleteError
 
 DIR_ENV = "HOLODESK_TEST_KEYRING_DIR"
 FILE_NAME = "keyring.json"
@@ -86,6 +86,22 @@ class FileBackend(KeyringBackend):
 class PlainFileBackend(FileBackend):
     """The same JSON file, not vouched for: what keyrings.alt's plaintext backend is to
     holodesk, a backend outside the allow-list that would write the key to a plain file."""
+
+
+class LockedBackend(KeyringBackend):
+    """A keyring whose collection stays locked (the person dismissed the unlock prompt); it
+    stands for a Secret Service, so who uses it vouches for it (app/secrets.py ``vouch_for``)."""
+
+    priority = -10  # type: ignore[assignment]  # never auto-selected
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise KeyringLocked("Failed to unlock the collection!")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise KeyringLocked("Failed to unlock the collection!")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise KeyringLocked("Failed to unlock the collection!")
 
 
 def without_keyring(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableWidget
+from pytestqt.qtbot import QtBot
 
 from ui.log_window import RUN_COLUMNS, STEP_COLUMNS, LogWindow
 
@@ -29,3 +30,14 @@ def run_row(window: LogWindow, run_id: str) -> dict[str, str]:
         if item is not None and item.data(Qt.ItemDataRole.UserRole) == run_id:
             return _texts(table, row, RUN_COLUMNS)
     raise KeyError(run_id)
+
+
+def run_ids(window: LogWindow) -> list[str]:
+    """The runs listed, top to bottom."""
+    return [window._run_id_at(row) for row in range(window.runs_table.rowCount())]
+
+
+def select(qtbot: QtBot, window: LogWindow, run_id: str) -> None:
+    """Select the run's row, as a click would, and wait for its steps to be shown."""
+    with qtbot.waitSignal(window.steps_loaded, timeout=10_000):
+        assert window.select_run(run_id)

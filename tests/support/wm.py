@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.gui import poll
 from tests.support.xvfb import Xvfb
 
 
@@ -102,3 +103,36 @@ def window_manager(xvfb: Xvfb, *, timeout: float = 20.0) -> Iterator[WindowManag
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+
+def keep_above(xvfb: Xvfb, wm_class: str, timeout: float = 30.0) -> None:
+    """Ask the window manager to keep the windows of ``wm_class`` above all others (EWMH):
+    a window of another application covering the one a run acts in."""
+    from Xlib import X, protocol
+    from Xlib import display as xdisplay
+
+    ids = subprocess.run(["xdotool", "search", "--class", wm_class], env=xvfb.env(),
+                         capture_output=True, text=True).stdout.split()
+    assert ids, f"no window of class {wm_class}"
+    with xvfb.activated():
+        d = xdisplay.Display(xvfb.display)
+    try:
+        root = d.screen().root
+        state = d.intern_atom("_NET_WM_STATE")
+        above = d.intern_atom("_NET_WM_STATE_ABOVE")
+        for ident in ids:
+            window = d.create_resource_object("window", int(ident))
+            event = protocol.event.ClientMessage(window=window, client_type=state,
+                                                 data=(32, [1, above, 0, 1, 0]))
+            root.send_event(event, event_mask=X.SubstructureRedirectMask
+                            | X.SubstructureNotifyMask)
+        d.sync()
+
+        def kept_above() -> bool:
+            held = [d.create_resource_object("window", int(i)).get_full_property(
+                state, X.AnyPropertyType) for i in ids]
+            return any(p is not None and above in p.value for p in held)
+
+        poll(kept_above, timeout, "the window manager to keep it above")
+    finally:
+        d.close()

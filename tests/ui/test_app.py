@@ -21,6 +21,7 @@ from tests.support.app_rig import MakeApp, Rig
 from tests.support.fake_vllm import FakeVLLM, ScriptedPolicy
 from tests.support.home import isolate_home
 from ui.app import HolodeskApp
+from ui.tray import TrayState
 
 DELETE = {"thought": "delete it",
           "action": {"action": "click", "element": "Delete button", "x": 156, "y": 187}}
@@ -45,7 +46,7 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
         assert app.start_task("delete the file", confirm=ConfirmMode.RISKY)
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20000)
         assert app.confirm_panel.isVisible()
-        assert app.stop_button.isVisible()
+        assert app.run_bar.isVisible()
         assert rig.backends[0].calls == []  # nothing before the approval
         # The panel ignores an Enter already on its way when it appears: wait until it is armed.
         qtbot.waitUntil(app.confirm_panel.approve_button.isEnabled, timeout=10_000)
@@ -54,7 +55,29 @@ def test_approve_in_the_confirmation_panel_runs_the_click(
     finished = _finished(rig)
     assert finished is not None and finished.outcome is Outcome.ANSWERED
     assert "mouse_down" in rig.backends[0].names()
-    qtbot.waitUntil(lambda: not app.stop_button.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not app.run_bar.isVisible(), timeout=5000)
+
+
+def test_a_done_run_and_a_refused_one_say_so_in_the_window_and_the_tray(
+    qtbot: QtBot, make_app: MakeApp
+) -> None:
+    with FakeVLLM(ScriptedPolicy([ANSWER])) as server:
+        app, rig = make_app(server)
+        assert app.start_task("look at the screen")
+        qtbot.waitUntil(lambda: _finished(rig) is not None, timeout=20000)
+        qtbot.waitUntil(lambda: not app.controller.running, timeout=5000)
+        window = app.task_window
+        assert window.status_label.text() == "Done after 1 step(s)"
+        assert app.tray.state is TrayState.DONE
+        assert app.tray.tooltip == "holodesk: done: the model answered the task"
+        assert app.teller.told[-1] == "holodesk: done: the model answered the task"
+        # Refused before it started (no such automation): said as a run's end is.
+        assert not app.run_automation("nope", "tray")
+    assert window.status_label.text() == "Refused"
+    assert window.status_label.property("result") == "refused"
+    assert "no automation named 'nope'" in window.result_label.text()
+    assert app.tray.state is TrayState.FAILED
+    assert app.tray.tooltip.startswith("holodesk: refused: no automation named 'nope'")
 
 
 def test_the_tray_stop_works_while_a_confirmation_is_open(

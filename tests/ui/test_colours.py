@@ -190,11 +190,13 @@ def test_the_doctor_badges(qtbot: QtBot, theme: QPalette) -> None:
     window = QWidget()
     qtbot.addWidget(window)
     grid = QGridLayout(window)
-    waiting, checking, failed = (_Row(grid, i, n) for i, n in enumerate(("a", "b", "c")))
+    waiting, checking, failed, warned = (_Row(grid, i, n) for i, n in enumerate("abcd"))
     checking.checking()
     failed.show(CheckResult("c", Status.FAIL, "no display", "start X"))
+    warned.show(CheckResult("d", Status.WARN, "no keyring", "install one"))
     assert not _readable([waiting.badge, checking.badge, waiting.title], window)
     # A filled badge: white on its fill.
-    failed.badge.ensurePolished()
-    text = failed.badge.palette().color(failed.badge.foregroundRole())
-    assert contrast(text, QColor(failed.color)) >= MIN_CONTRAST
+    for filled in (failed, warned):
+        filled.badge.ensurePolished()
+        text = filled.badge.palette().color(filled.badge.foregroundRole())
+        assert contrast(text, QColor(filled.color)) >= MIN_CONTRAST, filled.status

@@ -1,15 +1,20 @@
 """The task window's first-run guide, its Wayland notice, text that wraps instead of being cut
-off at the smallest window size, and a run titled with its automation's name (offscreen)."""
+off at the smallest window size, a run titled with its automation's name, a run's result in
+view with its reason, and what to try next after a done demo (offscreen)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import pytest
-from PySide6.QtWidgets import QLabel
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QLabel, QWidget
 from pytestqt.qtbot import QtBot
 
+from app.demo.run import WHAT_HAPPENED
 from app.events import Outcome, RunFinished, RunStarted
+from app.result import RunResult
+from ui.colours import Tone, text_style
 from ui.task_window import NEW_TASK_TITLE, TaskWindow
 
 ENDPOINT = "http://127.0.0.1:8000/v1"
@@ -45,7 +50,7 @@ def test_the_guide_shows_while_no_server_answers_and_offers_three_ways(qtbot: Qt
     buttons = [window.guide.setup_button, window.guide.connect_button, window.guide.demo_button]
     assert [b.text() for b in buttons] == [
         "Set up a model server on this machine", "Connect to a server elsewhere…",
-        "Try the demo"]
+        "Try the &demo"]
     for button, signal in zip(buttons, (window.setup_requested, window.connect_requested,
                                         window.demo_requested), strict=True):
         with qtbot.waitSignal(signal, timeout=1000):
@@ -54,7 +59,7 @@ def test_the_guide_shows_while_no_server_answers_and_offers_three_ways(qtbot: Qt
     # Out of a run's way (the demo's run among them), back once it ends.
     window.on_event(started())
     assert window.guide.isHidden()
-    window.on_event(RunFinished("r1", Outcome.ANSWERED, "done", 2))
+    window.on_event(RunFinished("r1", Outcome.ANSWERED, "done", 2, result=RunResult.DONE))
     assert window.guide.isVisible()
     window.show_guide(False)  # a server answers
     assert window.guide.isHidden()
@@ -141,7 +146,7 @@ def test_long_text_wraps_whole_at_the_smallest_window_size(qtbot: QtBot) -> None
     window.show_error(LONG)
     window.on_event(started())  # a run's error and its result
     window.show_error(LONG)
-    window.on_event(RunFinished("r1", Outcome.ERROR, LONG, 1))
+    window.on_event(RunFinished("r1", Outcome.ERROR, LONG, 1, result=RunResult.FAILED))
     window.show_error(LONG)
     labels = [window.error_label, window.result_label, window.model_status,
               window.session_label]
@@ -200,7 +205,8 @@ def test_clear_error_takes_only_the_error_it_names(qtbot: QtBot) -> None:
 def test_an_automation_run_is_titled_with_its_name(qtbot: QtBot) -> None:
     window = make(qtbot)
     window.on_event(started("rename the photos"))
-    window.on_event(RunFinished("r1", Outcome.ANSWERED, "renamed", 3, "12 photos"))
+    window.on_event(RunFinished("r1", Outcome.ANSWERED, "renamed", 3, "12 photos",
+                                result=RunResult.DONE))
     assert "rename the photos" in window.windowTitle()
 
     # The automation fails before it starts: shown under its name, not the last task's.
@@ -215,7 +221,8 @@ def test_an_automation_run_is_titled_with_its_name(qtbot: QtBot) -> None:
     window.on_event(started("open the mail and sum up"))
     assert window.windowTitle() == "holodesk — automation: Morning report"
     assert window.step_label.text().startswith("Automation “Morning report”")
-    window.on_event(RunFinished("r2", Outcome.ERROR, "the model server broke off", 1))
+    window.on_event(RunFinished("r2", Outcome.ERROR, "the model server broke off", 1,
+                                result=RunResult.FAILED))
     assert window.status_label.text().startswith("Automation “Morning report”: Failed")
     assert window.windowTitle() == "holodesk — automation: Morning report"
 
@@ -231,3 +238,71 @@ def test_an_automation_run_is_titled_with_its_name(qtbot: QtBot) -> None:
     window.expect_run("Morning report", "open the mail and sum up")
     window.expect_run("", "print the report")
     assert window.windowTitle() == NEW_TASK_TITLE
+
+
+# -- how a run ended, and what to try next after a done demo -----------------------------------
+
+
+def in_view(window: TaskWindow, widget: QWidget) -> bool:
+    """Whether ``widget`` is whole inside the window's scrolled view: read without scrolling."""
+    viewport = window.scroll_area.viewport()
+    top_left = widget.mapTo(viewport, QPoint(0, 0))
+    return widget.isVisible() and viewport.rect().contains(QRect(top_left, widget.size()))
+
+
+@pytest.mark.parametrize(("result", "header", "tone"), [
+    (RunResult.NOT_DONE, "Not done", Tone.ERROR),
+    (RunResult.FAILED, "Failed", Tone.ERROR),
+    (RunResult.STOPPED, "Stopped", Tone.WARNING),
+    (RunResult.DONE, "Done", Tone.OK),
+])
+def test_the_result_heads_the_run_with_its_reason_in_view(
+        qtbot: QtBot, result: RunResult, header: str, tone: Tone) -> None:
+    """At the smallest window size with the first-run guide above the run (no model server:
+    the demo's case), the result and why are in view once the run ends, in the result's
+    colour; nothing under a red header is green."""
+    window = make(qtbot)
+    window.show_guide(True, ENDPOINT)
+    window.resize(window.minimumSize())
+    qtbot.waitUntil(lambda: window.size() == window.minimumSize(), timeout=2000)
+    window.on_event(started())
+    window.on_event(RunFinished("r1", Outcome.ANSWERED, "the practice task is not done", 1,
+                                answer="I did nothing.", result=result))
+    assert window.status_label.text() == f"{header} after 1 step(s)"
+    assert window.status_label.styleSheet() == text_style(tone)
+    assert window.result_label.text() == ("the practice task is not done\n"
+                                          "The model's answer: I did nothing.")
+    assert window.result_label.styleSheet() == ""  # only the header carries the colour
+    qtbot.waitUntil(lambda: in_view(window, window.status_label)
+                    and in_view(window, window.result_label), timeout=3000)
+    assert window.guide.isVisible()  # still there, above, for after the run
+
+
+def test_a_done_demo_says_what_to_try_next_with_a_button_for_each(qtbot: QtBot) -> None:
+    window = make(qtbot)
+    window.show_guide(True, ENDPOINT)
+    window.resize(window.minimumSize())
+    window.on_event(started())
+    window.on_event(RunFinished("r1", Outcome.ANSWERED, "the checklist is all done", 5,
+                                result=RunResult.DONE))
+    assert window.next_steps.isHidden()  # only when the demo says so (DemoControl)
+    window.show_next_steps()
+    note = window.next_steps
+    assert note.what_label.text() == WHAT_HAPPENED
+    qtbot.waitUntil(lambda: in_view(window, note.title_label), timeout=3000)
+    buttons = {note.setup_button: window.setup_requested,
+               note.connect_button: window.connect_requested,
+               note.log_button: window.log_requested}
+    assert [b.text() for b in (note.setup_button, note.connect_button, note.task_button,
+                               note.log_button)] == [
+        "Set up a model server on this machine", "Connect to a server elsewhere…",
+        "Write a first task", "Open the action log"]
+    for button, signal in buttons.items():
+        with qtbot.waitSignal(signal, timeout=1000):
+            button.click()
+    note.task_button.click()  # the task box, ready to type in
+    assert note.isHidden()
+    assert window.focusWidget() is window.task_edit
+    window.show_next_steps()
+    window.on_event(started("open the Downloads folder"))  # the next run: the note goes
+    assert note.isHidden()

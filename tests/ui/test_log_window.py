@@ -23,12 +23,13 @@ from app.events import (
     StepDecided,
     StepProposed,
 )
+from app.result import RunResult
 from app.store import ActionLog, Source, StepRecord, geometry_from_dict, parse_points
 from control.policy import Verdict
 from model.coords import FrameGeometry, Point, Rect
 from model.schema import Click, Step
 from tests.support.home import Home, isolate_home
-from tests.support.log_window_rows import run_row, step_row
+from tests.support.log_window_rows import run_ids, run_row, select, step_row
 from ui.log_window import (
     MARKER_COLOR,
     LogWindow,
@@ -112,15 +113,6 @@ def wait_runs(qtbot: QtBot, window: LogWindow) -> None:
         window.refresh()
 
 
-def run_ids(window: LogWindow) -> list[str]:
-    return [window._run_id_at(row) for row in range(window.runs_table.rowCount())]
-
-
-def select(qtbot: QtBot, window: LogWindow, run_id: str) -> None:
-    with qtbot.waitSignal(window.steps_loaded, timeout=10_000):
-        assert window.select_run(run_id)
-
-
 # --------------------------------------------------------------------------- pure helpers
 
 
@@ -157,7 +149,7 @@ def test_runs_newest_first_and_steps_of_the_selected_run(
         assert run_ids(window) == [second, first]
         row = run_row(window, second)
         assert row["Task"] == "second task⏎with two lines"  # shown, app/visible.py
-        assert row["Outcome"] == "answered"
+        assert row["Result"] == "done"
         assert row["Steps"] == "2"
         select(qtbot, window, second)
         assert window.current_run_id() == second
@@ -183,7 +175,10 @@ def test_failed_step_shows_its_error(qtbot: QtBot, writer: ActionLog, window: Lo
     wait_runs(qtbot, window)
     select(qtbot, window, run.id)
     assert step_row(window, 1)["Outcome"] == "failed: the server broke"
-    assert run_row(window, run.id)["Outcome"] == "error"
+    assert run_row(window, run.id)["Result"] == "failed"
+    # The detail over the steps: the result as the headline, the reason after it.
+    assert window.run_detail.text() == "Failed: the server broke"
+    assert window.run_detail.property("result") == "failed"
 
 
 def test_a_replayed_step_says_so_and_why(qtbot: QtBot, writer: ActionLog,
@@ -213,7 +208,7 @@ def test_live_events_then_the_store(qtbot: QtBot, writer: ActionLog, window: Log
     window.on_event(RunStarted(run.id, "live task", ENDPOINT, "holotron", "1", False))
     # The row is there at once, before any store read.
     assert run_ids(window)[0] == run.id
-    assert run_row(window, run.id)["Outcome"] == "running"
+    assert run_row(window, run.id)["Result"] == "running"
     select(qtbot, window, run.id)
     assert window.step_numbers() == []
 
@@ -240,8 +235,9 @@ def test_live_events_then_the_store(qtbot: QtBot, writer: ActionLog, window: Log
     add_step(writer, run.id, 1, thought="press OK (stored)")
     writer.finish_run(run.id, "answered", "done")
     with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
-        window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok"))
-    assert run_row(window, run.id)["Outcome"] == "answered"
+        window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok",
+                                    result=RunResult.DONE))
+    assert run_row(window, run.id)["Result"] == "done"
     qtbot.waitUntil(lambda: step_row(window, 1)["Thought"] == "press OK (stored)", timeout=10_000)
     assert run_ids(window) == [run.id, old]
 
@@ -400,7 +396,8 @@ def test_a_step_logged_without_its_screenshot_shows_its_thumbnail(
     add_step(writer, run.id, 1, screenshot_path=None)  # as the agent records it
     writer.finish_run(run.id, "answered", "done")
     with qtbot.waitSignal(window.runs_loaded, timeout=10_000):
-        window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok"))
+        window.on_event(RunFinished(run.id, Outcome.ANSWERED, "done", 1, "ok",
+                                    result=RunResult.DONE))
     qtbot.waitUntil(lambda: step_row(window, 1)["Outcome"] == "ok", timeout=10_000)
     assert writer.steps(run.id)[0].screenshot_path is None
     icon_item = window.steps_table.item(0, 0)

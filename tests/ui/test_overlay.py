@@ -30,7 +30,7 @@ from ui.overlay import (
     logical_to_qt,
     qt_rect_to_physical,
 )
-from ui.stop_button import FloatingStopButton
+from ui.run_bar import RunBar
 
 # A 1920x1080 monitor at dpr 1, and right of it a 2560x1440 one at dpr 2 (1280x720 in Qt).
 SCREENS = [ScreenMap(QRect(0, 0, 1920, 1080), 1.0), ScreenMap(QRect(1920, 0, 1280, 720), 2.0)]
@@ -170,45 +170,72 @@ def test_a_minimised_window_is_not_painted_out_and_a_restored_one_is(qtbot: QtBo
     qtbot.waitUntil(lambda: rects.rects() == [Rect(50, 60, 200, 100)], timeout=2000)
 
 
-# -- the floating Stop button ----------------------------------------------------------------
+# -- the run bar's Stop --------------------------------------------------------------------
 
 
 @pytest.fixture
-def stop(qtbot: QtBot) -> FloatingStopButton:
-    button = FloatingStopButton(hint="Ctrl+Alt+Shift+S")
-    qtbot.addWidget(button)
-    button.place_default()
-    button.show()
-    qtbot.waitExposed(button)
-    return button
+def bar(qtbot: QtBot) -> RunBar:
+    widget = RunBar(hint="Ctrl+Alt+Shift+S")
+    qtbot.addWidget(widget)
+    widget.place_default()
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
 
 
-def test_stop_button_window(stop: FloatingStopButton) -> None:
-    flags = stop.windowFlags()
+def _on_stop(bar: RunBar) -> QPoint:
+    return bar.stop_face.geometry().center()
+
+
+def test_run_bar_window(bar: RunBar) -> None:
+    flags = bar.windowFlags()
     for flag in (Qt.WindowType.FramelessWindowHint, Qt.WindowType.WindowStaysOnTopHint,
                  Qt.WindowType.WindowDoesNotAcceptFocus):
         assert flags & flag, flag
     assert flags & Qt.WindowType.Tool == Qt.WindowType.Tool
-    assert "Ctrl+Alt+Shift+S" in stop.toolTip()
-    image = stop.grab().toImage()
-    centre = QColor(image.pixel(8, stop.height() // 2))
+    assert "Ctrl+Alt+Shift+S" in bar.stop_face.toolTip()
+    image = bar.grab().toImage()
+    centre = QColor(image.pixel(bar.stop_face.x() + 6, bar.height() // 2))
     assert centre.red() > 150 and centre.green() < 80  # red
 
 
-def test_stop_button_click_emits(stop: FloatingStopButton, qtbot: QtBot) -> None:
-    with qtbot.waitSignal(stop.stop_clicked, timeout=2000):
-        qtbot.mouseClick(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
+def test_run_bar_stop_click_emits(bar: RunBar, qtbot: QtBot) -> None:
+    with qtbot.waitSignal(bar.stop_clicked, timeout=2000):
+        qtbot.mouseClick(bar.stop_face, Qt.MouseButton.LeftButton,
+                         pos=bar.stop_face.rect().center())
 
 
-def test_stop_button_drags_without_stopping(stop: FloatingStopButton, qtbot: QtBot) -> None:
-    start = stop.pos()
-    with qtbot.assertNotEmitted(stop.stop_clicked):
-        qtbot.mousePress(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
-        qtbot.mouseMove(stop, QPoint(30 - 40, 20 + 25))
-        qtbot.mouseRelease(stop, Qt.MouseButton.LeftButton, pos=QPoint(30 - 40, 20 + 25))
-    assert stop.pos() == start + QPoint(-40, 25)
-    with qtbot.waitSignal(stop.stop_clicked, timeout=2000):  # and still stops afterwards
-        qtbot.mouseClick(stop, Qt.MouseButton.LeftButton, pos=QPoint(30, 20))
+def test_run_bar_drags_without_stopping(bar: RunBar, qtbot: QtBot) -> None:
+    start = bar.pos()
+    face = bar.stop_face
+    press = face.rect().center()
+    with qtbot.assertNotEmitted(bar.stop_clicked), \
+            qtbot.waitSignal(bar.moved_by_person, timeout=2000):
+        qtbot.mousePress(face, Qt.MouseButton.LeftButton, pos=press)
+        qtbot.mouseMove(face, press + QPoint(-40, 25))
+        qtbot.mouseRelease(face, Qt.MouseButton.LeftButton, pos=press + QPoint(-40, 25))
+    assert bar.pos() == start + QPoint(-40, 25)
+    with qtbot.waitSignal(bar.stop_clicked, timeout=2000):  # and still stops afterwards
+        qtbot.mouseClick(face, Qt.MouseButton.LeftButton, pos=press)
+
+
+def test_a_click_on_the_bar_beside_stop_does_not_stop(bar: RunBar, qtbot: QtBot) -> None:
+    with qtbot.assertNotEmitted(bar.stop_clicked):
+        qtbot.mouseClick(bar, Qt.MouseButton.LeftButton,
+                         pos=QPoint(bar.headline.x() + 5, bar.height() // 2))
+
+
+def test_run_bar_pause_resume_and_show(bar: RunBar, qtbot: QtBot) -> None:
+    with qtbot.waitSignal(bar.pause_clicked, timeout=2000):
+        bar.pause_button.click()
+    bar.set_paused(True)
+    assert bar.pause_button.text() == "Resume"
+    with qtbot.waitSignal(bar.resume_clicked, timeout=2000):
+        bar.pause_button.click()
+    with qtbot.waitSignal(bar.show_clicked, timeout=2000):
+        bar.show_button.click()
+    bar.set_outside(True)  # a terminal's run: only its Stop reaches it
+    assert bar.pause_button.isHidden() and bar.show_button.isHidden()
 
 
 # -- x11: the overlay on a real X server without a compositor --------------------------------

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from model.coords import Rect
-from ui.panel_place import Placement, keep_out_boxes, place_panel
+from ui.panel_place import Placement, keep_out_boxes, place_bar, place_panel
 
 KEEP_OUT = 22 * 1.7 + 8 + 16  # the marker with its halo (ui/overlay.py) and a margin
 PANEL = (506, 620)  # the panel's frame in the report (x 915–1421)
@@ -133,3 +133,69 @@ def test_without_points_the_middle_of_the_first_screen() -> None:
 def test_no_screen_is_an_error() -> None:
     with pytest.raises(ValueError, match="no screen"):
         place_panel(PANEL, [(1, 1)], [], keep_out=KEEP_OUT)
+
+
+# -- the run bar (place_bar): off the window a run works in and its points -------------------
+
+BAR = (440, 56)
+
+
+def _centred(width: int, height: int, screen: Rect) -> Rect:
+    return Rect(screen.left + (screen.width - width) // 2,
+                screen.top + (screen.height - height) // 2, width, height)
+
+
+@pytest.mark.parametrize("screens", [ONE_768, ONE_768_PANEL, ONE_1080], ids=str)
+def test_the_bar_goes_beside_a_window_in_the_middle(screens: list[Rect]) -> None:
+    """The demo's practice window (centred) on one screen: the bar covers none of it."""
+    window = _centred(792, 552, screens[0])
+    placed = place_bar(BAR, [], screens, keep_out=KEEP_OUT, avoid=[window])
+    assert not placed.covers
+    assert (placed.rect.width, placed.rect.height) == BAR
+    assert not _overlaps(placed.rect, window), placed
+    assert _on_a_screen(placed.rect, screens)
+
+
+def test_the_bar_goes_to_the_edge_farthest_from_the_window() -> None:
+    window = Rect(900, 100, 1000, 900)  # on the right of a 1920x1080 screen
+    placed = place_bar(BAR, [], ONE_1080, keep_out=KEEP_OUT, avoid=[window])
+    assert placed.rect.right <= window.left
+    assert placed.rect.left < 100  # at the far (left) edge, not next to the window
+
+
+@pytest.mark.parametrize("screens", [TWO_SIDE_BY_SIDE, TWO_STACKED, TWO_LEFT_OF_PRIMARY],
+                         ids=str)
+def test_another_monitor_at_its_top_edge(screens: list[Rect]) -> None:
+    """The work fills the first monitor: the bar goes to the top middle of the other one."""
+    work = screens[0]
+    placed = place_bar(BAR, [(work.left + 50, work.top + 50)], screens, keep_out=KEEP_OUT,
+                       avoid=[work])
+    other = screens[1]
+    assert not placed.covers
+    assert _on_a_screen(placed.rect, [other])
+    assert placed.rect.top - other.top < 20  # the edge, where the person's work is least
+    middle = placed.rect.left + placed.rect.width / 2
+    assert abs(middle - (other.left + other.width / 2)) <= 1
+
+
+def test_a_window_filling_the_screen_keeps_the_points_clear() -> None:
+    """A maximised window: covered it must be, but never where the run acts."""
+    screen = ONE_1080[0]
+    for point in [(1700, 40), (960, 30), (100, 1000), (960, 540)]:
+        placed = place_bar(BAR, [point], ONE_1080, keep_out=KEEP_OUT, avoid=[screen])
+        assert placed.covers
+        for box in keep_out_boxes([point], KEEP_OUT):
+            assert not _overlaps(placed.rect, box), (point, placed)
+
+
+def test_a_window_filling_the_screen_with_no_point_yet_the_top_middle() -> None:
+    placed = place_bar(BAR, [], ONE_768, keep_out=KEEP_OUT, avoid=[ONE_768[0]])
+    assert placed.covers
+    assert abs(placed.rect.left + BAR[0] / 2 - 683) <= 1 and placed.rect.top < 20
+
+
+def test_the_panel_keeps_clear_of_rectangles_too() -> None:
+    """place_panel's ``avoid``: the confirmation never goes over the window kept clear."""
+    window = Rect(300, 100, 1300, 800)
+    placed = place_panel(PANEL, [(900, 500)], ONE_1080, keep_out=KEEP_OUT, avoid=[window])
+    assert not _overlaps(placed.rect, window)

@@ -158,3 +158,8 @@ def test_an_automation_whose_task_was_replaced_by_hand_does_not_run_from_its_hot
         qtbot.waitUntil(lambda: bool(failed), timeout=TIMEOUT)
         assert "'mail' was not run" in failed[0] and "not approved" in failed[0]
         assert rig.settings == [] and server.chat_requests == 0
+        # Refused before it acted: said so as a run's end is, in the window and the tray.
+        window = app.task_window
+        assert window.status_label.text() == "Automation “mail”: Refused"
+        assert "not approved" in window.result_label.text()
+        assert app.tray.tooltip.startswith("holodesk: refused: Cannot start the run:")

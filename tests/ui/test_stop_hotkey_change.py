@@ -37,7 +37,7 @@ def test_the_new_stop_hotkey_stops_a_run_and_the_old_one_is_gone(
 
         assert app.hotkeys.apply_stop_hotkey(NEW_STOP)
         assert hotkeys.combos == [NEW_STOP]
-        assert "Ctrl+Alt+9" in app.stop_button.toolTip()
+        assert "Ctrl+Alt+9" in app.run_bar.stop_face.toolTip()
 
         assert app.start_task("save the file")
         qtbot.waitUntil(lambda: app.controller.pending is not None, timeout=20_000)

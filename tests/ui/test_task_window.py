@@ -22,6 +22,7 @@ from app.events import (
     StepFailed,
     StepProposed,
 )
+from app.result import RunResult
 from control.policy import Verdict
 from model.coords import FrameGeometry, Point, Rect
 from model.schema import Click, Drag, Step
@@ -135,7 +136,8 @@ def test_start_needs_a_task_and_an_online_model(window: TaskWindow, qtbot: QtBot
     window.on_event(started())
     assert window.running and not window.start_button.isEnabled()
     assert window.pause_button.isEnabled() and window.stop_button.isEnabled()
-    window.on_event(RunFinished("r1", Outcome.ANSWERED, "the model answered", 3, "42 files"))
+    window.on_event(RunFinished("r1", Outcome.ANSWERED, "the model answered", 3, "42 files",
+                                result=RunResult.DONE))
     assert not window.running and window.start_button.isEnabled()
     assert "Done" in window.status_label.text()
     assert "42 files" in window.result_label.text()
