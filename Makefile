@@ -82,7 +82,7 @@ bench: sysdeps $(DEV_STAMP)
 	$(PY) bench/settle.py
 	$(PY) bench/step.py
 
-# Renders every window on a private Xvfb into docs/screenshots/ (shown in the README).
+# Renders every window on a private 1366x768 Xvfb into docs/screenshots/ (shown in the README).
 screenshots: sysdeps $(DEV_STAMP)
 	$(PY) scripts/screenshots.py
 

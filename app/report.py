@@ -27,6 +27,10 @@ next to the choice.
 
 The bundle is written to a temporary file next to the destination and renamed into place, so
 the destination holds a whole report or nothing (a full disk leaves no partial file).
+
+Where the saved file goes is said in the same words by every front end (:func:`send_words`):
+attached to a bug report at the project's address when the installed package names one
+(:func:`project_address`), else to a bug report for the holodesk project.
 """
 
 from __future__ import annotations
@@ -65,7 +69,9 @@ __all__ = [
     "Screenshot",
     "collect_report",
     "default_report_path",
+    "project_address",
     "report_doctor",
+    "send_words",
 ]
 
 _log = logging.getLogger(__name__)
@@ -180,6 +186,39 @@ class Report:
             raise
         _log.info("problem report written to %s (screenshots: %s)", path, screenshots)
         return path
+
+
+#: The Project-URL labels that say where bugs are reported, best first.
+_BUG_LABELS = ("issues", "bug tracker", "bugs", "tracker", "source", "repository", "homepage")
+
+
+def project_address() -> str | None:
+    """Where holodesk's bugs are reported, as the installed package names it (its
+    ``Project-URL``: an issue tracker first, else the repository or home page); None when it
+    names none (a frozen build, or no address in pyproject.toml)."""
+    from importlib import metadata
+
+    try:
+        meta = metadata.metadata("holodesk")
+    except metadata.PackageNotFoundError:
+        return None
+    urls: dict[str, str] = {}
+    for entry in meta.get_all("Project-URL") or []:
+        label, _, url = entry.partition(",")
+        if url.strip():
+            urls[label.strip().casefold()] = url.strip()
+    for label in _BUG_LABELS:
+        if label in urls:
+            return urls[label]
+    home = meta.get_all("Home-page") or []  # a missing key: [] (indexing may raise)
+    return next((url for url in home if url and url != "UNKNOWN"), None)
+
+
+def send_words(address: str | None) -> str:
+    """Where a saved report goes, in the words of every front end (each also says where the
+    file was saved): ``address`` is the project's (:func:`project_address`; None: none)."""
+    where = f"at {address}" if address else "for the holodesk project"
+    return f"To report the problem, attach the saved file to a bug report {where}."
 
 
 def default_report_path(folder: Path, now: dt.datetime | None = None) -> Path:

@@ -54,6 +54,19 @@ def server_available(settings: Settings) -> bool:
     return is_local_url(settings.endpoint)
 
 
+def serving_problem(nvidia_smi: str | None = None) -> Problem | None:
+    """Why this machine cannot serve the model at all (vLLM needs Linux and a usable NVIDIA
+    GPU), or None: the desktop app asks once, to say why instead of offering Start model
+    server. The same checks as `holodesk serve`'s. Blocks on ``nvidia-smi``: not on a GUI
+    thread."""
+    from model.serving.launcher import check_gpu, check_platform
+
+    platform = check_platform()
+    if platform is not None:
+        return platform
+    return next((p for p in check_gpu(nvidia_smi)[1] if p.fatal), None)
+
+
 def serve_port(settings: Settings) -> int:
     """``serve_port``, else the endpoint's port when it is local, else 8000."""
     if settings.serve_port is not None:

@@ -87,6 +87,12 @@ def visible(text: str, *, one_line: bool = False) -> str:
     return "".join(out)
 
 
+def visible_lines(text: str) -> str:
+    """``text`` whose lines are shown as they are (no ``⏎`` marks: a file, a log, a report,
+    where every line ends so), every other control or invisible character as its symbol."""
+    return "\n".join(visible(line) for line in text.replace("\r\n", "\n").split("\n"))
+
+
 def visible_line(text: str | None, limit: int | None = None) -> str:
     """``text`` visible on one line, cut to ``limit`` characters (ending in ``...``)."""
     if not text:

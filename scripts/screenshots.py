@@ -1,4 +1,4 @@
-"""Render every window of the desktop app into docs/screenshots/, on a private Xvfb.
+"""Render every window of the desktop app into docs/screenshots/, on a private 1366x768 Xvfb.
 
     .venv/bin/python scripts/screenshots.py [--out docs/screenshots]      # or: make screenshots
 
@@ -9,7 +9,10 @@ desktop as the screen (a file manager, tests/support/fake_capturer.py) and dry-r
 input. Each window is rendered with ``QWidget.grab()`` at the moment it shows what matters
 (the task window while the thought streams in, the confirmation panel with its target, the
 set-up checks once they have all run, a calibration target while the model is asked about
-it). The `holodesk bench` chart comes from a short in-process sweep against a second fake
+it). The display is the smallest holodesk is made for (1366x768): Settings (after Test
+connection), the tray's stand-in window, Report a problem and the action log are shown at the
+size they open with there, as a newcomer sees them (tests/ui/test_text_fit.py checks that their
+text fits). The `holodesk bench` chart comes from a short in-process sweep against a second fake
 server with a latency model. The pictures are reduced to at most 256 colours when that keeps
 them legible and small.
 """
@@ -40,7 +43,7 @@ from tests.support.qtwait import wait_until  # noqa: E402
 from tests.support.xvfb import Xvfb  # noqa: E402
 
 SCREEN = (1280, 800)  # the drawn desktop the "model" sees
-DISPLAY_SIZE = (1600, 1000)  # the Xvfb the windows live on
+DISPLAY_SIZE = (1366, 768)  # the Xvfb the windows live on: the smallest screen holodesk fits
 MAX_PNG_BYTES = 300_000
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 
@@ -396,15 +399,17 @@ def render(out: Path) -> None:
     from app.doctor import CHECK_NAMES
     from app.events import Event, ModelText, RunFinished, RunStarted
     from app.pause import PauseGate
+    from app.run_request import RunRequest
     from app.secrets import KeyringStore
-    from app.session import Session
+    from app.session import RunParts, Session, build_session
     from app.settings import Settings, load_settings, save_settings
     from app.store import ActionLog
     from control.hotkeys import parse_combo
     from control.input import DryRunBackend, Executor
-    from control.policy import SafetyPolicy
+    from control.policy import ConfirmMode, SafetyPolicy
     from control.stop import StopLatch
     from model.client import ClientConfig, HolotronClient
+    from model.run_secrets import RunSecrets
     from tests.support.fake_capturer import FakeCapturer
     from tests.support.fake_vllm import SeeingPolicy, Target
     from ui.app import HolodeskApp
@@ -426,30 +431,35 @@ def render(out: Path) -> None:
         quiet_dropped_connections(server)
         server.delay = 0.2
 
-        def factory(settings: Settings, task: str, latch: StopLatch, gate: PauseGate) -> Session:
-            parts = AgentParts(
+        def parts(request: RunRequest, latch: StopLatch, pause: PauseGate | None) -> RunParts:
+            secrets = RunSecrets()  # one per run, as app/session.py's RealParts makes it
+            return RunParts(AgentParts(
                 client=HolotronClient(ClientConfig(base_url=server.base_url)),
                 capturer=FakeCapturer(desktop.frame),
                 executor=Executor(DryRunBackend(), latch),
-                policy=SafetyPolicy(settings.confirm),
-                store=ActionLog.open(),
+                policy=SafetyPolicy(request.settings.confirm, secrets=secrets),
+                store=ActionLog.open(secrets=secrets),
                 latch=latch,
-            )
-            return Session(task=task, settings=settings, dry_run=True, parts=parts)
+                pause=pause,
+            ), dry_run=True)
+
+        def factory(request: RunRequest, latch: StopLatch, gate: PauseGate) -> Session:
+            # The run's session as every front end builds it (app/session.py), over the
+            # drawn desktop and dry-run input.
+            return build_session(request, parts, latch=latch, pause=gate)
 
         save_settings(Settings(endpoint=server.base_url, model="holotron", retention_days=30))
         app = HolodeskApp(load_settings(), session_factory=factory, use_system_tray=False)
         app.controller.run_event.connect(events.append)
         app.show_task_window()
-        app.task_window.setGeometry(60, 40, 700, 800)
+        app.task_window.setGeometry(40, 30, 640, 700)
         tray = app.tray.window
         assert tray is not None
-        tray.move(820, 40)
-        tray.adjustSize()
+        tray.move(620, 30)  # its width is fixed: the longest texts its buttons may show
         app.show_log()
         log_window = app.log_window
         assert log_window is not None
-        log_window.setGeometry(300, 200, 1240, 460)
+        log_window.move(60, 30)  # at the size it opens with
         wait_until(lambda: app.status is not None and app.status.state == "ok", "the probe")
 
         def finished_runs() -> int:
@@ -459,7 +469,7 @@ def render(out: Path) -> None:
         script.load(run_one(desktop))
         desktop.set()
         app.task_window.task_edit.setPlainText("How big is report-q3.pdf in Documents?")
-        assert app.start_task("How big is report-q3.pdf in Documents?", confirm="never")
+        assert app.start_task("How big is report-q3.pdf in Documents?", confirm=ConfirmMode.NEVER)
         wait_until(lambda: finished_runs() == 1, "the first run")
         settle(0.5)
 
@@ -469,7 +479,7 @@ def render(out: Path) -> None:
         desktop.set()
         server.stream_chunk_delay = 0.04
         app.task_window.task_edit.setPlainText(task)
-        assert app.start_task(task, confirm="risky")
+        assert app.start_task(task, confirm=ConfirmMode.RISKY)
 
         def streaming_second_step() -> bool:
             texts = [e.text for e in events if isinstance(e, ModelText) and e.step_no == 2]
@@ -479,8 +489,6 @@ def render(out: Path) -> None:
         wait_until(streaming_second_step, "the second step streaming")
         settle(0.05)
         shot("task-window.png", app.task_window.grab())
-        tray.adjustSize()  # it grew for the longer "ready (...)" line of the idle state
-        settle(0.05)
         shot("tray-window.png", tray.grab())
 
         wait_until(lambda: app.controller.pending is not None, "the confirmation")
@@ -518,28 +526,27 @@ def render(out: Path) -> None:
         settle(1.0)
         shot("action-log.png", log_window.grab())
 
-        # Settings, with Test connection answered.
+        # Settings, with Test connection answered, at the size it takes by itself.
         # The keyring this machine has (keyring's own choice), as a person would see it.
-        dialog = SettingsDialog(secret_store=KeyringStore(), environ={})
+        dialog = SettingsDialog(tray, secret_store=KeyringStore(), environ={})
         checked: list[object] = []
         dialog.status_checked.connect(checked.append)
-        dialog.resize(600, 600)
         dialog.show()
         wait_until(lambda: not dialog.key_label.text().startswith("Looking"), "the keyring")
         dialog.test_connection()
         wait_until(lambda: bool(checked), "Test connection")
-        dialog.adjustSize()  # the key and status lines arrived after the first layout
         settle(0.3)
         shot("settings.png", dialog.grab())
         dialog.close()
         dialog.deleteLater()
+
 
         # The confirmation panel in Edit mode: the model typed a space where the task says a
         # hyphen, and the person corrects the text before approving it.
         script.load(run_three(desktop))
         desktop.set()
         app.task_window.task_edit.setPlainText(RENAME_TASK)
-        assert app.start_task(RENAME_TASK, confirm="risky")
+        assert app.start_task(RENAME_TASK, confirm=ConfirmMode.RISKY)
         wait_until(lambda: app.controller.pending is not None, "the typing step to confirm")
         panel.resize(680, 740)
         wait_until(lambda: panel.image() is not None and panel.edit_button.isEnabled(),
@@ -583,23 +590,38 @@ def render(out: Path) -> None:
         centre = target.mapToGlobal(target.rect().center())
         x, y = (round(centre.x() * 1000 / DISPLAY_SIZE[0]),
                 round(centre.y() * 1000 / DISPLAY_SIZE[1]))
-        script.load([
+        checks = [
             ({"thought": "I am asked for the word OK.",
               "action": {"action": "answer", "text": "OK"}}, None),
             ({"note": "The holodesk window is open.",
               "thought": "The most prominent button is Automations… in the holodesk window.",
               "action": {"action": "click", "element": "Automations… button", "x": x, "y": y}},
              None),
-        ])
+        ]
+        script.load(checks)
         app.show_doctor()
         doctor = app.doctor_window
         assert doctor is not None
-        doctor.setGeometry(760, 20, 820, 580)
+        doctor.setGeometry(500, 20, 820, 580)
         wait_until(lambda: not doctor.running and len(doctor.results) == len(CHECK_NAMES),
                    "the set-up checks", 120)
         settle(0.3)
         shot("doctor.png", doctor.grab())
         doctor.close()
+
+        # Report a problem, gathered for real (the set-up checks again), the last run
+        # selected: its steps as text, long lines wrapped.
+        script.load(checks)
+        app.show_report()
+        report_dialog = app.report_dialog
+        assert report_dialog is not None
+        report_dialog.move(80, 60)
+        wait_until(lambda: report_dialog.report is not None, "the problem report", 120)
+        names = [report_dialog.parts.item(i).text() for i in range(report_dialog.parts.count())]
+        report_dialog.parts.setCurrentRow(names.index("last-run.txt"))
+        settle(0.3)
+        shot("report-dialog.png", report_dialog.grab())
+        report_dialog.close()
 
         # Calibrate…: the real flow on this display (targets in a full-screen window, captured
         # as a run captures), the "model" finding each target by its colour, answering in
@@ -621,10 +643,11 @@ def render(out: Path) -> None:
         screen = showing(3)
         assert screen is not None
         shot("calibration-target.png", scaled(screen.grab(), 0.6))
-        wait_until(lambda: app.calibration_dialog is not None, "the calibration report", 120)
+        wait_until(lambda: app.calibration_control.dialog is not None, "the calibration report",
+                   120)
         script.delegate = None
         server.delay = 0.2
-        report = app.calibration_dialog
+        report = app.calibration_control.dialog
         assert report is not None
         # Wide enough for the table's header lines, which do not wrap.
         report.resize(1080, 400)

@@ -244,7 +244,7 @@ class HolodeskApp(QObject):
         self.demo = DemoControl(
             self.controller, self._background, settings=lambda: self.settings,
             admit=self.runs.admit, refused=self.teller.refused, tell=self.report_error,
-            task_window=self.task_window, show_window=self.show_task_window,
+            task_window=self.task_window, show_window=self.show_task_window, tray=self.tray,
             opened=lambda: self.server_view.show_status(), finished=self.demo_finished.emit,
             closed=lambda: self._closed)
 
@@ -513,8 +513,12 @@ class HolodeskApp(QObject):
     def show_settings(self, *, server_only: bool = False) -> None:
         """The Settings dialog; ``server_only``: just the model server's part (the first-run
         guide's Connect to a server elsewhere)."""
-        dialog = SettingsDialog(server_only=server_only)
-        if dialog.exec():
+        # The stand-in window's own dialog: the window manager keeps it above that
+        # always-on-top window, which covered Save and Cancel otherwise.
+        dialog = SettingsDialog(self.tray.window, server_only=server_only)
+        accepted = dialog.exec()
+        dialog.deleteLater()  # a child of the stand-in: not kept once closed
+        if accepted:
             self._settings_changed(dialog.settings)
 
     def _settings_changed(self, settings: Settings) -> None:

@@ -14,9 +14,15 @@ from app.run_request import make_run_request
 from app.settings import Settings
 from ui.bridge import RunController
 from ui.task_window import TaskWindow
+from ui.tray import Tray, TrayState
 from ui.workers import Background
 
 log = logging.getLogger(__name__)
+
+#: What the tray (or its stand-in window) says while the practice window opens: not the model
+#: server probe's "No model server answers…", which the demo does not need.
+DEMO_OPENING = ("holodesk: the demo is starting (it needs no model server): opening the "
+                "practice window…")
 
 
 class DemoControl:
@@ -25,8 +31,8 @@ class DemoControl:
 
     ``admit`` says why a run may not start now (app/controller.py, told already);
     ``refused`` tells a refusal found later; ``tell`` says a problem; the ``task_window``
-    (brought forward with ``show_window``) shows the practice window opening, ``opened`` that
-    it is done; ``finished``
+    (brought forward with ``show_window``) and the ``tray`` show the practice window opening,
+    ``opened`` that it is done; ``finished``
     gets the demo's result; ``closed`` is whether the app is closing.
     """
 
@@ -36,10 +42,12 @@ class DemoControl:
                  refused: Callable[[Refused], None], tell: Callable[[str], None],
                  task_window: TaskWindow, show_window: Callable[[], None],
                  opened: Callable[[], None],
+                 tray: Tray | None = None,
                  finished: Callable[[DemoResult], None], closed: Callable[[], bool]) -> None:
         self._controller, self._background, self._settings = controller, background, settings
         self._admit, self._refused, self._tell = admit, refused, tell
         self._task_window, self._show_window = task_window, show_window
+        self._tray = tray
         self._opened, self._finished = opened, finished
         self._closed = closed
         #: The demo being run, between start and its end.
@@ -59,6 +67,8 @@ class DemoControl:
 
         self.starting = True
         self._task_window.set_model_status("Demo: opening the practice window…", "loading")
+        if self._tray is not None:
+            self._tray.set_state(TrayState.WORKING, DEMO_OPENING)
         self._show_window()
         settings = self._settings()
         self._background.run(lambda: start_demo(settings), self._run, self._failed)

@@ -1,10 +1,12 @@
 """The action log window: every run and its steps, live while a run goes on.
 
-Left, the runs (newest first) with what each came to (done, not done, stopped, failed:
-app/result.py); right, the selected run's result and why, then its steps with a thumbnail, the
-model's thought, the action, the decision, the outcome and the time taken. Double-click a step
-for its full screenshot with the point marked. Export, Open folder and Delete act on the
-selected runs.
+Above, the runs (newest first), one line each: the whole id, the task (cut in its middle, so
+that its start and its end both show), when it started, what it came to (done, not done,
+stopped, failed: app/result.py), its steps. Below, the selected run's result and why, then its
+steps with a thumbnail, the model's thought, the action, the decision, the outcome and the time
+taken. Both tables use the window's whole width; the task and the thought take what the other
+columns leave and can be widened; a cut text shows whole on hover. Double-click a step for its
+full screenshot with the point marked. Export, Open folder and Delete act on the selected runs.
 
 Threads: the window opens its own :class:`ActionLog` (through the ``open_log`` factory) and uses
 it only from a one-thread :class:`ui.workers.Background`, so every read, delete and export runs
@@ -60,7 +62,8 @@ from model.coords import Convention, FrameGeometry, Point, from_screen
 from model.prompt import describe_action
 from model.schema import ACTION_ADAPTER
 from ui.colours import Tone, text_style, tone_color
-from ui.plain import plain_label, plain_tooltip, shown, shown_line
+from ui.fit import FillColumn
+from ui.plain import plain_label, shown, shown_line, wrapped_tooltip
 from ui.result_view import RESULT_TONES
 from ui.workers import Background
 
@@ -79,6 +82,9 @@ _RELOAD_DELAY_MS = 150  # coalesces the burst of events at the end of a step int
 
 RUN_COLUMNS = ("Run", "Task", "Started", "Result", "Steps")
 STEP_COLUMNS = ("Screen", "#", "Thought", "Action", "Decision", "Outcome", "Time")
+#: The first widths of the steps' Action and Outcome columns (the person may change them).
+_ACTION_WIDTH = 260
+_STEP_OUTCOME_WIDTH = 110
 
 
 # --------------------------------------------------------------------------- pure helpers
@@ -118,6 +124,35 @@ def _clock(epoch: float) -> str:
 
 def _seconds(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds:.1f} s"
+
+
+def _lay_out_runs(table: QTableWidget) -> FillColumn:
+    """One line per run: the columns but the task's fit their text (an id, a time, a word,
+    a number), the task takes the rest, cut in the middle."""
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    # One line of text a row: more runs in view.
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
+    header = table.horizontalHeader()
+    for column in range(table.columnCount()):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    return FillColumn(table, RUN_COLUMNS.index("Task"))
+
+
+def _lay_out_steps(table: QTableWidget) -> FillColumn:
+    """The thumbnail's width, the short columns fitting their text, the action and the outcome
+    at a first width, the thought taking the rest; all but the thumbnail can be resized."""
+    header = table.horizontalHeader()
+    for column in range(table.columnCount()):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    screen = STEP_COLUMNS.index("Screen")
+    header.setSectionResizeMode(screen, QHeaderView.ResizeMode.Fixed)
+    table.setColumnWidth(screen, table.iconSize().width() + 12)
+    for title, width in (("Action", _ACTION_WIDTH), ("Outcome", _STEP_OUTCOME_WIDTH)):
+        column = STEP_COLUMNS.index(title)
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        table.setColumnWidth(column, width)
+    return FillColumn(table, STEP_COLUMNS.index("Thought"), minimum=200)
 
 
 # --------------------------------------------------------------------------- view models
@@ -331,7 +366,7 @@ class LogWindow(QWidget):
         self.runs_table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.runs_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.runs_table.verticalHeader().setVisible(False)
-        self.runs_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self._runs_fill = _lay_out_runs(self.runs_table)
         self.runs_table.itemSelectionChanged.connect(self._on_run_selection)
 
         self.steps_table = QTableWidget(0, len(STEP_COLUMNS))
@@ -342,9 +377,7 @@ class LogWindow(QWidget):
         self.steps_table.verticalHeader().setVisible(False)
         self.steps_table.setIconSize(QSize(THUMB_HEIGHT * 16 // 9, THUMB_HEIGHT))
         self.steps_table.setWordWrap(True)
-        header = self.steps_table.horizontalHeader()
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self._steps_fill = _lay_out_steps(self.steps_table)
         self.steps_table.cellDoubleClicked.connect(self._on_step_double_clicked)
 
         self.refresh_button = QPushButton("Refresh")
@@ -378,7 +411,9 @@ class LogWindow(QWidget):
         detail_layout.setContentsMargins(0, 0, 0, 0)
         detail_layout.addWidget(self.run_detail)
         detail_layout.addWidget(self.steps_table, 1)
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        # One above the other, each the window's width: side by side, the runs' tasks were
+        # cut to "Demo: in the …" and every row looked the same.
+        splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.runs_table)
         splitter.addWidget(detail)
         splitter.setStretchFactor(0, 2)
@@ -644,12 +679,13 @@ class LogWindow(QWidget):
                     item = QTableWidgetItem(text)
                     if col == 0:
                         item.setData(Qt.ItemDataRole.UserRole, run.run_id)
+                        item.setToolTip(f"Run {run.run_id}")
                     if col == 1:
-                        item.setToolTip(plain_tooltip(run.task))
+                        item.setToolTip(wrapped_tooltip(run.task))
                     if col == 3 and run.result is not None:
                         item.setForeground(tone_color(RESULT_TONES[run.result]))
                         if run.reason:
-                            item.setToolTip(plain_tooltip(run.reason))
+                            item.setToolTip(wrapped_tooltip(run.reason))
                     table.setItem(row, col, item)
             # Rows move as runs come and go: select the same runs again, by id.
             table.clearSelection()
@@ -766,7 +802,7 @@ class LogWindow(QWidget):
                 raw = {2: view.thought, 3: view.action, 4: view.source_note,
                        5: view.outcome}.get(col)
                 if raw:
-                    item.setToolTip(plain_tooltip(raw))
+                    item.setToolTip(wrapped_tooltip(raw))
                 table.setItem(row, col, item)
             thumb = self._thumbs.get(view.thumbnail_path or view.screenshot_path or "")
             if thumb is not None:

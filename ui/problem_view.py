@@ -55,29 +55,41 @@ def plain_words(text: str) -> str:
 
 
 def _places(fix: Fix) -> str:
-    """Where in the GUI to do ``fix``, in brackets; "" when it names no place."""
-    places: list[str] = []
-    if fix.remedy is not None:
-        places.append(REMEDY_PLACES[fix.remedy])
-    if fix.setting:
-        place = setting_place(fix.setting)
-        if place not in places:
-            places.append(place)
-    return f"({'; '.join(places)})" if places else ""
+    """Where in the GUI to do ``fix``, as a sentence of its own ("Use the tray menu's Start
+    model server, or change Settings > Model server > Endpoint URL."); "" when it names no
+    place."""
+    remedy = REMEDY_PLACES[fix.remedy] if fix.remedy is not None else ""
+    setting = setting_place(fix.setting) if fix.setting else ""
+    ways = [f"use {remedy}" if remedy else "",
+            f"change {setting}" if setting and setting != remedy else ""]
+    said = ", or ".join(way for way in ways if way)
+    return _sentence(said[:1].upper() + said[1:]) if said else ""
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does, so that another may follow it."""
+    text = text.rstrip()
+    return text if not text or text.endswith((".", "!", "?", "…")) else f"{text}."
+
+
+def _with_places(words: str, fix: Fix | None) -> str:
+    """``words`` and, as the next sentence, where in the GUI to do ``fix``."""
+    where = _places(fix) if fix is not None else ""
+    words = plain_words(words)
+    return f"{_sentence(words)} {where}" if where and words else words or where
 
 
 def fix_text(fix: Fix | None) -> str:
     """The fix as a window says it: its words, then where in the GUI to do it; "" for none."""
     if fix is None:
         return ""
-    return " ".join(p for p in (plain_words(fix.text), _places(fix)) if p)
+    return _with_places(fix.text, fix)
 
 
 def reason_text(reason: str, fix: Fix | None) -> str:
     """A run's end reason (which holds the fix's words) with where in the GUI to do the fix:
     the window's counterpart of the terminal's reason line (app/cli/render.py)."""
-    where = _places(fix) if fix is not None else ""
-    return " ".join(p for p in (plain_words(reason), where) if p)
+    return _with_places(reason, fix)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 saves it where the person chooses (app/report.py does the work; `holodesk report` is the same).
 
 The list names each file that goes in; selecting one shows its text as it will be saved
-(masked). "Include screenshots of the last run" is off until the person ticks it: screenshots
-cannot be masked. Gathering runs the set-up checks (up to a minute) and may wait for the
-keyring, and writing may be slow on a network folder: both run on a
+(masked), its lines as they are and wrapped to the window (control characters made visible).
+The window says where the saved file goes (app/report.py :func:`~app.report.send_words`, as
+`holodesk report` does). "Include screenshots of the last run" is off until the person ticks
+it: screenshots cannot be masked. Gathering runs the set-up checks (up to a minute) and may
+wait for the keyring, and writing may be slow on a network folder: both run on a
 :class:`~ui.workers.Background` thread, so the window stays responsive and can be closed at
 any time (a late result is then dropped).
 """
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QPixmap
+from PySide6.QtGui import QCloseEvent, QPixmap, QTextOption
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -32,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.report import Report, ReportError, default_report_path
+from app.report import Report, ReportError, default_report_path, project_address, send_words
 from ui.buttons import button_row
-from ui.plain import plain_label, shown
+from ui.plain import plain_label, shown_lines
 from ui.problem_view import view
 from ui.reveal import reveal
 from ui.workers import Background
@@ -45,8 +47,8 @@ _log = logging.getLogger(__name__)
 
 INTRO = ("holodesk puts together what helps to find a problem: its version, the set-up "
          "checks, the settings, the end of its log and the last run's steps. Nothing is sent "
-         "anywhere: you save a file and attach it to your report. The API key, anything typed "
-         "as a secret and anything that looks like a token are masked.")
+         "anywhere: you save a file. The API key, anything typed as a secret and anything that "
+         "looks like a token are masked.")
 GATHERING = "Gathering the report: the set-up checks take up to a minute…"
 SCREENSHOTS_NOTE = ("Screenshots are not masked: whatever was on the screen is in them. "
                     "Look at them before you share the file.")
@@ -85,7 +87,8 @@ class ReportDialog(QDialog):
         self.report: Report | None = None
         self.saving = False
 
-        intro = plain_label(INTRO)
+        self._address = project_address()
+        intro = plain_label(f"{INTRO} {send_words(self._address)}")
         intro.setWordWrap(True)
         self.status = plain_label(GATHERING)
         self.status.setWordWrap(True)
@@ -96,7 +99,9 @@ class ReportDialog(QDialog):
         self.preview = QPlainTextEdit()
         self.preview.setReadOnly(True)
         self.preview.setAccessibleName("The selected file as it will be saved")
-        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # A log's long lines wrap to the window, inside a word too (a path, a token).
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.preview.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         # A screenshot is shown as the picture it is: that is what to check before sharing.
         self.image = plain_label()
         self.image.setAccessibleName("The selected screenshot as it will be saved")
@@ -168,7 +173,7 @@ class ReportDialog(QDialog):
         for part in report.parts:
             item = QListWidgetItem(part.name)
             item.setToolTip(part.title)
-            item.setData(Qt.ItemDataRole.UserRole, shown(part.text))
+            item.setData(Qt.ItemDataRole.UserRole, shown_lines(part.text))
             self.parts.addItem(item)
         if self.screenshots.isChecked():
             for shot in report.screenshots:
@@ -218,7 +223,7 @@ class ReportDialog(QDialog):
     def _on_saved(self, path: Path) -> None:
         self.saving = False
         self.save_button.setEnabled(True)
-        self.status.setText(f"Saved to {path}. Attach this file to your report.")
+        self.status.setText(f"Saved to {path}. {send_words(self._address)}")
         self.saved.emit(str(path))
 
     def _on_save_failed(self, exc: BaseException) -> None:

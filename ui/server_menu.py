@@ -1,22 +1,41 @@
 """The tray's model server entry: Start / Stop over a :class:`ServerControl`, and what its states
-say in the tray and the task window while no run has them."""
+say in the tray and the task window while no run has them.
+
+Where this machine cannot serve the model (no usable NVIDIA GPU, not Linux: the checks of
+`holodesk serve`, :func:`app.serving.serving_problem`, asked once off the GUI thread), the
+entry says so instead of offering a start that can only fail; its tooltip says why and what to
+do instead.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 
+from app.serving import serving_problem
 from app.settings import Settings
+from model.problem import Problem
 from model.serving.launcher import ServeError
+from ui.plain import wrapped_tooltip
 from ui.problem_view import view
 from ui.server_control import ServerControl, ServerState
 from ui.task_window import TaskWindow
 from ui.tray import Tray, TrayState
+from ui.workers import Background
 
-__all__ = ["ServerMenu", "failure_text"]
+__all__ = ["NO_GPU_TEXT", "ServerMenu", "failure_text"]
+
+_log = logging.getLogger(__name__)
+
+#: The entry where this machine cannot serve the model (its tooltip says why).
+NO_GPU_TEXT = "Model server: no GPU here"
+_ELSEWHERE_TEXT = "Server started elsewhere"
+_ELSEWHERE_TIP = ("A model server that holodesk did not start answers at the endpoint: stop it "
+                  "where it runs.")
 
 _TEXTS: dict[ServerState, str] = {
     "stopped": "Start model server",
@@ -32,6 +51,8 @@ class ServerMenu(QObject):
 
     ``busy()`` says whether a run is active (its own tray state then wins); ``poll_now()``
     asks the server probe at once; ``tell(text)`` tells the person a start or stop failed.
+    ``serving_problem()`` says why this machine cannot serve (None: it can); it is called
+    once, on a worker thread.
     """
 
     def __init__(
@@ -45,6 +66,7 @@ class ServerMenu(QObject):
         busy: Callable[[], bool],
         poll_now: Callable[[], None],
         tell: Callable[[str], None],
+        serving_problem: Callable[[], Problem | None] = serving_problem,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -56,6 +78,13 @@ class ServerMenu(QObject):
         self._busy = busy
         self._poll_now = poll_now
         self._tell = tell
+        #: Why this machine cannot serve the model, once known (None: it can, or not known).
+        self.cannot_serve: Problem | None = None
+        if tray.window is not None:
+            tray.window.reserve(action, [*_TEXTS.values(), _ELSEWHERE_TEXT, NO_GPU_TEXT])
+        self._checks = Background(self, max_threads=1)
+        self._checks.run(serving_problem, self._checked,
+                         lambda e: _log.warning("could not check for a GPU: %s", e))
         server.state_changed.connect(self._on_state)
         server.progress.connect(self._on_progress)
         server.failed.connect(self._on_failed)
@@ -79,9 +108,20 @@ class ServerMenu(QObject):
         action.setVisible(ServerControl.available(self._settings()) or ours)
         text = _TEXTS[state]
         if state == "ready" and not server.owned:
-            text = "Model server running (started elsewhere)"
-        action.setText(text)
-        action.setEnabled(state != "stopping" and (state != "ready" or server.owned))
+            text = _ELSEWHERE_TEXT
+        why = self.cannot_serve if state in ("stopped", "failed") else None
+        action.setText(NO_GPU_TEXT if why is not None else text)
+        tip = (view(why).text() if why is not None else _ELSEWHERE_TIP if text == _ELSEWHERE_TEXT
+               else "")
+        action.setToolTip(wrapped_tooltip(tip) if tip else "")
+        action.setEnabled(why is None and state != "stopping"
+                          and (state != "ready" or server.owned))
+
+    def _checked(self, problem: Problem | None) -> None:
+        if problem is not None:
+            _log.info("no model server can start here: %s", problem.message)
+        self.cannot_serve = problem
+        self.update()
 
     def _on_state(self, state: str) -> None:
         self.update()

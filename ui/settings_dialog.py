@@ -9,6 +9,11 @@ run limits, the stop hotkey, the screenshot format, the log retention and whethe
 full screenshots, and "Start at login" (the XDG autostart entry of :mod:`app.autostart`, not a
 setting in the file). Settings it does not show keep their values in the file.
 
+The model server's part is on the left, the runs' and the desktop's on the right, so the
+dialog fits a 1366x768 screen with the keyring's explanation and a long Test connection answer
+(which scrolls past :data:`STATUS_LINES` lines); it grows for wrapped text up to the screen's
+height (ui/fit.py).
+
 Save validates everything first (:func:`app.settings.validate_values`; an error names the key
 and nothing is written), then stores the key and writes the file on a worker thread. Only
 values changed in the dialog are written, so a value coming from a ``HOLODESK_*`` variable is
@@ -22,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -69,11 +74,12 @@ from model.plain_http import needs_consent
 from model.problem import Fix
 from model.tls import normalize_fingerprint
 from ui.colours import Tone, text_style
+from ui.fit import KeepFitting, TextPane, fit_placeholder
 from ui.hotkey_edit import HotkeyEdit
-from ui.problem_view import view
+from ui.problem_view import plain_words, view
 from ui.workers import Background
 
-__all__ = ["STATE_TITLES", "SettingsDialog"]
+__all__ = ["STATE_TITLES", "STATUS_LINES", "SettingsDialog"]
 
 _log = logging.getLogger(__name__)
 
@@ -88,6 +94,9 @@ STATE_TITLES: dict[str, str] = {
     "auth": "API key refused or missing",
     "error": "Error",
 }
+
+#: How many lines of Test connection's answer show before it scrolls.
+STATUS_LINES = 10
 
 _MONITORS = (
     ("1", "the first monitor"),
@@ -150,6 +159,10 @@ class SettingsDialog(QDialog):
             self._loaded = Settings()
 
         self._build(monitors)
+        # Texts arrive after the first layout (the keyring's, Test connection's): the dialog
+        # grows for them, up to the screen's height (a window does not grow by itself for the
+        # lines its wrapped labels take).
+        self._fitting = KeepFitting(self)  # kept: its Python side holds what it watches
         self._fill(self._loaded)
         if load_error:
             self._show_error(load_error)
@@ -160,6 +173,7 @@ class SettingsDialog(QDialog):
     def _build(self, monitors: Sequence[tuple[str, str]]) -> None:
         self.endpoint_edit = QLineEdit()
         self.endpoint_edit.setPlaceholderText("http://127.0.0.1:8000/v1")
+        fit_placeholder(self.endpoint_edit)
         # Consent, once per endpoint, to send screenshots and the key unencrypted to another
         # machine (model.plain_http); shown only for such an endpoint.
         self.plain_http_check = QCheckBox("Send unencrypted (plain http) to this server")
@@ -173,6 +187,7 @@ class SettingsDialog(QDialog):
         self.endpoint_edit.textChanged.connect(self._show_plain_http)
         self.tls_fingerprint_edit = QLineEdit()
         self.tls_fingerprint_edit.setPlaceholderText("empty: trust the system's CAs")
+        fit_placeholder(self.tls_fingerprint_edit)
         self.tls_fingerprint_edit.setToolTip(
             "For an https server with a self-signed certificate: the SHA-256 fingerprint "
             "`holodesk serve --tls` prints on the server. Only that certificate is accepted."
@@ -180,6 +195,7 @@ class SettingsDialog(QDialog):
         self.api_key_edit = QLineEdit()
         self.api_key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.api_key_edit.setPlaceholderText("leave empty to keep the stored key")
+        fit_placeholder(self.api_key_edit)
         self.forget_key_check = QCheckBox("Forget the stored key")
         self.key_label = QLabel("Looking for the keyring…")
         self.key_label.setTextFormat(Qt.TextFormat.PlainText)  # keyring errors are quoted
@@ -193,10 +209,10 @@ class SettingsDialog(QDialog):
             line.setPlaceholderText("(from the server)")
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(self.test_connection)
-        self.status_label = QLabel("")
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)  # the server's words
+        # Plain text (the server's words); a long answer (a proxy's error page, vLLM's
+        # JSON) scrolls instead of stretching the dialog past the screen.
+        self.status_label = TextPane(STATUS_LINES)
         self.status_label.setObjectName("connection_status")
-        self.status_label.setWordWrap(True)
 
         server = QGroupBox("Model server")
         form = QFormLayout(server)
@@ -301,10 +317,15 @@ class SettingsDialog(QDialog):
         form3.addRow("", self.autostart_check)
 
         layout = QVBoxLayout(self)
-        layout.addWidget(server)
-        layout.addWidget(agent)
+        columns = QHBoxLayout()
+        columns.addWidget(server, 1, Qt.AlignmentFlag.AlignTop)
+        right = QVBoxLayout()
+        right.addWidget(agent)
         # In the layout even when hidden: it owns the check box _fill sets.
-        layout.addWidget(desktop)
+        right.addWidget(desktop)
+        right.addStretch(1)
+        columns.addLayout(right)
+        layout.addLayout(columns, 1)
         desktop.setVisible(self._autostart is not None and not self._server_only)
         if self._server_only:
             agent.hide()
@@ -475,7 +496,7 @@ class SettingsDialog(QDialog):
                 f"over the keyring ({backend})."
             )
         elif backend.startswith("unavailable") or found.problem:
-            text = f"No secure keyring ({found.problem or backend}). {UNAVAILABLE_HELP}"
+            text = _no_keyring(found.problem or backend)
         elif found.source == "keyring":
             text = f"A key is stored in {backend}. Leave the field empty to keep it."
         else:
@@ -483,14 +504,16 @@ class SettingsDialog(QDialog):
                 f"No key stored; a key typed here goes to {backend}. vLLM on this machine "
                 "usually needs none."
             )
-        self.key_label.setText(text)
-        self.key_info_loaded.emit()
+        self._show_key_info(text)
         self._fetch_models(found.key)
 
     def _key_failed(self, error: BaseException) -> None:
-        self.key_label.setText(f"The keyring cannot be read ({error}). {UNAVAILABLE_HELP}")
-        self.key_info_loaded.emit()
+        self._show_key_info(_no_keyring(f"the keyring cannot be read: {error}"))
         self._fetch_models(None)
+
+    def _show_key_info(self, text: str) -> None:
+        self.key_label.setText(text)
+        self.key_info_loaded.emit()
 
     def _key_for_probe(self) -> str | None:
         typed = self.api_key_edit.text().strip()
@@ -576,24 +599,9 @@ class SettingsDialog(QDialog):
         title = STATE_TITLES.get(status.state, status.state)
         self.status_label.setStyleSheet(text_style(Tone.OK if status.ok else Tone.ERROR))
         self.status_label.setText(f"{title}. {view(status.problem).text()}")
-        QTimer.singleShot(0, self._fit_text)
 
     def _show_error(self, text: str) -> None:
         self.error_label.setText(text)
-        QTimer.singleShot(0, self._fit_text)
-
-    @Slot()
-    def _fit_text(self) -> None:
-        """Grow to show a longer wrapped text whole: a window does not grow by itself for
-        the height its wrapped labels need, so a result was cut off until a resize. Called
-        once the layouts have taken in the new text (their requests are posted events)."""
-        layout = self.layout()
-        if layout is None or not self.isVisible():
-            return
-        needed = (layout.totalHeightForWidth(self.width()) if layout.hasHeightForWidth()
-                  else layout.totalSizeHint().height())
-        if needed > self.height():
-            self.resize(self.width(), needed)
 
     # ------------------------------------------------------------------ lifetime
 
@@ -601,6 +609,14 @@ class SettingsDialog(QDialog):
         """Close; background results that arrive later are dropped."""
         self._tasks.forget_pending()
         super().done(result)
+
+
+def _no_keyring(problem: str) -> str:
+    """Where no secure keyring can keep the key: the problem with what to do, said once (the
+    keyring's own problem holds app.secrets' help already), in a window's words."""
+    if UNAVAILABLE_HELP not in problem:
+        problem = f"No secure keyring ({problem}). {UNAVAILABLE_HELP}"
+    return plain_words(problem)
 
 
 def _select(combo: QComboBox, value: str, *, editable: bool = False) -> None:

@@ -3,6 +3,10 @@
 The menu lists the saved automations (a click runs one) above "Automations…", which opens the
 window that edits them; the stand-in window shows the same list as the drop-down of its
 Automations button.
+
+The stand-in window keeps one width whatever it says: its status line is cut with "…" (the
+whole text on hover), and each button keeps the width of the longest text it may show
+(:meth:`FallbackTrayWindow.reserve`), so no button moves as texts change or one hides.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QMenu,
     QMessageBox,
+    QSizePolicy,
     QSystemTrayIcon,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from ui.fit import ElidedLabel
 from ui.plain import plain_label, plain_tooltip, shown, shown_line
 from ui.workers import Background
 
@@ -139,6 +145,7 @@ class Tray(QObject):
         if use_system_tray is None:
             use_system_tray = QSystemTrayIcon.isSystemTrayAvailable()
         self.menu = QMenu()
+        self.menu.setToolTipsVisible(True)  # an entry that cannot be used says why on hover
         for action in actions.all():
             if actions.starts_group(action):
                 self.menu.addSeparator()
@@ -310,7 +317,8 @@ _BUTTONS_PER_ROW = 6
 
 
 class FallbackTrayWindow(QWidget):
-    """A small always-on-top window with the tray menu's actions as buttons.
+    """A small always-on-top window with the tray menu's actions as buttons, of a fixed width
+    (see the module doc).
 
     Closing it from the window manager does not close it: ``close_requested`` is emitted and
     the app asks what to do (:func:`ask_tray_close`). ``quitting = True`` lets it close (the
@@ -324,7 +332,10 @@ class FallbackTrayWindow(QWidget):
         self.setWindowTitle("holodesk")
         self.quitting = False
         self.status_icon = plain_label()
-        self.status_text = plain_label("holodesk")  # the tooltip's text: it may quote a task
+        # The tooltip's text: it may quote a task of any length, so it is cut, never widening
+        # the window (it grew from 654 to 1170 pixels with the messages of one demo).
+        self.status_text = ElidedLabel("holodesk")
+        self.buttons: dict[QAction, QToolButton] = {}
         top = QHBoxLayout()
         top.addWidget(self.status_icon)
         top.addWidget(self.status_text, 1)
@@ -334,6 +345,11 @@ class FallbackTrayWindow(QWidget):
         for index, action in enumerate(actions.all()):
             button = QToolButton()
             button.setDefaultAction(action)
+            # Each button fills its column, and a hidden one keeps its place: none moves.
+            policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            policy.setRetainSizeWhenHidden(True)
+            button.setSizePolicy(policy)
+            self.buttons[action] = button
             if action is actions.server:
                 # A tool button does not follow its action's visibility by itself.
                 button.setVisible(action.isVisible())
@@ -348,10 +364,30 @@ class FallbackTrayWindow(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(buttons)
+        self._fix_width()
+
+    def reserve(self, action: QAction, texts: Sequence[str]) -> None:
+        """Keep ``action``'s button as wide as the longest of ``texts`` (every text the
+        action may show), so that a change of text moves nothing."""
+        button = self.buttons[action]
+        shown_now = button.text()
+        widest = 0
+        for text in (shown_now, *texts):
+            button.setText(text)
+            widest = max(widest, button.sizeHint().width())
+        button.setText(shown_now)
+        button.setMinimumWidth(widest)
+        self._fix_width()
+
+    def _fix_width(self) -> None:
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+            self.setFixedWidth(layout.totalSizeHint().width())
 
     def show_state(self, icon: QIcon, text: str) -> None:
         self.status_icon.setPixmap(icon.pixmap(20, 20))
-        self.status_text.setText(shown_line(text))
+        self.status_text.set_full_text(shown_line(text))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.quitting:

@@ -45,7 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from app.cli.render import fix_line
-    from app.report import ReportError, collect_report, default_report_path
+    from app.report import (
+        ReportError,
+        collect_report,
+        default_report_path,
+        project_address,
+        send_words,
+    )
     from app.settings import Settings, SettingsError, load_settings
     from app.visible import visible_line
     from model.problem import Fix
@@ -93,7 +99,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ReportError as e:
         return fail(e)
     print(f"Saved: {written}")
-    print("Attach it to your bug report; it holds what is listed above and nothing else.")
+    print(f"{send_words(project_address())} It holds what is listed above and nothing else.")
     return EXIT_OK
 
 

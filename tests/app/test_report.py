@@ -22,7 +22,14 @@ from PIL import Image
 
 from app.cli.render import fix_line
 from app.doctor import CheckResult, DoctorConfig, run_doctor
-from app.report import LOG_LINES, Report, ReportError, collect_report
+from app.report import (
+    LOG_LINES,
+    Report,
+    ReportError,
+    collect_report,
+    project_address,
+    send_words,
+)
 from app.settings import Settings
 from app.store import StepRecord
 from tests.support.agent_harness import HarnessFor
@@ -197,6 +204,8 @@ def test_the_command_shows_what_goes_in_and_refuses_without_a_terminal(
     saved = run_holodesk(home, "report", "--output", str(out), "--yes", "--screenshots")
     assert saved.returncode == 0, saved
     assert f"Saved: {out}" in saved.stdout
+    # Where the file goes, in the window's words too (ui/report_dialog.py).
+    assert send_words(project_address()) in saved.stdout
     with zipfile.ZipFile(out) as bundle:
         names = bundle.namelist()
         assert "screenshots/step-001.jpg" in names
@@ -288,3 +297,27 @@ def test_a_secret_parameter_typed_by_another_process_is_masked_from_the_keyring(
                             db_path=tmp_path / "none.db", log_path=log, store=store, environ={})
     assert "the last line" in report.part("log.txt").text
     assert not [p.name for p in report.parts if value in p.text]
+
+
+def test_where_to_send_names_the_projects_address_when_the_package_has_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from email.message import Message
+    from importlib import metadata
+
+    meta = Message()
+    meta["Name"] = "holodesk"
+    meta["Project-URL"] = "Repository, https://example.org/holodesk"
+    meta["Project-URL"] = "Issues, https://example.org/holodesk/issues"
+    monkeypatch.setattr(metadata, "metadata", lambda _name: meta)
+    assert project_address() == "https://example.org/holodesk/issues"
+    assert send_words(project_address()) == (
+        "To report the problem, attach the saved file to a bug report at "
+        "https://example.org/holodesk/issues.")
+
+    def missing(name: str) -> Message:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "metadata", missing)  # a frozen build: no metadata
+    assert project_address() is None
+    assert send_words(None).endswith("to a bug report for the holodesk project.")

@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.visible import visible, visible_line
+from app.visible import visible, visible_line, visible_lines
 
 
 def test_each_invisible_character_gets_its_symbol() -> None:
@@ -46,3 +46,11 @@ def test_no_control_or_invisible_character_survives(text: str) -> None:
             assert ch == " " or unicodedata.category(ch) not in (
                 "Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"
             ), repr(ch)
+
+
+def test_visible_lines_keeps_the_lines_and_shows_everything_else() -> None:
+    """A file's text (a report, a log): its lines as they are, without a ⏎ at each end, and
+    every other control or invisible character still a symbol."""
+    text = "one\r\ntwo\tthree \x1b[31mred\u200b\n\nlast\n"
+    assert visible_lines(text) == "one\ntwo→|three ␛[31mred⟨U+200B⟩\n\nlast\n"
+    assert visible_lines(text).splitlines() == visible(text).replace("⏎", "").splitlines()

@@ -183,7 +183,7 @@ def test_a_calibration_that_breaks_names_the_menu_item_not_a_command(qtbot: QtBo
         assert app.calibrate()
         qtbot.waitUntil(lambda: not app.calibration.running, timeout=TIMEOUT)
         assert app.teller.told[-1] == ("The calibration failed: RuntimeError: no frame. Test the "
-                                   "screen capture (the tray menu's Check set-up…)")
+                                   "screen capture. Use the tray menu's Check set-up…")
         assert app.task_window.isVisible()  # back after the targets
     finally:
         app.close()

@@ -22,7 +22,8 @@ ENDPOINT = "http://127.0.0.1:8000/v1"
 LONG = ("The model server is not ready: No model server answers at http://127.0.0.1:8000/v1. "
         "Start the model server and check the server address: host, port, and the /v1 path. "
         "A server that was just started answers only once the model is loaded (minutes). "
-        "(the tray menu's Start model server; Settings > Model server > Endpoint URL) "
+        "Use the tray menu's Start model server, or change Settings > Model server > Endpoint "
+        "URL. "
         "END-OF-MESSAGE")
 
 

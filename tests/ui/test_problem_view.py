@@ -29,7 +29,7 @@ from model.errors import (
     TooManyImages,
 )
 from model.problem import Fix, Problem, Remedy
-from ui.problem_view import REMEDY_PLACES, SETTING_PLACES, fix_text, view
+from ui.problem_view import REMEDY_PLACES, SETTING_PLACES, fix_text, reason_text, view
 from ui.task_window import TaskWindow
 
 # holodesk's own options and commands; vLLM's flags (--max-model-len, ...) are the server's,
@@ -84,7 +84,7 @@ def test_no_serving_problem_shows_the_terminal_in_a_window(tmp_path: Path) -> No
 
 def test_a_setting_is_named_by_its_field_in_settings() -> None:
     said = fix_text(Fix("Check the server address.", setting="endpoint"))
-    assert said == "Check the server address. (Settings > Model server > Endpoint URL)"
+    assert said == "Check the server address. Change Settings > Model server > Endpoint URL."
     assert "--endpoint" not in said
 
 
@@ -94,6 +94,22 @@ def test_a_remedy_is_named_by_its_menu_item() -> None:
     shown = view(ServerUnreachable("http://x/v1"))
     assert shown.remedy is Remedy.START_SERVER and shown.setting == "endpoint"
     assert "Start model server" in shown.fix and "Endpoint URL" in shown.fix
+
+
+def test_where_to_do_a_fix_reads_as_a_sentence() -> None:
+    """Not "(the tray menu's Start model server; Settings > Model server > Endpoint URL)" after
+    the fix's last sentence (issue 24): the places are a sentence of their own."""
+    shown = view(ServerUnreachable("http://x/v1")).fix
+    assert shown.endswith("(minutes). Use the tray menu's Start model server, or change "
+                          "Settings > Model server > Endpoint URL."), shown
+    # Words without a full stop get one before the places; a remedy and its own setting are
+    # named once; a place ending in an ellipsis takes no full stop after it.
+    assert fix_text(Fix("store one", setting="api_key", remedy=Remedy.SET_API_KEY)) == (
+        "store one. Use Settings > Model server > API key.")
+    assert fix_text(Fix("Check the set-up", remedy=Remedy.RUN_DOCTOR)) == (
+        "Check the set-up. Use the tray menu's Check set-up…")
+    assert reason_text("The server stopped", Fix("x", remedy=Remedy.SHOW_LOG)) == (
+        "The server stopped. Use the tray menu's Action log.")
 
 
 def test_every_remedy_has_a_gui_place() -> None:

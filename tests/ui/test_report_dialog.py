@@ -4,6 +4,7 @@ fix, and never blocks the event loop while the report is gathered."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import threading
@@ -14,10 +15,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QTextOption
+from PySide6.QtWidgets import QLabel, QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from app.doctor import CheckResult, DoctorConfig, run_doctor
-from app.report import Report, collect_report
+from app.report import Report, ReportPart, collect_report, project_address, send_words
 from app.settings import Settings
 from app.store import ActionLog, StepRecord
 from tests.support.app_rig import MakeApp
@@ -185,3 +188,31 @@ def test_report_a_problem_in_the_app_gathers_with_the_apps_settings(
         app.actions.report.trigger()  # again: the same window, a fresh report
         assert app.report_dialog is dialog
         qtbot.waitUntil(lambda: dialog.report is not None, timeout=60_000)
+
+
+def test_a_report_shows_its_lines_as_they_are_and_says_where_to_send_it(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Issue 24: a ⏎ at every line end, long lines cut at the window's edge, and nowhere said
+    where the saved file goes."""
+    long_line = "2026-01-15 10:42:33 INFO app.agent: " + "a long line of the log " * 20 + "END"
+    text = f"first line\n{long_line}\nan escape \x1b[31m here\n\nlast line\n"
+    report = Report((ReportPart("log.txt", "the log", text),), (), dt.datetime(2026, 1, 15))
+    out = tmp_path / "report.zip"
+    dialog = _dialog(qtbot, lambda: report, out)
+    qtbot.waitUntil(lambda: dialog.report is not None, timeout=30_000)
+    shown = dialog.preview.toPlainText()
+    assert shown.splitlines()[:2] == ["first line", long_line]  # lines as they are
+    assert "⏎" not in shown
+    assert "\x1b" not in shown and "␛[31m" in shown  # a control character made visible
+    # Long lines wrap to the window, inside a word too: nothing is cut at its edge.
+    assert dialog.preview.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap
+    assert dialog.preview.wordWrapMode() == QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+    assert dialog.preview.horizontalScrollBar().maximum() == 0
+    intro = " ".join(label.text() for label in dialog.findChildren(QLabel))
+    assert send_words(project_address()) in intro
+    assert "bug report for the holodesk project" in send_words(None)
+    with qtbot.waitSignal(dialog.saved, timeout=30_000):
+        dialog.save_button.click()
+    said = dialog.status.text()
+    assert str(out) in said and send_words(project_address()) in said
